@@ -1,0 +1,5 @@
+import sys
+
+from gpudesk.cli import main
+
+sys.exit(main())

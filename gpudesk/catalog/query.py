@@ -1,0 +1,191 @@
+"""Filtering, sorting and finding catalog entries by name."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.schema import CatalogEntry, Segment
+
+
+class Feature(StrEnum):
+    ECC = "ecc"
+    MIG = "mig"
+    NVLINK = "nvlink"
+    TENSOR_CORES = "tensor-cores"
+
+
+def has_feature(entry: CatalogEntry, feature: Feature) -> bool:
+    match feature:
+        case Feature.ECC:
+            return entry.ecc is True
+        case Feature.MIG:
+            return entry.mig_max_instances is not None and entry.mig_max_instances > 1
+        case Feature.NVLINK:
+            return entry.nvlink is True
+        case Feature.TENSOR_CORES:
+            return entry.has_tensor_cores
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogFilter:
+    """What the user asked to see; an unset criterion matches everything."""
+
+    text: str = ""
+    segments: frozenset[Segment] | None = None
+    vendors: frozenset[str] | None = None  # compared case-insensitively
+    min_memory_gb: float | None = None
+    max_memory_gb: float | None = None
+    min_price_usd: float | None = None
+    max_price_usd: float | None = None
+    min_year: int | None = None
+    max_year: int | None = None
+    features: frozenset[Feature] = frozenset()
+
+    def matches(self, entry: CatalogEntry) -> bool:
+        if self.segments is not None and entry.segment not in self.segments:
+            return False
+        if self.vendors is not None and entry.vendor.lower() not in {
+            vendor.lower() for vendor in self.vendors
+        }:
+            return False
+        if self.min_memory_gb is not None and entry.memory_gb < self.min_memory_gb:
+            return False
+        if self.max_memory_gb is not None and entry.memory_gb > self.max_memory_gb:
+            return False
+        # A price bound excludes entries without a price: "under $2,000" is a
+        # promise the app cannot make for an unknown price.
+        if self.min_price_usd is not None and (
+            entry.price_usd is None or entry.price_usd < self.min_price_usd
+        ):
+            return False
+        if self.max_price_usd is not None and (
+            entry.price_usd is None or entry.price_usd > self.max_price_usd
+        ):
+            return False
+        if self.min_year is not None and entry.release_year < self.min_year:
+            return False
+        if self.max_year is not None and entry.release_year > self.max_year:
+            return False
+        if not all(has_feature(entry, feature) for feature in self.features):
+            return False
+        return matches_text(entry, self.text)
+
+
+def searchable_text(entry: CatalogEntry) -> str:
+    return " ".join(
+        part for part in (entry.id, entry.name, entry.architecture, entry.notes or "") if part
+    ).lower()
+
+
+def matches_text(entry: CatalogEntry, text: str) -> bool:
+    """Every whitespace-separated word of ``text`` occurs in the entry's text."""
+    words = text.lower().split()
+    if not words:
+        return True
+    haystack = searchable_text(entry)
+    return all(word in haystack for word in words)
+
+
+def filter_entries(entries: Iterable[CatalogEntry], criteria: CatalogFilter) -> list[CatalogEntry]:
+    return [entry for entry in entries if criteria.matches(entry)]
+
+
+def sort_key_value(entry: CatalogEntry, key: str) -> float | str | None:
+    if key in METRICS:
+        return METRICS[key].value(entry)
+    value = getattr(entry, key, None)
+    if value is None:
+        return None
+    return value if isinstance(value, (int, float)) else str(value).lower()
+
+
+def sort_entries(
+    entries: Iterable[CatalogEntry], key: str, *, descending: bool = False
+) -> list[CatalogEntry]:
+    """Sort by a field or derived metric; missing values go last either way."""
+    if key not in METRICS and key not in CatalogEntry.model_fields:
+        raise KeyError(key)
+    present: list[tuple[float | str, CatalogEntry]] = []
+    missing: list[CatalogEntry] = []
+    for entry in entries:
+        value = sort_key_value(entry, key)
+        if value is None:
+            missing.append(entry)
+        else:
+            present.append((value, entry))
+    present.sort(key=lambda pair: pair[0], reverse=descending)
+    return [entry for _, entry in present] + missing
+
+
+class NameLookupError(LookupError):
+    """A name matched no entry, or more than one.
+
+    Attributes:
+        candidates: ids the user may have meant (all matches when ambiguous,
+            the closest names when nothing matched).
+    """
+
+    def __init__(self, name: str, candidates: Sequence[str], *, ambiguous: bool) -> None:
+        self.name = name
+        self.candidates = list(candidates)
+        self.ambiguous = ambiguous
+        if ambiguous:
+            message = f"{name!r} is ambiguous; it matches: {', '.join(self.candidates)}"
+        elif self.candidates:
+            message = f"no GPU named {name!r}; closest: {', '.join(self.candidates)}"
+        else:
+            message = f"no GPU named {name!r}"
+        super().__init__(message)
+
+
+def _normalise(text: str) -> str:
+    text = text.lower().replace("geforce", " ").replace("nvidia", " ").replace("amd", " ")
+    return " ".join(re.findall(r"[a-z0-9]+", text))
+
+
+def find_entry(entries: Sequence[CatalogEntry], name: str) -> CatalogEntry:
+    """Find one entry by id, full name, or an unambiguous fragment (case-insensitive).
+
+    "4090" and "a100 pcie" work; every word of the fragment must occur in the
+    entry's id or name.
+
+    Raises:
+        NameLookupError: nothing matched, or several entries did.
+    """
+    wanted = name.strip().lower()
+    for entry in entries:
+        if wanted in (entry.id, entry.name.lower()):
+            return entry
+    normalised = _normalise(name)
+    for entry in entries:
+        if normalised and normalised == _normalise(entry.name):
+            return entry
+    words = normalised.split()
+    matches = [
+        entry
+        for entry in entries
+        if words and all(word in f"{entry.id} {_normalise(entry.name)}" for word in words)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        # "RTX 4090" should not be ambiguous with "RTX 4090 D": prefer an entry
+        # whose whole-word set equals the fragment's.
+        exact = [entry for entry in matches if set(words) >= set(_normalise(entry.name).split())]
+        if len(exact) == 1:
+            return exact[0]
+        raise NameLookupError(name, [entry.id for entry in matches], ambiguous=True)
+    names = {entry.id: entry for entry in entries}
+    close = difflib.get_close_matches(wanted, list(names), n=5, cutoff=0.4)
+    close += [
+        entry.id
+        for entry in entries
+        if entry.id not in close
+        and difflib.SequenceMatcher(None, normalised, _normalise(entry.name)).ratio() > 0.6
+    ]
+    raise NameLookupError(name, close[:5], ambiguous=False)

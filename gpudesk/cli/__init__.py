@@ -1,0 +1,75 @@
+"""The ``gpudesk`` command: the GUI with no arguments, subcommands otherwise.
+
+Nothing here imports Qt unless the GUI (or a chart/PDF export) is asked for:
+headless GPU servers may lack Qt's system libraries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from gpudesk import __version__
+from gpudesk.cli import bench_cmd, catalog_cmds, compare_cmd, detect_cmd, plan_cmds
+from gpudesk.cli.common import EXIT_FAILURE, EXIT_USAGE, CliError
+
+_COMMAND_MODULES = (catalog_cmds, compare_cmd, detect_cmd, bench_cmd, plan_cmds)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpudesk",
+        description="Choose, compare and check GPUs for machine learning.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpudesk {__version__}")
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        metavar="DIR",
+        type=Path,
+        help="extra catalog folder (repeatable); its entries override same-id ones",
+    )
+    parser.add_argument(
+        "--startup-check",
+        action="store_true",
+        help="open the main window offscreen, wait for its first paint, print the seconds, exit",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    gui = subparsers.add_parser("gui", help="open the desktop app (the default)")
+    gui.set_defaults(handler=_run_gui)
+    for module in _COMMAND_MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def _run_gui(args: argparse.Namespace) -> int:
+    from gpudesk.ui.app import run_gui
+
+    extra = [Path(directory) for directory in (args.catalog or [])]
+    return run_gui(extra, startup_check=bool(args.startup_check))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        handler = _run_gui
+    try:
+        result: int = handler(args)
+    except CliError as exc:
+        print(f"gpudesk: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("gpudesk: interrupted", file=sys.stderr)
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        # `gpudesk list | head` closes the pipe early; that is not a failure.
+        sys.stderr.close()
+        return 0
+    return result
+
+
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "build_parser", "main"]

@@ -1,0 +1,197 @@
+"""``gpudesk list``, ``show`` and ``validate``: the catalog from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpudesk.catalog.loader import load_directory
+from gpudesk.catalog.metrics import METRICS, derived_values
+from gpudesk.catalog.query import (
+    CatalogFilter,
+    Feature,
+    NameLookupError,
+    filter_entries,
+    find_entry,
+    sort_entries,
+)
+from gpudesk.catalog.records import entries_csv, entry_record
+from gpudesk.catalog.schema import CatalogEntry, Segment
+from gpudesk.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    format_table,
+    load_catalog_for,
+    print_json,
+)
+from gpudesk.paths import bundled_catalog_dir, user_catalog_dir
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    listing = subparsers.add_parser("list", help="list catalog GPUs, filtered and sorted")
+    listing.add_argument("--segment", action="append", choices=[s.value for s in Segment])
+    listing.add_argument("--vendor", action="append", metavar="V")
+    listing.add_argument("--min-memory-gb", type=float, metavar="N")
+    listing.add_argument("--max-price-usd", type=float, metavar="N")
+    listing.add_argument("--min-year", type=int, metavar="Y")
+    listing.add_argument("--max-year", type=int, metavar="Y")
+    listing.add_argument(
+        "--require", metavar="FEATURES", help="comma list of: ecc, mig, nvlink, tensor-cores"
+    )
+    listing.add_argument("--search", metavar="TEXT", default="")
+    listing.add_argument("--sort", metavar="FIELD[:desc]", help="e.g. price_usd or memory_gb:desc")
+    output = listing.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print a JSON array")
+    output.add_argument("--csv", action="store_true", help="print CSV")
+    listing.set_defaults(handler=run_list)
+
+    show = subparsers.add_parser("show", help="show one GPU with every field")
+    show.add_argument("name", help='id, full name or unambiguous fragment ("4090", "a100 pcie")')
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=run_show)
+
+    validate = subparsers.add_parser("validate", help="check catalog folders, list every problem")
+    validate.add_argument(
+        "dirs",
+        nargs="*",
+        type=Path,
+        metavar="DIR",
+        help="folders to check (default: the bundled and user catalogs)",
+    )
+    validate.set_defaults(handler=run_validate)
+
+
+def _parse_features(text: str | None) -> frozenset[Feature]:
+    if not text:
+        return frozenset()
+    features: set[Feature] = set()
+    for word in text.split(","):
+        word = word.strip().lower()
+        if not word:
+            continue
+        try:
+            features.add(Feature(word))
+        except ValueError:
+            known = ", ".join(feature.value for feature in Feature)
+            raise CliError(f"--require: unknown feature {word!r} (known: {known})", EXIT_USAGE)
+    return frozenset(features)
+
+
+def _parse_sort(text: str | None) -> tuple[str, bool] | None:
+    if not text:
+        return None
+    key, _, direction = text.partition(":")
+    if direction not in ("", "asc", "desc"):
+        raise CliError(f"--sort: direction must be asc or desc, not {direction!r}", EXIT_USAGE)
+    if key not in METRICS and key not in CatalogEntry.model_fields:
+        raise CliError(
+            f"--sort: unknown field {key!r} (numeric fields: {', '.join(METRICS)})", EXIT_USAGE
+        )
+    return key, direction == "desc"
+
+
+_LIST_COLUMNS = (
+    "memory_gb",
+    "bandwidth_gbs",
+    "fp32_tflops",
+    "fp16_tensor_tflops",
+    "tdp_w",
+    "price_usd",
+    "fp16_tensor_tflops_per_kusd",
+)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    criteria = CatalogFilter(
+        text=args.search,
+        segments=frozenset(Segment(s) for s in args.segment) if args.segment else None,
+        vendors=frozenset(args.vendor) if args.vendor else None,
+        min_memory_gb=args.min_memory_gb,
+        max_price_usd=args.max_price_usd,
+        min_year=args.min_year,
+        max_year=args.max_year,
+        features=_parse_features(args.require),
+    )
+    sort = _parse_sort(args.sort)
+    catalog = load_catalog_for(args)
+    entries = filter_entries(catalog.entries, criteria)
+    entries = sort_entries(entries, *sort) if sort else sort_entries(entries, "name")
+    if args.json:
+        print_json([entry_record(entry) for entry in entries])
+    elif args.csv:
+        sys.stdout.write(entries_csv(entries))
+    else:
+        headers = ["ID", "Name", "Segment", *(METRICS[key].header for key in _LIST_COLUMNS)]
+        rows = [
+            [
+                entry.id,
+                entry.name,
+                entry.segment.value,
+                *(METRICS[key].format(METRICS[key].value(entry)) for key in _LIST_COLUMNS),
+            ]
+            for entry in entries
+        ]
+        print(format_table(headers, rows, right_aligned=set(range(3, len(headers)))))
+        print(f"\n{len(entries)} of {len(catalog.entries)} GPUs")
+    return EXIT_OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    catalog = load_catalog_for(args)
+    try:
+        entry = find_entry(catalog.entries, args.name)
+    except NameLookupError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    if args.json:
+        print_json(entry_record(entry))
+        return EXIT_OK
+    print(entry.name)
+    print("=" * len(entry.name))
+    record = entry.model_dump(mode="json")
+    width = max(len(key) for key in [*record, *derived_values(entry)])
+    for key, value in record.items():
+        if key in ("id", "name") or value is None or value == []:
+            continue
+        if key in METRICS:
+            shown = f"{METRICS[key].format(float(value))} {METRICS[key].unit}".rstrip()
+        elif isinstance(value, list):
+            shown = ("\n" + " " * (width + 2)).join(str(item) for item in value)
+        else:
+            shown = str(value)
+        print(f"{key.ljust(width)}  {shown}")
+    for key, value in derived_values(entry).items():
+        metric = METRICS[key]
+        print(f"{key.ljust(width)}  {metric.format(value)} {metric.unit if value else ''}".rstrip())
+    if entry.sparsity_speedup and entry.fp16_tensor_tflops:
+        print(
+            f"\nTensor figures are dense. With 2:4 sparsity FP16 tensor would be "
+            f"{entry.fp16_tensor_sparse_tflops:,.1f} TFLOPS (x{entry.sparsity_speedup:g})."
+        )
+    return EXIT_OK
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    dirs: list[Path] = list(args.dirs)
+    if not dirs:
+        dirs = [bundled_catalog_dir()]
+        if user_catalog_dir().is_dir():
+            dirs.append(user_catalog_dir())
+    problem_count = 0
+    entry_count = 0
+    for directory in dirs:
+        if not directory.is_dir():
+            print(f"{directory}: (folder): not a folder", file=sys.stderr)
+            problem_count += 1
+            continue
+        part = load_directory(directory)
+        entry_count += len(part.entries)
+        for problem in part.problems:
+            print(problem)
+            problem_count += 1
+    summary = f"{entry_count} valid entries, {problem_count} problem(s) in {len(dirs)} folder(s)"
+    print(summary, file=sys.stderr)
+    return EXIT_FAILURE if problem_count else EXIT_OK
