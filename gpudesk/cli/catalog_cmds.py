@@ -77,7 +77,9 @@ def _parse_features(text: str | None) -> frozenset[Feature]:
             features.add(Feature(word))
         except ValueError:
             known = ", ".join(feature.value for feature in Feature)
-            raise CliError(f"--require: unknown feature {word!r} (known: {known})", EXIT_USAGE)
+            raise CliError(
+                f"--require: unknown feature {word!r} (known: {known})", EXIT_USAGE
+            ) from None
     return frozenset(features)
 
 
@@ -119,7 +121,11 @@ def run_list(args: argparse.Namespace) -> int:
     sort = _parse_sort(args.sort)
     catalog = load_catalog_for(args)
     entries = filter_entries(catalog.entries, criteria)
-    entries = sort_entries(entries, *sort) if sort else sort_entries(entries, "name")
+    entries = (
+        sort_entries(entries, sort[0], descending=sort[1])
+        if sort
+        else sort_entries(entries, "name")
+    )
     if args.json:
         print_json([entry_record(entry) for entry in entries])
     elif args.csv:
