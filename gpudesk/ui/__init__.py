@@ -1,0 +1,1 @@
+"""The desktop app (PySide6 widgets). Only this package and gpudesk.report import Qt."""

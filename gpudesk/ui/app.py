@@ -1,0 +1,107 @@
+"""Starting the desktop app: display check, QApplication, fonts, icon, main window."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+NO_DISPLAY_MESSAGE = (
+    "gpudesk: no display available; use `gpudesk list` (or another subcommand) "
+    "or set QT_QPA_PLATFORM (e.g. QT_QPA_PLATFORM=offscreen)"
+)
+
+
+def display_available() -> bool:
+    """Whether Qt can open a window here, judged before Qt would abort()."""
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def process_start_time() -> float:
+    """Wall-clock time at which this process started (Linux: from /proc)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat_file:
+            fields = stat_file.read().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])
+        with open("/proc/uptime", encoding="ascii") as uptime_file:
+            uptime_s = float(uptime_file.read().split()[0])
+        ticks_per_s = os.sysconf("SC_CLK_TCK")
+        return time.time() - uptime_s + start_ticks / ticks_per_s
+    except (OSError, ValueError, IndexError):
+        return _IMPORT_TIME
+
+
+_IMPORT_TIME = time.time()
+
+
+def create_application(argv: Sequence[str] | None = None) -> object:
+    """The QApplication with GPUDesk's names, bundled fonts and icon."""
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtGui import QFontDatabase, QGuiApplication, QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from gpudesk import __version__
+    from gpudesk.paths import resources_dir
+
+    existing = QApplication.instance()
+    if existing is not None:
+        return existing
+    QCoreApplication.setOrganizationName("GPUDesk")
+    QCoreApplication.setApplicationName("gpudesk")
+    QCoreApplication.setApplicationVersion(__version__)
+    QGuiApplication.setDesktopFileName("gpudesk")
+    app = QApplication(list(argv) if argv is not None else [sys.argv[0]])
+    app.setApplicationDisplayName("GPUDesk")
+    for font_file in sorted((resources_dir() / "fonts").glob("*.ttf")):
+        QFontDatabase.addApplicationFont(str(font_file))
+    app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "gpudesk.svg")))
+    return app
+
+
+def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> int:
+    """Open the main window; with ``startup_check`` exit after its first paint."""
+    if startup_check and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if not display_available():
+        print(NO_DISPLAY_MESSAGE, file=sys.stderr)
+        return 1
+    started_at = process_start_time()
+
+    from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gpudesk.ui.main_window import MainWindow
+
+    app = create_application()
+    assert isinstance(app, QApplication)
+    window = MainWindow(extra_dirs=extra_dirs)
+
+    if startup_check:
+
+        class _FirstPaint(QObject):
+            def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+                if event.type() == QEvent.Type.Paint and not hasattr(self, "elapsed"):
+                    self.elapsed = time.time() - started_at
+                    QTimer.singleShot(0, app.quit)
+                return False
+
+        first_paint = _FirstPaint()
+        window.installEventFilter(first_paint)
+        window.show()
+        app.exec()
+        elapsed = getattr(first_paint, "elapsed", None)
+        window.close()
+        if elapsed is None:
+            print("gpudesk: the main window never painted", file=sys.stderr)
+            return 1
+        print(f"{elapsed:.3f}")
+        return 0
+
+    window.show()
+    return int(app.exec())

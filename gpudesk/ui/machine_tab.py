@@ -1,0 +1,32 @@
+"""The "This machine" tab: detected devices with their live monitor, and the benchmark."""
+
+from __future__ import annotations
+
+import importlib
+
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+
+from gpudesk.ui.state import AppState
+
+_SUB_VIEWS = (
+    ("Devices", "gpudesk.ui.devices_view:DevicesView"),
+    ("Benchmark", "gpudesk.ui.bench_panel:BenchPanel"),
+)
+
+
+class MachineTab(QWidget):
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.tabs = QTabWidget(self)
+        layout.addWidget(self.tabs)
+        self.views: dict[str, QWidget] = {}
+        for title, target in _SUB_VIEWS:
+            module_name, _, class_name = target.partition(":")
+            try:
+                view: QWidget = getattr(importlib.import_module(module_name), class_name)(state)
+            except ImportError as exc:
+                view = QLabel(f"Not available: {exc}")
+            self.views[title] = view
+            self.tabs.addTab(view, title)

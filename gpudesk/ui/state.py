@@ -1,0 +1,106 @@
+"""The application state shared by every tab: catalog, compare selection, local data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from gpudesk.catalog.loader import Catalog, load_catalog
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.measured import MeasuredSeries
+
+MAX_COMPARE = 6
+
+
+class AppState(QObject):
+    """What the tabs share; views listen to its signals instead of to each other.
+
+    Signals:
+        catalog_changed(): the catalog was (re)loaded.
+        compare_changed(): the compare selection changed.
+        measured_changed(): the local measured series changed.
+        detected_changed(): the catalog ids of the detected local GPUs changed.
+        entry_requested(str): someone asked to show this catalog entry.
+    """
+
+    catalog_changed = Signal()
+    compare_changed = Signal()
+    measured_changed = Signal()
+    detected_changed = Signal()
+    entry_requested = Signal(str)
+
+    def __init__(
+        self,
+        catalog: Catalog | None = None,
+        extra_dirs: Sequence[Path] = (),
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.extra_dirs: list[Path] = list(extra_dirs)
+        self.catalog: Catalog = catalog if catalog is not None else load_catalog(self.extra_dirs)
+        self.compare_ids: list[str] = []
+        self.measured: MeasuredSeries | None = None
+        self.detected_catalog_ids: list[str] = []
+
+    # catalog -------------------------------------------------------------
+    def entries(self) -> list[CatalogEntry]:
+        return self.catalog.entries
+
+    def reload(self) -> None:
+        self.set_catalog(load_catalog(self.extra_dirs))
+
+    def set_catalog(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        known = {entry.id for entry in catalog.entries}
+        kept = [entry_id for entry_id in self.compare_ids if entry_id in known]
+        self.catalog_changed.emit()
+        if kept != self.compare_ids:
+            self.compare_ids = kept
+            self.compare_changed.emit()
+
+    def show_entry(self, entry_id: str) -> None:
+        self.entry_requested.emit(entry_id)
+
+    # compare selection ---------------------------------------------------
+    def compare_entries(self) -> list[CatalogEntry]:
+        by_id = {entry.id: entry for entry in self.catalog.entries}
+        return [by_id[entry_id] for entry_id in self.compare_ids if entry_id in by_id]
+
+    def add_to_compare(self, entry_id: str) -> bool:
+        """Add one GPU; False when it is already there, unknown, or the selection is full."""
+        if entry_id in self.compare_ids or len(self.compare_ids) >= MAX_COMPARE:
+            return False
+        if self.catalog.by_id(entry_id) is None:
+            return False
+        self.compare_ids.append(entry_id)
+        self.compare_changed.emit()
+        return True
+
+    def remove_from_compare(self, entry_id: str) -> None:
+        if entry_id in self.compare_ids:
+            self.compare_ids.remove(entry_id)
+            self.compare_changed.emit()
+
+    def set_compare(self, entry_ids: Sequence[str]) -> None:
+        known = {entry.id for entry in self.catalog.entries}
+        cleaned: list[str] = []
+        for entry_id in entry_ids:
+            if entry_id in known and entry_id not in cleaned:
+                cleaned.append(entry_id)
+        cleaned = cleaned[:MAX_COMPARE]
+        if cleaned != self.compare_ids:
+            self.compare_ids = cleaned
+            self.compare_changed.emit()
+
+    # this machine --------------------------------------------------------
+    def set_measured(self, series: MeasuredSeries | None) -> None:
+        self.measured = series
+        self.measured_changed.emit()
+
+    def set_detected(self, catalog_ids: Sequence[str]) -> None:
+        ids = list(catalog_ids)
+        if ids != self.detected_catalog_ids:
+            self.detected_catalog_ids = ids
+            self.detected_changed.emit()
