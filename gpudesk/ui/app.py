@@ -80,15 +80,16 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
 
     app = create_application()
     assert isinstance(app, QApplication)
+    quit_app = app.quit
     window = MainWindow(extra_dirs=extra_dirs)
 
     if startup_check:
 
         class _FirstPaint(QObject):
-            def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+            def eventFilter(self, watched: QObject, event: QEvent) -> bool:
                 if event.type() == QEvent.Type.Paint and not hasattr(self, "elapsed"):
                     self.elapsed = time.time() - started_at
-                    QTimer.singleShot(0, app.quit)
+                    QTimer.singleShot(0, quit_app)
                 return False
 
         first_paint = _FirstPaint()
