@@ -1,10 +1,124 @@
-"""Subcommands registered by this module (being built; see the open issues)."""
+"""``gpudesk compare``: side-by-side table as JSON/CSV, radar chart images, PDF report.
+
+Only the image and PDF outputs need Qt; they import it inside the handler and
+render offscreen, so ``--json`` and ``--csv`` work on a server without Qt.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
 from typing import Any
+
+from gpudesk.catalog.query import NameLookupError, find_entry
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.cli.common import EXIT_OK, EXIT_USAGE, CliError, load_catalog_for, print_json
+
+MIN_GPUS = 2
+MAX_GPUS = 6
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add this module's subcommands to ``subparsers``."""
+    compare = subparsers.add_parser(
+        "compare",
+        help="compare 2-6 GPUs: table (JSON/CSV), radar chart (PNG/SVG), PDF report",
+    )
+    compare.add_argument("names", nargs="+", metavar="NAME", help="id, name or fragment")
+    compare.add_argument("--json", action="store_true", help="print the side-by-side table")
+    compare.add_argument("--csv", type=Path, metavar="FILE", help="write the table as CSV")
+    compare.add_argument("--png", type=Path, metavar="FILE", help="write the radar chart as PNG")
+    compare.add_argument("--svg", type=Path, metavar="FILE", help="write the radar chart as SVG")
+    compare.add_argument("--pdf", type=Path, metavar="FILE", help="write a PDF report")
+    compare.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size")
+    compare.add_argument(
+        "--include-local",
+        action="store_true",
+        help="add this machine (detected GPUs, latest benchmark) to the PDF",
+    )
+    compare.add_argument("--baseline", metavar="NAME", help="show the others as ratios to it")
+    compare.set_defaults(handler=run_compare)
+
+
+def resolve_selection(entries: list[CatalogEntry], names: list[str]) -> list[CatalogEntry]:
+    """The GPUs named, in order, or a usage error naming what was wrong."""
+    if not MIN_GPUS <= len(names) <= MAX_GPUS:
+        raise CliError(f"compare needs {MIN_GPUS} to {MAX_GPUS} GPUs, got {len(names)}", EXIT_USAGE)
+    selected: list[CatalogEntry] = []
+    for name in names:
+        try:
+            entry = find_entry(entries, name)
+        except NameLookupError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from exc
+        if entry in selected:
+            raise CliError(f"{name!r} names {entry.id} twice", EXIT_USAGE)
+        selected.append(entry)
+    return selected
+
+
+def _check_output_path(path: Path) -> None:
+    """Fail early, before any work, for a path that cannot be written."""
+    if path.is_dir():
+        raise CliError(f"cannot write {path}: it is a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise CliError(f"cannot write {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise CliError(f"cannot write {path}: folder {parent} is not writable")
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    catalog = load_catalog_for(args)
+    selected = resolve_selection(catalog.entries, args.names)
+    baseline_id: str | None = None
+    if args.baseline:
+        try:
+            baseline_id = find_entry(selected, args.baseline).id
+        except NameLookupError as exc:
+            raise CliError(
+                f"--baseline: {exc} (it must be one of the compared GPUs)", EXIT_USAGE
+            ) from exc
+    outputs = [path for path in (args.csv, args.png, args.svg, args.pdf) if path is not None]
+    for path in outputs:
+        _check_output_path(path)
+
+    from gpudesk.compare.table import build_comparison
+
+    comparison = build_comparison(selected, baseline_id=baseline_id)
+    if args.csv is not None:
+        from gpudesk.storage import atomic_write_text
+
+        _write(args.csv, lambda: atomic_write_text(args.csv, comparison.to_csv()))
+    if args.png is not None or args.svg is not None:
+        from gpudesk.ui.charts.export import export_radar
+
+        for path, image_format in ((args.png, "png"), (args.svg, "svg")):
+            if path is not None:
+                _write(path, lambda p=path, f=image_format: export_radar(selected, p, f, catalog))
+    if args.pdf is not None:
+        from gpudesk.report.pdf import write_pdf_report
+
+        _write(
+            args.pdf,
+            lambda: write_pdf_report(
+                selected,
+                args.pdf,
+                catalog=catalog,
+                paper=args.paper,
+                include_local=args.include_local,
+            ),
+        )
+    if args.json or not outputs:
+        print_json(comparison.to_json())
+    for path in outputs:
+        print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _write(path: Path, action: Any) -> None:
+    try:
+        action()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise CliError(f"cannot write {path}: {reason}") from exc
