@@ -1,0 +1,136 @@
+import pytest
+from catalog_factory import make_entry
+
+from gpudesk.catalog.query import (
+    CatalogFilter,
+    Feature,
+    NameLookupError,
+    filter_entries,
+    find_entry,
+    sort_entries,
+)
+from gpudesk.catalog.schema import Segment
+
+PRICED = {"price_date": "2024-01-01", "price_kind": "street"}
+
+ENTRIES = [
+    make_entry(
+        "rtx-4090",
+        name="NVIDIA GeForce RTX 4090",
+        memory_gb=24,
+        price_usd=1599,
+        fp16_tensor_tflops=165.2,
+        release_year=2022,
+        **PRICED,
+    ),
+    make_entry(
+        "rtx-4090-d",
+        name="NVIDIA GeForce RTX 4090 D",
+        memory_gb=24,
+        price_usd=1700,
+        **PRICED,
+    ),
+    make_entry(
+        "a100-80gb-pcie",
+        name="NVIDIA A100 80GB PCIe",
+        segment="datacenter",
+        memory_gb=80,
+        ecc=True,
+        mig_max_instances=7,
+        fp16_tensor_tflops=312,
+        release_year=2021,
+        architecture="Ampere",
+        notes="HBM2e, passive cooling",
+    ),
+    make_entry(
+        "a100-40gb-pcie",
+        name="NVIDIA A100 40GB PCIe",
+        segment="datacenter",
+        memory_gb=40,
+        ecc=True,
+        mig_max_instances=7,
+        nvlink=True,
+        release_year=2020,
+        architecture="Ampere",
+        price_usd=9000,
+        **PRICED,
+    ),
+    make_entry(
+        "mi300x",
+        name="AMD Instinct MI300X",
+        vendor="AMD",
+        segment="datacenter",
+        memory_gb=192,
+        ecc=True,
+        release_year=2023,
+    ),
+]
+
+
+def _ids(entries: list) -> list[str]:
+    return [entry.id for entry in entries]
+
+
+@pytest.mark.parametrize(
+    ("criteria", "expected"),
+    [
+        (CatalogFilter(), [e.id for e in ENTRIES]),
+        (CatalogFilter(segments=frozenset({Segment.CONSUMER})), ["rtx-4090", "rtx-4090-d"]),
+        (CatalogFilter(vendors=frozenset({"amd"})), ["mi300x"]),
+        (CatalogFilter(min_memory_gb=80), ["a100-80gb-pcie", "mi300x"]),
+        (CatalogFilter(max_price_usd=1650), ["rtx-4090"]),
+        (CatalogFilter(min_year=2023), ["rtx-4090-d", "mi300x"]),
+        (CatalogFilter(features=frozenset({Feature.MIG, Feature.NVLINK})), ["a100-40gb-pcie"]),
+        (CatalogFilter(features=frozenset({Feature.TENSOR_CORES})), ["rtx-4090", "a100-80gb-pcie"]),
+        (CatalogFilter(text="ampere passive"), ["a100-80gb-pcie"]),
+        (CatalogFilter(text="4090"), ["rtx-4090", "rtx-4090-d"]),
+    ],
+)
+def test_filters(criteria: CatalogFilter, expected: list[str]) -> None:
+    assert _ids(filter_entries(ENTRIES, criteria)) == expected
+
+
+def test_sort_numeric_with_missing_last_both_ways() -> None:
+    ascending = _ids(sort_entries(ENTRIES, "price_usd"))
+    descending = _ids(sort_entries(ENTRIES, "price_usd", descending=True))
+    assert ascending == ["rtx-4090", "rtx-4090-d", "a100-40gb-pcie", "a100-80gb-pcie", "mi300x"]
+    assert descending == ["a100-40gb-pcie", "rtx-4090-d", "rtx-4090", "a100-80gb-pcie", "mi300x"]
+
+
+def test_sort_by_derived_metric() -> None:
+    ranked = _ids(sort_entries(ENTRIES, "fp16_tensor_tflops_per_kusd", descending=True))
+    assert ranked[0] == "rtx-4090"
+
+
+def test_sort_unknown_key() -> None:
+    with pytest.raises(KeyError):
+        sort_entries(ENTRIES, "speed")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("rtx-4090", "rtx-4090"),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+        ("rtx 4090", "rtx-4090"),
+        ("a100 80gb", "a100-80gb-pcie"),
+        ("MI300X", "mi300x"),
+        ("geforce rtx 4090 d", "rtx-4090-d"),
+    ],
+)
+def test_find_entry(name: str, expected: str) -> None:
+    assert find_entry(ENTRIES, name).id == expected
+
+
+def test_find_entry_ambiguous_lists_candidates() -> None:
+    with pytest.raises(NameLookupError) as info:
+        find_entry(ENTRIES, "a100 pcie")
+    assert info.value.ambiguous
+    assert set(info.value.candidates) == {"a100-80gb-pcie", "a100-40gb-pcie"}
+
+
+def test_find_entry_unknown_suggests_close_names() -> None:
+    with pytest.raises(NameLookupError) as info:
+        find_entry(ENTRIES, "rtx-4909")
+    assert not info.value.ambiguous
+    assert "rtx-4090" in info.value.candidates
