@@ -7,11 +7,11 @@ Bad data never stops the rest from loading: every problem becomes a
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomli as tomllib  # mypyc-compiled: parses ~2.5x faster than the stdlib tomllib
 from pydantic import ValidationError
 
 from gpudesk.catalog.schema import CatalogEntry
