@@ -1,0 +1,264 @@
+"""Radar (spider) chart geometry: values on 5-8 axes to points on the unit disc.
+
+Conventions (what the chart item and the tests rely on):
+
+* Axis ``i`` of ``n`` points at angle ``90° - i·360°/n``: the first axis at
+  12 o'clock, the next ones clockwise. Coordinates are mathematical (y up);
+  the painter flips y.
+* Radius 1.0 is the outer ring and means "the reference maximum on this axis".
+  The reference is the whole catalog's maximum or the selection's maximum
+  (:class:`Reference`), computed by :func:`axis_ranges`.
+* Linear scale: ``r = value / max``.
+* Log scale: the decades from the smallest positive reference value ``lo`` to
+  the maximum ``hi`` map linearly onto ``[inner, 1]``:
+  ``r = inner + (1 - inner) · log10(value / lo) / log10(hi / lo)``. The inner
+  radius (default 0.2) keeps the smallest value off the centre, where every
+  polygon would collapse to a point; a value below ``lo`` is clamped to
+  ``inner``. When ``lo == hi`` every value sits on the outer ring.
+* A missing value gives ``None``: the chart shows a gap, never a zero.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.schema import CatalogEntry
+
+#: Figures the user can put on a radar axis, in menu order.
+RADAR_AXES: tuple[str, ...] = (
+    "memory_gb",
+    "bandwidth_gbs",
+    "fp32_tflops",
+    "fp16_tensor_tflops",
+    "bf16_tensor_tflops",
+    "fp64_tflops",
+    "fp32_tflops_per_w",
+    "fp16_tensor_tflops_per_w",
+    "fp16_tensor_tflops_per_kusd",
+    "memory_gb_per_kusd",
+)
+#: The axes shown until the user picks others.
+DEFAULT_RADAR_AXES: tuple[str, ...] = (
+    "memory_gb",
+    "bandwidth_gbs",
+    "fp32_tflops",
+    "fp16_tensor_tflops",
+    "fp64_tflops",
+    "fp16_tensor_tflops_per_kusd",
+)
+MIN_AXES = 5
+MAX_AXES = 8
+#: Radius of the smallest reference value on a log scale.
+DEFAULT_LOG_INNER = 0.2
+
+
+class Reference(StrEnum):
+    """What radius 1.0 means on each axis."""
+
+    CATALOG = "catalog"  # the largest value in the whole catalog
+    SELECTION = "selection"  # the largest value among the compared GPUs
+
+
+class Scale(StrEnum):
+    LINEAR = "linear"
+    LOG = "log"
+
+
+@dataclass(frozen=True, slots=True)
+class AxisRange:
+    """The reference values of one axis: the maximum and the smallest positive value."""
+
+    max_value: float
+    min_positive: float
+
+
+@dataclass(frozen=True, slots=True)
+class Normalisation:
+    """How values become radii: one range per axis (None: no data on that axis)."""
+
+    ranges: tuple[AxisRange | None, ...]
+    scale: Scale = Scale.LINEAR
+    inner: float = DEFAULT_LOG_INNER
+
+
+@dataclass(frozen=True, slots=True)
+class RadarPoint:
+    """Where one value lands: radius in [0, 1], angle in radians, unit-disc x/y (y up)."""
+
+    axis_index: int
+    value: float
+    radius: float
+    angle_rad: float
+    x: float
+    y: float
+
+
+def check_axes(axes: Sequence[str]) -> None:
+    """Raise ValueError unless ``axes`` are 5-8 distinct known radar axes."""
+    unknown = [key for key in axes if key not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown radar axis: {', '.join(unknown)}")
+    if len(set(axes)) != len(axes):
+        raise ValueError("a radar axis is listed twice")
+    if not MIN_AXES <= len(axes) <= MAX_AXES:
+        raise ValueError(f"a radar chart needs {MIN_AXES} to {MAX_AXES} axes, got {len(axes)}")
+
+
+def axis_angle(index: int, count: int) -> float:
+    """Angle of axis ``index`` of ``count`` in radians: 12 o'clock first, then clockwise."""
+    return math.pi / 2 - 2 * math.pi * index / count
+
+
+def entry_values(entry: CatalogEntry, axes: Sequence[str]) -> list[float | None]:
+    """An entry's value on each axis (None where the catalog has none)."""
+    return [METRICS[key].value(entry) for key in axes]
+
+
+def measured_values(values: Mapping[str, float], axes: Sequence[str]) -> list[float | None]:
+    """A measured series on each axis: only measured figures, the rest None."""
+    return [values.get(key) for key in axes]
+
+
+def axis_ranges(
+    series: Iterable[Sequence[float | None]], axis_count: int
+) -> tuple[AxisRange | None, ...]:
+    """Per-axis reference ranges over some series of values (catalog or selection)."""
+    maxima: list[float | None] = [None] * axis_count
+    minima: list[float | None] = [None] * axis_count
+    for values in series:
+        if len(values) != axis_count:
+            raise ValueError(f"expected {axis_count} values, got {len(values)}")
+        for index, value in enumerate(values):
+            if value is None or not math.isfinite(value) or value <= 0:
+                continue
+            current_max = maxima[index]
+            current_min = minima[index]
+            maxima[index] = value if current_max is None else max(current_max, value)
+            minima[index] = value if current_min is None else min(current_min, value)
+    ranges: list[AxisRange | None] = []
+    for high, low in zip(maxima, minima, strict=True):
+        ranges.append(None if high is None or low is None else AxisRange(high, low))
+    return tuple(ranges)
+
+
+def normalisation_for(
+    reference_entries: Iterable[CatalogEntry],
+    axes: Sequence[str],
+    scale: Scale = Scale.LINEAR,
+    *,
+    extra_series: Iterable[Sequence[float | None]] = (),
+    inner: float = DEFAULT_LOG_INNER,
+) -> Normalisation:
+    """The normalisation whose outer ring is the maximum over ``reference_entries``.
+
+    ``extra_series`` (a measured series) joins the reference, so a measured
+    figure never lands outside the outer ring.
+    """
+    series = [entry_values(entry, axes) for entry in reference_entries]
+    series.extend(list(values) for values in extra_series)
+    return Normalisation(axis_ranges(series, len(axes)), scale, inner)
+
+
+def radius_for(value: float, axis_range: AxisRange, scale: Scale, inner: float) -> float:
+    """The radius in [0, 1] of ``value`` on an axis with ``axis_range``."""
+    high = axis_range.max_value
+    if scale is Scale.LINEAR:
+        return min(1.0, max(0.0, value / high))
+    low = axis_range.min_positive
+    if value <= 0:
+        return 0.0
+    if high <= low:
+        return 1.0
+    fraction = math.log10(value / low) / math.log10(high / low)
+    return min(1.0, inner + (1.0 - inner) * max(0.0, fraction))
+
+
+def radar_points(
+    values: Sequence[float | None], axes: Sequence[str], normalisation: Normalisation
+) -> list[RadarPoint | None]:
+    """Where each value lands on the chart; None for a missing value.
+
+    Args:
+        values: one value per axis, None where missing.
+        axes: the axis keys (their count sets the angles).
+        normalisation: per-axis reference ranges and the scale.
+
+    Raises:
+        ValueError: the three lengths disagree.
+    """
+    count = len(axes)
+    if len(values) != count or len(normalisation.ranges) != count:
+        raise ValueError(
+            f"{len(values)} values and {len(normalisation.ranges)} ranges for {count} axes"
+        )
+    points: list[RadarPoint | None] = []
+    for index, (value, axis_range) in enumerate(zip(values, normalisation.ranges, strict=True)):
+        if value is None or axis_range is None or not math.isfinite(value):
+            points.append(None)
+            continue
+        radius = radius_for(value, axis_range, normalisation.scale, normalisation.inner)
+        angle = axis_angle(index, count)
+        points.append(
+            RadarPoint(
+                axis_index=index,
+                value=value,
+                radius=radius,
+                angle_rad=angle,
+                x=radius * math.cos(angle),
+                y=radius * math.sin(angle),
+            )
+        )
+    return points
+
+
+def ring_radii(scale: Scale, inner: float = DEFAULT_LOG_INNER) -> tuple[float, ...]:
+    """Radii of the grid rings: quarters on a linear scale, inner..1 in quarters on log."""
+    if scale is Scale.LINEAR:
+        return (0.25, 0.5, 0.75, 1.0)
+    step = (1.0 - inner) / 4
+    return tuple(inner + step * index for index in range(5))
+
+
+def missing_axes(points: Sequence[RadarPoint | None]) -> list[int]:
+    """Indices of the axes a series has no value on."""
+    return [index for index, point in enumerate(points) if point is None]
+
+
+def outline_segments(points: Sequence[RadarPoint | None]) -> list[tuple[int, int]]:
+    """Pairs of neighbouring axes that both have a value: the solid outline.
+
+    The closing segment (last axis to first) is included when both exist.
+    With fewer than two axes nothing is drawn.
+    """
+    count = len(points)
+    if count < 2:
+        return []
+    segments = []
+    for index in range(count):
+        following = (index + 1) % count
+        if points[index] is not None and points[following] is not None:
+            segments.append((index, following))
+    return segments
+
+
+def gap_bridges(points: Sequence[RadarPoint | None]) -> list[tuple[int, int]]:
+    """Pairs of present axes with only missing axes between them: drawn dashed.
+
+    These close the polygon across a gap, so the shape stays readable while
+    the dashed line says "no value here" rather than "zero".
+    """
+    present = [index for index, point in enumerate(points) if point is not None]
+    if len(present) < 2 or len(present) == len(points):
+        return []
+    bridges: list[tuple[int, int]] = []
+    count = len(points)
+    for position, index in enumerate(present):
+        following = present[(position + 1) % len(present)]
+        # with two present axes both ways round are the same line: keep one
+        if (index + 1) % count != following and (following, index) not in bridges:
+            bridges.append((index, following))
+    return bridges

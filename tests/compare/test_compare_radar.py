@@ -1,0 +1,151 @@
+"""Radar geometry: angles, outer ring, log scale, missing values, gaps."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from compare_entries import gpu
+
+from gpudesk.compare.radar import (
+    DEFAULT_RADAR_AXES,
+    RADAR_AXES,
+    AxisRange,
+    Normalisation,
+    Scale,
+    axis_angle,
+    axis_ranges,
+    check_axes,
+    entry_values,
+    gap_bridges,
+    normalisation_for,
+    outline_segments,
+    radar_points,
+    ring_radii,
+)
+
+AXES5 = ("memory_gb", "bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops", "fp64_tflops")
+
+
+def linear(*maxima: float) -> Normalisation:
+    return Normalisation(tuple(AxisRange(m, m / 100) for m in maxima), Scale.LINEAR)
+
+
+def test_first_axis_at_twelve_then_clockwise() -> None:
+    assert axis_angle(0, 4) == pytest.approx(math.pi / 2)
+    # clockwise: the second of four axes points to 3 o'clock (x > 0, y = 0)
+    assert math.cos(axis_angle(1, 4)) == pytest.approx(1.0)
+    assert math.sin(axis_angle(1, 4)) == pytest.approx(0.0, abs=1e-12)
+    assert math.cos(axis_angle(3, 4)) == pytest.approx(-1.0)
+
+
+def test_value_at_maximum_lands_on_outer_ring() -> None:
+    points = radar_points([80, 2000, 60, 1000, 30], AXES5, linear(80, 2000, 60, 1000, 30))
+    for point in points:
+        assert point is not None
+        assert point.radius == pytest.approx(1.0)
+        assert math.hypot(point.x, point.y) == pytest.approx(1.0)
+    top = points[0]
+    assert top is not None
+    assert (top.x, top.y) == pytest.approx((0.0, 1.0))
+
+
+def test_linear_radius_is_fraction_of_max() -> None:
+    points = radar_points([20, 500, 15, 250, 3], AXES5, linear(80, 2000, 60, 1000, 30))
+    radii = [point.radius for point in points if point is not None]
+    assert radii == pytest.approx([0.25, 0.25, 0.25, 0.25, 0.1])
+    second = points[1]
+    assert second is not None
+    angle = 2 * math.pi / 5
+    assert (second.x, second.y) == pytest.approx((0.25 * math.sin(angle), 0.25 * math.cos(angle)))
+
+
+def test_log_scale_maps_decades_onto_inner_to_one() -> None:
+    norm = Normalisation((AxisRange(100.0, 0.1),) * 5, Scale.LOG, inner=0.2)
+    points = radar_points([100.0, 0.1, 10.0, 1.0, 0.01], AXES5, norm)
+    radii = [point.radius for point in points if point is not None]
+    # three decades from 0.1 to 100 over [0.2, 1]: each decade is 0.8 / 3
+    assert radii == pytest.approx([1.0, 0.2, 0.2 + 2 * 0.8 / 3, 0.2 + 0.8 / 3, 0.2])
+
+
+def test_log_single_value_range_is_outer_ring() -> None:
+    norm = Normalisation((AxisRange(5.0, 5.0),) * 5, Scale.LOG)
+    points = radar_points([5.0] * 5, AXES5, norm)
+    assert all(p is not None and p.radius == pytest.approx(1.0) for p in points)
+
+
+def test_missing_value_is_none_never_zero() -> None:
+    points = radar_points([20, None, 15, 250, None], AXES5, linear(80, 2000, 60, 1000, 30))
+    assert points[1] is None and points[4] is None
+    assert points[0] is not None and points[0].radius > 0
+
+
+def test_axis_without_reference_data_is_none() -> None:
+    norm = Normalisation((AxisRange(1, 1), None, AxisRange(1, 1), AxisRange(1, 1), AxisRange(1, 1)))
+    assert radar_points([1, 1, 1, 1, 1], AXES5, norm)[1] is None
+
+
+def test_length_mismatch_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        radar_points([1, 2, 3], AXES5, linear(1, 1, 1, 1, 1))
+
+
+def test_catalog_vs_selection_reference() -> None:
+    catalog = [
+        gpu("a", memory_gb=24, fp64_tflops=1.0),
+        gpu("b", memory_gb=48, fp64_tflops=0.5),
+        gpu("c", memory_gb=192, fp64_tflops=80.0),
+    ]
+    selection = catalog[:2]
+    values = entry_values(catalog[1], AXES5)
+    by_catalog = radar_points(values, AXES5, normalisation_for(catalog, AXES5))
+    by_selection = radar_points(values, AXES5, normalisation_for(selection, AXES5))
+    assert by_catalog[0] is not None and by_selection[0] is not None
+    assert by_catalog[0].radius == pytest.approx(48 / 192)
+    assert by_selection[0].radius == pytest.approx(1.0)
+    assert by_selection[4] is not None and by_selection[4].radius == pytest.approx(0.5)
+    # FP16 tensor is missing everywhere: no range, no point
+    assert by_catalog[3] is None
+
+
+def test_measured_series_joins_the_reference() -> None:
+    norm = normalisation_for(
+        [gpu("a", fp32_tflops=20.0)], AXES5, extra_series=[[None, None, 25.0, None, None]]
+    )
+    assert norm.ranges[2] == AxisRange(25.0, 20.0)
+
+
+def test_axis_ranges_ignore_missing() -> None:
+    ranges = axis_ranges([[1.0, None], [3.0, None], [2.0, None]], 2)
+    assert ranges == (AxisRange(3.0, 1.0), None)
+
+
+def test_outline_and_gap_bridges() -> None:
+    norm = linear(1, 1, 1, 1, 1, 1)
+    axes6 = DEFAULT_RADAR_AXES
+    full = radar_points([0.5] * 6, axes6, norm)
+    assert outline_segments(full) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0)]
+    assert gap_bridges(full) == []
+    holed = radar_points([0.5, 0.5, None, 0.5, None, 0.5], axes6, norm)
+    assert outline_segments(holed) == [(0, 1), (5, 0)]
+    assert gap_bridges(holed) == [(1, 3), (3, 5)]
+    two = radar_points([0.5, None, None, 0.5, None, None], axes6, norm)
+    assert outline_segments(two) == []
+    assert gap_bridges(two) == [(0, 3)]
+
+
+def test_ring_radii() -> None:
+    assert ring_radii(Scale.LINEAR) == (0.25, 0.5, 0.75, 1.0)
+    assert ring_radii(Scale.LOG, 0.2) == pytest.approx((0.2, 0.4, 0.6, 0.8, 1.0))
+
+
+def test_check_axes() -> None:
+    check_axes(DEFAULT_RADAR_AXES)
+    assert len(DEFAULT_RADAR_AXES) == 6
+    assert set(DEFAULT_RADAR_AXES) <= set(RADAR_AXES)
+    with pytest.raises(ValueError, match="5 to 8"):
+        check_axes(AXES5[:4])
+    with pytest.raises(ValueError, match="twice"):
+        check_axes((*AXES5[:4], "memory_gb"))
+    with pytest.raises(ValueError, match="unknown"):
+        check_axes((*AXES5[:4], "speed"))
