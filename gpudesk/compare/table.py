@@ -248,9 +248,9 @@ class Comparison:
         column = self.columns[column_index]
         value = row.values[column_index]
         if row.kind is RowKind.TEXT:
-            if column.measured:
-                return "" if value is None else format_text_value(value)
-            return format_text_value(value)
+            if column.measured and value is None:
+                return ""
+            return format_text_value(_as_text(value))
         if value is None:
             return NOT_MEASURED_TEXT if column.measured else MISSING_TEXT
         assert isinstance(value, (int, float))
