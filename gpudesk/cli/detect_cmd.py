@@ -1,10 +1,137 @@
-"""Subcommands registered by this module (being built; see the open issues)."""
+"""``gpudesk detect``: this machine's GPUs (through NVML), CPU and RAM.
+
+Exit codes: 0 when at least one GPU answered, 3 when none did (the status and
+its hint are still printed), 1 on an unexpected failure.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gpudesk.cli.common import (
+    EXIT_NOTHING_DETECTED,
+    EXIT_OK,
+    CliError,
+    load_catalog_for,
+    print_json,
+)
+
+if TYPE_CHECKING:
+    from gpudesk.hardware.match import CatalogMatch
+    from gpudesk.hardware.models import DetectionResult, GpuSnapshot
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add this module's subcommands to ``subparsers``."""
+    """Add ``detect`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "detect",
+        help="show this machine's GPUs, CPU and RAM",
+        description=(
+            "Detect NVIDIA GPUs through NVML (MIG instances listed under their GPU), match "
+            "each to the catalog, and show the CPU and RAM. Exit 0 when a GPU was found, "
+            "3 when none was (the reason and a hint are printed), 1 on failure."
+        ),
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=run_detect)
+
+
+def run_detect(args: argparse.Namespace) -> int:
+    from gpudesk.hardware.detect import detect
+    from gpudesk.hardware.match import match_devices
+
+    try:
+        result = detect()
+    except Exception as exc:  # the contract: 1 on an unexpected failure, never a traceback
+        raise CliError(f"detection failed unexpectedly: {type(exc).__name__}: {exc}") from exc
+    catalog = load_catalog_for(args)
+    matches = match_devices(result.gpus, catalog.entries)
+    if args.json:
+        print_json(detection_json(result, matches))
+    else:
+        print(detection_text(result, matches))
+    return EXIT_OK if result.usable_gpus else EXIT_NOTHING_DETECTED
+
+
+def detection_json(result: DetectionResult, matches: list[CatalogMatch]) -> dict[str, Any]:
+    """The ``--json`` document: the detection result plus each GPU's catalog match."""
+    data = result.model_dump(mode="json")
+    for gpu, match in zip(data["gpus"], matches, strict=True):
+        gpu["catalog_id"] = match.catalog_id
+        gpu["catalog_match"] = match.method.value
+        gpu["catalog_candidates"] = list(match.candidates)
+    return data
+
+
+def _gpu_lines(gpu: GpuSnapshot, match: CatalogMatch) -> list[str]:
+    from gpudesk.hardware import text
+
+    if gpu.lost:
+        return [f"GPU {gpu.index}  {gpu.name or 'unknown'}  LOST (stopped answering)"]
+    lines = [
+        f"GPU {gpu.index}  {gpu.name or 'unknown'}",
+        f"  catalog   {match.description}",
+        f"  ids       uuid {gpu.uuid or text.NA}, bus {gpu.pci_bus_id or text.NA}, "
+        f"PCI device {gpu.pci_device_id or text.NA}",
+        f"  memory    {text.memory_text(gpu)}, {text.bus_width_text(gpu)}",
+        f"  compute   CC {gpu.compute_capability or text.NA}, "
+        f"{text.count_text(gpu.cuda_cores)} CUDA cores",
+        f"  clocks    SM {text.clock_text(gpu.sm_clock_mhz, gpu.sm_clock_max_mhz)}, "
+        f"memory {text.clock_text(gpu.memory_clock_mhz, gpu.memory_clock_max_mhz)}",
+        f"  power     {text.power_text(gpu)}",
+        f"  thermal   {text.temperature_text(gpu)}, fan {text.fan_text(gpu)}",
+        f"  load      {text.utilization_text(gpu)}, "
+        f"{text.plural_text(gpu.running_process_count, 'process')}",
+        f"  PCIe      {text.pcie_text(gpu)}",
+        f"  features  ECC {text.on_off(gpu.ecc_enabled)}, MIG {text.mig_text(gpu)}, "
+        f"clock events: {text.clock_events_text(gpu)}",
+    ]
+    return lines
+
+
+def _mig_line(gpu: GpuSnapshot, match: CatalogMatch) -> str:
+    from gpudesk.hardware import text
+
+    state = "  LOST" if gpu.lost else ""
+    instance = text.count_text(gpu.mig_gpu_instance_id)
+    return (
+        f"  MIG {gpu.index}  {gpu.name or 'unknown'}  (GI {instance}"
+        f", CI {text.count_text(gpu.mig_compute_instance_id)}, "
+        f"{text.count_text(gpu.sm_count)} SMs, {text.memory_text(gpu)}){state}\n"
+        f"           uuid {gpu.uuid or text.NA}; catalog {match.description}"
+    )
+
+
+def detection_text(result: DetectionResult, matches: list[CatalogMatch]) -> str:
+    """The readable summary: a compact nvidia-smi, then CPU and RAM."""
+    from gpudesk.hardware import text
+    from gpudesk.hardware.models import DeviceKind, NvmlStatus, title_for
+
+    lines: list[str] = []
+    physical = [gpu for gpu in result.gpus if gpu.kind is DeviceKind.GPU]
+    if result.usable_gpus:
+        count = len(physical)
+        lines.append(
+            f"NVIDIA driver {result.driver_version or text.NA}, "
+            f"CUDA {result.cuda_driver_version or text.NA}, "
+            f"{count} GPU{'s' if count != 1 else ''}"
+        )
+    else:
+        lines.append(f"No GPU detected: {title_for(result.status)} [{result.status.value}]")
+    if result.status is not NvmlStatus.OK:
+        if result.usable_gpus:
+            lines.append(f"warning: {title_for(result.status)} [{result.status.value}]")
+        lines.append(f"hint: {result.hint}")
+        if result.detail:
+            lines.append(f"detail: {result.detail}")
+    for gpu, match in zip(result.gpus, matches, strict=True):
+        if gpu.kind is DeviceKind.MIG:
+            lines.append(_mig_line(gpu, match))
+        else:
+            lines.append("")
+            lines.extend(_gpu_lines(gpu, match))
+    lines.append("")
+    lines.append(f"CPU  {text.cpu_text(result.cpu)}")
+    lines.append(f"RAM  {text.ram_text(result.ram_total_gib)}")
+    return "\n".join(lines)

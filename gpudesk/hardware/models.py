@@ -1,0 +1,215 @@
+"""Snapshots of this machine: GPUs (and MIG instances), CPU, RAM, and why NVML failed.
+
+Every device field is optional: ``None`` means the query was not supported on
+this device or driver ("n/a"), never an error for the device as a whole.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class NvmlStatus(StrEnum):
+    """Whether NVML could be used, and if not, why."""
+
+    OK = "ok"
+    LIBRARY_NOT_FOUND = "library_not_found"
+    DRIVER_NOT_LOADED = "driver_not_loaded"
+    VERSION_MISMATCH = "version_mismatch"
+    NO_PERMISSION = "no_permission"
+    NO_DEVICES = "no_devices"
+    GPU_LOST = "gpu_lost"
+    UNKNOWN = "unknown"
+
+
+#: One line a user can act on, per status.
+STATUS_HINTS: dict[NvmlStatus, str] = {
+    NvmlStatus.OK: "NVML is working.",
+    NvmlStatus.LIBRARY_NOT_FOUND: (
+        "No NVIDIA driver found (libnvidia-ml is missing): install the NVIDIA driver if this "
+        "machine has an NVIDIA GPU; AMD, Intel and Apple GPUs are not detected. "
+        "The CPU benchmark still works."
+    ),
+    NvmlStatus.DRIVER_NOT_LOADED: (
+        "The NVIDIA kernel driver is not loaded: run `sudo modprobe nvidia` or reboot, "
+        "and check `dmesg | grep -i nvidia` (Secure Boot can block the module)."
+    ),
+    NvmlStatus.VERSION_MISMATCH: (
+        "The NVIDIA driver was upgraded but the old kernel module is still loaded: "
+        "reboot (or reload the nvidia modules) so library and driver versions match."
+    ),
+    NvmlStatus.NO_PERMISSION: (
+        "Not allowed to open the GPU device files: check permissions on /dev/nvidia* "
+        "(group membership, container --gpus flag, cgroup device rules)."
+    ),
+    NvmlStatus.NO_DEVICES: (
+        "The NVIDIA driver is running but reports no GPU: check CUDA_VISIBLE_DEVICES-style "
+        "restrictions of your container or job scheduler, and `nvidia-smi -L`."
+    ),
+    NvmlStatus.GPU_LOST: (
+        "A GPU has fallen off the bus: check `dmesg` for Xid 79, the card's power and "
+        "seating, then reboot."
+    ),
+    NvmlStatus.UNKNOWN: (
+        "NVML failed with an unexpected error: run `nvidia-smi` to see whether the driver "
+        "works, and report the detail below if it does."
+    ),
+}
+
+
+#: A few words per status, for headings.
+STATUS_TITLES: dict[NvmlStatus, str] = {
+    NvmlStatus.OK: "NVML working",
+    NvmlStatus.LIBRARY_NOT_FOUND: "NVIDIA driver not installed (NVML library not found)",
+    NvmlStatus.DRIVER_NOT_LOADED: "NVIDIA driver not loaded",
+    NvmlStatus.VERSION_MISMATCH: "NVIDIA driver and library versions differ",
+    NvmlStatus.NO_PERMISSION: "No permission to use the GPU",
+    NvmlStatus.NO_DEVICES: "No NVIDIA GPU found",
+    NvmlStatus.GPU_LOST: "A GPU was lost",
+    NvmlStatus.UNKNOWN: "NVML failed",
+}
+
+
+class DeviceKind(StrEnum):
+    GPU = "gpu"
+    MIG = "mig"
+
+
+class GpuSnapshot(BaseModel):
+    """One physical GPU, or one MIG instance (``kind == "mig"``) linked to its parent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: DeviceKind = DeviceKind.GPU
+    index: int | None = None
+    name: str | None = None
+    uuid: str | None = None
+    #: MIG instances only: the physical GPU's UUID and its index.
+    parent_uuid: str | None = None
+    parent_index: int | None = None
+    mig_gpu_instance_id: int | None = None
+    mig_compute_instance_id: int | None = None
+    #: True when the device stopped answering (NVML "GPU is lost").
+    lost: bool = False
+
+    pci_bus_id: str | None = None
+    #: Like the catalog's ``pci_device_ids``: "0x2684".
+    pci_device_id: str | None = None
+    pci_vendor_id: str | None = None
+
+    memory_total_mib: int | None = None
+    memory_used_mib: int | None = None
+    memory_free_mib: int | None = None
+    memory_bus_width_bits: int | None = None
+
+    cuda_cores: int | None = None
+    #: Streaming multiprocessors; NVML gives these for MIG instances only.
+    sm_count: int | None = None
+    compute_capability: str | None = None
+
+    sm_clock_mhz: int | None = None
+    sm_clock_max_mhz: int | None = None
+    memory_clock_mhz: int | None = None
+    memory_clock_max_mhz: int | None = None
+
+    power_limit_w: float | None = None
+    power_default_limit_w: float | None = None
+    power_draw_w: float | None = None
+    temperature_c: int | None = None
+    fan_percent: int | None = None
+    utilization_gpu_percent: int | None = None
+    utilization_memory_percent: int | None = None
+
+    pcie_gen_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_width_max: int | None = None
+
+    ecc_enabled: bool | None = None
+    mig_enabled: bool | None = None
+    #: Number of MIG instances found under this GPU (physical GPUs with MIG on).
+    mig_instance_count: int | None = None
+    #: Decoded clock-event (throttle) reasons, e.g. ["gpu_idle"]; [] means none active.
+    clock_event_reasons: tuple[str, ...] | None = None
+    running_process_count: int | None = None
+
+    @property
+    def memory_total_gib(self) -> float | None:
+        if self.memory_total_mib is None:
+            return None
+        return self.memory_total_mib / 1024
+
+    @property
+    def label(self) -> str:
+        """A short name for lists and chart legends."""
+        name = self.name or "unknown GPU"
+        if self.kind is DeviceKind.MIG:
+            return f"GPU {self.parent_index} MIG {self.index}: {name}"
+        return f"GPU {self.index}: {name}" if self.index is not None else name
+
+
+class DeviceSample(BaseModel):
+    """One live reading of one device (the monitor's unit); None = n/a."""
+
+    model_config = ConfigDict(frozen=True)
+
+    uuid: str
+    index: int | None = None
+    lost: bool = False
+    utilization_gpu_percent: int | None = None
+    memory_used_mib: int | None = None
+    temperature_c: int | None = None
+    power_draw_w: float | None = None
+    sm_clock_mhz: int | None = None
+
+
+class CpuInfo(BaseModel):
+    """The CPU: the fallback benchmark target."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None = None
+    architecture: str | None = None
+    #: Physical cores (None when the OS does not say).
+    cores: int | None = None
+    #: Logical CPUs (hardware threads).
+    threads: int | None = None
+
+
+class DetectionResult(BaseModel):
+    """Everything detected on this machine at one moment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    timestamp: dt.datetime
+    status: NvmlStatus
+    hint: str
+    #: The raw NVML error text when status is not ok (for bug reports).
+    detail: str | None = None
+    driver_version: str | None = None
+    #: The CUDA version the driver supports, like "12.4".
+    cuda_driver_version: str | None = None
+    nvml_version: str | None = None
+    gpus: tuple[GpuSnapshot, ...] = ()
+    cpu: CpuInfo = Field(default_factory=CpuInfo)
+    ram_total_gib: float | None = None
+
+    @property
+    def usable_gpus(self) -> tuple[GpuSnapshot, ...]:
+        """Devices that answered (not lost), physical GPUs and MIG instances."""
+        return tuple(gpu for gpu in self.gpus if not gpu.lost)
+
+    @property
+    def physical_gpus(self) -> tuple[GpuSnapshot, ...]:
+        return tuple(gpu for gpu in self.gpus if gpu.kind is DeviceKind.GPU)
+
+
+def hint_for(status: NvmlStatus) -> str:
+    return STATUS_HINTS[status]
+
+
+def title_for(status: NvmlStatus) -> str:
+    return STATUS_TITLES[status]
