@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -23,6 +23,7 @@ class AppState(QObject):
         measured_changed(): the local measured series changed.
         detected_changed(): the catalog ids of the detected local GPUs changed.
         entry_requested(str): someone asked to show this catalog entry.
+        fit_filter_changed(): the "fits my workload" id filter was set or cleared.
     """
 
     catalog_changed = Signal()
@@ -30,6 +31,7 @@ class AppState(QObject):
     measured_changed = Signal()
     detected_changed = Signal()
     entry_requested = Signal(str)
+    fit_filter_changed = Signal()
 
     def __init__(
         self,
@@ -43,6 +45,8 @@ class AppState(QObject):
         self.compare_ids: list[str] = []
         self.measured: MeasuredSeries | None = None
         self.detected_catalog_ids: list[str] = []
+        #: ids the planner found to fit the user's workload; None: no such filter.
+        self.fit_filter_ids: set[str] | None = None
 
     # catalog -------------------------------------------------------------
     def entries(self) -> list[CatalogEntry]:
@@ -93,6 +97,14 @@ class AppState(QObject):
         if cleaned != self.compare_ids:
             self.compare_ids = cleaned
             self.compare_changed.emit()
+
+    # "fits my workload" filter (set by the Plan tab, shown by the catalog) --
+    def set_fit_filter(self, entry_ids: Iterable[str] | None) -> None:
+        """Show only these catalog ids in the catalog table; None clears the filter."""
+        ids = None if entry_ids is None else set(entry_ids)
+        if ids != self.fit_filter_ids:
+            self.fit_filter_ids = ids
+            self.fit_filter_changed.emit()
 
     # this machine --------------------------------------------------------
     def set_measured(self, series: MeasuredSeries | None) -> None:
