@@ -1,0 +1,142 @@
+"""What a benchmark backend provides to the runner.
+
+A backend (numpy, torch, cupy) says whether it can run here and why not, lists
+its devices, and opens a :class:`Session` on one device. A session makes
+:class:`Workload` objects: an allocated operation that can be timed. All
+measuring policy (warm-up, repetitions, median, size step-down, cancellation)
+lives in the runner, so it is the same for every backend and testable with a
+fake one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from gpudesk.bench.plan import Capabilities
+
+TimerName = Literal["perf_counter", "cuda_events"]
+
+
+class OutOfMemory(Exception):
+    """The device could not allocate what a workload needs (the runner steps down)."""
+
+
+class BackendError(Exception):
+    """The backend cannot run at all (import, driver or device failure)."""
+
+
+class BackendStatus(BaseModel):
+    """Whether a backend can run on this machine, and if not, why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    available: bool
+    reason: str = ""
+    version: str | None = None
+
+
+class DeviceInfo(BaseModel):
+    """The device a run measured; every field but ``name`` may be unknown."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["cpu", "cuda"]
+    index: int = 0
+    name: str
+    vendor: str | None = None
+    memory_total_bytes: int | None = None
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    #: Like the catalog's ``pci_device_ids``: "0x2684".
+    pci_device_id: str | None = None
+    compute_capability: str | None = None
+    multiprocessor_count: int | None = None
+    #: Logical CPUs (CPU devices).
+    threads: int | None = None
+    last_level_cache_bytes: int | None = None
+
+
+class Workload(Protocol):
+    """One allocated, timeable operation (a GEMM of size n, a copy of n bytes)."""
+
+    #: FLOPs (GEMM) or bytes moved (copy: read + write; transfer: bytes sent) per call.
+    work: float
+    #: True when :meth:`run` can split one call into slices and check for
+    #: cancellation between them (a CPU GEMM); False when one call is atomic
+    #: (a GPU kernel), so the runner must keep single calls short.
+    sliceable: bool
+
+    def run(self, iterations: int, check: Callable[[], None]) -> float:
+        """Run the operation ``iterations`` times; return the elapsed seconds.
+
+        ``check`` raises :class:`gpudesk.progress.Cancelled`; call it between
+        slices of a long call. Raises :class:`OutOfMemory` if running needs
+        memory that is not there.
+        """
+        ...
+
+    def release(self) -> None:
+        """Free the memory the workload holds (idempotent)."""
+        ...
+
+
+class Session(Protocol):
+    """A backend opened on one device."""
+
+    device: DeviceInfo
+    timer: TimerName
+
+    def free_memory_bytes(self) -> int | None:
+        """Memory that may be allocated now, or None when unknown."""
+        ...
+
+    def environment(self) -> dict[str, JsonValue]:
+        """Versions and settings that explain the figures (BLAS, threads, CUDA, TF32)."""
+        ...
+
+    def gemm(self, dtype: str, n: int) -> Workload:
+        """Allocate an n×n GEMM with random normal inputs. Raises :class:`OutOfMemory`."""
+        ...
+
+    def copy(self, nbytes: int) -> Workload:
+        """Allocate a device-memory copy of ``nbytes``. Raises :class:`OutOfMemory`."""
+        ...
+
+    def transfer(self, direction: Literal["h2d", "d2h"], pinned: bool, nbytes: int) -> Workload:
+        """Allocate a host/device transfer. Raises :class:`OutOfMemory`."""
+        ...
+
+    def close(self) -> None:
+        """Free everything the session still holds."""
+        ...
+
+
+class Backend(Protocol):
+    """A way to run the benchmark (numpy on the CPU, torch or cupy on CUDA)."""
+
+    name: str
+
+    def status(self) -> BackendStatus:
+        """Never raises: a missing import or driver is ``available=False`` with a reason."""
+        ...
+
+    def devices(self) -> list[DeviceInfo]:
+        """The devices this backend can run on. Raises :class:`BackendError`."""
+        ...
+
+    def capabilities(self, device_index: int) -> Capabilities:
+        """What can be measured on this device. Raises :class:`BackendError`."""
+        ...
+
+    def open(self, device_index: int) -> Session:
+        """Open a session on one device. Raises :class:`BackendError`."""
+        ...
+
+
+def bytes_per_element(dtype: str) -> int:
+    """Storage size of one element of a GEMM dtype ("tf32" is stored as FP32)."""
+    return {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}[dtype]

@@ -1,0 +1,317 @@
+"""The CPU backend: numpy GEMM (through its BLAS) and memory copy, always available."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import JsonValue
+
+from gpudesk.bench.backends.base import (
+    BackendError,
+    BackendStatus,
+    DeviceInfo,
+    OutOfMemory,
+    TimerName,
+    Workload,
+)
+from gpudesk.bench.plan import Capabilities
+
+_NP_DTYPES: dict[str, type[np.floating[Any]]] = {"fp64": np.float64, "fp32": np.float32}
+#: One slice of a time-sliced GEMM should take about this long, so a cancel
+#: request is seen well within 0.5 s even at n=8192.
+SLICE_SECONDS = 0.1
+_CACHE_ROOT = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+class NumpyBackend:
+    """numpy on the CPU: FP64/FP32 GEMM through numpy's BLAS, and memory copy."""
+
+    name = "numpy"
+
+    def status(self) -> BackendStatus:
+        return BackendStatus(name=self.name, available=True, version=np.__version__)
+
+    def devices(self) -> list[DeviceInfo]:
+        return [cpu_device()]
+
+    def capabilities(self, device_index: int) -> Capabilities:
+        _check_index(device_index)
+        return Capabilities(
+            kind="cpu",
+            tests=("gemm", "copy", "sweep"),
+            gemm_dtypes=("fp64", "fp32"),
+            last_level_cache_bytes=last_level_cache_bytes(),
+        )
+
+    def open(self, device_index: int) -> NumpySession:
+        _check_index(device_index)
+        return NumpySession(cpu_device())
+
+
+def _check_index(device_index: int) -> None:
+    if device_index != 0:
+        raise BackendError(f"numpy has one device (the CPU, index 0), not index {device_index}")
+
+
+class NumpySession:
+    """The CPU, opened for measuring."""
+
+    timer: TimerName = "perf_counter"
+
+    def __init__(self, device: DeviceInfo) -> None:
+        self.device = device
+        self._rng = np.random.default_rng(20240601)
+
+    def free_memory_bytes(self) -> int | None:
+        return available_memory_bytes()
+
+    def environment(self) -> dict[str, JsonValue]:
+        return cpu_environment()
+
+    def gemm(self, dtype: str, n: int) -> Workload:
+        if dtype not in _NP_DTYPES:
+            raise BackendError(f"numpy measures fp64 and fp32 GEMM, not {dtype}")
+        return NumpyGemm(self._rng, _NP_DTYPES[dtype], n)
+
+    def copy(self, nbytes: int) -> Workload:
+        return NumpyCopy(nbytes)
+
+    def transfer(self, direction: Literal["h2d", "d2h"], pinned: bool, nbytes: int) -> Workload:
+        raise BackendError("the CPU has no host-to-device transfer")
+
+    def close(self) -> None:
+        """Nothing to free: workloads release their own arrays."""
+
+
+class NumpyGemm:
+    """``a @ b`` on n×n random normal matrices; FLOPs = 2·n³.
+
+    When one product would take longer than :data:`SLICE_SECONDS`, a call is
+    computed as row panels (``a[i:j] @ b`` into a preallocated result), with a
+    cancellation check between panels. Smaller products run as a plain
+    ``a @ b``, exactly what a user's own timing loop would run.
+    """
+
+    sliceable = True
+
+    def __init__(self, rng: np.random.Generator, dtype: type[np.floating[Any]], n: int) -> None:
+        try:
+            self._a: np.ndarray[Any, Any] | None = rng.standard_normal((n, n), dtype=dtype)
+            self._b: np.ndarray[Any, Any] | None = rng.standard_normal((n, n), dtype=dtype)
+        except MemoryError as exc:
+            raise OutOfMemory(f"cannot allocate two {n}×{n} matrices") from exc
+        self._c: np.ndarray[Any, Any] | None = None
+        self.n = n
+        self.work = 2.0 * n**3
+        self._rate_flops = _probe_rate(rng, dtype)
+
+    def _panel_rows(self) -> int:
+        seconds_per_call = self.work / self._rate_flops
+        if seconds_per_call <= SLICE_SECONDS:
+            return self.n
+        rows = int(self.n * SLICE_SECONDS / seconds_per_call)
+        return max(16, rows - rows % 16)
+
+    def run(self, iterations: int, check: Callable[[], None]) -> float:
+        a, b = self._a, self._b
+        if a is None or b is None:
+            raise RuntimeError("workload already released")
+        rows = self._panel_rows()
+        if rows >= self.n:
+            start = time.perf_counter()
+            for _ in range(iterations):
+                a @ b
+                check()
+            elapsed = time.perf_counter() - start
+        else:
+            if self._c is None:
+                try:
+                    self._c = np.empty_like(a)
+                except MemoryError as exc:
+                    raise OutOfMemory("cannot allocate the result matrix") from exc
+            c = self._c
+            start = time.perf_counter()
+            for _ in range(iterations):
+                for first in range(0, self.n, rows):
+                    np.matmul(a[first : first + rows], b, out=c[first : first + rows])
+                    check()
+            elapsed = time.perf_counter() - start
+        if elapsed > 0:
+            self._rate_flops = self.work * iterations / elapsed
+        return elapsed
+
+    def release(self) -> None:
+        self._a = self._b = self._c = None
+
+
+def _probe_rate(rng: np.random.Generator, dtype: type[np.floating[Any]]) -> float:
+    """A rough FLOP rate from a small product: low, so slicing errs on the safe side."""
+    n = 256
+    a = rng.standard_normal((n, n), dtype=dtype)
+    a @ a
+    start = time.perf_counter()
+    a @ a
+    elapsed = max(time.perf_counter() - start, 1e-6)
+    return 2.0 * n**3 / elapsed
+
+
+class NumpyCopy:
+    """``np.copyto(dst, src)`` on two buffers of ``nbytes``; bytes moved = 2·nbytes."""
+
+    sliceable = False
+
+    def __init__(self, nbytes: int) -> None:
+        count = max(1, nbytes // 8)
+        try:
+            self._src: np.ndarray[Any, Any] | None = np.full(count, 1.5)
+            # Touch every page now, so the first timed copy does not pay page faults.
+            self._dst: np.ndarray[Any, Any] | None = np.zeros(count)
+        except MemoryError as exc:
+            raise OutOfMemory(f"cannot allocate two buffers of {nbytes} bytes") from exc
+        self.work = 2.0 * count * 8
+
+    def run(self, iterations: int, check: Callable[[], None]) -> float:
+        src, dst = self._src, self._dst
+        if src is None or dst is None:
+            raise RuntimeError("workload already released")
+        start = time.perf_counter()
+        for _ in range(iterations):
+            np.copyto(dst, src)
+            check()
+        return time.perf_counter() - start
+
+    def release(self) -> None:
+        self._src = self._dst = None
+
+
+# --- the CPU itself ----------------------------------------------------------
+
+
+def cpu_device() -> DeviceInfo:
+    return DeviceInfo(
+        kind="cpu",
+        index=0,
+        name=cpu_model_name() or platform.processor() or platform.machine() or "CPU",
+        vendor=_cpu_vendor(),
+        memory_total_bytes=_meminfo_bytes("MemTotal"),
+        threads=os.cpu_count(),
+        last_level_cache_bytes=last_level_cache_bytes(),
+    )
+
+
+def _cpuinfo_field(name: str) -> str | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == name and value.strip():
+            return value.strip()
+    return None
+
+
+def cpu_model_name() -> str | None:
+    return _cpuinfo_field("model name")
+
+
+def _cpu_vendor() -> str | None:
+    vendor = _cpuinfo_field("vendor_id")
+    return {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}.get(vendor or "", vendor)
+
+
+def parse_cache_size(text: str) -> int | None:
+    """Bytes from a sysfs cache size like "32768K" or "1M"; None if unreadable."""
+    text = text.strip().upper()
+    factor = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1:], 1)
+    digits = text.rstrip("KMG")
+    return int(digits) * factor if digits.isdigit() else None
+
+
+def last_level_cache_bytes(root: Path = _CACHE_ROOT) -> int | None:
+    """The largest data or unified cache of CPU 0, from sysfs (None when unreadable)."""
+    best_level, best_size = -1, None
+    for index in sorted(root.glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text().strip())
+            size = parse_cache_size((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction" or size is None:
+            continue
+        if level > best_level:
+            best_level, best_size = level, size
+    return best_size
+
+
+def _meminfo_bytes(key: str) -> int | None:
+    try:
+        lines = Path("/proc/meminfo").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        name, _, rest = line.partition(":")
+        if name == key:
+            parts = rest.split()
+            if parts and parts[0].isdigit():
+                return int(parts[0]) * 1024
+    return None
+
+
+def available_memory_bytes() -> int | None:
+    found = _meminfo_bytes("MemAvailable")
+    if found is not None:
+        return found
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def blas_info() -> list[dict[str, JsonValue]]:
+    """The BLAS libraries numpy loaded, with kernel and thread count (threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # an optional nicety: the figures stand without it
+        return []
+    found: list[dict[str, JsonValue]] = []
+    for pool in threadpool_info():
+        if pool.get("user_api") != "blas":
+            continue
+        found.append(
+            {
+                "library": pool.get("internal_api"),
+                "version": pool.get("version"),
+                "threads": pool.get("num_threads"),
+                "kernel": pool.get("architecture"),
+                "threading_layer": pool.get("threading_layer"),
+                "file": Path(str(pool.get("filepath", ""))).name or None,
+            }
+        )
+    return found
+
+
+def cpu_environment() -> dict[str, JsonValue]:
+    blas = blas_info()
+    env: dict[str, JsonValue] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "numpy": np.__version__,
+        "cpu": cpu_model_name(),
+        "logical_cpus": os.cpu_count(),
+        "blas": list(blas),
+        "blas_threads": blas[0]["threads"] if blas else None,
+    }
+    # These change which OpenBLAS kernel runs, and so the figures.
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(name)
+        if value is not None:
+            env[name] = value
+    return env

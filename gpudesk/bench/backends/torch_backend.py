@@ -1,0 +1,312 @@
+"""The PyTorch backend: CUDA GEMM, device copy and host/device transfers.
+
+``torch`` is imported only here, and only when the backend is used; without
+it (or without CUDA) the backend reports itself unavailable with the reason.
+Timing uses CUDA events around the calls and waits for the end event, so the
+GPU's work is measured, not the launch (kernel launches are asynchronous).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+from pydantic import JsonValue
+
+from gpudesk.bench.backends.base import (
+    BackendError,
+    BackendStatus,
+    DeviceInfo,
+    OutOfMemory,
+    TimerName,
+    Workload,
+)
+from gpudesk.bench.plan import Capabilities
+
+INSTALL_HINT = "install it with `pip install 'gpudesk[torch]'` (a CUDA build of PyTorch)"
+
+
+def _dtype(torch: Any, name: str) -> Any:
+    return {
+        "fp64": torch.float64,
+        "fp32": torch.float32,
+        "tf32": torch.float32,
+        "fp16": torch.float16,
+        "bf16": torch.bfloat16,
+    }[name]
+
+
+def is_oom(torch: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` is a CUDA out-of-memory error (typed since torch 1.13)."""
+    oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
+    if isinstance(oom_type, type) and isinstance(exc, oom_type):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+class TorchBackend:
+    """PyTorch on CUDA devices.
+
+    Args:
+        module: the ``torch`` module to use; imported on first use when None
+            (tests pass a fake).
+    """
+
+    name = "torch"
+
+    def __init__(self, module: Any | None = None) -> None:
+        self._torch = module
+
+    def _load(self) -> Any:
+        if self._torch is None:
+            import torch
+
+            self._torch = torch
+        return self._torch
+
+    def status(self) -> BackendStatus:
+        try:
+            torch = self._load()
+        except Exception as exc:  # ImportError, or a broken install (OSError on a .so)
+            return BackendStatus(
+                name=self.name,
+                available=False,
+                reason=f"PyTorch is not importable ({exc}); {INSTALL_HINT}",
+            )
+        version = str(getattr(torch, "__version__", "unknown"))
+        try:
+            if getattr(torch.version, "cuda", None) is None:
+                reason = f"PyTorch {version} is a CPU-only build; {INSTALL_HINT}"
+                return BackendStatus(
+                    name=self.name, available=False, reason=reason, version=version
+                )
+            if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+                reason = (
+                    "PyTorch sees no CUDA device (no NVIDIA GPU, driver not loaded, "
+                    "or hidden by CUDA_VISIBLE_DEVICES)"
+                )
+                return BackendStatus(
+                    name=self.name, available=False, reason=reason, version=version
+                )
+        except Exception as exc:
+            return BackendStatus(
+                name=self.name,
+                available=False,
+                reason=f"CUDA failed to initialise: {exc}",
+                version=version,
+            )
+        return BackendStatus(name=self.name, available=True, version=version)
+
+    def devices(self) -> list[DeviceInfo]:
+        torch = self._require()
+        return [self._device(torch, index) for index in range(torch.cuda.device_count())]
+
+    def _require(self) -> Any:
+        status = self.status()
+        if not status.available:
+            raise BackendError(status.reason)
+        return self._load()
+
+    def _device(self, torch: Any, index: int) -> DeviceInfo:
+        count = torch.cuda.device_count()
+        if not 0 <= index < count:
+            raise BackendError(f"no CUDA device {index}: PyTorch sees {count}")
+        props = torch.cuda.get_device_properties(index)
+        uuid = getattr(props, "uuid", None)
+        bus = getattr(props, "pci_bus_id", None)
+        # cudaDeviceProp.pciDeviceID is the slot on the bus, not the product id:
+        # it only builds the bus id; the product id comes from NVML.
+        slot = getattr(props, "pci_device_id", None)
+        domain = getattr(props, "pci_domain_id", 0) or 0
+        bus_id = None
+        if isinstance(bus, int) and isinstance(slot, int):
+            bus_id = f"{domain:08x}:{bus:02x}:{slot:02x}.0"
+        l2 = getattr(props, "L2_cache_size", None)
+        return DeviceInfo(
+            kind="cuda",
+            index=index,
+            name=str(props.name),
+            vendor="NVIDIA",
+            memory_total_bytes=int(props.total_memory),
+            uuid=None if uuid is None else str(uuid),
+            pci_bus_id=bus_id,
+            compute_capability=f"{props.major}.{props.minor}",
+            multiprocessor_count=getattr(props, "multi_processor_count", None),
+            last_level_cache_bytes=int(l2) if isinstance(l2, int) and l2 > 0 else None,
+        )
+
+    def capabilities(self, device_index: int) -> Capabilities:
+        torch = self._require()
+        device = self._device(torch, device_index)
+        major = int((device.compute_capability or "0.0").split(".")[0])
+        # TF32 and BF16 tensor cores arrived with Ampere (compute capability 8.0).
+        dtypes = (
+            ("fp64", "fp32", "tf32", "fp16", "bf16") if major >= 8 else ("fp64", "fp32", "fp16")
+        )
+        return Capabilities(
+            kind="cuda",
+            tests=("gemm", "copy", "h2d", "d2h", "sweep"),
+            gemm_dtypes=dtypes,
+            last_level_cache_bytes=device.last_level_cache_bytes,
+        )
+
+    def open(self, device_index: int) -> TorchSession:
+        torch = self._require()
+        device = self._device(torch, device_index)
+        try:
+            torch.cuda.set_device(device_index)
+        except Exception as exc:
+            raise BackendError(f"cannot use CUDA device {device_index}: {exc}") from exc
+        return TorchSession(torch, device)
+
+
+class _Tf32:
+    """Reads and sets TF32 for matmul through whichever API this torch has."""
+
+    def __init__(self, torch: Any) -> None:
+        self._matmul = torch.backends.cuda.matmul
+        # torch >= 2.9 has fp32_precision ("ieee"/"tf32") and warns on allow_tf32.
+        self._new_api = hasattr(self._matmul, "fp32_precision")
+        self.saved = self.get()
+
+    def get(self) -> bool:
+        if self._new_api:
+            return str(self._matmul.fp32_precision) == "tf32"
+        return bool(self._matmul.allow_tf32)
+
+    def set(self, enabled: bool) -> None:
+        if self._new_api:
+            self._matmul.fp32_precision = "tf32" if enabled else "ieee"
+        else:
+            self._matmul.allow_tf32 = enabled
+
+    def restore(self) -> None:
+        self.set(self.saved)
+
+
+class TorchSession:
+    """One CUDA device opened with PyTorch."""
+
+    timer: TimerName = "cuda_events"
+
+    def __init__(self, torch: Any, device: DeviceInfo) -> None:
+        self.torch = torch
+        self.device = device
+        self.cuda_device = torch.device("cuda", device.index)
+        self.tf32 = _Tf32(torch)
+
+    @contextlib.contextmanager
+    def allocating(self, what: str) -> Iterator[None]:
+        """Turn a CUDA out-of-memory error into :class:`OutOfMemory`."""
+        try:
+            yield
+        except Exception as exc:
+            if is_oom(self.torch, exc):
+                self.torch.cuda.empty_cache()
+                raise OutOfMemory(f"{what}: {exc}") from exc
+            raise
+
+    def free_memory_bytes(self) -> int | None:
+        free, _total = self.torch.cuda.mem_get_info(self.cuda_device)
+        return int(free)
+
+    def environment(self) -> dict[str, JsonValue]:
+        torch = self.torch
+        cudnn = None
+        with contextlib.suppress(Exception):
+            cudnn = torch.backends.cudnn.version()
+        return {
+            "torch": str(torch.__version__),
+            "cuda_runtime": getattr(torch.version, "cuda", None),
+            "cudnn": cudnn,
+            "compute_capability": self.device.compute_capability,
+            # What the user's own code would get for FP32 matmul; the "fp32" test
+            # runs with TF32 off and the "tf32" test with it on, whatever this says.
+            "tf32_default_enabled": self.tf32.saved,
+            "fp32_gemm_uses_tf32": False,
+        }
+
+    def gemm(self, dtype: str, n: int) -> Workload:
+        torch = self.torch
+        with self.allocating(f"GEMM {dtype} n={n}"):
+            a = torch.randn(n, n, device=self.cuda_device, dtype=_dtype(torch, dtype))
+            b = torch.randn_like(a)
+            c = torch.empty_like(a)
+        tf32: bool | None = {"fp32": False, "tf32": True}.get(dtype)
+        return _TorchTimed(self, 2.0 * n**3, [a, b, c], lambda: torch.matmul(a, b, out=c), tf32)
+
+    def copy(self, nbytes: int) -> Workload:
+        torch = self.torch
+        count = max(1, nbytes // 4)
+        with self.allocating(f"copy of {nbytes} bytes"):
+            src = torch.ones(count, device=self.cuda_device, dtype=torch.float32)
+            dst = torch.empty_like(src)
+        return _TorchTimed(self, 2.0 * count * 4, [src, dst], lambda: dst.copy_(src), None)
+
+    def transfer(self, direction: Literal["h2d", "d2h"], pinned: bool, nbytes: int) -> Workload:
+        torch = self.torch
+        with self.allocating(f"{direction} of {nbytes} bytes"):
+            host = torch.ones(nbytes, dtype=torch.uint8, pin_memory=pinned)
+            device = torch.empty(nbytes, dtype=torch.uint8, device=self.cuda_device)
+        # non_blocking only overlaps from pinned memory; pageable copies stage
+        # through a driver buffer, which is what this test shows.
+        if direction == "h2d":
+            call: Callable[[], Any] = lambda: device.copy_(host, non_blocking=pinned)  # noqa: E731
+        else:
+            call = lambda: host.copy_(device, non_blocking=pinned)  # noqa: E731
+        return _TorchTimed(self, float(nbytes), [host, device], call, None)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.tf32.restore()
+            self.torch.cuda.synchronize(self.cuda_device)
+            self.torch.cuda.empty_cache()
+
+
+class _TorchTimed:
+    """Calls ``call`` between two CUDA events; the end event is waited for."""
+
+    sliceable = False
+
+    def __init__(
+        self,
+        session: TorchSession,
+        work: float,
+        tensors: list[Any],
+        call: Callable[[], Any],
+        tf32: bool | None,
+    ) -> None:
+        self._session = session
+        self.work = work
+        self._tensors: list[Any] | None = tensors
+        self._call: Callable[[], Any] | None = call
+        self._tf32 = tf32
+
+    def run(self, iterations: int, check: Callable[[], None]) -> float:
+        session = self._session
+        torch = session.torch
+        call = self._call
+        if call is None:
+            raise RuntimeError("workload already released")
+        if self._tf32 is not None:
+            session.tf32.set(self._tf32)
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        with session.allocating("running"):
+            start.record()
+            for _ in range(iterations):
+                call()
+            end.record()
+            end.synchronize()
+        return float(start.elapsed_time(end)) / 1000.0
+
+    def release(self) -> None:
+        if self._tensors is None:
+            return
+        self._tensors = None
+        self._call = None
+        torch = self._session.torch
+        with contextlib.suppress(Exception):
+            torch.cuda.synchronize(self._session.cuda_device)
+        torch.cuda.empty_cache()
