@@ -1,0 +1,1 @@
+"""Comparison reports: the content as plain data (no Qt) and its PDF rendering."""

@@ -1,0 +1,534 @@
+"""The comparison report as PDF: one ``QPdfWriter``, one ``QPainter``, vector charts.
+
+The content comes from :mod:`gpudesk.report.content`; this module only lays
+it out (:mod:`gpudesk.report.layout`) and paints it. Charts are painted by the
+same code that draws them on screen (:mod:`gpudesk.ui.charts.render`), into
+this painter, so they stay vector. Text uses the bundled DejaVu Sans, loaded
+explicitly, so the PDF looks the same on every machine.
+
+The PDF is painted into memory and then written with
+:func:`gpudesk.storage.atomic_write_bytes` (a temporary file in the same
+folder, fsynced, renamed over the target): a failed or cancelled export never
+leaves a truncated PDF and never touches an existing file of that name. Qt's
+own file output would swallow write errors such as a full disk; Python's
+does not.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QPageLayout,
+    QPageSize,
+    QPainter,
+    QPdfWriter,
+    QPen,
+)
+
+from gpudesk import __version__
+from gpudesk.catalog.loader import Catalog
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.paths import resources_dir
+from gpudesk.progress import NullProgress, Progress
+from gpudesk.report.content import (
+    BestFor,
+    LocalData,
+    ReportContent,
+    build_report,
+    collect_local_data,
+)
+from gpudesk.report.layout import (
+    GRID_COLOR,
+    MUTED_COLOR,
+    TEXT_COLOR,
+    Cell,
+    Flow,
+    Table,
+    TableRow,
+    draw_text_in,
+)
+
+_log = logging.getLogger(__name__)
+
+Paper = Literal["a4", "letter"]
+PAPER_SIZES: dict[str, QPageSize.PageSizeId] = {
+    "a4": QPageSize.PageSizeId.A4,
+    "letter": QPageSize.PageSizeId.Letter,
+}
+#: Device units per inch. Vector output does not depend on it; it sets the
+#: precision of coordinates (1/300 inch) and the width of cosmetic pens.
+RESOLUTION_DPI = 300
+PT = RESOLUTION_DPI / 72.0
+MM = RESOLUTION_DPI / 25.4
+MARGIN_X_MM = 17.0
+MARGIN_TOP_MM = 18.0
+MARGIN_BOTTOM_MM = 17.0
+
+BEST_FILL = QColor("#d5efd5")
+FONT_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
+FALLBACK_FAMILY = "DejaVu Sans"
+
+_font_family: str | None = None
+_app: object | None = None
+
+
+class ReportError(OSError):
+    """The report could not be written; the message names the path."""
+
+
+# --------------------------------------------------------------------------
+# set-up: application and fonts
+# --------------------------------------------------------------------------
+def ensure_application() -> None:
+    """Make sure a QApplication exists (the CLI has none): offscreen unless told otherwise."""
+    global _app
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is not None:
+        return
+    # A report needs no screen; a stale DISPLAY over SSH must not abort the export.
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from gpudesk.ui.app import create_application
+
+    _app = create_application()
+
+
+def report_font_family() -> str:
+    """The family of the bundled DejaVu Sans, loaded once."""
+    global _font_family
+    if _font_family is not None:
+        return _font_family
+    family = ""
+    for name in FONT_FILES:
+        path = resources_dir() / "fonts" / name
+        font_id = QFontDatabase.addApplicationFont(str(path))
+        if font_id < 0:
+            _log.warning("could not load the bundled font %s; text may differ", path)
+            continue
+        families = QFontDatabase.applicationFontFamilies(font_id)
+        if families and not family:
+            family = families[0]
+    _font_family = family or FALLBACK_FAMILY
+    return _font_family
+
+
+# --------------------------------------------------------------------------
+# the public entry point
+# --------------------------------------------------------------------------
+def write_pdf_report(
+    entries: Sequence[CatalogEntry],
+    path: Path | str,
+    *,
+    catalog: Catalog,
+    paper: Paper | str = "a4",
+    include_local: bool = False,
+    progress: Progress | None = None,
+    local: LocalData | None = None,
+) -> None:
+    """Write the comparison report of 2-6 GPUs to ``path`` as PDF.
+
+    Args:
+        entries: the compared GPUs, in the order shown.
+        path: the PDF file; replaced atomically if it exists.
+        catalog: the loaded catalog (date, peaks for local results).
+        paper: "a4" (default) or "letter".
+        include_local: add the "This machine" section.
+        progress: progress and cancellation (raises ``Cancelled``; nothing is written).
+        local: this machine's data; collected now when None and ``include_local``.
+
+    Raises:
+        ValueError: fewer than 2 or more than 6 GPUs, or an unknown paper size.
+        OSError: the file could not be written; ``filename`` is ``path`` and
+            an existing file is left as it was.
+        gpudesk.progress.Cancelled: cancelled through ``progress``.
+    """
+    path = Path(path)
+    progress = progress or NullProgress()
+    if paper not in PAPER_SIZES:
+        raise ValueError(f"unknown paper size {paper!r}: use 'a4' or 'letter'")
+    progress.report(0.0, "collecting the figures")
+    if include_local and local is None:
+        progress.report(0.02, "detecting this machine")
+        local = collect_local_data()
+    content = build_report(entries, catalog, local=local, include_local=include_local)
+    progress.check()
+    data = render_pdf_bytes(content, catalog=catalog, paper=paper, progress=progress)
+    progress.check()
+    progress.report(0.97, f"writing {path.name}")
+    _write_atomically(path, data)
+    progress.report(1.0, f"wrote {path}")
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    from gpudesk.storage import atomic_write_bytes
+
+    try:
+        atomic_write_bytes(path, data)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ReportError(exc.errno or 0, reason, str(path)) from exc
+
+
+# --------------------------------------------------------------------------
+# painting
+# --------------------------------------------------------------------------
+def render_pdf_bytes(
+    content: ReportContent,
+    *,
+    catalog: Catalog,
+    paper: Paper | str = "a4",
+    progress: Progress | None = None,
+) -> bytes:
+    """Lay out and paint the report; return the PDF file's bytes."""
+    progress = progress or NullProgress()
+    ensure_application()
+    family = report_font_family()
+    buffer_bytes = QByteArray()
+    buffer = QBuffer(buffer_bytes)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buffer)
+    writer.setResolution(RESOLUTION_DPI)
+    writer.setPageLayout(
+        QPageLayout(
+            QPageSize(PAPER_SIZES[paper]),
+            QPageLayout.Orientation.Portrait,
+            QMarginsF(0, 0, 0, 0),
+        )
+    )
+    writer.setTitle(f"{content.title}: {content.subtitle}")
+    writer.setCreator(f"GPUDesk {__version__}")
+    if hasattr(writer, "setAuthor"):  # Qt >= 6.8
+        writer.setAuthor("GPUDesk")
+
+    page_rect = QRectF(writer.pageLayout().fullRectPixels(RESOLUTION_DPI))
+    body = QRectF(
+        MARGIN_X_MM * MM,
+        MARGIN_TOP_MM * MM,
+        page_rect.width() - 2 * MARGIN_X_MM * MM,
+        page_rect.height() - (MARGIN_TOP_MM + MARGIN_BOTTOM_MM) * MM,
+    )
+    painter = QPainter()
+    if not painter.begin(writer):
+        raise OSError("Qt could not start the PDF painter")
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        flow = Flow(writer, body, family, PT)
+        progress.report(0.1, "laying out the pages")
+        _lay_out(flow, content, catalog)
+        progress.check()
+        total = len(flow.pages)
+        for number, page in enumerate(flow.pages, start=1):
+            if number > 1:
+                writer.newPage()
+            progress.report(0.1 + 0.85 * (number - 1) / total, f"painting page {number} of {total}")
+            for op in page.ops:
+                painter.save()
+                op(painter)
+                painter.restore()
+            _page_frame(painter, flow, content, page_rect, number, total)
+            progress.check()
+    finally:
+        painter.end()
+        buffer.close()
+    return bytes(buffer_bytes.data())
+
+
+def _page_frame(
+    painter: QPainter,
+    flow: Flow,
+    content: ReportContent,
+    page_rect: QRectF,
+    number: int,
+    total: int,
+) -> None:
+    """Running header (after the first page) and footer with "Page N of M"."""
+    small = flow.font(7.5)
+    left = MARGIN_X_MM * MM
+    width = page_rect.width() - 2 * left
+    line_height = 10 * PT
+    if number > 1:
+        top = (MARGIN_TOP_MM - 9) * MM
+        rect = QRectF(left, top, width, line_height)
+        draw_text_in(painter, rect, f"{content.title}: {content.subtitle}", small, MUTED_COLOR)
+        painter.setPen(QPen(GRID_COLOR, 0.5 * PT))
+        painter.drawLine(
+            QPointF(left, rect.bottom() + 1.5 * PT), QPointF(left + width, rect.bottom() + 1.5 * PT)
+        )
+    bottom = page_rect.height() - (MARGIN_BOTTOM_MM - 6) * MM
+    rect = QRectF(left, bottom, width, line_height)
+    facts = " · ".join(content.header_facts)
+    draw_text_in(painter, rect, facts, small, MUTED_COLOR)
+    draw_text_in(
+        painter, rect, f"Page {number} of {total}", small, MUTED_COLOR, Qt.AlignmentFlag.AlignRight
+    )
+
+
+# --------------------------------------------------------------------------
+# the report's sections
+# --------------------------------------------------------------------------
+def _series_color(index: int) -> QColor:
+    from gpudesk.ui.colors import series_color
+
+    return series_color(index)
+
+
+def _lay_out(flow: Flow, content: ReportContent, catalog: Catalog) -> None:
+    _cover(flow, content)
+    _summary(flow, content)
+    _spec_table(flow, content)
+    _charts(flow, content, catalog)
+    if content.local is not None:
+        _this_machine(flow, content)
+    _notes(flow, content)
+
+
+def _cover(flow: Flow, content: ReportContent) -> None:
+    flow.text(content.title, size_pt=20, bold=True, after_pt=2)
+    flow.text(content.subtitle, size_pt=12, after_pt=4)
+    flow.text("   ·   ".join(content.header_facts), size_pt=9, color=MUTED_COLOR, after_pt=4)
+    flow.rule()
+
+
+def _summary(flow: Flow, content: ReportContent) -> None:
+    flow.heading("Summary")
+    rows = []
+    for gpu in content.gpus:
+        best = ", ".join(gpu.best_for) if gpu.best_for else "—"
+        rows.append(
+            TableRow(
+                (
+                    Cell(gpu.name, bold=True, swatch=_series_color(gpu.index)),
+                    Cell(gpu.description),
+                    Cell(best),
+                )
+            )
+        )
+    flow.table(
+        Table(
+            header=(
+                Cell("GPU", bold=True),
+                Cell("What it is", bold=True),
+                Cell("Best for", bold=True),
+            ),
+            rows=tuple(rows),
+            column_weights=(1.15, 2.1, 1.35),
+            font_size_pt=8.5,
+            stripes=False,
+        )
+    )
+    if content.best_for:
+        flow.heading("Best for", level=2, reserve_pt=40)
+        rows = []
+        caveats: list[str] = []
+        for line in content.best_for:
+            value = line.value_text
+            if line.caveat:
+                if line.caveat not in caveats:
+                    caveats.append(line.caveat)
+                value += " " + "*" * (caveats.index(line.caveat) + 1)
+            rows.append(
+                TableRow(
+                    (
+                        Cell(line.title),
+                        Cell(" and ".join(line.winner_names), bold=True),
+                        Cell(value),
+                        Cell(_runner_up(line), muted=True),
+                    )
+                )
+            )
+        flow.table(
+            Table(
+                header=(
+                    Cell("Best for", bold=True),
+                    Cell("GPU", bold=True),
+                    Cell("Value", bold=True),
+                    Cell("Next best", bold=True),
+                ),
+                rows=tuple(rows),
+                column_weights=(1.45, 1.25, 1.0, 1.7),
+                font_size_pt=8.5,
+            )
+        )
+        for number, caveat in enumerate(caveats, start=1):
+            flow.text(f"{'*' * number} {caveat}.", size_pt=8, color=MUTED_COLOR)
+    else:
+        flow.text(
+            'No figure is known for two or more of these GPUs, so no "best for" can be given.',
+            size_pt=9.5,
+        )
+
+
+def _runner_up(line: BestFor) -> str:
+    if not line.runner_up_name:
+        return "—"
+    # A forced line break (U+2028) keeps the value whole under the name.
+    return f"{line.runner_up_name}\u2028{line.runner_up_value}"
+
+
+def _spec_table(flow: Flow, content: ReportContent) -> None:
+    flow.heading("Specifications", reserve_pt=80)
+    count = len(content.spec_columns)
+    header = (
+        Cell("", bold=True),
+        *(
+            Cell(name, bold=True, swatch=_series_color(index))
+            for index, name in enumerate(content.spec_columns)
+        ),
+    )
+    rows: list[TableRow] = []
+    for group in content.spec_groups:
+        rows.append(TableRow((Cell(group.title, bold=True),), group=True))
+        for row in group.rows:
+            cells = [Cell(row.label)]
+            for cell in row.cells:
+                cells.append(
+                    Cell(
+                        cell.text,
+                        bold=cell.best,
+                        fill=BEST_FILL if cell.best else None,
+                        align_right=row.numeric,
+                        muted=cell.text == "n/a",
+                    )
+                )
+            rows.append(TableRow(tuple(cells)))
+    label_weight = 1.7 if count <= 4 else 1.45
+    flow.table(
+        Table(
+            header=tuple(header),
+            rows=tuple(rows),
+            column_weights=(label_weight, *([1.0] * count)),
+            font_size_pt=8.0 if count <= 4 else 7.5,
+        )
+    )
+    flow.text(
+        "Best value in each row: bold on green. n/a: not in the catalog. Tensor figures are "
+        "dense (no sparsity); see Notes.",
+        size_pt=8,
+        color=MUTED_COLOR,
+    )
+
+
+ChartPainter = Callable[[QPainter, QRectF], None]
+
+
+def _chart_painters(
+    content: ReportContent, catalog: Catalog
+) -> list[tuple[str, str, float, ChartPainter]]:
+    """(title, caption, height/width ratio, painter) for each chart."""
+    entries = list(content.entries)
+
+    def radar(painter: QPainter, rect: QRectF) -> None:
+        _placeholder(painter, rect, "radar chart")
+
+    def scatter(painter: QPainter, rect: QRectF) -> None:
+        _placeholder(painter, rect, "price/performance scatter")
+
+    del entries
+    return [
+        (
+            "Spec radar",
+            "Each axis is one figure, scaled to the largest value in the whole catalog "
+            "(the outer ring); tensor figures are dense.",
+            0.62,
+            radar,
+        ),
+        (
+            "Price and performance",
+            "Dense FP16 tensor TFLOPS against catalog price; grey points are the rest of the "
+            "catalog. The line is the Pareto frontier: no GPU is both cheaper and faster than a "
+            "GPU on it.",
+            0.62,
+            scatter,
+        ),
+    ]
+
+
+def _placeholder(painter: QPainter, rect: QRectF, what: str) -> None:
+    painter.setPen(QPen(GRID_COLOR, 0.8 * PT, Qt.PenStyle.DashLine))
+    painter.drawRect(rect)
+    painter.setPen(QPen(MUTED_COLOR))
+    painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), f"[{what}: not available]")
+
+
+def _charts(flow: Flow, content: ReportContent, catalog: Catalog) -> None:
+    for index, (title, caption, ratio, paint) in enumerate(_chart_painters(content, catalog)):
+        height = flow.body.width() * ratio
+        flow.heading(title if index else f"Charts: {title.lower()}", reserve_pt=height / PT + 20)
+        flow.block(height, paint)
+        flow.space(3)
+        flow.text(caption, size_pt=8, color=MUTED_COLOR)
+
+
+def _this_machine(flow: Flow, content: ReportContent) -> None:
+    local = content.local
+    assert local is not None
+    flow.heading("This machine")
+    flow.text(local.message, size_pt=9.5, color=TEXT_COLOR if local.available else MUTED_COLOR)
+    if not local.available:
+        return
+    for line in local.detection:
+        flow.text(line, size_pt=9, after_pt=1.5)
+    if local.gpus:
+        flow.space(3)
+        flow.table(
+            Table(
+                header=(
+                    Cell("Detected GPU", bold=True),
+                    Cell("Memory", bold=True),
+                    Cell("Catalog entry", bold=True),
+                ),
+                rows=tuple(
+                    TableRow((Cell(label), Cell(memory, align_right=True), Cell(match)))
+                    for label, memory, match in local.gpus
+                ),
+                column_weights=(2.0, 0.8, 2.2),
+                font_size_pt=8.5,
+            )
+        )
+    for bench in local.benchmarks:
+        flow.heading(bench.title, level=2, reserve_pt=50)
+        flow.text(bench.details, size_pt=8.5, color=MUTED_COLOR)
+        flow.table(
+            Table(
+                header=(
+                    Cell("Test", bold=True),
+                    Cell("Measured", bold=True),
+                    Cell("Catalog peak", bold=True),
+                    Cell("% of peak", bold=True),
+                ),
+                rows=tuple(
+                    TableRow(
+                        (
+                            Cell(row.label),
+                            Cell(row.measured, align_right=True),
+                            Cell(row.peak, align_right=True, muted=row.peak == "n/a"),
+                            Cell(row.percent, align_right=True, muted=row.percent == "n/a"),
+                        )
+                    )
+                    for row in bench.rows
+                ),
+                column_weights=(1.6, 1.2, 1.2, 0.8),
+                font_size_pt=8.5,
+            )
+        )
+        for note in bench.notes:
+            flow.text(note, size_pt=8.5, indent_pt=2, after_pt=1.5, bullet=True)
+    for note in local.notes:
+        flow.text(note, size_pt=8.5, color=MUTED_COLOR, after_pt=1.5)
+
+
+def _notes(flow: Flow, content: ReportContent) -> None:
+    flow.heading("Notes")
+    for section in content.notes:
+        flow.heading(section.title, level=2, reserve_pt=24)
+        for item in section.items:
+            flow.text(item, size_pt=8.5, indent_pt=2, after_pt=2, bullet=True)
