@@ -1,10 +1,501 @@
-"""Subcommands registered by this module (being built; see the open issues)."""
+"""``gpudesk fit`` and ``gpudesk cost``: will a model fit, and cloud or buy.
+
+Module-level imports stay cheap: the planning modules load inside the handlers.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+from gpudesk.cli.common import EXIT_OK, EXIT_USAGE, CliError, format_table, load_catalog_for
+
+if TYPE_CHECKING:
+    from gpudesk.planning.cost import CostResult
+    from gpudesk.planning.fit import FitReport
+    from gpudesk.planning.memory import MemoryEstimate
+
+_MODES = ("inference", "train", "lora", "qlora")
+_DTYPES = ("fp32", "bf16", "fp16", "int8", "int4")
+_KV_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
+_OPTIMIZERS = ("adamw", "adamw8bit", "sgd")
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add this module's subcommands to ``subparsers``."""
+    """Add ``fit`` and ``cost``."""
+    fit = subparsers.add_parser(
+        "fit",
+        help="will a model fit: memory breakdown and the catalog GPUs that hold it",
+        description=(
+            "Estimate the GPU memory a model needs (weights, gradients, optimizer states, "
+            "activations, KV cache, framework overhead; GB = 10^9 bytes) and list the catalog "
+            "GPUs that hold it on 1, 2, 4 or 8 cards."
+        ),
+    )
+    what = fit.add_mutually_exclusive_group()
+    what.add_argument("--params", metavar="N", help="parameter count: 7B, 350M, 1.5T, 7e9")
+    what.add_argument(
+        "--model", metavar="PRESET", help="a bundled model preset (see --list-models)"
+    )
+    what.add_argument("--list-models", action="store_true", help="list the model presets and exit")
+    fit.add_argument(
+        "--mode", choices=_MODES, default="inference", help="workload (default inference)"
+    )
+    fit.add_argument("--dtype", choices=_DTYPES, default="bf16", help="weight dtype (default bf16)")
+    fit.add_argument("--batch", type=int, default=1, metavar="N", help="batch size (default 1)")
+    fit.add_argument(
+        "--seq",
+        type=int,
+        metavar="N",
+        help="sequence length in tokens (default 2048 or the context)",
+    )
+    fit.add_argument("--kv-dtype", choices=_KV_DTYPES, help="KV-cache dtype (default: as computed)")
+    fit.add_argument(
+        "--checkpointing", action="store_true", help="gradient checkpointing (training)"
+    )
+    fit.add_argument("--optimizer", choices=_OPTIMIZERS, default="adamw", help="default adamw")
+    fit.add_argument(
+        "--lora-rank", type=int, default=16, metavar="R", help="LoRA rank (default 16)"
+    )
+    fit.add_argument(
+        "--no-flash-attention",
+        action="store_true",
+        help="count the attention score matrices (no FlashAttention / SDPA)",
+    )
+    fit.add_argument(
+        "--max-gpus",
+        type=int,
+        choices=(1, 2, 4, 8),
+        default=8,
+        help="largest GPU count to consider (default 8)",
+    )
+    fit.add_argument("--json", action="store_true", help="machine-readable output")
+    fit.set_defaults(handler=run_fit)
+
+    cost = subparsers.add_parser(
+        "cost",
+        help="cloud or buy: break-even months for a catalog GPU",
+        description=(
+            "Compare buying a GPU (price + electricity - resale) with renting it by the hour; "
+            "prints the break-even in months and the cumulative costs."
+        ),
+    )
+    cost.add_argument("name", metavar="NAME", help="catalog id or name, e.g. rtx-4090 or '4090'")
+    cost.add_argument(
+        "--cloud-hourly",
+        type=float,
+        metavar="USD",
+        help="cloud price per GPU-hour (default: the catalog's example, if any)",
+    )
+    cost.add_argument("--hours-per-day", type=float, default=8.0, metavar="H", help="default 8")
+    cost.add_argument(
+        "--utilisation",
+        "--utilization",
+        dest="utilisation",
+        type=float,
+        default=0.8,
+        metavar="U",
+        help="average power draw as a fraction of TDP while running, 0-1 (default 0.8)",
+    )
+    cost.add_argument(
+        "--kwh-price", type=float, default=0.15, metavar="USD", help="electricity (default 0.15)"
+    )
+    cost.add_argument("--years", type=float, default=3.0, metavar="Y", help="horizon (default 3)")
+    cost.add_argument(
+        "--purchase-usd", type=float, metavar="N", help="price per GPU (default: the catalog's)"
+    )
+    cost.add_argument(
+        "--resale-usd",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="resale value per GPU (default 0)",
+    )
+    cost.add_argument(
+        "--tdp-w", type=float, metavar="W", help="power per GPU (default: the catalog's)"
+    )
+    cost.add_argument(
+        "--count", type=int, default=1, metavar="N", help="number of GPUs (default 1)"
+    )
+    cost.add_argument("--json", action="store_true", help="machine-readable output")
+    cost.set_defaults(handler=run_cost)
+
+
+# fit -----------------------------------------------------------------------------------
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from gpudesk.planning.errors import PlanningInputError
+    from gpudesk.planning.fit import fit_across
+    from gpudesk.planning.memory import (
+        DType,
+        KvDType,
+        Optimizer,
+        Workload,
+        WorkloadSpec,
+        estimate_memory,
+        parse_param_count,
+    )
+    from gpudesk.planning.presets import find_preset, generic_architecture, load_presets
+
+    if args.list_models:
+        _print_presets(load_presets(), as_json=args.json)
+        return EXIT_OK
+    if args.params is None and args.model is None:
+        raise CliError(
+            "give --params N (e.g. 7B) or --model PRESET (see --list-models)", EXIT_USAGE
+        )
+    try:
+        if args.model is not None:
+            model = find_preset(args.model)
+        else:
+            model = generic_architecture(parse_param_count(args.params))
+        spec = WorkloadSpec(
+            workload=Workload(args.mode),
+            dtype=DType(args.dtype),
+            batch=args.batch,
+            seq=args.seq,
+            kv_dtype=KvDType(args.kv_dtype) if args.kv_dtype else None,
+            checkpointing=args.checkpointing,
+            optimizer=Optimizer(args.optimizer),
+            lora_rank=args.lora_rank,
+            flash_attention=not args.no_flash_attention,
+        )
+        estimate = estimate_memory(model, spec)
+    except PlanningInputError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    catalog = load_catalog_for(args)
+    counts = tuple(count for count in (1, 2, 4, 8) if count <= args.max_gpus)
+    report = fit_across(catalog.entries, estimate, counts)
+    if args.json:
+        from gpudesk.cli.common import print_json
+
+        print_json(fit_json(report))
+    else:
+        print(fit_text(report))
+    return EXIT_OK
+
+
+def _print_presets(presets: Any, *, as_json: bool) -> None:
+    from gpudesk.cli.common import print_json
+    from gpudesk.planning.presets import format_param_count
+
+    if as_json:
+        print_json([preset.model_dump(mode="json", exclude={"assumed"}) for preset in presets])
+        return
+    rows = [
+        [preset.id, preset.name, format_param_count(preset.params), preset.summary()]
+        for preset in presets
+    ]
+    print(format_table(["Preset", "Name", "Params", "Architecture"], rows, right_aligned={2}))
+    print("\nSources: gpudesk fit --list-models --json (each preset lists its own).")
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def fit_json(report: FitReport) -> dict[str, Any]:
+    """The ``fit --json`` document: total_gb, breakdown, fits, and the working."""
+    from gpudesk.planning.fit import DECODE_LABEL, DECODE_SOURCE
+    from gpudesk.planning.memory import FRAGMENTATION_FRACTION, OVERHEAD_FIXED_GB
+
+    estimate = report.estimate
+    model = estimate.model
+    return {
+        "model": {
+            "id": model.id,
+            "name": model.name,
+            "params": model.params,
+            "kind": model.kind.value,
+            "assumed_shape": model.assumed,
+            "architecture": model.summary(),
+            "sources": list(model.sources),
+        },
+        "workload": estimate.spec.model_dump(mode="json"),
+        "gb_definition": "1 GB = 10^9 bytes",
+        "total_gb": round(estimate.total_gb, 4),
+        "breakdown": {key: round(value, 4) for key, value in estimate.breakdown_gb().items()},
+        "formulas": {part.key.value: part.formula for part in estimate.parts},
+        "part_sources": {part.key.value: part.source for part in estimate.parts},
+        "trainable_params": estimate.trainable_params,
+        "overhead_per_gpu_gb": OVERHEAD_FIXED_GB,
+        "fragmentation_fraction": FRAGMENTATION_FRACTION,
+        "notes": list(estimate.notes),
+        "decode_bytes_per_token": _round(estimate.decode_bytes_per_token, 0),
+        "decode_note": f"{DECODE_LABEL}; an upper bound, not a prediction. {DECODE_SOURCE}",
+        "fits": [
+            {
+                "gpu_id": result.gpu_id,
+                "count": result.count,
+                "name": result.name,
+                "memory_gb": result.memory_gb,
+                "per_gpu_gb": round(result.per_gpu_gb, 4),
+                "headroom_gb": round(result.headroom_gb, 4),
+                "needs_parallelism": result.needs_parallelism,
+                "decode_tokens_per_s_upper_bound": _round(
+                    result.decode_tokens_per_s_upper_bound, 1
+                ),
+            }
+            for result in report.fits
+        ],
+        "excluded": [
+            {"gpu_id": result.gpu_id, "reason": result.excluded_reason}
+            for result in report.excluded
+        ],
+        "too_small": [result.gpu_id for result in report.too_small],
+    }
+
+
+def _wrap(text: str, indent: str) -> str:
+    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
+
+
+def _describe_workload(estimate: MemoryEstimate) -> str:
+    spec = estimate.spec
+    bits = [spec.workload.label, f"{spec.dtype} weights"]
+    if spec.workload.value == "qlora":
+        bits[1] = f"NF4 base, {spec.dtype} compute"
+    bits.append(f"batch {spec.batch}")
+    if spec.seq is not None:
+        bits.append(f"{spec.seq:,} tokens")
+    if estimate.model.has_kv_cache and spec.workload.value == "inference":
+        bits.append(f"KV cache {spec.kv_dtype}")
+    if spec.workload.value != "inference":
+        bits.append(spec.optimizer.label)
+        bits.append("gradient checkpointing" if spec.checkpointing else "no checkpointing")
+    if spec.workload.value in ("lora", "qlora"):
+        bits.append(f"LoRA rank {spec.lora_rank}")
+    return ", ".join(bits)
+
+
+def fit_text(report: FitReport) -> str:
+    """The human-readable ``fit`` output."""
+    from gpudesk.planning.fit import DECODE_SOURCE, PARALLELISM_NOTE
+
+    estimate = report.estimate
+    model = estimate.model
+    lines = [f"{model.name}: {_describe_workload(estimate)}", f"  {model.summary()}", ""]
+    sources: list[str] = []
+    lines.append("Memory (GB = 10^9 bytes)")
+    for part in estimate.parts:
+        for source in part.source.split("; "):
+            if source not in sources:
+                sources.append(source)
+        refs = ",".join(str(sources.index(source) + 1) for source in part.source.split("; "))
+        lines.append(f"  {part.label:<20}{part.gb:>9.2f} GB   [{refs}]")
+        lines.append(_wrap(part.formula, " " * 6))
+    lines.append(f"  {'Total':<20}{estimate.total_gb:>9.2f} GB")
+    if estimate.notes:
+        lines.append("")
+        lines.extend(
+            textwrap.fill(note, width=100, initial_indent="  - ", subsequent_indent="    ")
+            for note in estimate.notes
+        )
+
+    single = [result for result in report.fits if result.count == 1]
+    multi = [result for result in report.fits if result.needs_parallelism]
+    decode = estimate.decode_bytes_per_token is not None
+    headers = ["GPU", "Memory", "Need", "Headroom"] + (["Decode <= tok/s"] if decode else [])
+
+    def row(result: Any, with_count: bool) -> list[str]:
+        cells = [result.gpu_id]
+        if with_count:
+            cells.append(f"{result.count}")
+        cells += [
+            f"{result.memory_gb:g} GB",
+            f"{result.per_gpu_gb:.1f} GB",
+            f"{result.headroom_gb:+.1f} GB",
+        ]
+        if decode:
+            value = result.decode_tokens_per_s_upper_bound
+            cells.append("n/a" if value is None else f"{value:,.0f}")
+        return cells
+
+    lines.append("")
+    if single:
+        lines.append(f"Fits on one GPU ({len(single)}):")
+        table = format_table(headers, [row(r, False) for r in single], right_aligned={1, 2, 3, 4})
+        lines.extend("  " + line for line in table.splitlines())
+    else:
+        lines.append("Fits on no single GPU of the catalog.")
+    if multi:
+        lines.append("")
+        lines.append(f"Fits on several GPUs ({len(multi)}): {PARALLELISM_NOTE}:")
+        multi_headers = ["GPU", "Count", "Memory/GPU", "Need/GPU", "Headroom"] + (
+            ["Decode <= tok/s"] if decode else []
+        )
+        table = format_table(
+            multi_headers, [row(r, True) for r in multi], right_aligned={1, 2, 3, 4, 5}
+        )
+        lines.extend("  " + line for line in table.splitlines())
+    if report.excluded:
+        lines.append("")
+        lines.append("Not considered (dtype not supported):")
+        lines.extend(f"  {r.gpu_id}: {r.excluded_reason}" for r in report.excluded)
+    if report.too_small:
+        lines.append("")
+        lines.append(
+            _wrap(
+                f"Too small even as {report.counts[-1]} GPUs: "
+                + ", ".join(r.gpu_id for r in report.too_small),
+                "",
+            )
+        )
+    if decode:
+        assert estimate.decode_bytes_per_token is not None
+        lines.append("")
+        lines.append(
+            _wrap(
+                "Decode tok/s is an upper bound for one stream, not a prediction: GPUs x "
+                f"bandwidth / {estimate.decode_bytes_per_token / 1e9:.2f} GB read per token "
+                "(the weights a token uses plus its KV cache); real decoders reach roughly "
+                f"50-80% of it. {DECODE_SOURCE}",
+                "",
+            )
+        )
+    lines.append("")
+    lines.append("Sources:")
+    lines.extend(
+        textwrap.fill(f"[{index}] {source}", 100, initial_indent="  ", subsequent_indent="      ")
+        for index, source in enumerate(sources, 1)
+    )
+    lines.extend(
+        textwrap.fill(f"model: {source}", 100, initial_indent="  ", subsequent_indent="      ")
+        for source in model.sources
+    )
+    return "\n".join(lines)
+
+
+# cost ----------------------------------------------------------------------------------
+
+
+def run_cost(args: argparse.Namespace) -> int:
+    from gpudesk.catalog.query import NameLookupError, find_entry
+    from gpudesk.planning.cost import compute_cost, cost_inputs_for
+    from gpudesk.planning.errors import PlanningInputError
+
+    catalog = load_catalog_for(args)
+    try:
+        entry = find_entry(catalog.entries, args.name)
+    except NameLookupError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    try:
+        inputs = cost_inputs_for(
+            entry,
+            cloud_hourly_usd=args.cloud_hourly,
+            purchase_usd=args.purchase_usd,
+            tdp_w=args.tdp_w,
+            count=args.count,
+            hours_per_day=args.hours_per_day,
+            utilisation=args.utilisation,
+            kwh_price_usd=args.kwh_price,
+            years=args.years,
+            resale_usd=args.resale_usd,
+        )
+        result = compute_cost(inputs)
+    except PlanningInputError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    provenance = {
+        "purchase": "argument"
+        if args.purchase_usd is not None
+        else f"catalog ({entry.price_kind}, {entry.price_date})",
+        "cloud_hourly": "argument"
+        if args.cloud_hourly is not None
+        else f"catalog example ({entry.cloud_hourly_source}, {entry.cloud_hourly_date})",
+        "tdp": "argument" if args.tdp_w is not None else "catalog",
+    }
+    if args.json:
+        from gpudesk.cli.common import print_json
+
+        print_json(cost_json(result, provenance))
+    else:
+        print(cost_text(result, provenance))
+    return EXIT_OK
+
+
+def cost_json(result: CostResult, provenance: dict[str, str]) -> dict[str, Any]:
+    """The ``cost --json`` document: break_even_months (null when never) and the series."""
+    return {
+        "gpu_id": result.inputs.gpu_id,
+        "gpu_name": result.inputs.gpu_name,
+        "inputs": result.inputs.model_dump(mode="json"),
+        "provenance": provenance,
+        "break_even_months": _round(result.break_even_months, 2),
+        "break_even_within_horizon": result.break_even_within_horizon,
+        "power_monthly_usd": round(result.power_monthly_usd, 2),
+        "cloud_monthly_usd": round(result.cloud_monthly_usd, 2),
+        "upfront_usd": round(result.upfront_usd, 2),
+        "resale_usd": round(result.resale_total_usd, 2),
+        "buy_total_usd": round(result.buy_total_usd, 2),
+        "cloud_total_usd": round(result.cloud_total_usd, 2),
+        "formulas": result.formulas(),
+        "series": {
+            "months": list(result.months),
+            "buy_usd": [round(value, 2) for value in result.buy_cumulative_usd],
+            "buy_net_of_resale_usd": [
+                round(value, 2) for value in result.buy_net_of_resale_cumulative_usd
+            ],
+            "cloud_usd": [round(value, 2) for value in result.cloud_cumulative_usd],
+        },
+        "not_counted": "host machine, cooling, space, admin time; cloud storage and egress",
+    }
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def cost_text(result: CostResult, provenance: dict[str, str]) -> str:
+    """The human-readable ``cost`` output."""
+    inputs = result.inputs
+    formulas = result.formulas()
+    count = f" x {inputs.count}" if inputs.count > 1 else ""
+    horizon = f"{inputs.years:g} year{'s' if inputs.years != 1 else ''}"
+    if result.break_even_months is None:
+        verdict = (
+            "Buying never breaks even: the electricity alone costs at least as much as renting."
+        )
+    elif result.break_even_within_horizon:
+        verdict = f"Buying breaks even after {result.break_even_months:.1f} months."
+    else:
+        verdict = (
+            f"Buying breaks even after {result.break_even_months:.1f} months, beyond the "
+            f"{horizon} horizon: renting is cheaper over it."
+        )
+    lines = [
+        f"{inputs.gpu_name}{count}: buy or rent, over {horizon}",
+        "",
+        verdict,
+        "",
+        f"  Purchase    {_usd(result.upfront_usd):>12}         {provenance['purchase']}",
+        f"  Resale      {_usd(result.resale_total_usd):>12}",
+        f"  Power       {_usd(result.power_monthly_usd):>12}/month   {formulas['power']}",
+        f"              {'':>12}         TDP from the {provenance['tdp']}",
+        f"  Cloud       {_usd(result.cloud_monthly_usd):>12}/month   {formulas['cloud']}",
+        f"              {'':>12}         hourly price: {provenance['cloud_hourly']}",
+        f"  Break-even  {formulas['break_even']}",
+        "",
+    ]
+    rows = []
+    for month in result.months:
+        if (month % 12 == 0 and month > 0) or month == result.months[-1]:
+            rows.append(
+                [
+                    f"{month / 12:g}",
+                    f"${result.buy_net_of_resale_cumulative_usd[month]:,.2f}",
+                    f"${result.cloud_cumulative_usd[month]:,.2f}",
+                ]
+            )
+    table = format_table(["Year", "Buy (net of resale)", "Cloud"], rows, right_aligned={1, 2})
+    lines.extend("  " + line for line in table.splitlines())
+    lines.append("")
+    lines.append(
+        _wrap(
+            "Not counted: the host machine, cooling, space and admin time; cloud storage and "
+            "egress. Utilisation is the average power draw as a share of TDP while running.",
+            "",
+        )
+    )
+    return "\n".join(lines)

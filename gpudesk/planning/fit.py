@@ -1,0 +1,186 @@
+"""Which catalog GPUs hold a workload, on 1, 2, 4 or 8 of them, and how fast it could decode.
+
+Memory available per GPU is the catalog's ``memory_gb`` with nothing hidden taken off
+(vendors' "24 GB" cards usually have 24 GiB, ~25.8e9 bytes, which roughly covers what
+the driver reserves). More than one GPU means tensor/model parallelism, with the
+framework overhead counted again on every GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.planning import citations
+from gpudesk.planning.memory import GB, DType, MemoryEstimate, Workload
+
+GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
+
+#: NVIDIA architectures before Ampere: no bfloat16 arithmetic.
+_PRE_AMPERE = ("kepler", "maxwell", "pascal", "volta", "turing")
+
+PARALLELISM_NOTE = (
+    "needs tensor/model parallelism (an ideal even split; the framework overhead is "
+    "counted on every GPU)"
+)
+DECODE_LABEL = "single-stream decode upper bound (memory-bandwidth bound, tokens/s)"
+DECODE_SOURCE = citations.DECODE_BOUND
+BF16_SOURCE = citations.BF16_SUPPORT
+
+
+class GpuFit(BaseModel):
+    """One GPU's answer: how many it takes, the headroom, the decode upper bound."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu_id: str
+    name: str
+    memory_gb: float
+    #: the fewest GPUs (of GPU_COUNTS) that hold the workload; None: not even the most
+    count: int | None
+    #: memory each GPU needs at ``count`` (or at the largest count when it does not fit)
+    per_gpu_gb: float
+    headroom_gb: float
+    #: tokens/s <= count x bandwidth / bytes per token; None when not a decoder inference
+    decode_tokens_per_s_upper_bound: float | None
+    excluded_reason: str | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.count is not None and self.excluded_reason is None
+
+    @property
+    def needs_parallelism(self) -> bool:
+        return self.fits and self.count is not None and self.count > 1
+
+
+class FitReport(BaseModel):
+    """Every catalog GPU checked against one estimate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    estimate: MemoryEstimate
+    results: tuple[GpuFit, ...]
+    counts: tuple[int, ...] = GPU_COUNTS
+
+    @property
+    def fits(self) -> list[GpuFit]:
+        """GPUs that hold the workload: fewest GPUs first, then the smallest card."""
+        chosen = [result for result in self.results if result.fits]
+        return sorted(chosen, key=lambda r: (r.count or 0, r.memory_gb, -r.headroom_gb, r.gpu_id))
+
+    @property
+    def excluded(self) -> list[GpuFit]:
+        return [result for result in self.results if result.excluded_reason is not None]
+
+    @property
+    def too_small(self) -> list[GpuFit]:
+        return [
+            result
+            for result in self.results
+            if result.count is None and result.excluded_reason is None
+        ]
+
+    def fitting_ids(self, max_count: int = GPU_COUNTS[-1]) -> frozenset[str]:
+        return frozenset(
+            result.gpu_id
+            for result in self.fits
+            if result.count is not None and result.count <= max_count
+        )
+
+
+def bf16_supported(entry: CatalogEntry) -> bool | None:
+    """Whether a GPU computes in bfloat16: True, False, or None when unknown.
+
+    NVIDIA needs compute capability 8.0 (Ampere); older architectures are recognised
+    by name when the capability is missing. Other vendors: known only when the catalog
+    gives a bf16 tensor rate.
+    """
+    if entry.bf16_tensor_tflops is not None:
+        return True
+    if entry.vendor.lower() == "nvidia":
+        if entry.compute_capability is not None:
+            major = int(entry.compute_capability.split(".")[0])
+            return major >= 8
+        if entry.architecture.lower() in _PRE_AMPERE:
+            return False
+    return None
+
+
+def _needs_bf16(estimate: MemoryEstimate) -> bool:
+    # QLoRA and int8/int4 inference compute in the spec's dtype when it is a float one.
+    return estimate.spec.dtype is DType.BF16
+
+
+def decode_upper_bound(estimate: MemoryEstimate, bandwidth_gbs: float, count: int) -> float | None:
+    """tokens/s <= count x bandwidth / bytes read per token, for one stream.
+
+    An upper bound: real decoders reach roughly half to four fifths of it, and compute,
+    kernel launches and communication between GPUs are ignored.
+    """
+    if estimate.decode_bytes_per_token is None or estimate.decode_bytes_per_token <= 0:
+        return None
+    return count * bandwidth_gbs * GB / estimate.decode_bytes_per_token
+
+
+def fit_entry(
+    entry: CatalogEntry, estimate: MemoryEstimate, counts: Sequence[int] = GPU_COUNTS
+) -> GpuFit:
+    """Check one GPU at each count in ``counts``, smallest first."""
+    excluded: str | None = None
+    if _needs_bf16(estimate) and bf16_supported(entry) is False:
+        capability = entry.compute_capability or entry.architecture
+        excluded = f"no native bf16 ({capability}, needs compute capability 8.0+); use fp16"
+    chosen: int | None = None
+    for count in counts:
+        if estimate.per_gpu_gb(count) <= entry.memory_gb:
+            chosen = count
+            break
+    at = chosen if chosen is not None else counts[-1]
+    per_gpu = estimate.per_gpu_gb(at)
+    decode = None
+    if chosen is not None and excluded is None and estimate.spec.workload is Workload.INFERENCE:
+        decode = decode_upper_bound(estimate, entry.bandwidth_gbs, chosen)
+    return GpuFit(
+        gpu_id=entry.id,
+        name=entry.name,
+        memory_gb=entry.memory_gb,
+        count=chosen,
+        per_gpu_gb=per_gpu,
+        headroom_gb=entry.memory_gb - per_gpu,
+        decode_tokens_per_s_upper_bound=decode,
+        excluded_reason=excluded,
+    )
+
+
+def fit_across(
+    entries: Iterable[CatalogEntry],
+    estimate: MemoryEstimate,
+    counts: Sequence[int] = GPU_COUNTS,
+) -> FitReport:
+    """Check every GPU in ``entries`` against ``estimate``."""
+    ordered = sorted(set(counts))
+    if not ordered or ordered[0] < 1:
+        raise ValueError("counts must be positive")
+    return FitReport(
+        estimate=estimate,
+        results=tuple(fit_entry(entry, estimate, ordered) for entry in entries),
+        counts=tuple(ordered),
+    )
+
+
+__all__ = [
+    "BF16_SOURCE",
+    "DECODE_LABEL",
+    "DECODE_SOURCE",
+    "GPU_COUNTS",
+    "PARALLELISM_NOTE",
+    "FitReport",
+    "GpuFit",
+    "bf16_supported",
+    "decode_upper_bound",
+    "fit_across",
+    "fit_entry",
+]
