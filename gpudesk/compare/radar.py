@@ -262,3 +262,34 @@ def gap_bridges(points: Sequence[RadarPoint | None]) -> list[tuple[int, int]]:
         if (index + 1) % count != following and (following, index) not in bridges:
             bridges.append((index, following))
     return bridges
+
+
+@dataclass(frozen=True, slots=True)
+class NormalisationChoice:
+    """The user's normalisation: which maximum is the outer ring, and the scale."""
+
+    reference: Reference = Reference.CATALOG
+    scale: Scale = Scale.LINEAR
+
+    def describe(self) -> str:
+        """One line for a chart caption."""
+        where = "whole catalog" if self.reference is Reference.CATALOG else "selection"
+        return f"{self.scale.value} scale · outer ring = {where} maximum"
+
+
+def choose_normalisation(
+    choice: NormalisationChoice,
+    axes: Sequence[str],
+    *,
+    catalog: Iterable[CatalogEntry],
+    selection: Iterable[CatalogEntry],
+    extra_series: Iterable[Sequence[float | None]] = (),
+) -> Normalisation:
+    """The :class:`Normalisation` for ``choice``: reference taken from catalog or selection.
+
+    The selection always joins the catalog reference, so a GPU compared from a
+    user folder outside the loaded catalog never lands outside the outer ring.
+    """
+    selected = list(selection)
+    reference = [*catalog, *selected] if choice.reference is Reference.CATALOG else selected
+    return normalisation_for(reference, axes, choice.scale, extra_series=extra_series)

@@ -1,0 +1,582 @@
+"""The spec radar chart: one pyqtgraph graphics item painting a cached ``QPicture``.
+
+Geometry (where each value lands) comes from :func:`gpudesk.compare.radar.radar_points`;
+this item lays out rings, spokes, axis labels and the legend in pixels and
+paints them. It lives in a plain :class:`RadarWidget` (no ViewBox), so text is
+drawn at real pixel sizes and the same item renders into PNG, SVG or a PDF
+painter unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPicture,
+    QPolygonF,
+)
+from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
+
+from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.radar import (
+    DEFAULT_RADAR_AXES,
+    AxisRange,
+    Normalisation,
+    NormalisationChoice,
+    RadarPoint,
+    Scale,
+    axis_angle,
+    choose_normalisation,
+    entry_values,
+    gap_bridges,
+    measured_values,
+    missing_axes,
+    outline_segments,
+    radar_points,
+    ring_radii,
+)
+from gpudesk.measured import MeasuredSeries
+from gpudesk.ui.charts.style import (
+    LIGHT,
+    ChartStyle,
+    chart_font,
+    chart_series_color,
+    measured_color,
+)
+
+MEASURED_SERIES_ID = "measured"
+LABEL_PX = 13
+LEGEND_PX = 13
+CAPTION_PX = 12
+RING_LABEL_PX = 11
+MARGIN_PX = 10.0
+LABEL_GAP_PX = 8.0
+HOVER_RADIUS_PX = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class RadarSeries:
+    """One polygon: a compared GPU or the measured series."""
+
+    id: str
+    name: str
+    color: QColor
+    values: tuple[float | None, ...]
+    measured: bool = False
+
+
+def build_radar_series(
+    entries: Sequence[CatalogEntry],
+    axes: Sequence[str],
+    *,
+    measured: MeasuredSeries | None = None,
+    dark: bool = False,
+) -> list[RadarSeries]:
+    """The series for ``entries`` in compare order (colors by position), then the measured one."""
+    series = [
+        RadarSeries(
+            entry.id,
+            entry.name,
+            chart_series_color(index, dark),
+            tuple(entry_values(entry, axes)),
+        )
+        for index, entry in enumerate(entries)
+    ]
+    if measured is not None:
+        values = tuple(measured_values(measured.values, axes))
+        series.append(
+            RadarSeries(MEASURED_SERIES_ID, measured.label, measured_color(dark), values, True)
+        )
+    return series
+
+
+def build_radar_normalisation(
+    choice: NormalisationChoice,
+    axes: Sequence[str],
+    catalog_entries: Sequence[CatalogEntry],
+    entries: Sequence[CatalogEntry],
+    measured: MeasuredSeries | None = None,
+) -> Normalisation:
+    extra = [measured_values(measured.values, axes)] if measured is not None else []
+    return choose_normalisation(
+        choice, axes, catalog=catalog_entries, selection=entries, extra_series=extra
+    )
+
+
+@dataclass(slots=True)
+class _LegendEntry:
+    series: RadarSeries
+    swatch: QRectF
+    text_rect: QRectF
+    text: str
+
+
+@dataclass(slots=True)
+class RadarLayout:
+    """Where everything goes, in item (pixel) coordinates; y grows downwards."""
+
+    center: QPointF
+    radius: float
+    label_rects: list[QRectF] = field(default_factory=list)
+    label_lines: list[tuple[str, str]] = field(default_factory=list)
+    legend: list[_LegendEntry] = field(default_factory=list)
+    caption_rect: QRectF | None = None
+
+    def to_pixel(self, point: RadarPoint) -> QPointF:
+        return QPointF(
+            self.center.x() + point.x * self.radius, self.center.y() - point.y * self.radius
+        )
+
+    def on_spoke(self, index: int, count: int, fraction: float) -> QPointF:
+        angle = axis_angle(index, count)
+        return QPointF(
+            self.center.x() + fraction * self.radius * math.cos(angle),
+            self.center.y() - fraction * self.radius * math.sin(angle),
+        )
+
+
+def _label_rect(anchor: QPointF, angle: float, width: float, height: float) -> QRectF:
+    """A label box beside ``anchor``, on the outward side of the spoke at ``angle``."""
+    cos, sin = math.cos(angle), math.sin(angle)
+    if cos > 0.25:
+        left = anchor.x()
+    elif cos < -0.25:
+        left = anchor.x() - width
+    else:
+        left = anchor.x() - width / 2
+    if sin > 0.25:
+        top = anchor.y() - height
+    elif sin < -0.25:
+        top = anchor.y()
+    else:
+        top = anchor.y() - height / 2
+    return QRectF(left, top, width, height)
+
+
+class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
+    """The radar chart: rings, spokes, labels, one polygon per series, legend.
+
+    Missing values are gaps: the outline stops at a missing axis, a dashed line
+    bridges the gap, and the legend names what is n/a. Hover a vertex for its
+    raw value and unit, an axis label for its reference maximum.
+    """
+
+    def __init__(self, parent: pg.GraphicsObject | None = None) -> None:
+        super().__init__(parent)
+        self._size = QSizeF(640, 480)
+        self._axes: tuple[str, ...] = DEFAULT_RADAR_AXES
+        self._series: list[RadarSeries] = []
+        self._normalisation: Normalisation | None = None
+        self._style: ChartStyle = LIGHT
+        self._caption = ""
+        self._picture: QPicture | None = None
+        #: Paint straight onto the target painter instead of the cached picture
+        #: (for PDF/SVG output, where a replayed picture may scale text wrongly).
+        self.use_cache = True
+        self.series_points: dict[str, list[RadarPoint | None]] = {}
+        self.layout: RadarLayout = RadarLayout(QPointF(320, 240), 100.0)
+        self._relayout()
+
+    # inputs ----------------------------------------------------------------
+    def set_data(
+        self,
+        series: Sequence[RadarSeries],
+        axes: Sequence[str],
+        normalisation: Normalisation,
+        caption: str = "",
+    ) -> None:
+        """Show ``series`` over ``axes``; computes every point with ``radar_points``."""
+        self._series = list(series)
+        self._axes = tuple(axes)
+        self._normalisation = normalisation
+        self._caption = caption
+        self.series_points = {
+            item.id: radar_points(item.values, self._axes, normalisation) for item in self._series
+        }
+        self._changed()
+
+    def set_size(self, size: QSizeF) -> None:
+        if size.width() <= 0 or size.height() <= 0 or size == self._size:
+            return
+        self.prepareGeometryChange()
+        self._size = QSizeF(size)
+        self._changed()
+
+    def set_style(self, style: ChartStyle) -> None:
+        self._style = style
+        self._changed()
+
+    # computed geometry (tests and hover) -------------------------------------
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return self._axes
+
+    @property
+    def series(self) -> list[RadarSeries]:
+        return list(self._series)
+
+    def polygon(self, series_id: str) -> list[QPointF | None]:
+        """The series' vertices in item pixels, None at missing axes."""
+        return [
+            None if point is None else self.layout.to_pixel(point)
+            for point in self.series_points[series_id]
+        ]
+
+    def axis_range(self, index: int) -> AxisRange | None:
+        if self._normalisation is None:
+            return None
+        return self._normalisation.ranges[index]
+
+    def tooltip_at(self, pos: QPointF) -> str | None:
+        """The hover text at ``pos``: a vertex's raw value, or an axis label's reference."""
+        best: tuple[float, RadarSeries, RadarPoint] | None = None
+        for series in self._series:
+            for point in self.series_points.get(series.id, []):
+                if point is None:
+                    continue
+                pixel = self.layout.to_pixel(point)
+                distance = math.hypot(pixel.x() - pos.x(), pixel.y() - pos.y())
+                if distance <= HOVER_RADIUS_PX and (best is None or distance < best[0]):
+                    best = (distance, series, point)
+        if best is not None:
+            _, series, point = best
+            metric = METRICS[self._axes[point.axis_index]]
+            value = f"{metric.format(point.value)} {metric.unit}".strip()
+            lines = [series.name, f"{metric.label}: {value}"]
+            axis_range = self.axis_range(point.axis_index)
+            if axis_range is not None and axis_range.max_value > 0:
+                share = 100.0 * point.value / axis_range.max_value
+                lines.append(
+                    f"{share:.0f}% of the outer ring's {metric.format(axis_range.max_value)}"
+                )
+            if series.measured:
+                lines.append("measured on this machine")
+            return "\n".join(lines)
+        for index, rect in enumerate(self.layout.label_rects):
+            if rect.contains(pos):
+                return self._axis_tooltip(index)
+        return None
+
+    def _axis_tooltip(self, index: int) -> str:
+        metric = METRICS[self._axes[index]]
+        lines = [metric.header]
+        axis_range = self.axis_range(index)
+        if axis_range is None:
+            lines.append("no GPU here has this figure")
+        else:
+            lines.append(f"outer ring: {metric.format(axis_range.max_value)} {metric.unit}".strip())
+        missing = [
+            series.name
+            for series in self._series
+            if self.series_points.get(series.id) and self.series_points[series.id][index] is None
+        ]
+        if missing:
+            lines.append("n/a for " + ", ".join(missing))
+        return "\n".join(lines)
+
+    def hoverEvent(self, event: object) -> None:
+        if getattr(event, "isExit", lambda: True)():
+            self.setToolTip("")
+            return
+        pos = event.pos()  # type: ignore[attr-defined]
+        self.setToolTip(self.tooltip_at(QPointF(pos.x(), pos.y())) or "")
+
+    # QGraphicsItem -----------------------------------------------------------
+    def boundingRect(self) -> QRectF:
+        return QRectF(0, 0, self._size.width(), self._size.height())
+
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionGraphicsItem | None = None,
+        widget: QWidget | None = None,
+    ) -> None:
+        if not self.use_cache:
+            self.draw(painter)
+            return
+        if self._picture is None:
+            picture = QPicture()
+            recorder = QPainter(picture)
+            self.draw(recorder)
+            recorder.end()
+            self._picture = picture
+        painter.drawPicture(0, 0, self._picture)
+
+    # layout ----------------------------------------------------------------
+    def _changed(self) -> None:
+        self._picture = None
+        self._relayout()
+        self.update()
+
+    def _label_lines(self) -> list[tuple[str, str]]:
+        lines = []
+        for index, key in enumerate(self._axes):
+            metric = METRICS[key]
+            axis_range = self.axis_range(index)
+            if axis_range is None:
+                second = f"{metric.unit} · no data".strip(" ·")
+            else:
+                top = metric.format(axis_range.max_value)
+                second = f"{metric.unit} · max {top}" if metric.unit else f"max {top}"
+            lines.append((metric.label, second))
+        return lines
+
+    def _legend_texts(self) -> list[str]:
+        texts = []
+        for series in self._series:
+            missing = missing_axes(self.series_points.get(series.id, []))
+            text = series.name
+            if missing and len(missing) < len(self._axes):
+                text += " (n/a: " + ", ".join(METRICS[self._axes[i]].label for i in missing) + ")"
+            elif missing:
+                text += " (no values on these axes)"
+            texts.append(text)
+        return texts
+
+    def _relayout(self) -> None:
+        bounds = self.boundingRect().adjusted(MARGIN_PX, MARGIN_PX, -MARGIN_PX, -MARGIN_PX)
+        top = bounds.top()
+        caption_rect = None
+        if self._caption:
+            caption_metrics = QFontMetricsF(chart_font(CAPTION_PX))
+            caption_rect = QRectF(bounds.left(), top, bounds.width(), caption_metrics.height())
+            top += caption_metrics.height() + 4
+        legend = self._layout_legend(bounds)
+        legend_height = 0.0
+        if legend:
+            legend_height = max(entry.text_rect.bottom() for entry in legend) - min(
+                entry.text_rect.top() for entry in legend
+            )
+            shift = bounds.bottom() - legend_height
+            for entry in legend:
+                entry.swatch.translate(0, shift)
+                entry.text_rect.translate(0, shift)
+        plot = QRectF(bounds.left(), top, bounds.width(), bounds.bottom() - legend_height - 6 - top)
+        center = plot.center()
+        lines = self._label_lines()
+        label_metrics = QFontMetricsF(chart_font(LABEL_PX))
+        bold_metrics = QFontMetricsF(chart_font(LABEL_PX, bold=True))
+        sizes = [
+            (
+                max(bold_metrics.horizontalAdvance(first), label_metrics.horizontalAdvance(second))
+                + 2,
+                bold_metrics.height() + label_metrics.height(),
+            )
+            for first, second in lines
+        ]
+        count = len(self._axes)
+
+        def rects_for(radius: float) -> list[QRectF]:
+            rects = []
+            for index, (width, height) in enumerate(sizes):
+                angle = axis_angle(index, count)
+                anchor = QPointF(
+                    center.x() + (radius + LABEL_GAP_PX) * math.cos(angle),
+                    center.y() - (radius + LABEL_GAP_PX) * math.sin(angle),
+                )
+                rects.append(_label_rect(anchor, angle, width, height))
+            return rects
+
+        def fits(radius: float) -> bool:
+            return all(plot.contains(rect) for rect in rects_for(radius))
+
+        low, high = 20.0, max(20.0, min(plot.width(), plot.height()) / 2)
+        if fits(high):
+            low = high
+        else:
+            for _ in range(30):  # bisection: the largest radius whose labels all fit
+                middle = (low + high) / 2
+                if fits(middle):
+                    low = middle
+                else:
+                    high = middle
+        self.layout = RadarLayout(
+            center=center,
+            radius=low,
+            label_rects=rects_for(low),
+            label_lines=lines,
+            legend=legend,
+            caption_rect=caption_rect,
+        )
+
+    def _layout_legend(self, bounds: QRectF) -> list[_LegendEntry]:
+        metrics = QFontMetricsF(chart_font(LEGEND_PX))
+        line_height = metrics.height() + 4
+        swatch = 12.0
+        entries: list[_LegendEntry] = []
+        x, y = bounds.left(), 0.0
+        for series, text in zip(self._series, self._legend_texts(), strict=True):
+            available = bounds.width() - swatch - 6
+            shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, available)
+            width = swatch + 6 + metrics.horizontalAdvance(shown) + 18
+            if x > bounds.left() and x + width > bounds.right():
+                x, y = bounds.left(), y + line_height
+            swatch_rect = QRectF(x, y + (line_height - swatch) / 2, swatch, swatch)
+            text_rect = QRectF(x + swatch + 6, y, width - swatch - 6, line_height)
+            entries.append(_LegendEntry(series, swatch_rect, text_rect, shown))
+            x += width
+        return entries
+
+    # painting --------------------------------------------------------------
+    def draw(self, painter: QPainter) -> None:
+        """Paint the whole chart with ``painter`` (item coordinates)."""
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        self._draw_grid(painter)
+        for series in sorted(self._series, key=lambda item: item.measured):
+            self._draw_series(painter, series)
+        self._draw_labels(painter)
+        self._draw_legend(painter)
+        if self.layout.caption_rect is not None:
+            painter.setFont(chart_font(CAPTION_PX))
+            painter.setPen(QPen(self._style.muted))
+            painter.drawText(
+                self.layout.caption_rect,
+                int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                self._caption,
+            )
+        painter.restore()
+
+    def _scale(self) -> Scale:
+        return Scale.LINEAR if self._normalisation is None else self._normalisation.scale
+
+    def _draw_grid(self, painter: QPainter) -> None:
+        count = len(self._axes)
+        layout = self.layout
+        inner = 0.2 if self._normalisation is None else self._normalisation.inner
+        radii = ring_radii(self._scale(), inner)
+        grid = QPen(self._style.grid, 1.0)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for radius in radii:
+            ring = QPolygonF([layout.on_spoke(i, count, radius) for i in range(count)])
+            pen = QPen(grid)
+            if radius == 1.0:
+                pen.setColor(self._style.muted)
+            painter.setPen(pen)
+            painter.drawPolygon(ring)
+        painter.setPen(grid)
+        for index in range(count):
+            painter.drawLine(layout.center, layout.on_spoke(index, count, 1.0))
+        # ring values along the first spoke: share of the reference maximum
+        painter.setFont(chart_font(RING_LABEL_PX))
+        painter.setPen(QPen(self._style.muted))
+        if self._scale() is Scale.LINEAR:
+            for radius in radii:
+                point = layout.on_spoke(0, count, radius)
+                painter.drawText(QPointF(point.x() + 4, point.y() + 12), f"{radius * 100:.0f}%")
+        else:
+            point = layout.on_spoke(0, count, radii[0])
+            painter.drawText(QPointF(point.x() + 4, point.y() + 12), "log")
+
+    def _draw_series(self, painter: QPainter, series: RadarSeries) -> None:
+        points = self.series_points.get(series.id, [])
+        pixels = self.polygon(series.id)
+        present = [pixel for pixel in pixels if pixel is not None]
+        if not present:
+            return
+        color = QColor(series.color)
+        if len(present) >= 3 and not series.measured:
+            fill = QColor(color)
+            fill.setAlpha(46 if len(self._series) <= 3 else 30)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QBrush(fill))
+            painter.drawPolygon(QPolygonF(present))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        solid = QPen(color, 2.6 if series.measured else 2.2)
+        solid.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        if series.measured:
+            solid.setStyle(Qt.PenStyle.DashDotLine)
+        painter.setPen(solid)
+        path = QPainterPath()
+        for start, end in outline_segments(points):
+            a, b = pixels[start], pixels[end]
+            assert a is not None and b is not None
+            path.moveTo(a)
+            path.lineTo(b)
+        painter.drawPath(path)
+        dashed = QPen(color, 1.3, Qt.PenStyle.DashLine)
+        painter.setPen(dashed)
+        for start, end in gap_bridges(points):
+            a, b = pixels[start], pixels[end]
+            assert a is not None and b is not None
+            painter.drawLine(a, b)
+        painter.setPen(QPen(self._style.background, 1.2))
+        painter.setBrush(QBrush(color))
+        for pixel in present:
+            if series.measured:
+                painter.drawRect(QRectF(pixel.x() - 4, pixel.y() - 4, 8, 8))
+            else:
+                painter.drawEllipse(pixel, 4.0, 4.0)
+
+    def _draw_labels(self, painter: QPainter) -> None:
+        bold = chart_font(LABEL_PX, bold=True)
+        plain = chart_font(LABEL_PX)
+        bold_height = QFontMetricsF(bold).height()
+        count = len(self._axes)
+        for index, (rect, (first, second)) in enumerate(
+            zip(self.layout.label_rects, self.layout.label_lines, strict=True)
+        ):
+            cos = math.cos(axis_angle(index, count))
+            if cos > 0.25:
+                align = Qt.AlignmentFlag.AlignLeft
+            elif cos < -0.25:
+                align = Qt.AlignmentFlag.AlignRight
+            else:
+                align = Qt.AlignmentFlag.AlignHCenter
+            painter.setFont(bold)
+            painter.setPen(QPen(self._style.text))
+            top = QRectF(rect.left(), rect.top(), rect.width(), bold_height)
+            painter.drawText(top, int(align | Qt.AlignmentFlag.AlignVCenter), first)
+            painter.setFont(plain)
+            painter.setPen(QPen(self._style.muted))
+            bottom = QRectF(
+                rect.left(), rect.top() + bold_height, rect.width(), rect.height() - bold_height
+            )
+            painter.drawText(bottom, int(align | Qt.AlignmentFlag.AlignVCenter), second)
+
+    def _draw_legend(self, painter: QPainter) -> None:
+        painter.setFont(chart_font(LEGEND_PX))
+        for entry in self.layout.legend:
+            painter.setPen(QPen(entry.series.color, 2.0))
+            fill = QColor(entry.series.color)
+            if entry.series.measured:
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+            else:
+                painter.setBrush(QBrush(fill))
+            painter.drawRect(entry.swatch.adjusted(1, 1, -1, -1))
+            painter.setPen(QPen(self._style.text))
+            painter.drawText(
+                entry.text_rect,
+                int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                entry.text,
+            )
+
+
+class RadarWidget(pg.GraphicsView):  # type: ignore[misc]
+    """A view holding one :class:`RadarItem` that always fills it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, background=LIGHT.background)
+        self.item = RadarItem()
+        self.addItem(self.item)
+        self.setMinimumSize(360, 300)
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)
+        self.item.set_size(QSizeF(self.viewport().width(), self.viewport().height()))
+
+    def set_style(self, style: ChartStyle) -> None:
+        self.setBackground(style.background)
+        self.item.set_style(style)

@@ -1,0 +1,281 @@
+"""Scatter of any two figures: the catalog in grey, the selection in color, the Pareto frontier.
+
+The plot is a :class:`ScatterPlot` (a pyqtgraph ``PlotItem``), so the same
+object sits in the on-screen :class:`ScatterChart` and in an offscreen scene
+for PNG/SVG/PDF output. Log axes are drawn by plotting ``log10`` of the values
+and switching the axis ticks to log mode; the frontier is computed on the raw
+values by :func:`gpudesk.compare.pareto.pareto_frontier`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from gpudesk.catalog.metrics import METRICS, Metric
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.pareto import ScatterPoint, pareto_frontier
+from gpudesk.ui.charts.style import LIGHT, ChartStyle, chart_font, chart_series_color
+from gpudesk.ui.colors import CONTEXT_COLOR
+
+DEFAULT_X_KEY = "price_usd"
+DEFAULT_Y_KEY = "fp16_tensor_tflops"
+
+
+def frontier_directions(x_key: str, y_key: str) -> tuple[bool, bool] | None:
+    """(x_lower_is_better, y_higher_is_better), or None when a figure has no direction."""
+    x_better = METRICS[x_key].higher_is_better
+    y_better = METRICS[y_key].higher_is_better
+    if x_better is None or y_better is None:
+        return None
+    return (not x_better, y_better)
+
+
+@dataclass(frozen=True, slots=True)
+class PlottedPoint:
+    """A GPU as drawn: raw values and plotted coordinates (log10 on a log axis)."""
+
+    id: str
+    name: str
+    x: float
+    y: float
+    plot_x: float
+    plot_y: float
+
+
+def _plotted(value: float, log: bool) -> float | None:
+    if not math.isfinite(value):
+        return None
+    if log:
+        return math.log10(value) if value > 0 else None
+    return value
+
+
+def _tip_text(name: str, x_metric: Metric, x: float, y_metric: Metric, y: float) -> str:
+    return (
+        f"{name}\n{x_metric.label}: {x_metric.format(x)} {x_metric.unit}\n"
+        f"{y_metric.label}: {y_metric.format(y)} {y_metric.unit}"
+    )
+
+
+class ChartAxis(pg.AxisItem):  # type: ignore[misc]
+    """An axis that paints straight into the painter while exporting.
+
+    pyqtgraph's axis replays a cached ``QPicture``; replayed into a PDF painter
+    its text comes out at the wrong size, so export paints it afresh.
+    """
+
+    def paint(self, painter: QPainter, option: object, widget: object) -> None:
+        if self._exportOpts is False:
+            super().paint(painter, option, widget)
+            return
+        painter.save()
+        if self.style["tickFont"]:
+            painter.setFont(self.style["tickFont"])
+        specs = self.generateDrawSpecs(painter)
+        if specs is not None:
+            self.drawPicture(painter, *specs)
+        painter.restore()
+
+
+def chart_axes() -> dict[str, ChartAxis]:
+    return {"left": ChartAxis("left"), "bottom": ChartAxis("bottom")}
+
+
+class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
+    """The scatter plot item; :meth:`set_data` draws everything.
+
+    Attributes after ``set_data``: ``context_points`` and ``selection_points``
+    (:class:`PlottedPoint` lists), ``frontier_ids`` (ids along x), and
+    ``missing_names`` (selected GPUs without one of the two values).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(axisItems=chart_axes())
+        self.setMenuEnabled(False)
+        self.hideButtons()
+        self.showGrid(x=True, y=True, alpha=0.25)
+        self._style: ChartStyle = LIGHT
+        self.context_item = pg.ScatterPlotItem(
+            size=8, pen=None, brush=pg.mkBrush(CONTEXT_COLOR), hoverable=True, tip=self._tip
+        )
+        self.frontier_item = pg.PlotDataItem()
+        self.selection_item = pg.ScatterPlotItem(size=14, hoverable=True, tip=self._tip)
+        self.addItem(self.context_item)
+        self.addItem(self.frontier_item)
+        self.addItem(self.selection_item)
+        self.selection_item.setZValue(10)
+        # sizes in pixels, not points: a point-sized font is scaled twice when
+        # the scene is rendered into a 300 dpi PDF painter
+        self.legend = self.addLegend(offset=(10, 10), labelTextSize="12px")
+        # the legend keeps a constant on-screen size by ignoring transformations,
+        # which also ignores the scaling into a PDF page: scale with the chart
+        self.legend.setFlag(self.legend.GraphicsItemFlag.ItemIgnoresTransformations, False)
+        for name in ("left", "bottom"):
+            self.getAxis(name).setStyle(tickFont=chart_font(12))
+        self._labels: list[pg.TextItem] = []
+        self.x_key = DEFAULT_X_KEY
+        self.y_key = DEFAULT_Y_KEY
+        self.log_x = False
+        self.log_y = False
+        self.context_points: list[PlottedPoint] = []
+        self.selection_points: list[PlottedPoint] = []
+        self.frontier_ids: list[str] = []
+        self.missing_names: list[str] = []
+        self._last_data: tuple[list[CatalogEntry], list[CatalogEntry]] | None = None
+
+    def _tip(self, x: float, y: float, data: object) -> str:
+        return str(data)
+
+    def set_style(self, style: ChartStyle) -> None:
+        self._style = style
+        for name in ("left", "bottom"):
+            axis = self.getAxis(name)
+            axis.setPen(pg.mkPen(style.muted))
+            axis.setTextPen(pg.mkPen(style.text))
+            axis.label.setDefaultTextColor(style.text)
+        self.legend.setLabelTextColor(style.text)
+        self.legend.setBrush(
+            pg.mkBrush(
+                QColor(
+                    style.background.red(), style.background.green(), style.background.blue(), 200
+                )
+            )
+        )
+        self.legend.setPen(pg.mkPen(style.grid))
+        self.frontier_item.setPen(self._frontier_pen())
+        if self._last_data is not None:  # point outlines and label colors follow the theme
+            catalog_entries, selection = self._last_data
+            self.set_data(
+                catalog_entries,
+                selection,
+                self.x_key,
+                self.y_key,
+                log_x=self.log_x,
+                log_y=self.log_y,
+            )
+
+    def _frontier_pen(self) -> QPen:
+        pen = QPen(self._style.frontier, 1.6)
+        pen.setCosmetic(True)
+        pen.setStyle(Qt.PenStyle.DashLine)
+        return pen
+
+    def set_data(
+        self,
+        catalog_entries: Sequence[CatalogEntry],
+        selection: Sequence[CatalogEntry],
+        x_key: str = DEFAULT_X_KEY,
+        y_key: str = DEFAULT_Y_KEY,
+        *,
+        log_x: bool = False,
+        log_y: bool = False,
+    ) -> None:
+        """Plot ``catalog_entries`` (grey) with ``selection`` (colored by position) on top."""
+        self.x_key, self.y_key, self.log_x, self.log_y = x_key, y_key, log_x, log_y
+        self._last_data = (list(catalog_entries), list(selection))
+        x_metric, y_metric = METRICS[x_key], METRICS[y_key]
+        selected_ids = {entry.id for entry in selection}
+        everything = {entry.id: entry for entry in catalog_entries}
+        for entry in selection:  # a compared GPU outside the catalog still counts
+            everything.setdefault(entry.id, entry)
+
+        def plot(entry: CatalogEntry) -> PlottedPoint | None:
+            x, y = x_metric.value(entry), y_metric.value(entry)
+            if x is None or y is None:
+                return None
+            px, py = _plotted(x, log_x), _plotted(y, log_y)
+            if px is None or py is None:
+                return None
+            return PlottedPoint(entry.id, entry.name, x, y, px, py)
+
+        self.context_points = [
+            point
+            for entry in everything.values()
+            if entry.id not in selected_ids and (point := plot(entry)) is not None
+        ]
+        self.selection_points = []
+        self.missing_names = []
+        colors: list[QColor] = []
+        for index, entry in enumerate(selection):
+            point = plot(entry)
+            if point is None:
+                self.missing_names.append(entry.name)
+                continue
+            self.selection_points.append(point)
+            colors.append(chart_series_color(index, self._style.dark))
+
+        self.context_item.setData(
+            x=[p.plot_x for p in self.context_points],
+            y=[p.plot_y for p in self.context_points],
+            data=[_tip_text(p.name, x_metric, p.x, y_metric, p.y) for p in self.context_points],
+        )
+        self.selection_item.setData(
+            x=[p.plot_x for p in self.selection_points],
+            y=[p.plot_y for p in self.selection_points],
+            brush=[pg.mkBrush(color) for color in colors],
+            pen=pg.mkPen(self._style.background, width=1.5),
+            data=[_tip_text(p.name, x_metric, p.x, y_metric, p.y) for p in self.selection_points],
+        )
+        self._set_frontier(x_key, y_key)
+        self._set_labels(colors)
+        self.getAxis("bottom").setLogMode(log_x)
+        self.getAxis("left").setLogMode(log_y)
+        self.setLabel("bottom", x_metric.header + (" (log)" if log_x else ""))
+        self.setLabel("left", y_metric.header + (" (log)" if log_y else ""))
+        for name in ("left", "bottom"):
+            self.getAxis(name).label.setFont(chart_font(12))
+        self.legend.clear()
+        if self.context_points:
+            self.legend.addItem(self.context_item, "other catalog GPUs")
+        if self.frontier_ids:
+            self.legend.addItem(self.frontier_item, "Pareto frontier")
+        self.enableAutoRange()
+        self.autoRange(padding=0.08)
+
+    def _set_frontier(self, x_key: str, y_key: str) -> None:
+        directions = frontier_directions(x_key, y_key)
+        plotted = {p.id: p for p in [*self.context_points, *self.selection_points]}
+        if directions is None:
+            self.frontier_ids = []
+        else:
+            points = [ScatterPoint(p.id, p.x, p.y) for p in plotted.values()]
+            self.frontier_ids = pareto_frontier(points, *directions)
+        line = [plotted[point_id] for point_id in self.frontier_ids]
+        self.frontier_item.setData(
+            x=[p.plot_x for p in line], y=[p.plot_y for p in line], pen=self._frontier_pen()
+        )
+
+    def _set_labels(self, colors: list[QColor]) -> None:
+        for label in self._labels:
+            self.removeItem(label)
+        self._labels = []
+        for point, color in zip(self.selection_points, colors, strict=True):
+            label = pg.TextItem(point.name, color=color, anchor=(0, 1))
+            label.setFont(chart_font(12, bold=True))
+            label.setPos(point.plot_x, point.plot_y)
+            label.setZValue(11)
+            self.addItem(label)
+            self._labels.append(label)
+
+    def label_items(self) -> list[pg.TextItem]:
+        return list(self._labels)
+
+
+class ScatterChart(pg.PlotWidget):  # type: ignore[misc]
+    """The scatter on screen: a :class:`ScatterPlot` in a plot widget."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self.plot = ScatterPlot()
+        super().__init__(parent, plotItem=self.plot, background=LIGHT.background)
+        self.setMinimumSize(360, 280)
+
+    def set_style(self, style: ChartStyle) -> None:
+        self.setBackground(style.background)
+        self.plot.set_style(style)

@@ -1,0 +1,85 @@
+"""Chart colors and fonts for light and dark themes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
+
+from gpudesk.ui.colors import MEASURED_COLOR, series_color
+
+#: Font family registered by ``create_application`` (bundled, so output is the same everywhere).
+FONT_FAMILY = "DejaVu Sans"
+
+
+@dataclass(frozen=True, slots=True)
+class ChartStyle:
+    """What a chart paints with, besides the series colors."""
+
+    dark: bool
+    background: QColor
+    text: QColor
+    muted: QColor
+    grid: QColor
+    frontier: QColor
+
+
+LIGHT = ChartStyle(
+    dark=False,
+    background=QColor("#ffffff"),
+    text=QColor("#1f2328"),
+    muted=QColor("#5f6b76"),
+    grid=QColor("#d0d5db"),
+    frontier=QColor("#333333"),
+)
+DARK = ChartStyle(
+    dark=True,
+    background=QColor("#1e2125"),
+    text=QColor("#e6e8eb"),
+    muted=QColor("#a3acb6"),
+    grid=QColor("#4a5059"),
+    frontier=QColor("#e0e0e0"),
+)
+
+
+def theme_is_dark() -> bool:
+    """Whether the app shows its dark theme.
+
+    Follows ``gpudesk.ui.theme.is_dark()`` when that module exists, else the
+    application palette (light when there is no application).
+    """
+    try:
+        from gpudesk.ui import theme  # the main window's theme switch
+    except ImportError:
+        theme = None  # type: ignore[assignment]
+    if theme is not None and hasattr(theme, "is_dark"):
+        return bool(theme.is_dark())
+    app = QGuiApplication.instance()
+    if not isinstance(app, QGuiApplication):
+        return False
+    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def chart_style(dark: bool | None = None) -> ChartStyle:
+    """The style for ``dark``, or for the current theme when None."""
+    if dark is None:
+        dark = theme_is_dark()
+    return DARK if dark else LIGHT
+
+
+def chart_series_color(index: int, dark: bool) -> QColor:
+    """``series_color(index)``, lifted a little on dark backgrounds so it stays legible."""
+    color = series_color(index)
+    return color.lighter(135) if dark and color.lightness() < 110 else color
+
+
+def measured_color(dark: bool) -> QColor:
+    return MEASURED_COLOR.lighter(150) if dark else QColor(MEASURED_COLOR)
+
+
+def chart_font(pixel_size: int, *, bold: bool = False) -> QFont:
+    """A font sized in pixels, so charts render the same on screen, PNG, SVG and PDF."""
+    font = QFont(FONT_FAMILY)
+    font.setPixelSize(pixel_size)
+    font.setBold(bold)
+    return font
