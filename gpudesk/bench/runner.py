@@ -118,26 +118,34 @@ def time_workload(
 def fit_gemm_size(n: int, element_bytes: int, free_bytes: int | None, fraction: float) -> int:
     """The largest n' ≤ n (halving) whose three n'×n' matrices fit in ``fraction`` of free memory.
 
-    Returns 0 when even :data:`MIN_GEMM_N` does not fit.
+    A size that fits is kept even below :data:`MIN_GEMM_N`; halving stops
+    there. Returns 0 when nothing fits.
     """
     if free_bytes is None:
         return n
     budget = free_bytes * fraction
-    while n >= MIN_GEMM_N and 3 * n * n * element_bytes > budget:
-        n //= 2
-    return n if n >= MIN_GEMM_N else 0
+    if 3 * n * n * element_bytes <= budget:
+        return n
+    while n > MIN_GEMM_N and 3 * n * n * element_bytes > budget:
+        n = max(MIN_GEMM_N, n // 2)
+    return n if 3 * n * n * element_bytes <= budget else 0
 
 
 def fit_bytes(
     nbytes: int, buffers: int, free_bytes: int | None, fraction: float, floor: int
 ) -> int:
-    """The largest size ≤ nbytes (halving) whose ``buffers`` copies fit; 0 below ``floor``."""
+    """The largest size ≤ nbytes (halving, not below ``floor``) whose ``buffers`` copies fit.
+
+    Returns 0 when nothing fits.
+    """
     if free_bytes is None:
         return nbytes
     budget = free_bytes * fraction
-    while nbytes >= floor and buffers * nbytes > budget:
-        nbytes //= 2
-    return nbytes if nbytes >= floor else 0
+    if buffers * nbytes <= budget:
+        return nbytes
+    while nbytes > floor and buffers * nbytes > budget:
+        nbytes = max(floor, nbytes // 2)
+    return nbytes if buffers * nbytes <= budget else 0
 
 
 def _gib(nbytes: float) -> str:

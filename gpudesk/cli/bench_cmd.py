@@ -1,10 +1,285 @@
-"""Subcommands registered by this module (being built; see the open issues)."""
+"""``gpudesk bench``: the built-in throughput test on this machine.
+
+Module-level imports stay cheap (no numpy, no torch): everything heavy is
+imported inside the handler.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpudesk.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, format_table
+
+if TYPE_CHECKING:
+    from gpudesk.bench.results import BenchResult, Measurement
+
+_BACKEND_CHOICES = ("auto", "numpy", "torch", "cupy")
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add this module's subcommands to ``subparsers``."""
+    """Add ``bench`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "bench",
+        help="measure GEMM throughput, memory bandwidth and transfers against the catalog",
+        description=(
+            "Measure GEMM throughput (FP64/FP32 on the CPU; FP32, TF32, FP16, BF16, FP64 on a "
+            "GPU), memory-copy bandwidth, host/device transfers and a size sweep; each figure "
+            "is set against the catalog's peak for the matched device. Every run is saved to "
+            "the history. Exit 0 ok, 1 a test or the backend failed, 2 bad usage or an "
+            "unavailable backend."
+        ),
+    )
+    parser.add_argument(
+        "--backend",
+        choices=_BACKEND_CHOICES,
+        default="auto",
+        help="auto (default: torch, then cupy, then numpy), or one backend by name",
+    )
+    parser.add_argument(
+        "--device", type=int, default=0, metavar="N", help="device index (default 0)"
+    )
+    parser.add_argument(
+        "--full", action="store_true", help="the full run: larger sizes and sweep (minutes)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--out", type=Path, metavar="FILE", help="also write the JSON result to FILE"
+    )
+    parser.add_argument(
+        "--tests",
+        metavar="LIST",
+        help="comma-separated subset of gemm,copy,h2d,d2h,sweep",
+    )
+    parser.add_argument(
+        "--dtypes", metavar="LIST", help="comma-separated subset of fp64,fp32,tf32,fp16,bf16"
+    )
+    parser.add_argument(
+        "--list-backends",
+        action="store_true",
+        help="list the backends, whether each is available here and why not",
+    )
+    parser.add_argument(
+        "--no-save", action="store_true", help="do not save this run to the history"
+    )
+    parser.set_defaults(handler=run_bench)
+
+
+def _split(text: str | None) -> list[str] | None:
+    return None if text is None else [part for part in text.split(",") if part.strip()]
+
+
+def _list_backends(as_json: bool) -> int:
+    from gpudesk.bench.backends import backend_statuses
+    from gpudesk.cli.common import print_json
+
+    statuses = backend_statuses()
+    if as_json:
+        print_json([status.model_dump(mode="json") for status in statuses])
+        return EXIT_OK
+    rows = [
+        [
+            status.name,
+            "yes" if status.available else "no",
+            status.version or "",
+            status.reason,
+        ]
+        for status in statuses
+    ]
+    print(format_table(["Backend", "Available", "Version", "Why not"], rows, set()))
+    return EXIT_OK
+
+
+class _StderrProgress:
+    """Progress on one rewritten terminal line; silent when stderr is not a terminal."""
+
+    def __init__(self) -> None:
+        from gpudesk.progress import ProgressState
+
+        self._tty = sys.stderr.isatty()
+        self.state = ProgressState(on_report=self._show)
+
+    def _show(self, fraction: float, message: str) -> None:
+        if self._tty:
+            sys.stderr.write(f"\r\x1b[K[{fraction:4.0%}] {message}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self._tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    if args.list_backends:
+        return _list_backends(args.json)
+
+    from gpudesk.bench.backends import BackendError, UnknownBackendError, choose_backend
+    from gpudesk.bench.history import save_run
+    from gpudesk.bench.plan import make_plan
+    from gpudesk.bench.runner import run_benchmark
+    from gpudesk.cli.common import load_catalog_for
+    from gpudesk.storage import atomic_write_text
+
+    if args.device < 0:
+        raise CliError("--device must be 0 or more", EXIT_USAGE)
+    try:
+        backend = choose_backend(args.backend)
+        caps = backend.capabilities(args.device)
+        plan = make_plan(
+            caps,
+            full=args.full,
+            device_index=args.device,
+            tests=_split(args.tests),
+            dtypes=_split(args.dtypes),
+        )
+    except (UnknownBackendError, BackendError, ValueError) as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    if not plan.tests or ("gemm" in plan.tests and not plan.gemm_dtypes and len(plan.tests) == 1):
+        raise CliError(
+            f"nothing to run: backend {backend.name} cannot run the chosen tests/dtypes", EXIT_USAGE
+        )
+
+    catalog = load_catalog_for(args, report_problems=False)
+    progress = _StderrProgress()
+    try:
+        result = run_benchmark(plan, backend, progress.state, catalog=catalog.entries)
+    finally:
+        progress.close()
+
+    if not args.no_save:
+        try:
+            saved = save_run(result)
+        except OSError as exc:
+            print(f"gpudesk: could not save the run to the history: {exc}", file=sys.stderr)
+        else:
+            if not args.json:
+                print(f"saved to {saved}", file=sys.stderr)
+    text = result.to_json()
+    if args.out is not None:
+        try:
+            atomic_write_text(args.out, text)
+        except OSError as exc:
+            raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
+    if args.json:
+        sys.stdout.write(text)
+    else:
+        print(render_text(result))
+    if result.error is not None:
+        print(f"gpudesk: {result.error}", file=sys.stderr)
+        return EXIT_FAILURE
+    return EXIT_OK if result.ok else EXIT_FAILURE
+
+
+# --- human output -------------------------------------------------------------
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _size(row: Measurement) -> str:
+    if row.test == "gemm":
+        return f"n={row.size}"
+    return f"{row.size / 2**20:,.0f} MiB"
+
+
+def _percent_bar(fraction: float | None, width: int = 10) -> str:
+    if fraction is None:
+        return ""
+    filled = max(0, min(width, round(fraction * width)))
+    return f"{fraction:5.0%} " + "#" * filled + "." * (width - filled)
+
+
+def render_text(result: BenchResult) -> str:
+    """The human report: context lines, the results table, the sweep, the notes."""
+    lines: list[str] = []
+    device = result.device
+    lines.append(f"Device:   {result.device_name}" + (f" ({device.kind})" if device else ""))
+    env = result.environment
+    lines.append(
+        f"Backend:  {result.backend} {env.get('backend_version') or ''} ({result.mode} run)"
+    )
+    blas = env.get("blas")
+    if isinstance(blas, list) and blas and isinstance(blas[0], dict):
+        first = blas[0]
+        lines.append(
+            f"BLAS:     {first.get('library')} {first.get('version')} "
+            f"({first.get('threads')} threads, kernel {first.get('kernel')})"
+        )
+    if env.get("cuda_runtime") or env.get("driver_version"):
+        lines.append(
+            f"CUDA:     runtime {env.get('cuda_runtime') or 'n/a'}, "
+            f"driver {env.get('driver_version') or 'n/a'}"
+        )
+    lines.append(
+        "Catalog:  "
+        + (result.catalog_id or str(env.get("catalog_match") or "no catalog entry: no peaks"))
+    )
+    if result.telemetry is not None:
+        if result.telemetry.available and result.telemetry.samples:
+            summary = result.telemetry.summary()
+            lines.append(
+                f"NVML:     SM clock {_number(summary['sm_clock_mhz_median'])} MHz, "
+                f"power {_number(summary['power_w_max'])} W max, "
+                f"{_number(summary['temperature_c_max'])} °C max; throttle: "
+                + (", ".join(result.telemetry.throttle_reasons()) or "none")
+            )
+        elif result.telemetry.reason:
+            lines.append(f"NVML:     {result.telemetry.reason}")
+    if result.error is not None:
+        lines.append(f"FAILED:   {result.error}")
+        return "\n".join(lines)
+    lines.append("")
+    rows: list[list[str]] = []
+    for row in result.results:
+        if row.value is None:
+            rows.append([row.label, _size(row), "failed", "", "", "", row.error or ""])
+            continue
+        rows.append(
+            [
+                row.label,
+                _size(row),
+                _number(row.value),
+                f"{_number(row.min)}–{_number(row.max)}",
+                f"{_number(row.peak)}" if row.peak is not None else "n/a",
+                _percent_bar(row.fraction_of_peak),
+                row.unit,
+            ]
+        )
+    lines.append(
+        format_table(
+            ["Test", "Size", "Median", "Min–max", "Peak", "% of peak", "Unit"], rows, {1, 2, 3, 4}
+        )
+    )
+    if result.sweep:
+        lines.append("")
+        lines.append("Size sweep (GEMM throughput against n):")
+        sweep_rows = [
+            [
+                row.dtype.upper(),
+                str(row.size),
+                _number(row.value),
+                _percent_bar(row.fraction_of_peak),
+            ]
+            for row in result.sweep
+        ]
+        lines.append(format_table(["Dtype", "n", "TFLOPS", "% of peak"], sweep_rows, {1, 2}))
+    notes = [*result.notes]
+    for row in result.results:
+        notes.extend(f"{row.label}: {note}" for note in row.notes)
+    if notes:
+        lines.append("")
+        lines.extend(f"Note: {note}" for note in notes)
+    lines.append(f"\nTook {result.duration_s:.1f} s.")
+    return "\n".join(lines)
