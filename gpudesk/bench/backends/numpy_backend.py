@@ -25,7 +25,7 @@ from gpudesk.bench.plan import Capabilities
 _NP_DTYPES: dict[str, type[np.floating[Any]]] = {"fp64": np.float64, "fp32": np.float32}
 #: One slice of a time-sliced GEMM should take about this long, so a cancel
 #: request is seen well within 0.5 s even at n=8192.
-SLICE_SECONDS = 0.1
+SLICE_SECONDS = 0.25
 _CACHE_ROOT = Path("/sys/devices/system/cpu/cpu0/cache")
 
 

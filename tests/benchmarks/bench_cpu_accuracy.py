@@ -1,0 +1,101 @@
+"""Harness check: the CPU benchmark against a plain numpy timing loop, same process.
+
+The plain loop is what a user would write by hand: random normal matrices,
+one warm-up product, five timed ``a @ b`` with ``time.perf_counter``, the
+median. The benchmark's FP64 GEMM figure must come within 10% of it, and the
+default quick run must finish in under 30 s on a 2-core machine.
+
+The two are interleaved over a few rounds (bench, loop, bench, loop, ...) so
+that other load on the machine affects both alike; each side reports the
+median of its rounds.
+
+Run alone: ``python tests/benchmarks/bench_cpu_accuracy.py`` (exit 1 when a
+target is missed). The harness runner calls :func:`measure`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from gpudesk.bench.backends.numpy_backend import NumpyBackend, blas_info
+from gpudesk.bench.plan import make_plan
+from gpudesk.bench.runner import run_benchmark
+from gpudesk.progress import NullProgress
+
+TOLERANCE = 0.10
+QUICK_LIMIT_S = 30.0
+
+
+def plain_numpy_tflops(n: int, repetitions: int = 5) -> float:
+    """FP64 GEMM TFLOPS from the simplest honest timing loop."""
+    rng = np.random.default_rng()
+    a = rng.standard_normal((n, n))
+    b = rng.standard_normal((n, n))
+    a @ b
+    times = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - start)
+    return 2 * n**3 / statistics.median(times) / 1e12
+
+
+def measure(rounds: int = 3) -> dict[str, Any]:
+    """Both FP64 figures, their ratio, the quick run's wall time, and the BLAS in use."""
+    backend = NumpyBackend()
+    quick = make_plan(backend.capabilities(0))
+    start = time.perf_counter()
+    quick_result = run_benchmark(quick, backend, NullProgress())
+    quick_s = time.perf_counter() - start
+
+    fp64_plan = quick.model_copy(update={"tests": ("gemm",), "gemm_dtypes": ("fp64",)})
+    bench: list[float] = []
+    plain: list[float] = []
+    first = quick_result.find("gemm", "fp64")
+    if first is not None and first.value is not None:
+        bench.append(first.value)
+    for _ in range(rounds):
+        plain.append(plain_numpy_tflops(quick.gemm_size))
+        row = run_benchmark(fp64_plan, backend, NullProgress()).find("gemm", "fp64")
+        if row is not None and row.value is not None:
+            bench.append(row.value)
+    bench_tflops = statistics.median(bench)
+    plain_tflops = statistics.median(plain)
+    ratio = bench_tflops / plain_tflops
+    return {
+        "n": quick.gemm_size,
+        "bench_fp64_tflops": bench_tflops,
+        "plain_fp64_tflops": plain_tflops,
+        "ratio": ratio,
+        "within_tolerance": abs(ratio - 1.0) <= TOLERANCE,
+        "bench_rounds": bench,
+        "plain_rounds": plain,
+        "quick_run_s": quick_s,
+        "quick_run_under_limit": quick_s < QUICK_LIMIT_S,
+        "quick_run_ok": quick_result.ok,
+        "blas": blas_info(),
+    }
+
+
+def main() -> int:
+    figures = measure()
+    print(json.dumps(figures, indent=2))
+    print(
+        f"FP64 GEMM n={figures['n']}: bench {figures['bench_fp64_tflops'] * 1000:.1f} GFLOPS, "
+        f"plain loop {figures['plain_fp64_tflops'] * 1000:.1f} GFLOPS, "
+        f"ratio {figures['ratio']:.3f}; quick run {figures['quick_run_s']:.1f} s"
+    )
+    ok = (
+        figures["within_tolerance"] and figures["quick_run_under_limit"] and figures["quick_run_ok"]
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
