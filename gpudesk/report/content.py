@@ -181,6 +181,9 @@ class ReportContent:
     notes: tuple[NoteSection, ...]
     local: LocalSection | None = None
     comparison: Comparison | None = field(default=None, compare=False)
+    #: Compared GPUs the price/performance scatter cannot place (no price or
+    #: no dense FP16 tensor figure).
+    scatter_missing: tuple[str, ...] = ()
 
     @property
     def header_facts(self) -> tuple[str, ...]:
@@ -612,4 +615,9 @@ def build_report(
         notes=build_notes(entries, omitted),
         local=build_local_section(local, catalog) if include_local else None,
         comparison=comparison,
+        scatter_missing=tuple(
+            entry.name
+            for entry in entries
+            if entry.price_usd is None or entry.fp16_tensor_tflops is None
+        ),
     )

@@ -19,10 +19,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -31,6 +32,7 @@ from PySide6.QtGui import (
     QPainter,
     QPdfWriter,
     QPen,
+    QPicture,
 )
 
 from gpudesk import __version__
@@ -132,8 +134,12 @@ def write_pdf_report(
     include_local: bool = False,
     progress: Progress | None = None,
     local: LocalData | None = None,
+    charts: ReportCharts | None = None,
 ) -> None:
     """Write the comparison report of 2-6 GPUs to ``path`` as PDF.
+
+    Without ``charts`` this must run on the GUI thread (the CLI's case); the
+    GUI prepares them with :func:`prepare_charts` and runs this on a worker.
 
     Args:
         entries: the compared GPUs, in the order shown.
@@ -143,9 +149,12 @@ def write_pdf_report(
         include_local: add the "This machine" section.
         progress: progress and cancellation (raises ``Cancelled``; nothing is written).
         local: this machine's data; collected now when None and ``include_local``.
+        charts: the charts from :func:`prepare_charts` for the same entries
+            and paper; drawn now when None.
 
     Raises:
-        ValueError: fewer than 2 or more than 6 GPUs, or an unknown paper size.
+        ValueError: fewer than 2 or more than 6 GPUs, an unknown paper size,
+            or ``charts`` prepared for another paper.
         OSError: the file could not be written; ``filename`` is ``path`` and
             an existing file is left as it was.
         gpudesk.progress.Cancelled: cancelled through ``progress``.
@@ -154,13 +163,20 @@ def write_pdf_report(
     progress = progress or NullProgress()
     if paper not in PAPER_SIZES:
         raise ValueError(f"unknown paper size {paper!r}: use 'a4' or 'letter'")
+    if charts is not None and charts.paper != paper:
+        raise ValueError(f"charts were prepared for {charts.paper}, not {paper}")
     progress.report(0.0, "collecting the figures")
-    if include_local and local is None:
-        progress.report(0.02, "detecting this machine")
-        local = collect_local_data()
-    content = build_report(entries, catalog, local=local, include_local=include_local)
+    content = build_report(entries, catalog, local=local, include_local=False)
+    if charts is None:
+        progress.report(0.02, "drawing the charts")
+        charts = prepare_charts(content.entries, catalog, paper=paper)
+    if include_local:
+        if local is None:
+            progress.report(0.05, "detecting this machine")
+            local = collect_local_data()
+        content = build_report(entries, catalog, local=local, include_local=True)
     progress.check()
-    data = render_pdf_bytes(content, catalog=catalog, paper=paper, progress=progress)
+    data = render_pdf_bytes(content, charts, progress=progress)
     progress.check()
     progress.report(0.97, f"writing {path.name}")
     _write_atomically(path, data)
@@ -181,16 +197,16 @@ def _write_atomically(path: Path, data: bytes) -> None:
 # painting
 # --------------------------------------------------------------------------
 def render_pdf_bytes(
-    content: ReportContent,
-    *,
-    catalog: Catalog,
-    paper: Paper | str = "a4",
-    progress: Progress | None = None,
+    content: ReportContent, charts: ReportCharts, *, progress: Progress | None = None
 ) -> bytes:
-    """Lay out and paint the report; return the PDF file's bytes."""
+    """Lay out and paint the report on ``charts.paper``; return the PDF file's bytes.
+
+    Safe on a worker thread: it paints only recorded charts and text.
+    """
     progress = progress or NullProgress()
     ensure_application()
     family = report_font_family()
+    paper = charts.paper
     buffer_bytes = QByteArray()
     buffer = QBuffer(buffer_bytes)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -208,13 +224,7 @@ def render_pdf_bytes(
     if hasattr(writer, "setAuthor"):  # Qt >= 6.8
         writer.setAuthor("GPUDesk")
 
-    page_rect = QRectF(writer.pageLayout().fullRectPixels(RESOLUTION_DPI))
-    body = QRectF(
-        MARGIN_X_MM * MM,
-        MARGIN_TOP_MM * MM,
-        page_rect.width() - 2 * MARGIN_X_MM * MM,
-        page_rect.height() - (MARGIN_TOP_MM + MARGIN_BOTTOM_MM) * MM,
-    )
+    page_rect, body = body_rect(paper)
     painter = QPainter()
     if not painter.begin(writer):
         raise OSError("Qt could not start the PDF painter")
@@ -223,7 +233,7 @@ def render_pdf_bytes(
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         flow = Flow(writer, body, family, PT)
         progress.report(0.1, "laying out the pages")
-        _lay_out(flow, content, catalog)
+        _lay_out(flow, content, charts)
         progress.check()
         total = len(flow.pages)
         for number, page in enumerate(flow.pages, start=1):
@@ -281,11 +291,11 @@ def _series_color(index: int) -> QColor:
     return series_color(index)
 
 
-def _lay_out(flow: Flow, content: ReportContent, catalog: Catalog) -> None:
+def _lay_out(flow: Flow, content: ReportContent, charts: ReportCharts) -> None:
     _cover(flow, content)
     _summary(flow, content)
     _spec_table(flow, content)
-    _charts(flow, content, catalog)
+    _charts(flow, content, charts)
     if content.local is not None:
         _this_machine(flow, content)
     _notes(flow, content)
@@ -417,54 +427,126 @@ def _spec_table(flow: Flow, content: ReportContent) -> None:
     )
 
 
-ChartPainter = Callable[[QPainter, QRectF], None]
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    key: str
+    title: str
+    caption: str
+    #: height / width of the chart block
+    aspect: float
 
 
-def _chart_painters(
-    content: ReportContent, catalog: Catalog
-) -> list[tuple[str, str, float, ChartPainter]]:
-    """(title, caption, height/width ratio, painter) for each chart."""
-    entries = list(content.entries)
-
-    def radar(painter: QPainter, rect: QRectF) -> None:
-        _placeholder(painter, rect, "radar chart")
-
-    def scatter(painter: QPainter, rect: QRectF) -> None:
-        _placeholder(painter, rect, "price/performance scatter")
-
-    del entries
-    return [
-        (
-            "Spec radar",
-            "Each axis is one figure, scaled to the largest value in the whole catalog "
-            "(the outer ring); tensor figures are dense.",
-            0.62,
-            radar,
-        ),
-        (
-            "Price and performance",
-            "Dense FP16 tensor TFLOPS against catalog price; grey points are the rest of the "
-            "catalog. The line is the Pareto frontier: no GPU is both cheaper and faster than a "
-            "GPU on it.",
-            0.62,
-            scatter,
-        ),
-    ]
+CHART_SPECS: tuple[ChartSpec, ...] = (
+    ChartSpec(
+        "radar",
+        "Spec radar",
+        "Each axis is one figure, scaled so that the outer ring is the largest value in the "
+        "whole catalog; tensor figures are dense. A missing figure leaves a gap.",
+        0.62,
+    ),
+    ChartSpec(
+        "scatter",
+        "Price and performance",
+        "Dense FP16 tensor TFLOPS against catalog price. Grey points are the rest of the "
+        "catalog; the line is the Pareto frontier: no GPU is both cheaper and faster than a "
+        "GPU on it.",
+        0.62,
+    ),
+)
 
 
-def _placeholder(painter: QPainter, rect: QRectF, what: str) -> None:
-    painter.setPen(QPen(GRID_COLOR, 0.8 * PT, Qt.PenStyle.DashLine))
-    painter.drawRect(rect)
-    painter.setPen(QPen(MUTED_COLOR))
-    painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), f"[{what}: not available]")
+@dataclass(frozen=True, slots=True)
+class ReportCharts:
+    """The charts, recorded as vector drawings at their size on the page.
+
+    Charts are Qt graphics scenes and must be built on the GUI thread; the
+    recorded pictures can then be painted into the PDF on any thread.
+    """
+
+    paper: str
+    pictures: dict[str, tuple[QPicture, QSizeF]]
 
 
-def _charts(flow: Flow, content: ReportContent, catalog: Catalog) -> None:
-    for index, (title, caption, ratio, paint) in enumerate(_chart_painters(content, catalog)):
-        height = flow.body.width() * ratio
-        flow.heading(title if index else f"Charts: {title.lower()}", reserve_pt=height / PT + 20)
-        flow.block(height, paint)
+def body_rect(paper: str) -> tuple[QRectF, QRectF]:
+    """The page and the area content may use, in device units, for ``paper``."""
+    page = QRectF(QPageSize(PAPER_SIZES[paper]).rectPixels(RESOLUTION_DPI))
+    body = QRectF(
+        MARGIN_X_MM * MM,
+        MARGIN_TOP_MM * MM,
+        page.width() - 2 * MARGIN_X_MM * MM,
+        page.height() - (MARGIN_TOP_MM + MARGIN_BOTTOM_MM) * MM,
+    )
+    return page, body
+
+
+def prepare_charts(
+    entries: Sequence[CatalogEntry], catalog: Catalog, *, paper: Paper | str = "a4"
+) -> ReportCharts:
+    """Draw the report's charts into vector pictures (call on the GUI thread).
+
+    Raises:
+        RuntimeError: called from another thread than the application's.
+        ValueError: an unknown paper size.
+    """
+    from PySide6.QtCore import QThread
+    from PySide6.QtWidgets import QApplication
+
+    from gpudesk.ui.charts.render import render_radar, render_scatter
+
+    if paper not in PAPER_SIZES:
+        raise ValueError(f"unknown paper size {paper!r}: use 'a4' or 'letter'")
+    ensure_application()
+    app = QApplication.instance()
+    if app is None or QThread.currentThread() is not app.thread():
+        raise RuntimeError("report charts must be prepared on the GUI thread")
+    report_font_family()  # load the bundled font here, not on a worker thread
+    _, body = body_rect(paper)
+    pictures: dict[str, tuple[QPicture, QSizeF]] = {}
+    for spec in CHART_SPECS:
+        size = QSizeF(body.width(), body.width() * spec.aspect)
+        target = QRectF(QPointF(0, 0), size)
+        picture = QPicture()
+        painter = QPainter(picture)
+        try:
+            if spec.key == "radar":
+                render_radar(painter, target, list(entries), catalog)
+            else:
+                render_scatter(painter, target, list(entries), catalog)
+        finally:
+            painter.end()
+        pictures[spec.key] = (picture, size)
+    return ReportCharts(paper, pictures)
+
+
+def _play(painter: QPainter, picture: QPicture, rect: QRectF) -> None:
+    painter.save()
+    painter.translate(rect.topLeft())
+    # A picture replays scaled by device dpi / its own dpi; it was recorded in
+    # device units already, so undo that scaling.
+    factor = picture.logicalDpiX() / RESOLUTION_DPI
+    painter.scale(factor, factor)
+    painter.drawPicture(QPointF(0, 0), picture)
+    painter.restore()
+
+
+def _picture_painter(picture: QPicture) -> Callable[[QPainter, QRectF], None]:
+    def paint(painter: QPainter, rect: QRectF) -> None:
+        _play(painter, picture, rect)
+
+    return paint
+
+
+def _charts(flow: Flow, content: ReportContent, charts: ReportCharts) -> None:
+    for index, spec in enumerate(CHART_SPECS):
+        picture, size = charts.pictures[spec.key]
+        title = spec.title if index else f"Charts: {spec.title.lower()}"
+        flow.heading(title, reserve_pt=size.height() / PT + 30)
+        flow.block(size.height(), _picture_painter(picture))
         flow.space(3)
+        caption = spec.caption
+        if spec.key == "scatter" and content.scatter_missing:
+            missing = ", ".join(content.scatter_missing)
+            caption += f" Not shown (no price or no FP16 tensor figure in the catalog): {missing}."
         flow.text(caption, size_pt=8, color=MUTED_COLOR)
 
 

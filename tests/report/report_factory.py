@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
-from catalog_factory import make_entry
+from catalog_factory import make_entry, write_entry
 
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
@@ -107,3 +108,10 @@ def entry(entry_id: str, **overrides: Any) -> CatalogEntry:
 def catalog(*ids: str) -> Catalog:
     entries = [entry(entry_id) for entry_id in (ids or IDS)]
     return Catalog(entries=entries, catalog_date=CATALOG_DATE)
+
+
+def write_catalog(directory: Path, *ids: str) -> Path:
+    """Write the entries as TOML files (for the CLI's ``--catalog``)."""
+    for entry_id in ids or IDS:
+        write_entry(directory, entry_id, **_SPECS[entry_id])
+    return directory
