@@ -91,8 +91,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
         _write(args.csv, lambda: atomic_write_text(args.csv, comparison.to_csv()))
     if args.png is not None or args.svg is not None:
-        from gpudesk.ui.charts.export import export_radar
-
+        export_radar = _offscreen_radar_exporter()
         for path, image_format in ((args.png, "png"), (args.svg, "svg")):
             if path is not None:
                 _write(path, lambda p=path, f=image_format: export_radar(selected, p, f, catalog))
@@ -114,6 +113,20 @@ def run_compare(args: argparse.Namespace) -> int:
     for path in outputs:
         print(f"wrote {path}", file=sys.stderr)
     return EXIT_OK
+
+
+def _offscreen_radar_exporter() -> Any:
+    """``export_radar``, with a QApplication that needs no window or display."""
+    from gpudesk.ui.app import create_application, display_available
+
+    if not display_available():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    try:
+        create_application()
+        from gpudesk.ui.charts.export import export_radar
+    except ImportError as exc:
+        raise CliError(f"--png/--svg need the Qt libraries (PySide6): {exc}") from exc
+    return export_radar
 
 
 def _write(path: Path, action: Any) -> None:

@@ -47,6 +47,7 @@ from gpudesk.compare.radar import (
     ring_radii,
 )
 from gpudesk.measured import MeasuredSeries
+from gpudesk.ui.catalog_columns import short_name
 from gpudesk.ui.charts.style import (
     LIGHT,
     ChartStyle,
@@ -63,6 +64,8 @@ RING_LABEL_PX = 11
 MARGIN_PX = 10.0
 LABEL_GAP_PX = 8.0
 HOVER_RADIUS_PX = 12.0
+#: Side labels wider than this wrap when that makes the chart clearly bigger.
+SIDE_LABEL_WRAP_PX = 118.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +90,7 @@ def build_radar_series(
     series = [
         RadarSeries(
             entry.id,
-            entry.name,
+            short_name(entry),
             chart_series_color(index, dark),
             tuple(entry_values(entry, axes)),
         )
@@ -129,7 +132,8 @@ class RadarLayout:
     center: QPointF
     radius: float
     label_rects: list[QRectF] = field(default_factory=list)
-    label_lines: list[tuple[str, str]] = field(default_factory=list)
+    #: per axis: (bold title lines, muted detail lines)
+    label_lines: list[tuple[list[str], list[str]]] = field(default_factory=list)
     legend: list[_LegendEntry] = field(default_factory=list)
     caption_rect: QRectF | None = None
 
@@ -144,6 +148,29 @@ class RadarLayout:
             self.center.x() + fraction * self.radius * math.cos(angle),
             self.center.y() - fraction * self.radius * math.sin(angle),
         )
+
+
+def _wrap_words(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
+    """Greedy word wrap of ``text`` to ``width`` pixels (a long word stays whole)."""
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        candidate = f"{current} {word}".strip()
+        if current and metrics.horizontalAdvance(candidate) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = candidate
+    if current:
+        lines.append(current)
+    return lines or [text]
+
+
+def _wrap_detail(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
+    """Split "TFLOPS · max 118.5" at the dot when it is wider than ``width``."""
+    if metrics.horizontalAdvance(text) <= width or " · " not in text:
+        return [text]
+    return text.split(" · ")
 
 
 def _label_rect(anchor: QPointF, angle: float, width: float, height: float) -> QRectF:
@@ -320,6 +347,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         self.update()
 
     def _label_lines(self) -> list[tuple[str, str]]:
+        """(title, detail) per axis: "FP32", "TFLOPS · max 163.4"."""
         lines = []
         for index, key in enumerate(self._axes):
             metric = METRICS[key]
@@ -364,20 +392,40 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                 entry.text_rect.translate(0, shift)
         plot = QRectF(bounds.left(), top, bounds.width(), bounds.bottom() - legend_height - 6 - top)
         center = plot.center()
-        lines = self._label_lines()
         label_metrics = QFontMetricsF(chart_font(LABEL_PX))
         bold_metrics = QFontMetricsF(chart_font(LABEL_PX, bold=True))
-        sizes = [
-            (
-                max(bold_metrics.horizontalAdvance(first), label_metrics.horizontalAdvance(second))
-                + 2,
-                bold_metrics.height() + label_metrics.height(),
-            )
-            for first, second in lines
-        ]
         count = len(self._axes)
+        texts = self._label_lines()
 
-        def rects_for(radius: float) -> list[QRectF]:
+        def wrapped(wrap: bool) -> list[tuple[list[str], list[str]]]:
+            out = []
+            for index, (title, detail) in enumerate(texts):
+                side = abs(math.cos(axis_angle(index, count))) > 0.25
+                if wrap and side:
+                    out.append(
+                        (
+                            _wrap_words(title, bold_metrics, SIDE_LABEL_WRAP_PX),
+                            _wrap_detail(detail, label_metrics, SIDE_LABEL_WRAP_PX),
+                        )
+                    )
+                else:
+                    out.append(([title], [detail]))
+            return out
+
+        def sizes_of(lines: list[tuple[list[str], list[str]]]) -> list[tuple[float, float]]:
+            return [
+                (
+                    max(
+                        *(bold_metrics.horizontalAdvance(line) for line in bold),
+                        *(label_metrics.horizontalAdvance(line) for line in plain),
+                    )
+                    + 2,
+                    bold_metrics.height() * len(bold) + label_metrics.height() * len(plain),
+                )
+                for bold, plain in lines
+            ]
+
+        def rects_for(sizes: list[tuple[float, float]], radius: float) -> list[QRectF]:
             rects = []
             for index, (width, height) in enumerate(sizes):
                 angle = axis_angle(index, count)
@@ -388,23 +436,35 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                 rects.append(_label_rect(anchor, angle, width, height))
             return rects
 
-        def fits(radius: float) -> bool:
-            return all(plot.contains(rect) for rect in rects_for(radius))
+        def largest_radius(sizes: list[tuple[float, float]]) -> float:
+            def fits(radius: float) -> bool:
+                return all(plot.contains(rect) for rect in rects_for(sizes, radius))
 
-        low, high = 20.0, max(20.0, min(plot.width(), plot.height()) / 2)
-        if fits(high):
-            low = high
-        else:
+            low, high = 20.0, max(20.0, min(plot.width(), plot.height()) / 2)
+            if fits(high):
+                return high
             for _ in range(30):  # bisection: the largest radius whose labels all fit
                 middle = (low + high) / 2
                 if fits(middle):
                     low = middle
                 else:
                     high = middle
+            return low
+
+        # wrap the side labels only where that buys a clearly bigger chart
+        lines = wrapped(False)
+        sizes = sizes_of(lines)
+        radius = largest_radius(sizes)
+        wrapped_lines = wrapped(True)
+        wrapped_sizes = sizes_of(wrapped_lines)
+        wrapped_radius = largest_radius(wrapped_sizes)
+        if wrapped_radius > radius * 1.1:
+            lines, sizes, radius = wrapped_lines, wrapped_sizes, wrapped_radius
+        low = radius
         self.layout = RadarLayout(
             center=center,
             radius=low,
-            label_rects=rects_for(low),
+            label_rects=rects_for(sizes, low),
             label_lines=lines,
             legend=legend,
             caption_rect=caption_rect,
@@ -524,8 +584,9 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         bold = chart_font(LABEL_PX, bold=True)
         plain = chart_font(LABEL_PX)
         bold_height = QFontMetricsF(bold).height()
+        plain_height = QFontMetricsF(plain).height()
         count = len(self._axes)
-        for index, (rect, (first, second)) in enumerate(
+        for index, (rect, (titles, details)) in enumerate(
             zip(self.layout.label_rects, self.layout.label_lines, strict=True)
         ):
             cos = math.cos(axis_angle(index, count))
@@ -535,16 +596,18 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                 align = Qt.AlignmentFlag.AlignRight
             else:
                 align = Qt.AlignmentFlag.AlignHCenter
+            flags = int(align | Qt.AlignmentFlag.AlignVCenter)
+            y = rect.top()
             painter.setFont(bold)
             painter.setPen(QPen(self._style.text))
-            top = QRectF(rect.left(), rect.top(), rect.width(), bold_height)
-            painter.drawText(top, int(align | Qt.AlignmentFlag.AlignVCenter), first)
+            for line in titles:
+                painter.drawText(QRectF(rect.left(), y, rect.width(), bold_height), flags, line)
+                y += bold_height
             painter.setFont(plain)
             painter.setPen(QPen(self._style.muted))
-            bottom = QRectF(
-                rect.left(), rect.top() + bold_height, rect.width(), rect.height() - bold_height
-            )
-            painter.drawText(bottom, int(align | Qt.AlignmentFlag.AlignVCenter), second)
+            for line in details:
+                painter.drawText(QRectF(rect.left(), y, rect.width(), plain_height), flags, line)
+                y += plain_height
 
     def _draw_legend(self, painter: QPainter) -> None:
         painter.setFont(chart_font(LEGEND_PX))
@@ -568,8 +631,8 @@ class RadarWidget(pg.GraphicsView):  # type: ignore[misc]
     """A view holding one :class:`RadarItem` that always fills it."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
+        self.item = RadarItem()  # before the base class, whose constructor resizes
         super().__init__(parent, background=LIGHT.background)
-        self.item = RadarItem()
         self.addItem(self.item)
         self.setMinimumSize(360, 300)
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QWidget
 from gpudesk.catalog.metrics import METRICS, Metric
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.pareto import ScatterPoint, pareto_frontier
+from gpudesk.ui.catalog_columns import short_name
 from gpudesk.ui.charts.style import LIGHT, ChartStyle, chart_font, chart_series_color
 from gpudesk.ui.colors import CONTEXT_COLOR
 
@@ -47,6 +48,7 @@ class PlottedPoint:
     y: float
     plot_x: float
     plot_y: float
+    full_name: str = ""
 
 
 def _plotted(value: float, log: bool) -> float | None:
@@ -129,6 +131,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self.frontier_ids: list[str] = []
         self.missing_names: list[str] = []
         self._last_data: tuple[list[CatalogEntry], list[CatalogEntry]] | None = None
+        self._missing_sample = pg.PlotDataItem(pen=None)
 
     def _tip(self, x: float, y: float, data: object) -> str:
         return str(data)
@@ -193,7 +196,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             px, py = _plotted(x, log_x), _plotted(y, log_y)
             if px is None or py is None:
                 return None
-            return PlottedPoint(entry.id, entry.name, x, y, px, py)
+            return PlottedPoint(entry.id, short_name(entry), x, y, px, py, entry.name)
 
         self.context_points = [
             point
@@ -206,7 +209,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         for index, entry in enumerate(selection):
             point = plot(entry)
             if point is None:
-                self.missing_names.append(entry.name)
+                self.missing_names.append(short_name(entry))
                 continue
             self.selection_points.append(point)
             colors.append(chart_series_color(index, self._style.dark))
@@ -214,14 +217,18 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self.context_item.setData(
             x=[p.plot_x for p in self.context_points],
             y=[p.plot_y for p in self.context_points],
-            data=[_tip_text(p.name, x_metric, p.x, y_metric, p.y) for p in self.context_points],
+            data=[
+                _tip_text(p.full_name, x_metric, p.x, y_metric, p.y) for p in self.context_points
+            ],
         )
         self.selection_item.setData(
             x=[p.plot_x for p in self.selection_points],
             y=[p.plot_y for p in self.selection_points],
             brush=[pg.mkBrush(color) for color in colors],
             pen=pg.mkPen(self._style.background, width=1.5),
-            data=[_tip_text(p.name, x_metric, p.x, y_metric, p.y) for p in self.selection_points],
+            data=[
+                _tip_text(p.full_name, x_metric, p.x, y_metric, p.y) for p in self.selection_points
+            ],
         )
         self._set_frontier(x_key, y_key)
         self._set_labels(colors)
@@ -236,6 +243,11 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             self.legend.addItem(self.context_item, "other catalog GPUs")
         if self.frontier_ids:
             self.legend.addItem(self.frontier_item, "Pareto frontier")
+        if self.missing_names:
+            # an empty sample: the line only says who is absent and why
+            self.legend.addItem(
+                self._missing_sample, "not plotted (n/a): " + ", ".join(self.missing_names)
+            )
         self.enableAutoRange()
         self.autoRange(padding=0.08)
 

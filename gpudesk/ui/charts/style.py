@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QFont
 
 from gpudesk.ui.colors import MEASURED_COLOR, series_color
 
@@ -34,7 +34,7 @@ LIGHT = ChartStyle(
 )
 DARK = ChartStyle(
     dark=True,
-    background=QColor("#1e2125"),
+    background=QColor("#1e1f22"),  # the dark theme's plot background
     text=QColor("#e6e8eb"),
     muted=QColor("#a3acb6"),
     grid=QColor("#4a5059"),
@@ -43,21 +43,10 @@ DARK = ChartStyle(
 
 
 def theme_is_dark() -> bool:
-    """Whether the app shows its dark theme.
+    """Whether the app shows its dark theme (``gpudesk.ui.theme``)."""
+    from gpudesk.ui import theme
 
-    Follows ``gpudesk.ui.theme.is_dark()`` when that module exists, else the
-    application palette (light when there is no application).
-    """
-    try:
-        from gpudesk.ui import theme  # the main window's theme switch
-    except ImportError:
-        theme = None  # type: ignore[assignment]
-    if theme is not None and hasattr(theme, "is_dark"):
-        return bool(theme.is_dark())
-    app = QGuiApplication.instance()
-    if not isinstance(app, QGuiApplication):
-        return False
-    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    return theme.is_dark()
 
 
 def chart_style(dark: bool | None = None) -> ChartStyle:

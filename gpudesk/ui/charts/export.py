@@ -1,0 +1,181 @@
+"""Writing charts to PNG and SVG files, offscreen and atomically.
+
+``export_radar`` needs no window: it lays a radar item out in an offscreen
+scene (what ``gpudesk compare --png/--svg`` calls). ``export_chart`` writes
+what a chart widget shows (the context menu's Export PNG…/SVG…). Both paint
+into an image or an SVG generator in memory and then write the file with
+:func:`gpudesk.storage.atomic_write_bytes`, so a failed write never leaves a
+half-written file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, QSizeF
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
+
+from gpudesk.catalog.loader import Catalog
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.radar import NormalisationChoice
+from gpudesk.measured import MeasuredSeries
+from gpudesk.storage import atomic_write_bytes
+from gpudesk.ui.charts.render import build_radar_item, export_mode
+from gpudesk.ui.charts.style import chart_style
+
+ImageFormat = Literal["png", "svg"]
+IMAGE_FORMATS: tuple[ImageFormat, ...] = ("png", "svg")
+#: Logical size of a radar written by the CLI (PNG pixels are this times the scale).
+RADAR_EXPORT_SIZE = QSizeF(960, 720)
+#: PNG pixels per logical pixel: sharp on high-density screens and in documents.
+PNG_SCALE = 2.0
+
+Painter = Callable[[QPainter, QRectF], None]
+
+
+def png_bytes(paint: Painter, size: QSizeF, background: QColor, scale: float = PNG_SCALE) -> bytes:
+    """Run ``paint`` on a ``size``×``scale`` image filled with ``background``; PNG data."""
+    width, height = round(size.width() * scale), round(size.height() * scale)
+    if width <= 0 or height <= 0:
+        raise ValueError(f"cannot export an empty chart ({width}×{height} px)")
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(background)
+    dots_per_metre = round(96 * scale / 0.0254)
+    image.setDotsPerMeterX(dots_per_metre)
+    image.setDotsPerMeterY(dots_per_metre)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+    try:
+        paint(painter, QRectF(0, 0, width, height))
+    finally:
+        painter.end()
+    return _encode_png(image)
+
+
+def _encode_png(image: QImage) -> bytes:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, b"PNG"):
+        raise OSError("could not encode the chart as PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
+def svg_bytes(paint: Painter, size: QSizeF, background: QColor, title: str = "") -> bytes:
+    """Run ``paint`` on an SVG canvas of ``size`` with a ``background`` rectangle; SVG text."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(QSize(round(size.width()), round(size.height())))
+    generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
+    generator.setResolution(96)
+    generator.setTitle(title or "GPUDesk chart")
+    generator.setDescription("Written by GPUDesk")
+    painter = QPainter(generator)
+    try:
+        target = QRectF(0, 0, size.width(), size.height())
+        painter.fillRect(target, background)
+        paint(painter, target)
+    finally:
+        painter.end()
+    buffer.close()
+    return bytes(data.data())
+
+
+def _write(
+    path: Path, image_format: str, paint: Painter, size: QSizeF, background: QColor, title: str
+) -> None:
+    if image_format == "png":
+        data = png_bytes(paint, size, background)
+    elif image_format == "svg":
+        data = svg_bytes(paint, size, background, title)
+    else:
+        raise ValueError(f"unknown image format {image_format!r}; use png or svg")
+    atomic_write_bytes(Path(path), data)
+
+
+def export_radar(
+    entries: Sequence[CatalogEntry],
+    path: Path,
+    image_format: ImageFormat | str,
+    catalog: Catalog,
+    *,
+    axes: Sequence[str] | None = None,
+    normalisation: NormalisationChoice | None = None,
+    measured: MeasuredSeries | None = None,
+    dark: bool = False,
+    size: QSizeF = RADAR_EXPORT_SIZE,
+) -> None:
+    """Write the radar chart of ``entries`` to ``path`` as PNG or SVG, with no window.
+
+    Needs a ``QApplication`` (create it with ``gpudesk.ui.app.create_application``;
+    the offscreen platform works).
+
+    Raises:
+        OSError: the file cannot be written (the old file, if any, is kept).
+        ValueError: unknown format or bad axes.
+    """
+    item = build_radar_item(
+        entries,
+        catalog,
+        size,
+        axes=axes,
+        normalisation=normalisation,
+        measured=measured,
+        dark=dark,
+    )
+    item.use_cache = False
+    scene = QGraphicsScene()
+    scene.addItem(item)
+    source = QRectF(0, 0, size.width(), size.height())
+
+    def paint(painter: QPainter, target: QRectF) -> None:
+        scene.render(painter, target, source)
+
+    title = "Spec radar: " + ", ".join(entry.name for entry in entries)
+    try:
+        _write(path, image_format, paint, size, chart_style(dark).background, title)
+    finally:
+        scene.removeItem(item)
+
+
+@contextmanager
+def _uncached(scene: QGraphicsScene) -> Iterator[None]:
+    """Items with a picture cache paint directly while exporting (exact text in SVG)."""
+    items = [item for item in scene.items() if getattr(item, "use_cache", None) is True]
+    for item in items:
+        item.use_cache = False  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for item in items:
+            item.use_cache = True  # type: ignore[attr-defined]
+
+
+def export_chart(view: QGraphicsView, path: Path, image_format: ImageFormat | str) -> None:
+    """Write what the chart widget ``view`` shows to ``path`` as PNG or SVG.
+
+    Raises:
+        OSError: the file cannot be written.
+        ValueError: unknown format or an empty widget.
+    """
+    scene = view.scene()
+    viewport = view.viewport().rect()
+    source = view.mapToScene(viewport).boundingRect()
+    size = QSizeF(viewport.width(), viewport.height())
+    background = view.backgroundBrush().color()
+
+    def paint(painter: QPainter, target: QRectF) -> None:
+        with _uncached(scene), export_mode(scene, painter, target, source):
+            scene.render(painter, target, source)
+
+    _write(path, image_format, paint, size, background, view.windowTitle())

@@ -1,0 +1,713 @@
+"""The Compare tab: side-by-side table, spec radar, price/performance scatter, bars.
+
+Everything the tab shows follows :class:`~gpudesk.ui.state.AppState`: the
+compare selection, the catalog, the measured series and the detected GPUs.
+Numbers come from :mod:`gpudesk.compare`; this module only arranges widgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QSize,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QIcon, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGraphicsView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.radar import (
+    DEFAULT_RADAR_AXES,
+    MAX_AXES,
+    MIN_AXES,
+    RADAR_AXES,
+    NormalisationChoice,
+    Reference,
+    Scale,
+)
+from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
+from gpudesk.storage import atomic_write_text
+from gpudesk.ui import theme
+from gpudesk.ui.catalog_columns import short_name
+from gpudesk.ui.charts.bars import DEFAULT_BAR_KEY, BarChart
+from gpudesk.ui.charts.export import export_chart
+from gpudesk.ui.charts.radar import (
+    RadarWidget,
+    build_radar_normalisation,
+    build_radar_series,
+)
+from gpudesk.ui.charts.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
+from gpudesk.ui.charts.style import ChartStyle, chart_style, measured_color, theme_is_dark
+from gpudesk.ui.colors import series_color
+from gpudesk.ui.state import MAX_COMPARE, AppState
+
+EMPTY_MESSAGE = "Mark 2-6 GPUs in the Catalog tab (Ctrl+D) to compare them here."
+MIN_COMPARE = 2
+#: Scatter and bar metric choices: every numeric figure but the year.
+PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
+_GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _best_colors(dark: bool) -> tuple[QColor, QColor]:
+    """(background, text) of a best-in-row cell."""
+    if dark:
+        return QColor("#1f4a2c"), QColor("#c9f2d3")
+    return QColor("#d4f0da"), QColor("#0d3b1c")
+
+
+def _swatch(color: QColor, size: int = 12) -> QIcon:
+    pixmap = QPixmap(size, size)
+    pixmap.fill(color)
+    return QIcon(pixmap)
+
+
+class CompareTableModel(QAbstractTableModel):
+    """Adapts a :class:`Comparison` to a table: group rows, then figure rows; empty rows hidden."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.comparison: Comparison | None = None
+        self._lines: list[Row | str] = []  # a Row, or a group title
+        self._headers: list[str] = []
+        self._colors: list[QColor] = []
+        self._dark = False
+
+    def set_comparison(
+        self, comparison: Comparison | None, headers: list[str], colors: list[QColor], dark: bool
+    ) -> None:
+        self.beginResetModel()
+        self.comparison = comparison
+        self._headers = headers
+        self._colors = colors
+        self._dark = dark
+        self._lines = []
+        if comparison is not None:
+            for group, rows in comparison.groups():
+                shown = [row for row in rows if not row.is_empty]
+                if shown:
+                    self._lines.append(group.value)
+                    self._lines.extend(shown)
+        self.endResetModel()
+
+    def line(self, row: int) -> Row | str:
+        return self._lines[row]
+
+    def row_of(self, key: str) -> int:
+        for index, line in enumerate(self._lines):
+            if isinstance(line, Row) and line.key == key:
+                return index
+        raise KeyError(key)
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._lines)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid() or self.comparison is None:
+            return 0
+        return len(self.comparison.columns)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
+        if orientation == Qt.Orientation.Horizontal:
+            if not 0 <= section < len(self._headers):
+                return None
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self._headers[section]
+            if role == Qt.ItemDataRole.DecorationRole:
+                return _swatch(self._colors[section])
+            if role == Qt.ItemDataRole.ToolTipRole and self.comparison is not None:
+                column = self.comparison.columns[section]
+                return column.name + (
+                    " (baseline)" if column.id == self.comparison.baseline_id else ""
+                )
+            return None
+        if not 0 <= section < len(self._lines):
+            return None
+        line = self._lines[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return line.upper() if isinstance(line, str) else line.header
+        if role == Qt.ItemDataRole.FontRole and isinstance(line, str):
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
+        comparison = self.comparison
+        if not index.isValid() or comparison is None:
+            return None
+        line = self._lines[index.row()]
+        if isinstance(line, str):
+            if role == _GROUP_ROLE:
+                return True
+            if role == Qt.ItemDataRole.BackgroundRole:
+                return QBrush(QColor("#2a2d32") if self._dark else QColor("#eef1f4"))
+            return None
+        column = index.column()
+        best = comparison.is_best(line, column)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return comparison.cell_text(line, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            raw = comparison.value_text(line, column)
+            unit = f" {line.unit}" if line.unit and raw not in ("n/a", "—") else ""
+            tip = f"{comparison.columns[column].name}\n{line.header}: {raw}{unit}"
+            if best:
+                tip += "\nbest in this row"
+            return tip
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if line.kind is RowKind.METRIC:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole and best:
+            return QBrush(_best_colors(self._dark)[0])
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if best:
+                return QBrush(_best_colors(self._dark)[1])
+            if comparison.value_text(line, column) in ("n/a", "—"):
+                return QBrush(QColor("#9aa0a8") if self._dark else QColor("#80858c"))
+        if role == Qt.ItemDataRole.FontRole and best:
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None
+
+
+class AxisPicker(QListWidget):
+    """A checkable list of radar axes that keeps 5-8 of them checked.
+
+    Signals:
+        axes_changed(): the checked axes changed.
+    """
+
+    axes_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._updating = False
+        for key in RADAR_AXES:
+            item = QListWidgetItem(METRICS[key].header)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setCheckState(
+                Qt.CheckState.Checked if key in DEFAULT_RADAR_AXES else Qt.CheckState.Unchecked
+            )
+            self.addItem(item)
+        self.itemChanged.connect(self._on_item_changed)
+        self._enforce_limits()
+
+    def checked_axes(self) -> list[str]:
+        return [
+            str(self.item(row).data(Qt.ItemDataRole.UserRole))
+            for row in range(self.count())
+            if self.item(row).checkState() == Qt.CheckState.Checked
+        ]
+
+    def set_checked_axes(self, axes: list[str]) -> None:
+        """Check exactly ``axes`` (5-8 known keys), in the list's order."""
+        if not MIN_AXES <= len(axes) <= MAX_AXES:
+            raise ValueError(f"pick {MIN_AXES} to {MAX_AXES} axes")
+        self._updating = True
+        for row in range(self.count()):
+            item = self.item(row)
+            key = item.data(Qt.ItemDataRole.UserRole)
+            item.setCheckState(Qt.CheckState.Checked if key in axes else Qt.CheckState.Unchecked)
+        self._updating = False
+        self._enforce_limits()
+        self.axes_changed.emit()
+
+    def _on_item_changed(self, item: QListWidgetItem) -> None:
+        if self._updating:
+            return
+        self._enforce_limits()
+        self.axes_changed.emit()
+
+    def _enforce_limits(self) -> None:
+        """At 8 checked, the rest cannot be checked; at 5, none can be unchecked."""
+        self._updating = True
+        count = len(self.checked_axes())
+        for row in range(self.count()):
+            item = self.item(row)
+            checked = item.checkState() == Qt.CheckState.Checked
+            locked = (checked and count <= MIN_AXES) or (not checked and count >= MAX_AXES)
+            flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+            if not locked:
+                flags |= Qt.ItemFlag.ItemIsUserCheckable
+            item.setFlags(flags)
+            item.setToolTip(
+                f"A radar needs {MIN_AXES} to {MAX_AXES} axes"
+                if locked
+                else METRICS[str(item.data(Qt.ItemDataRole.UserRole))].header
+            )
+        self._updating = False
+
+
+def _metric_combo(keys: tuple[str, ...], current: str) -> QComboBox:
+    combo = QComboBox()
+    for key in keys:
+        combo.addItem(METRICS[key].header, key)
+    combo.setCurrentIndex(keys.index(current))
+    combo.setMaxVisibleItems(24)
+    return combo
+
+
+class CompareView(QWidget):
+    """The Compare tab.
+
+    Signals:
+        status_message(str): something worth a line in the status bar.
+    """
+
+    status_message = Signal(str)
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.comparison: Comparison | None = None
+        self._style: ChartStyle = chart_style(theme_is_dark())
+        self._build()
+        state.compare_changed.connect(self.refresh)
+        state.catalog_changed.connect(self.refresh)
+        state.measured_changed.connect(self.refresh)
+        state.detected_changed.connect(self._update_detected_button)
+        self._follow_theme()
+        self.apply_style(self._style)
+
+    # construction ----------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+
+        top = QHBoxLayout()
+        self.title = QLabel()
+        title_font = self.title.font()
+        title_font.setBold(True)
+        self.title.setFont(title_font)
+        top.addWidget(self.title, 1)
+        self.add_detected_button = QPushButton("Add this machine's GPU")
+        self.add_detected_button.setToolTip(
+            "Add the GPU detected in this machine to the comparison"
+        )
+        self.add_detected_button.clicked.connect(self.add_detected)
+        top.addWidget(self.add_detected_button)
+        layout.addLayout(top)
+
+        self.stack = QStackedWidget()
+        layout.addWidget(self.stack, 1)
+        self.empty_label = QLabel(EMPTY_MESSAGE)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
+        empty_font = self.empty_label.font()
+        empty_font.setPointSizeF(empty_font.pointSizeF() * 1.25)
+        self.empty_label.setFont(empty_font)
+        self.stack.addWidget(self.empty_label)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(self._build_table_panel())
+        self.chart_tabs = QTabWidget()
+        self.chart_tabs.addTab(self._build_radar_panel(), "Radar")
+        self.chart_tabs.addTab(self._build_scatter_panel(), "Price / performance")
+        self.chart_tabs.addTab(self._build_bars_panel(), "Bars")
+        splitter.addWidget(self.chart_tabs)
+        splitter.setStretchFactor(0, 5)
+        splitter.setStretchFactor(1, 6)
+        splitter.setSizes([560, 820])  # kept in proportion as the window resizes
+        self.splitter = splitter
+        self.stack.addWidget(splitter)
+
+    def _build_table_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        layout.setContentsMargins(0, 0, 4, 0)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Baseline:"))
+        self.baseline_combo = QComboBox()
+        self.baseline_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.baseline_combo.setToolTip("Show the other GPUs as ratios to this one (×1.8)")
+        self.baseline_combo.currentIndexChanged.connect(self._on_baseline_changed)
+        controls.addWidget(self.baseline_combo, 1)
+        self.copy_button = QPushButton("Copy as text")
+        self.copy_button.clicked.connect(self.copy_as_text)
+        controls.addWidget(self.copy_button)
+        self.csv_button = QPushButton("Export CSV…")
+        self.csv_button.clicked.connect(self._export_csv_dialog)
+        controls.addWidget(self.csv_button)
+        layout.addLayout(controls)
+
+        self.table_model = CompareTableModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.table_model)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ContiguousSelection)
+        self.table.setAlternatingRowColors(False)
+        self.table.setWordWrap(False)
+        self.table.setIconSize(QSize(12, 12))
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(self.table, 1)
+        self.table_note = QLabel()
+        self.table_note.setWordWrap(True)
+        layout.addWidget(self.table_note)
+        return panel
+
+    def _build_radar_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QHBoxLayout(panel)
+        controls = QVBoxLayout()
+        controls.addWidget(QLabel(f"Axes ({MIN_AXES}-{MAX_AXES}):"))
+        self.axis_picker = AxisPicker()
+        self.axis_picker.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.axis_picker.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.axis_picker.setFixedWidth(self.axis_picker.sizeHintForColumn(0) + 12)
+        rows = self.axis_picker.count()
+        self.axis_picker.setFixedHeight(
+            self.axis_picker.sizeHintForRow(0) * rows + 2 * self.axis_picker.frameWidth() + 4
+        )
+        self.axis_picker.axes_changed.connect(self._update_radar)
+        controls.addWidget(self.axis_picker)
+        form = QFormLayout()
+        self.reference_combo = QComboBox()
+        self.reference_combo.addItem("Catalog maximum", Reference.CATALOG.value)
+        self.reference_combo.addItem("Selection maximum", Reference.SELECTION.value)
+        self.reference_combo.setToolTip("What the outer ring means on every axis")
+        self.reference_combo.currentIndexChanged.connect(self._update_radar)
+        form.addRow("Outer ring:", self.reference_combo)
+        self.scale_combo = QComboBox()
+        self.scale_combo.addItem("Linear", Scale.LINEAR.value)
+        self.scale_combo.addItem("Logarithmic", Scale.LOG.value)
+        self.scale_combo.setToolTip(
+            "Logarithmic spreads figures spanning orders of magnitude (FP64, prices)"
+        )
+        self.scale_combo.currentIndexChanged.connect(self._update_radar)
+        form.addRow("Scale:", self.scale_combo)
+        controls.addLayout(form)
+        hint = QLabel(
+            "Missing figures are gaps (dashed), never zero. Hover a point for its value. "
+            "Right-click a chart to export it."
+        )
+        hint.setWordWrap(True)
+        hint.setMaximumWidth(self.axis_picker.width())
+        controls.addWidget(hint)
+        controls.addStretch(1)
+        layout.addLayout(controls)
+        self.radar = RadarWidget()
+        self._add_export_menu(self.radar, "radar")
+        layout.addWidget(self.radar, 1)
+        return panel
+
+    def _build_scatter_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        controls = QHBoxLayout()
+        self.x_combo = _metric_combo(PLOT_KEYS, DEFAULT_X_KEY)
+        self.y_combo = _metric_combo(PLOT_KEYS, DEFAULT_Y_KEY)
+        self.log_x_check = QCheckBox("log")
+        self.log_y_check = QCheckBox("log")
+        controls.addWidget(QLabel("X:"))
+        controls.addWidget(self.x_combo, 1)
+        controls.addWidget(self.log_x_check)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("Y:"))
+        controls.addWidget(self.y_combo, 1)
+        controls.addWidget(self.log_y_check)
+        for combo in (self.x_combo, self.y_combo):
+            combo.currentIndexChanged.connect(self._update_scatter)
+        for check in (self.log_x_check, self.log_y_check):
+            check.toggled.connect(self._update_scatter)
+        layout.addLayout(controls)
+        self.scatter = ScatterChart()
+        self._add_export_menu(self.scatter, "scatter")
+        layout.addWidget(self.scatter, 1)
+        self.scatter_note = QLabel()
+        self.scatter_note.setWordWrap(True)
+        layout.addWidget(self.scatter_note)
+        return panel
+
+    def _build_bars_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Figure:"))
+        self.bar_combo = _metric_combo(PLOT_KEYS, DEFAULT_BAR_KEY)
+        self.bar_combo.currentIndexChanged.connect(self._update_bars)
+        controls.addWidget(self.bar_combo, 1)
+        controls.addStretch(1)
+        layout.addLayout(controls)
+        self.bars = BarChart()
+        self._add_export_menu(self.bars, "bars")
+        layout.addWidget(self.bars, 1)
+        return panel
+
+    def _add_export_menu(self, view: QGraphicsView, name: str) -> None:
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+        def show_menu(pos: QPoint) -> None:
+            menu = QMenu(view)
+            menu.addAction("Export PNG…", lambda: self.export_chart_dialog(view, name, "png"))
+            menu.addAction("Export SVG…", lambda: self.export_chart_dialog(view, name, "svg"))
+            menu.exec(view.mapToGlobal(pos))
+
+        view.customContextMenuRequested.connect(show_menu)
+
+    # theme -----------------------------------------------------------------
+    def _follow_theme(self) -> None:
+        theme.notifier().changed.connect(self._on_theme_changed)
+
+    def _on_theme_changed(self, dark: bool) -> None:
+        self.apply_style(chart_style(dark))
+
+    def apply_style(self, style: ChartStyle) -> None:
+        """Switch every chart (and the table's highlight) to ``style``."""
+        self._style = style
+        self.radar.set_style(style)
+        self.scatter.set_style(style)
+        self.bars.set_style(style)
+        self.refresh()
+
+    # state -> widgets ------------------------------------------------------
+    def entries(self) -> list[CatalogEntry]:
+        return self.state.compare_entries()
+
+    def refresh(self) -> None:
+        """Rebuild everything from the state (selection, catalog, measured series)."""
+        entries = self.entries()
+        count = len(entries)
+        self._update_detected_button()
+        if count < MIN_COMPARE:
+            self.title.setText(
+                "Compare"
+                if count == 0
+                else f"Compare: {short_name(entries[0])} (add at least one more)"
+            )
+            self.stack.setCurrentWidget(self.empty_label)
+            self.comparison = None
+            self.table_model.set_comparison(None, [], [], self._style.dark)
+            return
+        self.title.setText(
+            f"Comparing {count} GPUs (max {MAX_COMPARE}): "
+            + ", ".join(short_name(entry) for entry in entries)
+        )
+        self.stack.setCurrentWidget(self.splitter)
+        self._update_baseline_choices(entries)
+        self._update_table()
+        self._update_radar()
+        self._update_scatter()
+        self._update_bars()
+
+    def _update_detected_button(self) -> None:
+        self.add_detected_button.setVisible(bool(self._detected_to_add()))
+
+    def _detected_to_add(self) -> list[str]:
+        known = {entry.id for entry in self.state.entries()}
+        return [
+            entry_id
+            for entry_id in self.state.detected_catalog_ids
+            if entry_id in known and entry_id not in self.state.compare_ids
+        ]
+
+    def add_detected(self) -> None:
+        """Add the detected GPU(s) of this machine to the compare selection."""
+        added = [
+            entry_id for entry_id in self._detected_to_add() if self.state.add_to_compare(entry_id)
+        ]
+        if not added:
+            self.status_message.emit(f"The comparison already holds {MAX_COMPARE} GPUs")
+
+    def _update_baseline_choices(self, entries: list[CatalogEntry]) -> None:
+        current = self.baseline_combo.currentData()
+        self.baseline_combo.blockSignals(True)
+        self.baseline_combo.clear()
+        self.baseline_combo.addItem("none (show values)", None)
+        for index, entry in enumerate(entries):
+            self.baseline_combo.addItem(_swatch(series_color(index)), short_name(entry), entry.id)
+        position = self.baseline_combo.findData(current) if current is not None else 0
+        self.baseline_combo.setCurrentIndex(max(0, position))
+        self.baseline_combo.blockSignals(False)
+
+    def baseline_id(self) -> str | None:
+        value = self.baseline_combo.currentData()
+        return None if value is None else str(value)
+
+    def set_baseline(self, entry_id: str | None) -> None:
+        position = self.baseline_combo.findData(entry_id) if entry_id is not None else 0
+        if position < 0:
+            raise KeyError(entry_id)
+        self.baseline_combo.setCurrentIndex(position)
+
+    def _on_baseline_changed(self) -> None:
+        if len(self.entries()) >= MIN_COMPARE:
+            self._update_table()
+
+    def _update_table(self) -> None:
+        entries = self.entries()
+        measured = self.state.measured
+        self.comparison = build_comparison(
+            entries, baseline_id=self.baseline_id(), measured=measured
+        )
+        headers = [short_name(entry) for entry in entries]
+        colors = [series_color(index) for index in range(len(entries))]
+        baseline = self.baseline_id()
+        if baseline is not None:
+            headers = [
+                f"{header}\n(baseline)" if entry.id == baseline else header
+                for header, entry in zip(headers, entries, strict=True)
+            ]
+        if measured is not None:
+            headers.append(measured.label)
+            colors.append(measured_color(False))
+        self.table_model.set_comparison(self.comparison, headers, colors, self._style.dark)
+        self._fit_columns()
+        notes = ["Best value in each row highlighted (price and TDP: lowest)."]
+        if baseline is not None:
+            notes.append("Other columns show ratios to the baseline; hover a cell for its value.")
+        if measured is not None:
+            notes.append(f"“{measured.label}”: measured figures only (— not measured).")
+        self.table_note.setText(" ".join(notes))
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their header and numbers; long text cells elide (tooltip has all)."""
+        model = self.table_model
+        metrics = self.table.fontMetrics()
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        bold_metrics = QFontMetrics(bold)
+        header = self.table.horizontalHeader()
+        for column in range(model.columnCount()):
+            header_text = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
+            width = max(metrics.horizontalAdvance(line) for line in header_text.split("\n")) + 34
+            for row in range(model.rowCount()):
+                line = model.line(row)
+                if isinstance(line, Row) and line.kind is RowKind.METRIC:
+                    text = str(model.data(model.index(row, column)) or "")
+                    width = max(width, bold_metrics.horizontalAdvance(text) + 16)
+            header.resizeSection(column, min(max(width, 84), 200))
+
+    def normalisation_choice(self) -> NormalisationChoice:
+        return NormalisationChoice(
+            Reference(str(self.reference_combo.currentData())),
+            Scale(str(self.scale_combo.currentData())),
+        )
+
+    def _update_radar(self) -> None:
+        entries = self.entries()
+        if len(entries) < MIN_COMPARE:
+            return
+        axes = self.axis_picker.checked_axes()
+        choice = self.normalisation_choice()
+        measured = self.state.measured
+        item = self.radar.item
+        item.set_data(
+            build_radar_series(entries, axes, measured=measured, dark=self._style.dark),
+            axes,
+            build_radar_normalisation(choice, axes, self.state.entries(), entries, measured),
+            caption=choice.describe().capitalize(),
+        )
+
+    def _update_scatter(self) -> None:
+        entries = self.entries()
+        if len(entries) < MIN_COMPARE:
+            return
+        x_key = str(self.x_combo.currentData())
+        y_key = str(self.y_combo.currentData())
+        plot = self.scatter.plot
+        plot.set_data(
+            self.state.entries(),
+            entries,
+            x_key,
+            y_key,
+            log_x=self.log_x_check.isChecked(),
+            log_y=self.log_y_check.isChecked(),
+        )
+        notes = []
+        if plot.frontier_ids:
+            notes.append("Dashed line: Pareto frontier (no GPU is better on both axes).")
+        else:
+            notes.append("No Pareto frontier: one of these figures has no better direction.")
+        if plot.missing_names:
+            notes.append("Not plotted (a figure is n/a): " + ", ".join(plot.missing_names) + ".")
+        notes.append("Hover a point for its name and values.")
+        self.scatter_note.setText(" ".join(notes))
+
+    def _update_bars(self) -> None:
+        entries = self.entries()
+        if len(entries) < MIN_COMPARE:
+            return
+        self.bars.plot.set_data(
+            entries, str(self.bar_combo.currentData()), measured=self.state.measured
+        )
+
+    # actions ---------------------------------------------------------------
+    def copy_as_text(self) -> None:
+        if self.comparison is None:
+            return
+        QGuiApplication.clipboard().setText(self.comparison.to_text())
+        self.status_message.emit("Comparison copied as text")
+
+    def export_csv(self, path: Path) -> None:
+        """Write the table as CSV (raises OSError)."""
+        if self.comparison is None:
+            raise ValueError("nothing to export: fewer than two GPUs selected")
+        atomic_write_text(path, self.comparison.to_csv())
+
+    def _export_csv_dialog(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Export the comparison as CSV", "gpu-comparison.csv", "CSV files (*.csv)"
+        )
+        if name:
+            self._report_write(Path(name), lambda path: self.export_csv(path))
+
+    def export_chart_dialog(self, view: QGraphicsView, name: str, image_format: str) -> None:
+        suffix = image_format.lower()
+        chosen, _ = QFileDialog.getSaveFileName(
+            self,
+            f"Export the {name} chart as {suffix.upper()}",
+            f"gpu-{name}.{suffix}",
+            f"{suffix.upper()} images (*.{suffix})",
+        )
+        if chosen:
+            path = Path(chosen)
+            if path.suffix.lower() != f".{suffix}":
+                path = path.with_name(path.name + f".{suffix}")
+            self._report_write(path, lambda target: export_chart(view, target, suffix))
+
+    def _report_write(self, path: Path, write: Callable[[Path], None]) -> None:
+        try:
+            write(path)
+        except OSError as exc:
+            QMessageBox.warning(
+                self, "Export failed", f"Could not write {path}:\n{exc.strerror or exc}"
+            )
+            return
+        self.status_message.emit(f"Wrote {path}")
