@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 import importlib
+import json
+import platform
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 
-from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QByteArray, QSettings, QUrl, qVersion
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
+from gpudesk.catalog.loader import Catalog, load_catalog
+from gpudesk.paths import user_catalog_dir
+from gpudesk.progress import Progress
+from gpudesk.ui import theme
+from gpudesk.ui.problems_banner import ProblemsBanner
+from gpudesk.ui.settings import open_settings
 from gpudesk.ui.state import AppState
+from gpudesk.ui.worker import TaskWorker
 
 #: (tab title, "module:Class") — views are imported and built on first show,
 #: so start-up pays only for the first screen.
@@ -18,6 +38,41 @@ TAB_VIEWS: tuple[tuple[str, str], ...] = (
     ("This machine", "gpudesk.ui.machine_tab:MachineTab"),
     ("Plan", "gpudesk.ui.plan_view:PlanView"),
 )
+
+_SETTINGS_GEOMETRY = "window/geometry"
+_SETTINGS_COMPARE = "compare/ids"
+_SETTINGS_THEME = "ui/theme"
+_EXPORT_MODULE = "gpudesk.ui.export_dialog"
+
+
+def open_url(url: QUrl) -> bool:
+    """Open a URL with the desktop (a seam for tests)."""
+    return bool(QDesktopServices.openUrl(url))
+
+
+def _distribution_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def about_versions() -> list[tuple[str, str]]:
+    """(component, version) pairs for Help → About; imports nothing heavy."""
+    import PySide6
+
+    from gpudesk import __version__
+
+    return [
+        ("GPUDesk", __version__),
+        ("Qt", qVersion()),
+        ("PySide6", PySide6.__version__),
+        ("pyqtgraph", _distribution_version("pyqtgraph")),
+        # The binding's own version, read without importing pynvml (only the
+        # NVML module may import it, and importing it is not free).
+        ("NVML binding (nvidia-ml-py)", _distribution_version("nvidia-ml-py")),
+        ("Python", platform.python_version()),
+    ]
 
 
 class _LazyTab(QWidget):
@@ -30,30 +85,47 @@ class _LazyTab(QWidget):
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
 
-    def ensure_built(self, state: AppState) -> QWidget:
-        if self.view is None:
-            module_name, _, class_name = self.target.partition(":")
-            try:
-                view_class = getattr(importlib.import_module(module_name), class_name)
-                self.view = view_class(state, self)
-            except ImportError as exc:
-                self.view = QLabel(f"This view is not available: {exc}")
-            self._layout.addWidget(self.view)
-        return self.view
+    def ensure_built(self, state: AppState) -> tuple[QWidget, bool]:
+        """The view, and whether this call built it."""
+        if self.view is not None:
+            return self.view, False
+        module_name, _, class_name = self.target.partition(":")
+        try:
+            view_class = getattr(importlib.import_module(module_name), class_name)
+            self.view = view_class(state, self)
+        except ImportError as exc:
+            self.view = QLabel(f"This view is not available: {exc}")
+        self._layout.addWidget(self.view)
+        return self.view, True
 
 
 class MainWindow(QMainWindow):
-    """GPUDesk's main window."""
+    """GPUDesk's main window.
+
+    Args:
+        state: shared state; by default the bundled, user and ``extra_dirs`` catalogs.
+        extra_dirs: extra catalog folders (``--catalog``).
+        settings: where layout, filters, selection and theme persist; by
+            default :func:`gpudesk.ui.settings.open_settings`.
+    """
 
     def __init__(
         self,
         state: AppState | None = None,
         extra_dirs: Sequence[Path] = (),
         parent: QWidget | None = None,
+        *,
+        settings: QSettings | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("GPUDesk")
+        self.settings = settings if settings is not None else open_settings()
+        theme.apply_theme(str(self.settings.value(_SETTINGS_THEME, theme.ThemeMode.SYSTEM)))
         self.state = state if state is not None else AppState(extra_dirs=extra_dirs)
+        self._restore_compare()
+        self._reload_worker: TaskWorker | None = None
+
+        self.banner = ProblemsBanner()
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self._lazy_tabs: list[_LazyTab] = []
@@ -61,19 +133,301 @@ class MainWindow(QMainWindow):
             tab = _LazyTab(target)
             self._lazy_tabs.append(tab)
             self.tabs.addTab(tab, title)
-        self.tabs.currentChanged.connect(self._build_current_tab)
-        self.setCentralWidget(self.tabs)
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self.banner)
+        central_layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+
+        self.count_label = QLabel()
+        self.statusBar().addPermanentWidget(self.count_label)
+        self._build_actions()
+        self._build_menus()
+
         self.setMinimumSize(900, 600)
         self.resize(1400, 860)
+        geometry = self.settings.value(_SETTINGS_GEOMETRY)
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+
+        self.banner.set_problems(self.state.catalog.problems)
+        self.state.entry_requested.connect(self.show_entry)
+        self.state.catalog_changed.connect(self._on_catalog_changed)
+        self.tabs.currentChanged.connect(self._build_current_tab)
         self._build_current_tab(self.tabs.currentIndex())
 
+    # tabs ------------------------------------------------------------------
     def _build_current_tab(self, index: int) -> None:
-        if 0 <= index < len(self._lazy_tabs):
-            self._lazy_tabs[index].ensure_built(self.state)
+        if not 0 <= index < len(self._lazy_tabs):
+            return
+        view, built = self._lazy_tabs[index].ensure_built(self.state)
+        if built:
+            self._wire_view(TAB_VIEWS[index][0], view)
+
+    def _wire_view(self, title: str, view: QWidget) -> None:
+        """Connect a freshly built view to the window."""
+        from gpudesk.ui.catalog_view import CatalogView
+
+        if isinstance(view, CatalogView):
+            view.counts_changed.connect(self._show_counts)
+            view.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
+            view.compare_tab_requested.connect(lambda: self.show_tab("Compare"))
+            view.restore_settings(self.settings)
+            self._show_counts(view.visible_count(), len(self.state.entries()))
+        fit_signal = getattr(view, "fit_filter_requested", None)
+        if fit_signal is not None:
+            # The Plan tab asks for "fits my workload": filter the catalog and show it.
+            fit_signal.connect(self._apply_fit_filter)
 
     def view(self, title: str) -> QWidget:
         """The view of a tab by title, built if needed (for tests and wiring)."""
         for index, (tab_title, _) in enumerate(TAB_VIEWS):
             if tab_title == title:
-                return self._lazy_tabs[index].ensure_built(self.state)
+                view, built = self._lazy_tabs[index].ensure_built(self.state)
+                if built:
+                    self._wire_view(tab_title, view)
+                return view
         raise KeyError(title)
+
+    def built_views(self) -> dict[str, QWidget]:
+        """The views built so far, by tab title."""
+        return {
+            title: tab.view
+            for (title, _), tab in zip(TAB_VIEWS, self._lazy_tabs, strict=True)
+            if tab.view is not None
+        }
+
+    def show_tab(self, title: str) -> None:
+        for index, (tab_title, _) in enumerate(TAB_VIEWS):
+            if tab_title == title:
+                self.tabs.setCurrentIndex(index)
+                return
+        raise KeyError(title)
+
+    def catalog_view(self) -> QWidget:
+        return self.view("Catalog")
+
+    def show_entry(self, entry_id: str) -> None:
+        """Switch to the catalog and select ``entry_id``."""
+        from gpudesk.ui.catalog_view import CatalogView
+
+        self.show_tab("Catalog")
+        view = self.view("Catalog")
+        if isinstance(view, CatalogView):
+            view.select_entry(entry_id)
+
+    def _apply_fit_filter(self, entry_ids: object) -> None:
+        if entry_ids is None:
+            self.state.set_fit_filter(None)
+            return
+        if isinstance(entry_ids, (set, frozenset, list, tuple)):
+            self.state.set_fit_filter(str(entry_id) for entry_id in entry_ids)
+            self.show_tab("Catalog")
+
+    def _show_counts(self, visible: int, total: int) -> None:
+        self.count_label.setText(f"{visible} of {total} GPUs")
+
+    # actions and menus -----------------------------------------------------
+    def _build_actions(self) -> None:
+        def action(text: str, slot: object, shortcut: str | None = None) -> QAction:
+            item = QAction(text, self)
+            if shortcut:
+                item.setShortcut(QKeySequence(shortcut))
+            item.triggered.connect(slot)
+            self.addAction(item)  # shortcuts work even with the menu bar hidden
+            return item
+
+        self.open_folder_action = action("Open user catalog folder", self.open_user_catalog_folder)
+        self.reload_action = action("Reload catalog", self.reload_catalog, "F5")
+        self.export_action = action("Export comparison…", self.export_comparison, "Ctrl+E")
+        self.quit_action = action("Quit", self.close, "Ctrl+Q")
+        self.find_action = action("Search the catalog", self.focus_search, "Ctrl+F")
+        self.add_compare_action = action("Add selected to compare", self.add_selected, "Ctrl+D")
+        self.reset_filters_action = action("Reset filters", self.reset_filters)
+        self.about_action = action("About GPUDesk", self.show_about)
+        self.theme_actions: dict[theme.ThemeMode, QAction] = {}
+        group = QActionGroup(self)
+        labels = {
+            theme.ThemeMode.SYSTEM: "Follow the system",
+            theme.ThemeMode.LIGHT: "Light",
+            theme.ThemeMode.DARK: "Dark",
+        }
+        for mode, label in labels.items():
+            item = QAction(label, self)
+            item.setCheckable(True)
+            item.setChecked(mode == theme.current_mode())
+            item.triggered.connect(lambda _checked=False, mode=mode: self.set_theme(mode))
+            group.addAction(item)
+            self.theme_actions[mode] = item
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.open_folder_action)
+        file_menu.addAction(self.reload_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.find_action)
+        edit_menu.addAction(self.add_compare_action)
+        edit_menu.addAction(self.reset_filters_action)
+        view_menu = bar.addMenu("&View")
+        self.columns_menu = QMenu("&Columns", self)
+        self.columns_menu.aboutToShow.connect(self._fill_columns_menu)
+        view_menu.addMenu(self.columns_menu)
+        theme_menu = view_menu.addMenu("&Theme")
+        for item in self.theme_actions.values():
+            theme_menu.addAction(item)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.about_action)
+
+    def _fill_columns_menu(self) -> None:
+        from gpudesk.ui.catalog_view import CatalogView
+
+        view = self.view("Catalog")
+        if isinstance(view, CatalogView):
+            view.populate_columns_menu(self.columns_menu)
+
+    def focus_search(self) -> None:
+        from gpudesk.ui.catalog_view import CatalogView
+
+        self.show_tab("Catalog")
+        view = self.view("Catalog")
+        if isinstance(view, CatalogView):
+            view.focus_search()
+
+    def add_selected(self) -> None:
+        from gpudesk.ui.catalog_view import CatalogView
+
+        view = self.view("Catalog")
+        if isinstance(view, CatalogView) and self.tabs.currentIndex() == 0:
+            view.add_selected_to_compare()
+
+    def reset_filters(self) -> None:
+        from gpudesk.ui.catalog_view import CatalogView
+
+        view = self.view("Catalog")
+        if isinstance(view, CatalogView):
+            view.reset_filters()
+
+    def set_theme(self, mode: theme.ThemeMode) -> None:
+        theme.apply_theme(mode)
+        self.theme_actions[mode].setChecked(True)
+        self.settings.setValue(_SETTINGS_THEME, mode.value)
+
+    def open_user_catalog_folder(self) -> Path:
+        """Create the user's catalog folder if needed and open it in the file manager."""
+        folder = user_catalog_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            QMessageBox.warning(self, "GPUDesk", f"Cannot create {folder}: {exc.strerror or exc}")
+            return folder
+        if not open_url(QUrl.fromLocalFile(str(folder))):
+            QMessageBox.information(
+                self,
+                "GPUDesk",
+                f"Your catalog folder is {folder}\n(no file manager could be opened).",
+            )
+        return folder
+
+    def export_comparison(self) -> None:
+        try:
+            module = importlib.import_module(_EXPORT_MODULE)
+        except ModuleNotFoundError as exc:
+            if exc.name != _EXPORT_MODULE:
+                raise
+            QMessageBox.information(
+                self, "Export comparison", "Exporting is not available in this build."
+            )
+            return
+        module.run_export_dialog(self)
+
+    def show_about(self) -> None:
+        rows = "".join(
+            f"<tr><td>{name}</td><td style='padding-left:12px'>{version}</td></tr>"
+            for name, version in about_versions()
+        )
+        QMessageBox.about(
+            self,
+            "About GPUDesk",
+            "<h3>GPUDesk</h3><p>Choose, compare and check GPUs for machine learning.</p>"
+            f"<table>{rows}</table>",
+        )
+
+    # reloading ---------------------------------------------------------------
+    def reload_catalog(self) -> TaskWorker | None:
+        """Reload every catalog folder on a worker thread; None if one is running."""
+        if self._reload_worker is not None:
+            return None
+        extra_dirs = list(self.state.extra_dirs)
+
+        def load(progress: Progress) -> Catalog:
+            progress.report(0.0, "Loading the catalog")
+            return load_catalog(extra_dirs)
+
+        worker = TaskWorker(load, self)
+        worker.finished.connect(self._on_reloaded)
+        worker.failed.connect(
+            lambda message: self.statusBar().showMessage(f"Reload failed: {message}", 8000)
+        )
+        worker.done.connect(self._on_reload_done)
+        self._reload_worker = worker
+        self.reload_action.setEnabled(False)
+        self.statusBar().showMessage("Reloading the catalog…")
+        worker.start()
+        return worker
+
+    def _on_reloaded(self, catalog: object) -> None:
+        if not isinstance(catalog, Catalog):
+            return
+        self.state.set_catalog(catalog)
+        problems = len(catalog.problems)
+        suffix = f", {problems} problem{'s' if problems != 1 else ''}" if problems else ""
+        self.statusBar().showMessage(
+            f"Catalog reloaded: {len(catalog.entries)} GPUs{suffix}.", 5000
+        )
+
+    def _on_reload_done(self) -> None:
+        worker = self._reload_worker
+        self._reload_worker = None
+        self.reload_action.setEnabled(True)
+        if worker is not None:
+            worker.deleteLater()
+
+    def _on_catalog_changed(self) -> None:
+        self.banner.set_problems(self.state.catalog.problems)
+
+    # settings ----------------------------------------------------------------
+    def _restore_compare(self) -> None:
+        saved = self.settings.value(_SETTINGS_COMPARE)
+        if not isinstance(saved, str):
+            return
+        try:
+            ids = json.loads(saved)
+        except ValueError:
+            return
+        if isinstance(ids, list):
+            self.state.set_compare([item for item in ids if isinstance(item, str)])
+
+    def save_settings(self) -> None:
+        """Write geometry, layout, filters, compare selection and theme."""
+        from gpudesk.ui.catalog_view import CatalogView
+
+        self.settings.setValue(_SETTINGS_GEOMETRY, self.saveGeometry())
+        self.settings.setValue(_SETTINGS_COMPARE, json.dumps(self.state.compare_ids))
+        self.settings.setValue(_SETTINGS_THEME, theme.current_mode().value)
+        catalog_view = self.built_views().get("Catalog")
+        if isinstance(catalog_view, CatalogView):
+            catalog_view.save_settings(self.settings)
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_settings()
+        if self._reload_worker is not None:
+            self._reload_worker.shutdown()
+        super().closeEvent(event)

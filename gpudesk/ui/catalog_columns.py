@@ -1,0 +1,329 @@
+"""The catalog table's columns and a precomputed index for fast filtering and sorting.
+
+Qt-free on purpose: the table model and its proxy only read what is computed
+here once per catalog load, so filtering or sorting 10,000 rows is a few list
+passes instead of one Python call per row and per comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.query import CatalogFilter, Feature, has_feature, searchable_text
+from gpudesk.catalog.schema import CatalogEntry
+
+MISSING_TEXT = "n/a"
+
+
+class ColumnKind(Enum):
+    COMPARE = "compare"
+    TEXT = "text"
+    NUMBER = "number"
+    FLAG = "flag"
+
+
+SortKey = float | str
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the catalog table.
+
+    Attributes:
+        key: stable name (settings, tests): a METRICS key, a field name, or "compare".
+        header: header text; may hold a line break before the unit.
+        tooltip: the full header with its unit.
+        kind: how the column aligns, formats and sorts.
+        display: the cell text, None when the value is missing ("n/a").
+        sort_key: the value the column sorts on, None when missing.
+        visible_by_default: shown on first start.
+    """
+
+    key: str
+    header: str
+    tooltip: str
+    kind: ColumnKind
+    display: Callable[[CatalogEntry], str | None]
+    sort_key: Callable[[CatalogEntry], SortKey | None]
+    visible_by_default: bool = True
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind is ColumnKind.NUMBER
+
+
+#: Two-line headers where "label (unit)" would make a column too wide; the
+#: tooltip keeps the full METRICS header.
+_SHORT_HEADERS = {
+    "fp16_tflops": "FP16 shader\n(TFLOPS)",
+    "tf32_tensor_tflops": "TF32 tensor\n(dense TFLOPS)",
+    "bf16_tensor_tflops": "BF16 tensor\n(dense TFLOPS)",
+    "fp16_tensor_tflops": "FP16 tensor\n(dense TFLOPS)",
+    "fp8_tensor_tflops": "FP8 tensor\n(dense TFLOPS)",
+    "int8_tensor_tops": "INT8 tensor\n(dense TOPS)",
+    "fp16_tensor_tflops_per_kusd": "TFLOPS per\n1k USD",
+    "memory_gb_per_kusd": "GB per\n1k USD",
+    "fp32_tflops_per_w": "FP32 per W\n(TFLOPS/W)",
+    "fp16_tensor_tflops_per_w": "FP16 tensor\nper W (TFLOPS/W)",
+    "l2_cache_mb": "Cache\n(MB)",
+    "shader_cores": "Shader\ncores",
+    "boost_clock_mhz": "Boost clock\n(MHz)",
+    "cloud_hourly_usd": "Cloud price\n(USD/h)",
+}
+
+
+def _metric_column(key: str, *, visible: bool = True) -> Column:
+    metric = METRICS[key]
+    header = _SHORT_HEADERS.get(key) or (
+        f"{metric.label}\n({metric.unit})" if metric.unit else metric.label
+    )
+
+    def display(entry: CatalogEntry) -> str | None:
+        value = metric.value(entry)
+        return None if value is None else metric.format(value)
+
+    return Column(
+        key=key,
+        header=header,
+        tooltip=metric.header,
+        kind=ColumnKind.NUMBER,
+        display=display,
+        sort_key=metric.value,
+        visible_by_default=visible,
+    )
+
+
+def _text_column(
+    key: str, header: str, read: Callable[[CatalogEntry], str | None], *, visible: bool = True
+) -> Column:
+    def sort_key(entry: CatalogEntry) -> str | None:
+        value = read(entry)
+        return None if value is None else value.casefold()
+
+    return Column(key, header, header, ColumnKind.TEXT, read, sort_key, visible)
+
+
+def _flag_column(
+    key: str, header: str, tooltip: str, read: Callable[[CatalogEntry], bool | None]
+) -> Column:
+    def display(entry: CatalogEntry) -> str | None:
+        value = read(entry)
+        return None if value is None else ("yes" if value else "no")
+
+    def sort_key(entry: CatalogEntry) -> float | None:
+        value = read(entry)
+        return None if value is None else float(value)
+
+    return Column(key, header, tooltip, ColumnKind.FLAG, display, sort_key)
+
+
+def short_name(entry: CatalogEntry) -> str:
+    """The name without the vendor prefix ("NVIDIA GeForce RTX 4090" -> "RTX 4090")."""
+    name = entry.name
+    vendor_prefix = f"{entry.vendor} "
+    if name.lower().startswith(vendor_prefix.lower()):
+        name = name[len(vendor_prefix) :]
+    if name.startswith("GeForce "):
+        name = name[len("GeForce ") :]
+    return name or entry.name
+
+
+def _mig_display(entry: CatalogEntry) -> str | None:
+    count = entry.mig_max_instances
+    if count is None:
+        return None
+    return f"{count}×" if count > 1 else "no"
+
+
+def _mig_sort(entry: CatalogEntry) -> float | None:
+    count = entry.mig_max_instances
+    return None if count is None else float(count)
+
+
+def _no_text(_entry: CatalogEntry) -> str | None:
+    return ""
+
+
+def _no_key(_entry: CatalogEntry) -> SortKey | None:
+    return 0.0
+
+
+COMPARE_COLUMN = Column(
+    key="compare",
+    header="✓",
+    tooltip="Compare: tick up to 6 GPUs (Ctrl+D adds the selected rows)",
+    kind=ColumnKind.COMPARE,
+    display=_no_text,
+    sort_key=_no_key,  # the live selection decides; see CatalogIndex.order
+)
+
+COLUMNS: tuple[Column, ...] = (
+    COMPARE_COLUMN,
+    Column(
+        "name",
+        "Name",
+        "Name (without the vendor; the tooltip and details show the full name)",
+        ColumnKind.TEXT,
+        short_name,
+        lambda entry: short_name(entry).casefold(),
+    ),
+    _text_column("vendor", "Vendor", lambda entry: entry.vendor),
+    _text_column("segment", "Segment", lambda entry: entry.segment.value.capitalize()),
+    _text_column("architecture", "Architecture", lambda entry: entry.architecture),
+    _metric_column("release_year"),
+    _metric_column("memory_gb"),
+    _text_column("memory_type", "Memory type", lambda entry: entry.memory_type, visible=False),
+    _metric_column("bandwidth_gbs"),
+    _metric_column("fp32_tflops"),
+    _metric_column("fp16_tensor_tflops"),
+    _metric_column("bf16_tensor_tflops"),
+    _metric_column("tf32_tensor_tflops", visible=False),
+    _metric_column("fp8_tensor_tflops", visible=False),
+    _metric_column("int8_tensor_tops", visible=False),
+    _metric_column("fp16_tflops", visible=False),
+    _metric_column("fp64_tflops"),
+    _metric_column("tdp_w"),
+    _metric_column("price_usd"),
+    _metric_column("fp16_tensor_tflops_per_kusd"),
+    _metric_column("memory_gb_per_kusd", visible=False),
+    _metric_column("fp16_tensor_tflops_per_w", visible=False),
+    _metric_column("fp32_tflops_per_w", visible=False),
+    _metric_column("cloud_hourly_usd", visible=False),
+    _metric_column("l2_cache_mb", visible=False),
+    _metric_column("shader_cores", visible=False),
+    _metric_column("boost_clock_mhz", visible=False),
+    _flag_column("ecc", "ECC", "Error-correcting memory", lambda entry: entry.ecc),
+    Column(
+        "mig",
+        "MIG",
+        "Multi-Instance GPU: the most instances one card splits into",
+        ColumnKind.FLAG,
+        _mig_display,
+        _mig_sort,
+    ),
+    _flag_column("nvlink", "NVLink", "NVLink between cards", lambda entry: entry.nvlink),
+)
+
+COLUMN_KEYS: tuple[str, ...] = tuple(column.key for column in COLUMNS)
+
+
+def column_index(key: str) -> int:
+    return COLUMN_KEYS.index(key)
+
+
+class CatalogIndex:
+    """Display strings and sort keys of every entry, computed once.
+
+    The index answers two questions fast: which rows a filter keeps
+    (:meth:`matching`, the same answer as :meth:`CatalogFilter.matches`) and in
+    which order rows go for a column (:meth:`order`, missing values last in
+    both directions).
+    """
+
+    def __init__(self, entries: Sequence[CatalogEntry]) -> None:
+        self.entries: list[CatalogEntry] = list(entries)
+        self.ids: list[str] = [entry.id for entry in self.entries]
+        #: cell text per row and column; None where the value is missing.
+        self.cells: list[list[str | None]] = [
+            [column.display(entry) for column in COLUMNS] for entry in self.entries
+        ]
+        self._segments = [entry.segment for entry in self.entries]
+        self._vendors = [entry.vendor.lower() for entry in self.entries]
+        self._memory_gb = [entry.memory_gb for entry in self.entries]
+        self._price_usd = [entry.price_usd for entry in self.entries]
+        self._year = [entry.release_year for entry in self.entries]
+        self._haystacks = [searchable_text(entry) for entry in self.entries]
+        self._features = {
+            feature: [has_feature(entry, feature) for entry in self.entries] for feature in Feature
+        }
+        self._orders: dict[tuple[int, bool], list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def vendors(self) -> list[str]:
+        """Distinct vendor names as written in the data, sorted."""
+        seen: dict[str, str] = {}
+        for entry in self.entries:
+            seen.setdefault(entry.vendor.lower(), entry.vendor)
+        return sorted(seen.values(), key=str.casefold)
+
+    def year_range(self) -> tuple[int, int] | None:
+        return (min(self._year), max(self._year)) if self._year else None
+
+    def matching(
+        self, criteria: CatalogFilter, only_ids: Collection[str] | None = None
+    ) -> bytearray:
+        """A 0/1 mask over the rows: 1 where ``criteria`` (and ``only_ids``) keep the row."""
+        rows: Sequence[int] = range(len(self.entries))
+        if criteria.segments is not None:
+            segments = criteria.segments
+            rows = [row for row in rows if self._segments[row] in segments]
+        if criteria.vendors is not None:
+            vendors = {vendor.lower() for vendor in criteria.vendors}
+            rows = [row for row in rows if self._vendors[row] in vendors]
+        memory = self._memory_gb
+        if criteria.min_memory_gb is not None:
+            low = criteria.min_memory_gb
+            rows = [row for row in rows if memory[row] >= low]
+        if criteria.max_memory_gb is not None:
+            high = criteria.max_memory_gb
+            rows = [row for row in rows if memory[row] <= high]
+        prices = self._price_usd
+        if criteria.min_price_usd is not None:
+            low = criteria.min_price_usd
+            rows = [row for row in rows if (price := prices[row]) is not None and price >= low]
+        if criteria.max_price_usd is not None:
+            high = criteria.max_price_usd
+            rows = [row for row in rows if (price := prices[row]) is not None and price <= high]
+        years = self._year
+        if criteria.min_year is not None:
+            first = criteria.min_year
+            rows = [row for row in rows if years[row] >= first]
+        if criteria.max_year is not None:
+            last = criteria.max_year
+            rows = [row for row in rows if years[row] <= last]
+        for feature in criteria.features:
+            has = self._features[feature]
+            rows = [row for row in rows if has[row]]
+        haystacks = self._haystacks
+        for word in criteria.text.lower().split():
+            rows = [row for row in rows if word in haystacks[row]]
+        if only_ids is not None:
+            ids = self.ids
+            rows = [row for row in rows if ids[row] in only_ids]
+        mask = bytearray(len(self.entries))
+        for row in rows:
+            mask[row] = 1
+        return mask
+
+    def order(self, column: int, descending: bool, compare_ids: Collection[str] = ()) -> list[int]:
+        """Every row in the column's sort order; rows without a value come last.
+
+        Ties keep catalog order in both directions.
+        """
+        if COLUMNS[column].kind is ColumnKind.COMPARE:
+            # The compare selection changes while the catalog does not: not cached.
+            chosen = [row for row, entry_id in enumerate(self.ids) if entry_id in compare_ids]
+            others = [row for row, entry_id in enumerate(self.ids) if entry_id not in compare_ids]
+            return chosen + others if descending else others + chosen
+        cached = self._orders.get((column, descending))
+        if cached is not None:
+            return cached
+        read = COLUMNS[column].sort_key
+        present: list[tuple[SortKey, int]] = []
+        missing: list[int] = []
+        for row, entry in enumerate(self.entries):
+            value = read(entry)
+            if value is None:
+                missing.append(row)
+            else:
+                present.append((value, row))
+        # Python's sort is stable with reverse=True too: ties stay in catalog order.
+        present.sort(key=lambda pair: pair[0], reverse=descending)
+        order = [row for _, row in present] + missing
+        self._orders[(column, descending)] = order
+        return order

@@ -1,0 +1,446 @@
+"""Qt item models for the catalog table: a thin adapter and a bulk sort/filter proxy.
+
+:class:`CatalogTableModel` adapts ``list[CatalogEntry]`` (through a
+:class:`~gpudesk.ui.catalog_columns.CatalogIndex` built once per load) and owns
+the compare check column, wired to :class:`~gpudesk.ui.state.AppState`.
+
+:class:`CatalogProxyModel` filters and sorts. It is a flat
+``QAbstractProxyModel`` rather than a ``QSortFilterProxyModel`` for a measured
+reason: with 10,000 rows a Python ``lessThan`` took 384 ms per sort and a
+Python ``filterAcceptsRow`` 5-11 ms per filter change before painting; here a
+filter change or a sort is a few list passes over precomputed keys (< 1 ms)
+followed by one layout change that keeps the selection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractProxyModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor
+
+from gpudesk.catalog.query import CatalogFilter
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.ui import theme
+from gpudesk.ui.catalog_columns import (
+    COLUMNS,
+    MISSING_TEXT,
+    CatalogIndex,
+    ColumnKind,
+    column_index,
+)
+from gpudesk.ui.compare_delegate import COMPARE_POSITION_ROLE
+from gpudesk.ui.state import MAX_COMPARE, AppState
+
+ModelIndex = QModelIndex | QPersistentModelIndex
+
+#: The catalog id of the row (str).
+ENTRY_ID_ROLE = int(Qt.ItemDataRole.UserRole) + 1
+#: The row's raw sort key (float, str, or None when missing).
+SORT_KEY_ROLE = int(Qt.ItemDataRole.UserRole) + 2
+
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_CHECK = int(Qt.ItemDataRole.CheckStateRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+_CENTER = Qt.AlignmentFlag.AlignCenter
+COMPARE_COLUMN_INDEX = column_index("compare")
+NAME_COLUMN_INDEX = column_index("name")
+
+
+def _alignment(kind: ColumnKind) -> Qt.AlignmentFlag:
+    if kind is ColumnKind.NUMBER:
+        return _RIGHT
+    if kind in (ColumnKind.FLAG, ColumnKind.COMPARE):
+        return _CENTER
+    return _LEFT
+
+
+class CatalogTableModel(QAbstractTableModel):
+    """Every catalog entry, one row each, in catalog order.
+
+    Display strings are formatted once per load; ``data()`` only indexes lists.
+
+    Signals:
+        compare_refused(str): ticking a row could not add it (the selection is full).
+    """
+
+    compare_refused = Signal(str)
+
+    def __init__(
+        self,
+        state: AppState,
+        entries: Sequence[CatalogEntry] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._follow_state_catalog = entries is None
+        self.index_data = CatalogIndex(state.entries() if entries is None else entries)
+        self._cells: list[list[str]] = []
+        self._missing: list[list[bool]] = []
+        self._rebuild_cells()
+        self._alignments = [_alignment(column.kind) for column in COLUMNS]
+        self._headers = [column.header for column in COLUMNS]
+        self._header_tips = [column.tooltip for column in COLUMNS]
+        self._compare_positions: dict[str, int] = {}
+        self._sync_compare()
+        self.missing_color = QColor(theme.muted_color())
+        state.compare_changed.connect(self._on_compare_changed)
+        if self._follow_state_catalog:
+            state.catalog_changed.connect(self._on_catalog_changed)
+        theme.notifier().changed.connect(self._on_theme_changed)
+
+    # building ------------------------------------------------------------
+    def _rebuild_cells(self) -> None:
+        self._cells = [
+            [MISSING_TEXT if text is None else text for text in row]
+            for row in self.index_data.cells
+        ]
+        self._missing = [[text is None for text in row] for row in self.index_data.cells]
+
+    def set_entries(self, entries: Sequence[CatalogEntry]) -> None:
+        self.beginResetModel()
+        self.index_data = CatalogIndex(entries)
+        self._rebuild_cells()
+        self._sync_compare()
+        self.endResetModel()
+
+    def _on_catalog_changed(self) -> None:
+        self.set_entries(self._state.entries())
+
+    def _sync_compare(self) -> None:
+        self._compare_positions = {
+            entry_id: position for position, entry_id in enumerate(self._state.compare_ids)
+        }
+
+    def _on_compare_changed(self) -> None:
+        self._sync_compare()
+        rows = len(self._cells)
+        if rows:
+            self.dataChanged.emit(
+                self.index(0, COMPARE_COLUMN_INDEX),
+                self.index(rows - 1, COMPARE_COLUMN_INDEX),
+                [Qt.ItemDataRole.CheckStateRole, COMPARE_POSITION_ROLE],
+            )
+
+    def _on_theme_changed(self, _dark: bool) -> None:
+        self.missing_color = QColor(theme.muted_color())
+        rows = len(self._cells)
+        if rows:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(rows - 1, len(COLUMNS) - 1),
+                [Qt.ItemDataRole.ForegroundRole],
+            )
+
+    # reading ---------------------------------------------------------------
+    @property
+    def compare_ids(self) -> Collection[str]:
+        return self._compare_positions.keys()
+
+    def entry(self, row: int) -> CatalogEntry:
+        return self.index_data.entries[row]
+
+    def row_of(self, entry_id: str) -> int | None:
+        try:
+            return self.index_data.ids.index(entry_id)
+        except ValueError:
+            return None
+
+    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._cells)
+
+    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: ModelIndex, role: int = _DISPLAY) -> Any:
+        if not index.isValid():
+            return None
+        return self.cell_data(index.row(), index.column(), role)
+
+    def cell_data(self, row: int, column: int, role: int) -> Any:
+        """``data()`` by row and column: the proxy calls this directly."""
+        role = int(role)
+        if role == _DISPLAY:
+            return self._cells[row][column]
+        if role == _ALIGN:
+            return self._alignments[column]
+        if role == _FOREGROUND:
+            return self.missing_color if self._missing[row][column] else None
+        if role == _CHECK:
+            if column != COMPARE_COLUMN_INDEX:
+                return None
+            checked = self.index_data.ids[row] in self._compare_positions
+            return Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
+        if role == COMPARE_POSITION_ROLE:
+            if column != COMPARE_COLUMN_INDEX:
+                return None
+            return self._compare_positions.get(self.index_data.ids[row], -1)
+        if role == ENTRY_ID_ROLE:
+            return self.index_data.ids[row]
+        if role == _TOOLTIP:
+            if column == COMPARE_COLUMN_INDEX:
+                return COLUMNS[column].tooltip
+            if column == NAME_COLUMN_INDEX:
+                return self.index_data.entries[row].name
+            if self._missing[row][column]:
+                return f"{COLUMNS[column].tooltip}: not in the catalog for this GPU"
+            return None
+        if role == SORT_KEY_ROLE:
+            return COLUMNS[column].sort_key(self.index_data.entries[row])
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        role = int(role)
+        if role == _DISPLAY:
+            return self._headers[section]
+        if role == _TOOLTIP:
+            return self._header_tips[section]
+        if role == _ALIGN:
+            return _CENTER
+        return None
+
+    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        return self.cell_flags(index.column()) if index.isValid() else Qt.ItemFlag.NoItemFlags
+
+    def cell_flags(self, column: int) -> Qt.ItemFlag:
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if column == COMPARE_COLUMN_INDEX:
+            flags |= Qt.ItemFlag.ItemIsUserCheckable
+        return flags
+
+    # the compare column is the only editable thing -------------------------
+    def setData(self, index: ModelIndex, value: Any, role: int = _DISPLAY) -> bool:
+        if not index.isValid() or index.column() != COMPARE_COLUMN_INDEX or int(role) != _CHECK:
+            return False
+        return self.set_compared(index.row(), _is_checked(value))
+
+    def set_compared(self, row: int, compared: bool) -> bool:
+        entry_id = self.index_data.ids[row]
+        if not compared:
+            self._state.remove_from_compare(entry_id)
+            return True
+        if entry_id in self._compare_positions:
+            return True
+        if self._state.add_to_compare(entry_id):
+            return True
+        if len(self._state.compare_ids) >= MAX_COMPARE:
+            self.compare_refused.emit(
+                f"The comparison holds at most {MAX_COMPARE} GPUs; remove one first."
+            )
+        return False
+
+
+def _is_checked(value: Any) -> bool:
+    if isinstance(value, Qt.CheckState):
+        return value == Qt.CheckState.Checked
+    try:
+        return int(value) == Qt.CheckState.Checked.value
+    except (TypeError, ValueError):
+        return bool(value)
+
+
+class CatalogProxyModel(QAbstractProxyModel):
+    """The visible rows of a :class:`CatalogTableModel`: filtered, then sorted.
+
+    Use :meth:`set_filter`, :meth:`set_only_ids` and :meth:`sort`; each
+    recomputes the row list from the source's precomputed index in bulk.
+    Rows without a value in the sort column come last in both directions.
+
+    Signals:
+        rows_changed(int, int): visible rows and all rows, after any change.
+    """
+
+    rows_changed = Signal(int, int)
+
+    def __init__(self, source: CatalogTableModel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._source = source
+        self._criteria = CatalogFilter()
+        self._only_ids: frozenset[str] | None = None
+        self._sort_column = -1
+        self._sort_order = Qt.SortOrder.AscendingOrder
+        self._rows: list[int] = []
+        self._position: dict[int, int] = {}
+        self._mask = bytearray()
+        self.setSourceModel(source)
+        source.modelAboutToBeReset.connect(self.beginResetModel)
+        source.modelReset.connect(self._on_source_reset)
+        source.dataChanged.connect(self._on_source_data_changed)
+        self._mask = self._compute_mask()
+        self._rows = self._compute_rows()
+        self._position = {row: position for position, row in enumerate(self._rows)}
+
+    # what to show ----------------------------------------------------------
+    @property
+    def criteria(self) -> CatalogFilter:
+        return self._criteria
+
+    @property
+    def only_ids(self) -> frozenset[str] | None:
+        return self._only_ids
+
+    def set_filter(self, criteria: CatalogFilter) -> None:
+        if criteria == self._criteria:
+            return
+        self._criteria = criteria
+        self._refilter()
+
+    def set_only_ids(self, entry_ids: Collection[str] | None) -> None:
+        """Keep only these ids (the "fits my workload" filter); None keeps all."""
+        wanted = None if entry_ids is None else frozenset(entry_ids)
+        if wanted == self._only_ids:
+            return
+        self._only_ids = wanted
+        self._refilter()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self._sort_column = column
+        self._sort_order = order
+        self._relayout(self._compute_rows())
+
+    def sort_column(self) -> int:
+        return self._sort_column
+
+    def sort_order(self) -> Qt.SortOrder:
+        return self._sort_order
+
+    def _refilter(self) -> None:
+        self._mask = self._compute_mask()
+        self._relayout(self._compute_rows())
+
+    def _compute_mask(self) -> bytearray:
+        return self._source.index_data.matching(self._criteria, self._only_ids)
+
+    def _compute_rows(self) -> list[int]:
+        mask = self._mask
+        index_data = self._source.index_data
+        if not 0 <= self._sort_column < len(COLUMNS):
+            return [row for row in range(len(index_data)) if mask[row]]
+        order = index_data.order(
+            self._sort_column,
+            self._sort_order == Qt.SortOrder.DescendingOrder,
+            self._source.compare_ids,
+        )
+        return [row for row in order if mask[row]]
+
+    def _relayout(self, rows: list[int]) -> None:
+        """Swap in a new row list as one layout change, moving persistent indexes."""
+        # PySide emits these two only without arguments (no parents, no hint).
+        self.layoutAboutToBeChanged.emit()
+        old_indexes = self.persistentIndexList()
+        old_rows = [self._rows[index.row()] for index in old_indexes]
+        self._rows = rows
+        self._position = {row: position for position, row in enumerate(rows)}
+        new_indexes = []
+        for index, source_row in zip(old_indexes, old_rows, strict=True):
+            position = self._position.get(source_row)
+            new_indexes.append(
+                QModelIndex() if position is None else self.createIndex(position, index.column())
+            )
+        self.changePersistentIndexList(old_indexes, new_indexes)
+        self.layoutChanged.emit()
+        self.rows_changed.emit(len(self._rows), len(self._source.index_data))
+
+    def _on_source_reset(self) -> None:
+        self._mask = self._compute_mask()
+        self._rows = self._compute_rows()
+        self._position = {row: position for position, row in enumerate(self._rows)}
+        self.endResetModel()
+        self.rows_changed.emit(len(self._rows), len(self._source.index_data))
+
+    def _on_source_data_changed(
+        self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]
+    ) -> None:
+        if self._rows:
+            self.dataChanged.emit(
+                self.index(0, top_left.column()),
+                self.index(len(self._rows) - 1, bottom_right.column()),
+                roles,
+            )
+
+    # rows and entries ------------------------------------------------------
+    def visible_count(self) -> int:
+        return len(self._rows)
+
+    def total_count(self) -> int:
+        return len(self._source.index_data)
+
+    def entry_at(self, row: int) -> CatalogEntry:
+        return self._source.entry(self._rows[row])
+
+    def visible_ids(self) -> list[str]:
+        ids = self._source.index_data.ids
+        return [ids[row] for row in self._rows]
+
+    def row_of(self, entry_id: str) -> int | None:
+        source_row = self._source.row_of(entry_id)
+        return None if source_row is None else self._position.get(source_row)
+
+    # QAbstractProxyModel ---------------------------------------------------
+    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if parent.isValid() or not (0 <= row < len(self._rows) and 0 <= column < len(COLUMNS)):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
+    def parent(self, child: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        return QModelIndex()
+
+    def sibling(self, row: int, column: int, index: ModelIndex) -> QModelIndex:
+        return self.index(row, column)
+
+    def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
+        return not parent.isValid() and bool(self._rows)
+
+    def mapToSource(self, proxy_index: ModelIndex) -> QModelIndex:
+        if not proxy_index.isValid() or proxy_index.row() >= len(self._rows):
+            return QModelIndex()
+        return self._source.index(self._rows[proxy_index.row()], proxy_index.column())
+
+    def mapFromSource(self, source_index: ModelIndex) -> QModelIndex:
+        if not source_index.isValid():
+            return QModelIndex()
+        position = self._position.get(source_index.row())
+        if position is None:
+            return QModelIndex()
+        return self.createIndex(position, source_index.column())
+
+    # fast paths: one Python call per cell and role instead of two -----------
+    def data(self, index: ModelIndex, role: int = _DISPLAY) -> Any:
+        if not index.isValid():
+            return None
+        return self._source.cell_data(self._rows[index.row()], index.column(), role)
+
+    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        return (
+            self._source.cell_flags(index.column()) if index.isValid() else Qt.ItemFlag.NoItemFlags
+        )
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:
+        return self._source.headerData(section, orientation, role)
+
+    def setData(self, index: ModelIndex, value: Any, role: int = _DISPLAY) -> bool:
+        if not index.isValid():
+            return False
+        return self._source.setData(self.mapToSource(index), value, role)

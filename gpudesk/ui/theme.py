@@ -1,0 +1,205 @@
+"""Light and dark themes: follow the system, or a manual choice.
+
+Any view can ask :func:`is_dark` and listen to ``notifier().changed(bool)``.
+Plots call :func:`follow_theme` once and then keep their background and axis
+colors in step with the window.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+
+
+class ThemeMode(StrEnum):
+    SYSTEM = "system"
+    LIGHT = "light"
+    DARK = "dark"
+
+
+class ThemeNotifier(QObject):
+    """The theme's one signal source.
+
+    Signals:
+        changed(bool): the theme was applied; True when it is dark.
+    """
+
+    changed = Signal(bool)
+
+
+_notifier: ThemeNotifier | None = None
+_mode = ThemeMode.SYSTEM
+_dark = False
+_system_hook_installed = False
+
+
+def notifier() -> ThemeNotifier:
+    """The process-wide notifier (created on first use)."""
+    global _notifier
+    if _notifier is None:
+        _notifier = ThemeNotifier()
+    return _notifier
+
+
+def is_dark() -> bool:
+    """Whether the applied theme is dark."""
+    return _dark
+
+
+def current_mode() -> ThemeMode:
+    return _mode
+
+
+def system_prefers_dark() -> bool:
+    """The desktop's color scheme; a light one when the platform does not say."""
+    hints = QGuiApplication.styleHints()
+    scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
+    return scheme == Qt.ColorScheme.Dark
+
+
+def light_palette() -> QPalette:
+    style = QStyleFactory.create("Fusion")
+    palette = QPalette(style.standardPalette()) if style is not None else QPalette()
+    palette.setColor(QPalette.ColorRole.PlaceholderText, QColor("#80858c"))
+    palette.setColor(QPalette.ColorRole.Link, QColor("#0b5cad"))
+    palette.setColor(QPalette.ColorRole.LinkVisited, QColor("#6a3fa0"))
+    palette.setColor(QPalette.ColorRole.ToolTipBase, QColor("#ffffe1"))
+    palette.setColor(QPalette.ColorRole.ToolTipText, QColor("#1b1b1b"))
+    return palette
+
+
+def dark_palette() -> QPalette:
+    role = QPalette.ColorRole
+    palette = QPalette()
+    colors = {
+        role.Window: "#2b2d31",
+        role.WindowText: "#e4e6ea",
+        role.Base: "#1e1f22",
+        role.AlternateBase: "#26282c",
+        role.ToolTipBase: "#3a3d42",
+        role.ToolTipText: "#e4e6ea",
+        role.PlaceholderText: "#9aa0a8",
+        role.Text: "#e4e6ea",
+        role.Button: "#34373c",
+        role.ButtonText: "#e4e6ea",
+        role.BrightText: "#ff7b72",
+        role.Light: "#4a4d53",
+        role.Midlight: "#3d4046",
+        role.Mid: "#2f3136",
+        role.Dark: "#1a1b1e",
+        role.Shadow: "#0d0e10",
+        role.Highlight: "#3b6fb6",
+        role.HighlightedText: "#ffffff",
+        role.Link: "#79b8ff",
+        role.LinkVisited: "#c297ff",
+    }
+    for color_role, color in colors.items():
+        palette.setColor(color_role, QColor(color))
+    disabled = QPalette.ColorGroup.Disabled
+    for color_role in (role.WindowText, role.Text, role.ButtonText):
+        palette.setColor(disabled, color_role, QColor("#7c8189"))
+    palette.setColor(disabled, role.Highlight, QColor("#4a4d53"))
+    return palette
+
+
+def apply_theme(mode: ThemeMode | str = ThemeMode.SYSTEM) -> bool:
+    """Apply a theme to the running application; returns whether it is dark."""
+    global _mode, _dark
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        raise RuntimeError("apply_theme needs a QApplication")
+    try:
+        _mode = ThemeMode(mode)
+    except ValueError:
+        _mode = ThemeMode.SYSTEM
+    _install_system_hook()
+    dark = _mode is ThemeMode.DARK or (_mode is ThemeMode.SYSTEM and system_prefers_dark())
+    # Fusion draws every widget from the palette, so both palettes look right
+    # on every platform; native styles ignore parts of a custom palette.
+    if app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")
+    app.setPalette(dark_palette() if dark else light_palette())
+    _dark = dark
+    _apply_pyqtgraph_defaults()
+    notifier().changed.emit(dark)
+    return dark
+
+
+def _install_system_hook() -> None:
+    global _system_hook_installed
+    if _system_hook_installed:
+        return
+    hints = QGuiApplication.styleHints()
+    if hasattr(hints, "colorSchemeChanged"):
+        hints.colorSchemeChanged.connect(_on_system_scheme_changed)
+    _system_hook_installed = True
+
+
+def _on_system_scheme_changed(*_args: object) -> None:
+    if _mode is ThemeMode.SYSTEM:
+        apply_theme(ThemeMode.SYSTEM)
+
+
+# colors views share ------------------------------------------------------
+def muted_color() -> QColor:
+    """Text that is present but unimportant ("n/a" cells): readable in both themes."""
+    return QColor("#9aa0a8") if _dark else QColor("#80858c")
+
+
+def plot_colors() -> tuple[QColor, QColor]:
+    """(background, foreground) for charts in the current theme."""
+    if _dark:
+        return QColor("#1e1f22"), QColor("#d5d8dd")
+    return QColor("#ffffff"), QColor("#2b2b2b")
+
+
+def banner_colors() -> tuple[QColor, QColor]:
+    """(background, text) of a warning banner in the current theme."""
+    if _dark:
+        return QColor("#4a3d12"), QColor("#f5e6b0")
+    return QColor("#fff4cc"), QColor("#3d3000")
+
+
+def _apply_pyqtgraph_defaults() -> None:
+    # Only when a view already imported pyqtgraph: start-up must not pay for it.
+    pg: Any = sys.modules.get("pyqtgraph")
+    if pg is None:
+        return
+    background, foreground = plot_colors()
+    pg.setConfigOptions(background=background, foreground=foreground)
+
+
+class _PlotFollower(QObject):
+    def __init__(self, plot_widget: QWidget) -> None:
+        super().__init__(plot_widget)
+        self._plot = plot_widget
+        notifier().changed.connect(self.restyle)
+        self.restyle()
+
+    def restyle(self, *_args: object) -> None:
+        style_plot(self._plot)
+
+
+def style_plot(plot_widget: Any) -> None:
+    """Set a pyqtgraph PlotWidget's background and axis colors from the theme."""
+    background, foreground = plot_colors()
+    plot_widget.setBackground(background)
+    get_item = getattr(plot_widget, "getPlotItem", None)
+    plot_item = get_item() if get_item is not None else None
+    if plot_item is None:
+        return
+    for name in ("left", "bottom", "right", "top"):
+        axis = plot_item.getAxis(name)
+        if axis is not None:
+            axis.setPen(foreground)
+            axis.setTextPen(foreground)
+
+
+def follow_theme(plot_widget: QWidget) -> None:
+    """Style a pyqtgraph PlotWidget now and again after every theme change."""
+    _PlotFollower(plot_widget)

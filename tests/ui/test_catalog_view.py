@@ -1,0 +1,271 @@
+"""The catalog browser: filters, numeric sorting, details and the compare selection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtTest import QAbstractItemModelTester
+from pytestqt.qtbot import QtBot
+from ui_catalog_fixtures import small_catalog
+
+from gpudesk.catalog.query import CatalogFilter
+from gpudesk.catalog.schema import Segment
+from gpudesk.ui.catalog_columns import column_index
+from gpudesk.ui.catalog_model import ENTRY_ID_ROLE
+from gpudesk.ui.catalog_view import CatalogView
+from gpudesk.ui.state import AppState
+
+
+@pytest.fixture
+def view(qtbot: QtBot) -> Iterator[CatalogView]:
+    state = AppState(catalog=small_catalog())
+    widget = CatalogView(state)
+    qtbot.addWidget(widget)
+    widget.resize(1300, 700)
+    widget.show()
+    yield widget
+
+
+def visible_ids(view: CatalogView) -> list[str]:
+    proxy = view.proxy
+    return [proxy.index(row, 0).data(ENTRY_ID_ROLE) for row in range(proxy.rowCount())]
+
+
+def test_starts_with_everything_and_the_first_row_selected(view: CatalogView) -> None:
+    assert view.visible_count() == 6
+    assert view.current_entry() is not None
+    assert view.details.entry is not None
+    assert view.details.entry.id == view.current_entry().id  # type: ignore[union-attr]
+
+
+def test_typing_filters_after_a_pause(qtbot: QtBot, view: CatalogView) -> None:
+    qtbot.keyClicks(view.filters.search, "ampere")
+    qtbot.waitUntil(lambda: view.visible_count() == 2, timeout=2000)
+    assert sorted(visible_ids(view)) == ["a100", "rtx-a6000"]
+    # notes are searched too
+    view.filters.search.setText("hbm2e")
+    view.filters.flush()
+    assert visible_ids(view) == ["a100"]
+    view.filters.search.setText("no such gpu")
+    view.filters.flush()
+    assert view.visible_count() == 0
+    assert view.details.entry is None
+
+
+def test_segment_boxes_filter(view: CatalogView) -> None:
+    view.filters.segment_boxes[Segment.CONSUMER].setChecked(False)
+    assert sorted(visible_ids(view)) == ["a100", "mi300x", "rtx-a6000"]
+    view.filters.segment_boxes[Segment.DATACENTER].setChecked(False)
+    assert visible_ids(view) == ["rtx-a6000"]
+
+
+def test_vendor_boxes_come_from_the_data_and_filter(view: CatalogView) -> None:
+    assert list(view.filters.vendor_boxes) == ["AMD", "Intel", "NVIDIA"]
+    view.filters.vendor_boxes["NVIDIA"].setChecked(False)
+    assert sorted(visible_ids(view)) == ["arc-b580", "mi300x"]
+
+
+def test_memory_price_and_year_filter(view: CatalogView) -> None:
+    view.filters.min_memory.setValue(48)
+    assert sorted(visible_ids(view)) == ["a100", "mi300x", "rtx-a6000"]
+    view.filters.max_price.setValue(5000)  # also drops the unpriced MI300X
+    assert visible_ids(view) == ["rtx-a6000"]
+    view.filters.reset()
+    view.filters.min_year.setValue(2022)
+    view.filters.max_year.setValue(2023)
+    assert sorted(visible_ids(view)) == ["mi300x", "rtx-4090"]
+
+
+def test_feature_boxes_filter(view: CatalogView) -> None:
+    from gpudesk.catalog.query import Feature
+
+    view.filters.feature_boxes[Feature.ECC].setChecked(True)
+    assert sorted(visible_ids(view)) == ["a100", "mi300x", "rtx-a6000"]
+    view.filters.feature_boxes[Feature.NVLINK].setChecked(True)
+    assert sorted(visible_ids(view)) == ["a100", "rtx-a6000"]
+    view.filters.feature_boxes[Feature.MIG].setChecked(True)
+    assert visible_ids(view) == ["a100"]
+    view.reset_filters()
+    view.filters.feature_boxes[Feature.TENSOR_CORES].setChecked(True)
+    assert sorted(visible_ids(view)) == ["a100", "mi300x", "rtx-4090", "rtx-a6000"]
+
+
+def test_reset_filters_shows_everything(view: CatalogView) -> None:
+    view.filters.segment_boxes[Segment.CONSUMER].setChecked(False)
+    view.filters.min_memory.setValue(100)
+    assert view.visible_count() == 1
+    view.reset_filters()
+    assert view.visible_count() == 6
+    assert view.criteria() == CatalogFilter()
+
+
+def test_counts_signal_reports_n_of_m(qtbot: QtBot, view: CatalogView) -> None:
+    with qtbot.waitSignal(view.counts_changed, timeout=1000) as blocker:
+        view.filters.min_memory.setValue(48)
+    assert blocker.args == [3, 6]
+
+
+def test_numeric_sort_with_missing_last_both_ways(view: CatalogView) -> None:
+    price = column_index("price_usd")
+    view.table.sortByColumn(price, Qt.SortOrder.AscendingOrder)
+    assert visible_ids(view) == ["arc-b580", "gtx-1080", "rtx-4090", "rtx-a6000", "a100", "mi300x"]
+    view.table.sortByColumn(price, Qt.SortOrder.DescendingOrder)
+    assert visible_ids(view) == ["a100", "rtx-a6000", "rtx-4090", "gtx-1080", "arc-b580", "mi300x"]
+    # numeric, not lexical: 8 < 12 < 24 < 48 < 80 < 192
+    view.table.sortByColumn(column_index("memory_gb"), Qt.SortOrder.AscendingOrder)
+    assert visible_ids(view) == ["gtx-1080", "arc-b580", "rtx-4090", "rtx-a6000", "a100", "mi300x"]
+    tensor = column_index("fp16_tensor_tflops")
+    view.table.sortByColumn(tensor, Qt.SortOrder.DescendingOrder)
+    assert visible_ids(view)[-2:] == ["arc-b580", "gtx-1080"]
+    view.table.sortByColumn(tensor, Qt.SortOrder.AscendingOrder)
+    assert visible_ids(view)[-2:] == ["arc-b580", "gtx-1080"]
+
+
+def test_sorting_keeps_the_selected_gpu_selected(view: CatalogView) -> None:
+    assert view.select_entry("rtx-4090")
+    view.table.sortByColumn(column_index("memory_gb"), Qt.SortOrder.DescendingOrder)
+    assert view.current_entry() is not None
+    assert view.current_entry().id == "rtx-4090"  # type: ignore[union-attr]
+    assert [entry.id for entry in view.selected_entries()] == ["rtx-4090"]
+
+
+def test_cells_are_formatted_aligned_and_greyed_when_missing(view: CatalogView) -> None:
+    view.table.sortByColumn(column_index("price_usd"), Qt.SortOrder.AscendingOrder)
+    proxy = view.proxy
+    last = proxy.rowCount() - 1  # the unpriced MI300X
+    price = proxy.index(last, column_index("price_usd"))
+    assert price.data() == "n/a"
+    assert price.data(Qt.ItemDataRole.ForegroundRole) is not None
+    first_price = proxy.index(0, column_index("price_usd"))
+    assert first_price.data() == "249"
+    assert first_price.data(Qt.ItemDataRole.ForegroundRole) is None
+    alignment = Qt.AlignmentFlag(first_price.data(Qt.ItemDataRole.TextAlignmentRole))
+    assert alignment & Qt.AlignmentFlag.AlignRight
+    header = proxy.headerData(column_index("memory_gb"), Qt.Orientation.Horizontal)
+    assert "(GB)" in header
+
+
+def test_details_pane_shows_the_selected_entry(view: CatalogView) -> None:
+    assert view.select_entry("a100")
+    text = view.details.toPlainText()
+    assert "NVIDIA A100 80GB" in text
+    for group in ("Identity", "Memory", "Compute", "Power", "Features", "Price", "Derived"):
+        assert group in text
+    assert "HBM2e training card" in text
+    assert "20.80" in text  # FP16 tensor TFLOPS per 1k USD
+    assert 'href="https://example.com/a100-datasheet"' in view.details.toHtml()
+    assert view.details.openExternalLinks()
+    view.table.selectRow(visible_ids(view).index("mi300x"))
+    assert view.details.entry is not None and view.details.entry.id == "mi300x"
+    assert "AMD Instinct MI300X" in view.details.toPlainText()
+
+
+def test_compare_check_column_adds_and_removes(view: CatalogView) -> None:
+    proxy = view.proxy
+    row = visible_ids(view).index("rtx-4090")
+    check = proxy.index(row, column_index("compare"))
+    assert proxy.setData(check, Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    assert view.state.compare_ids == ["rtx-4090"]
+    assert check.data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
+    assert list(view.compare_bar.chips) == ["rtx-4090"]
+    proxy.setData(check, Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole)
+    assert view.state.compare_ids == []
+    assert view.compare_bar.chips == {}
+
+
+def test_compare_selection_is_limited_to_six(qtbot: QtBot) -> None:
+    from catalog_factory import make_entry
+
+    from gpudesk.catalog.loader import Catalog
+
+    entries = [make_entry(f"gpu-{number}") for number in range(8)]
+    state = AppState(catalog=Catalog(entries=entries))
+    view = CatalogView(state)
+    qtbot.addWidget(view)
+    view.table.selectAll()
+    messages: list[str] = []
+    view.status_message.connect(messages.append)
+    assert view.add_selected_to_compare() == 6
+    assert len(state.compare_ids) == 6
+    assert any("at most 6" in message for message in messages)
+    row = visible_ids(view).index("gpu-7")
+    check = view.proxy.index(row, column_index("compare"))
+    assert not view.proxy.setData(check, Qt.CheckState.Checked, Qt.ItemDataRole.CheckStateRole)
+    assert "gpu-7" not in state.compare_ids
+    assert len(view.compare_bar.chips) == 6
+    assert not view.compare_bar.add_button.isEnabled()
+    # a chip's remove button frees a place
+    first = state.compare_ids[0]
+    view.compare_bar.chips[first].remove_button.click()
+    assert first not in state.compare_ids and len(state.compare_ids) == 5
+    assert view.proxy.setData(check, Qt.CheckState.Checked, Qt.ItemDataRole.CheckStateRole)
+    assert state.compare_ids[-1] == "gpu-7"
+    view.compare_bar.clear_button.click()
+    assert state.compare_ids == []
+
+
+def test_clicking_the_compare_cell_toggles(qtbot: QtBot, view: CatalogView) -> None:
+    row = visible_ids(view).index("arc-b580")
+    rect = view.table.visualRect(view.proxy.index(row, column_index("compare")))
+    qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert view.state.compare_ids == ["arc-b580"]
+    qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert view.state.compare_ids == []
+
+
+def test_compare_changes_elsewhere_show_in_the_table(view: CatalogView) -> None:
+    view.state.set_compare(["mi300x", "a100"])
+    row = visible_ids(view).index("mi300x")
+    assert view.proxy.index(row, 0).data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
+    assert list(view.compare_bar.chips) == ["mi300x", "a100"]
+
+
+def test_fit_filter_chip_filters_and_clears(view: CatalogView) -> None:
+    view.state.set_fit_filter({"a100", "rtx-4090", "unknown-id"})
+    assert sorted(visible_ids(view)) == ["a100", "rtx-4090"]
+    assert view.compare_bar.fit_chip_text() == "Fits my workload (2)"
+    assert view.compare_bar.fit_chip is not None
+    view.compare_bar.fit_chip.remove_button.click()
+    assert view.state.fit_filter_ids is None
+    assert view.visible_count() == 6
+    assert view.compare_bar.fit_chip_text() is None
+
+
+def test_select_entry_clears_filters_that_hide_it(view: CatalogView) -> None:
+    view.filters.search.setText("ampere")
+    view.filters.flush()
+    assert view.select_entry("gtx-1080")
+    assert view.current_entry() is not None and view.current_entry().id == "gtx-1080"  # type: ignore[union-attr]
+    assert not view.select_entry("no-such-gpu")
+
+
+def test_columns_can_be_hidden_and_shown(view: CatalogView) -> None:
+    assert view.column_visible("fp64_tflops")
+    view.set_column_visible("fp64_tflops", False)
+    assert view.table.isColumnHidden(column_index("fp64_tflops"))
+    assert not view.column_visible("fp8_tensor_tflops")
+    view.set_column_visible("fp8_tensor_tflops", True)
+    assert view.column_visible("fp8_tensor_tflops")
+    view.reset_columns()
+    assert view.column_visible("fp64_tflops") and not view.column_visible("fp8_tensor_tflops")
+
+
+def test_proxy_passes_the_model_tester(qtbot: QtBot) -> None:
+    state = AppState(catalog=small_catalog())
+    view = CatalogView(state)
+    qtbot.addWidget(view)
+    tester = QAbstractItemModelTester(
+        view.proxy, QAbstractItemModelTester.FailureReportingMode.Fatal
+    )
+    view.filters.min_memory.setValue(24)
+    view.table.sortByColumn(column_index("fp32_tflops"), Qt.SortOrder.DescendingOrder)
+    view.filters.search.setText("nvidia")
+    view.filters.flush()
+    view.filters.reset()
+    state.set_compare(["a100"])
+    state.set_catalog(small_catalog())
+    assert view.proxy.rowCount() == 6
+    assert view.proxy.parent(view.proxy.index(0, 0)) == QModelIndex()
+    del tester

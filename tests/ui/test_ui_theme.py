@@ -1,0 +1,77 @@
+"""Light and dark themes: readable greys, a notifier, plots that follow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtGui import QColor, QPalette
+from pytestqt.qtbot import QtBot
+
+from gpudesk.ui import theme
+
+
+@pytest.fixture(autouse=True)
+def _back_to_light(qapp: object) -> Iterator[None]:
+    yield
+    theme.apply_theme(theme.ThemeMode.LIGHT)
+
+
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(color.redF())
+        + 0.7152 * channel(color.greenF())
+        + 0.0722 * channel(color.blueF())
+    )
+
+
+def contrast(first: QColor, second: QColor) -> float:
+    high, low = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("mode", [theme.ThemeMode.LIGHT, theme.ThemeMode.DARK])
+def test_text_and_greys_are_readable(qapp: object, mode: theme.ThemeMode) -> None:
+    theme.apply_theme(mode)
+    palette = theme.dark_palette() if mode is theme.ThemeMode.DARK else theme.light_palette()
+    base = palette.color(QPalette.ColorRole.Base)
+    assert contrast(palette.color(QPalette.ColorRole.Text), base) >= 7.0
+    # "n/a" is greyed but must stay legible (WCAG large/UI text: 3:1).
+    assert contrast(theme.muted_color(), base) >= 3.0
+    assert contrast(theme.muted_color(), palette.color(QPalette.ColorRole.AlternateBase)) >= 3.0
+    link = palette.color(QPalette.ColorRole.Link)
+    assert contrast(link, base) >= 4.5
+    background, text = theme.banner_colors()
+    assert contrast(background, text) >= 7.0
+
+
+def test_apply_theme_reports_dark_and_notifies(qtbot: QtBot) -> None:
+    with qtbot.waitSignal(theme.notifier().changed, timeout=1000) as blocker:
+        assert theme.apply_theme("dark") is True
+    assert blocker.args == [True]
+    assert theme.is_dark() and theme.current_mode() is theme.ThemeMode.DARK
+    assert theme.apply_theme(theme.ThemeMode.LIGHT) is False
+    assert not theme.is_dark()
+
+
+def test_unknown_mode_falls_back_to_the_system(qapp: object) -> None:
+    theme.apply_theme("sepia")
+    assert theme.current_mode() is theme.ThemeMode.SYSTEM
+
+
+def test_plots_follow_the_theme(qtbot: QtBot) -> None:
+    import pyqtgraph as pg
+
+    theme.apply_theme(theme.ThemeMode.LIGHT)
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    theme.follow_theme(plot)
+    assert plot.backgroundBrush().color() == theme.plot_colors()[0]
+    theme.apply_theme(theme.ThemeMode.DARK)
+    background, foreground = theme.plot_colors()
+    assert plot.backgroundBrush().color() == background
+    assert plot.getPlotItem().getAxis("left").pen().color() == foreground
+    assert pg.getConfigOption("background") == background
