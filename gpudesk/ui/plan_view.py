@@ -120,9 +120,11 @@ class PlanView(QWidget):
     """The Plan tab: the memory estimator, the GPUs that fit, and cloud vs buy.
 
     Signals:
-        fit_filter_requested(object): the user asked the catalog to show only the GPUs
-            that fit (a ``frozenset[str]`` of catalog ids), or to stop filtering (None).
-            The view also calls ``state.set_fit_filter`` with the same value.
+        fit_filter_requested(object): the user toggled "Show only these in the catalog":
+            a ``frozenset[str]`` of the catalog ids that fit, or None to stop filtering.
+            The view also calls ``state.set_fit_filter`` with the same value, and while
+            the filter is on keeps it in step with each new estimate (through the state
+            only, without emitting this signal again).
         fit_updated(object): a new :class:`FitReport`, or None when the input is invalid.
         cost_updated(object): a new :class:`CostResult`, or None when the input is invalid.
     """
@@ -444,7 +446,9 @@ class PlanView(QWidget):
         self._show_breakdown(self.report)
         self._show_fits(self.report)
         if self.filter_button.isChecked():
-            self._apply_filter(self.fitting_ids)
+            # Keep the catalog's filter in step, quietly: the request signal is for the
+            # user's own click (the main window then switches to the catalog).
+            self.state.set_fit_filter(self.fitting_ids)
         self.fit_updated.emit(self.report)
 
     def _show_fit_error(self, message: str) -> None:
@@ -465,7 +469,7 @@ class PlanView(QWidget):
         self.fits_summary.setText("")
         self.cost_button.setEnabled(False)
         if self.filter_button.isChecked():
-            self._apply_filter(frozenset())
+            self.state.set_fit_filter(frozenset())
         self.fit_updated.emit(None)
 
     def _show_model_info(self, model: ModelArchitecture) -> None:
@@ -679,7 +683,6 @@ class PlanView(QWidget):
             self.filter_button.blockSignals(True)
             self.filter_button.setChecked(False)
             self.filter_button.blockSignals(False)
-            self.fit_filter_requested.emit(None)
 
     # cost page ----------------------------------------------------------------------
     def _build_cost_page(self) -> QWidget:

@@ -134,9 +134,12 @@ def test_fits_my_workload_filter(qtbot: QtBot, view: PlanView) -> None:
     expected = {"card-24", "rented", "big-80", "card-16"}
     assert blocker.args[0] == expected
     assert view.state.fit_filter_ids == expected
-    # The filter follows the workload while it is on.
+    # The filter follows the workload while it is on, through the state only.
+    requests: list[object] = []
+    view.fit_filter_requested.connect(requests.append)
     view.params_edit.setText("70B")
     view.recompute_now()
+    assert requests == []
     assert view.state.fit_filter_ids == view.fitting_ids
     assert "card-24" in view.fitting_ids  # 8 x 24 GB
     view.max_gpus_combo.setCurrentIndex(view.max_gpus_combo.findData(1))
@@ -218,3 +221,21 @@ def test_empty_catalog_does_not_crash(qtbot: QtBot) -> None:
     qtbot.addWidget(widget)
     assert widget.report is not None and widget.report.fits == []
     assert widget.cost_result is None and widget.cost_error is not None
+
+
+def test_in_the_main_window_the_filter_opens_the_filtered_catalog(qtbot: QtBot) -> None:
+    from gpudesk.ui.main_window import MainWindow
+
+    window = MainWindow(_state())
+    qtbot.addWidget(window)
+    plan = window.view("Plan")
+    assert isinstance(plan, PlanView)
+    plan.filter_button.setChecked(True)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Catalog"
+    assert window.state.fit_filter_ids == {"card-24", "rented", "big-80", "card-16"}
+    # Editing the workload afterwards keeps the filter but does not steal the tab.
+    window.show_tab("Plan")
+    plan.params_edit.setText("70B")
+    plan.recompute_now()
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Plan"
+    assert window.state.fit_filter_ids == plan.fitting_ids
