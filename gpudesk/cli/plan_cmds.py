@@ -249,7 +249,9 @@ def fit_json(report: FitReport) -> dict[str, Any]:
 
 
 def _wrap(text: str, indent: str) -> str:
-    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
+    return textwrap.fill(
+        text, width=100, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+    )
 
 
 def _describe_workload(estimate: MemoryEstimate) -> str:
@@ -322,7 +324,7 @@ def fit_text(report: FitReport) -> str:
         lines.append("Fits on no single GPU of the catalog.")
     if multi:
         lines.append("")
-        lines.append(f"Fits on several GPUs ({len(multi)}): {PARALLELISM_NOTE}:")
+        lines.append(_wrap(f"Fits on several GPUs ({len(multi)}): {PARALLELISM_NOTE}:", ""))
         multi_headers = ["GPU", "Count", "Memory/GPU", "Need/GPU", "Headroom"] + (
             ["Decode <= tok/s"] if decode else []
         )
