@@ -160,8 +160,10 @@ class DeviceSample(BaseModel):
     index: int | None = None
     lost: bool = False
     utilization_gpu_percent: int | None = None
+    utilization_memory_percent: int | None = None
     memory_used_mib: int | None = None
     temperature_c: int | None = None
+    fan_percent: int | None = None
     power_draw_w: float | None = None
     sm_clock_mhz: int | None = None
 

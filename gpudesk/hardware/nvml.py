@@ -544,7 +544,7 @@ class Nvml:
     # -- live sampling ----------------------------------------------------------------
 
     def sample(self, handle: Any, uuid: str, index: int | None) -> DeviceSample:
-        """One live reading of a device: utilization, memory used, temperature, power, SM clock.
+        """One live reading: utilization, memory used, temperature, fan, power, SM clock.
 
         A lost device gives ``lost=True`` instead of raising.
         """
@@ -552,6 +552,7 @@ class Nvml:
             utilization = self.query("nvmlDeviceGetUtilizationRates", handle)
             memory = self.query("nvmlDeviceGetMemoryInfo", handle)
             temperature = self.query("nvmlDeviceGetTemperature", handle, _TEMPERATURE_GPU)
+            fan = self.query("nvmlDeviceGetFanSpeed", handle)
             power = self.query("nvmlDeviceGetPowerUsage", handle)
             clock = self.query("nvmlDeviceGetClockInfo", handle, _CLOCK_SM)
         except GpuLostError:
@@ -560,8 +561,10 @@ class Nvml:
             uuid=uuid,
             index=index,
             utilization_gpu_percent=None if utilization is None else int(utilization.gpu),
+            utilization_memory_percent=None if utilization is None else int(utilization.memory),
             memory_used_mib=None if memory is None else _mib(memory.used),
             temperature_c=None if temperature is None else int(temperature),
+            fan_percent=None if fan is None else int(fan),
             power_draw_w=_watts(power),
             sm_clock_mhz=None if clock is None else int(clock),
         )

@@ -1,0 +1,523 @@
+"""The "Devices" view of the This machine tab: detected GPUs, diagnosis, live monitor.
+
+Detection runs on a :class:`~gpudesk.ui.worker.TaskWorker`, never on the GUI
+thread. Each device gets a card with its catalog match (a link into the
+catalog); when NVML cannot be used a panel says why and what to do, and the
+rest of the app keeps working.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.hardware import text
+from gpudesk.hardware.detect import detect
+from gpudesk.hardware.match import CatalogMatch, match_devices
+from gpudesk.hardware.models import (
+    DetectionResult,
+    DeviceKind,
+    DeviceSample,
+    GpuSnapshot,
+    NvmlStatus,
+    title_for,
+)
+from gpudesk.hardware.nvml import Nvml, default_nvml
+from gpudesk.progress import Progress
+from gpudesk.ui.device_monitor import (
+    LOST_COLOR,
+    SAMPLE_INTERVAL_MS,
+    MonitorPanel,
+    device_color,
+)
+from gpudesk.ui.state import AppState
+from gpudesk.ui.worker import TaskWorker
+
+_CARD_STYLE = """
+QFrame#deviceCard, QFrame#cpuCard {
+    border: 1px solid palette(mid);
+    border-radius: 6px;
+    background: palette(base);
+}
+QFrame#deviceCard[lost="true"] { border: 2px solid #c0392b; }
+QFrame#deviceCard[mig="true"] { margin-left: 22px; }
+QFrame#diagnosis {
+    border: 1px solid #d4a017;
+    border-radius: 6px;
+    background: rgba(240, 180, 0, 40);
+}
+QLabel#fieldName { color: palette(placeholder-text); }
+"""
+
+
+#: Card fields shown on a row of their own.
+_WIDE_FIELDS = frozenset({"Memory", "PCIe", "Utilization", "Clock events", "PCI bus", "UUID"})
+
+
+#: Card fields the live monitor keeps current.
+_LIVE_FIELDS = ("Memory", "SM clock", "Power draw", "Temperature", "Fan", "Utilization")
+
+
+def _escape(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+def _catalog_html(match: CatalogMatch, state: AppState) -> str:
+    """The catalog line of a card: a link to the entry, or the closest candidates."""
+    method = match.description.partition(" (")[2].rstrip(")")
+    if match.catalog_id is not None:
+        entry = state.catalog.by_id(match.catalog_id)
+        name = entry.name if entry is not None else match.catalog_id
+        link = f'<a href="{_escape(match.catalog_id)}">{_escape(name)}</a>'
+        return f"{link} <span style='color:gray'>({_escape(method)})</span>"
+    if match.candidates:
+        links = ", ".join(f'<a href="{_escape(c)}">{_escape(c)}</a>' for c in match.candidates)
+        return f"not in catalog; closest: {links}"
+    return "not in catalog"
+
+
+class DeviceCard(QFrame):
+    """One GPU or MIG instance: identity, catalog match and its fields ("n/a" when unsupported).
+
+    Signals:
+        entry_clicked(str): a catalog link was clicked (the catalog id).
+        compare_clicked(str): "Compare" was clicked (the matched catalog id).
+    """
+
+    entry_clicked = Signal(str)
+    compare_clicked = Signal(str)
+
+    def __init__(
+        self,
+        gpu: GpuSnapshot,
+        match: CatalogMatch,
+        result: DetectionResult,
+        state: AppState,
+        color_position: int | None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.gpu = gpu
+        self.match = match
+        self._result = result
+        self.setObjectName("deviceCard")
+        self.setProperty("lost", gpu.lost)
+        self.setProperty("mig", gpu.kind is DeviceKind.MIG)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 10)
+        layout.setSpacing(6)
+
+        header = QHBoxLayout()
+        swatch = ""
+        if color_position is not None:
+            color = device_color(color_position, dark=False).name()
+            swatch = f'<span style="color:{color}">&#9632;</span> '
+        self.title = QLabel(f"{swatch}<b>{_escape(gpu.label)}</b>")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        header.addWidget(self.title, 1)
+        self.lost_badge = QLabel(f'<b style="color:{LOST_COLOR}">LOST</b>')
+        self.lost_badge.setToolTip("This device stopped answering (NVML: GPU is lost)")
+        self.lost_badge.setVisible(gpu.lost)
+        header.addWidget(self.lost_badge)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Add the matched catalog entry to the compare view")
+        self.compare_button.setVisible(match.catalog_id is not None and gpu.kind is DeviceKind.GPU)
+        self.compare_button.clicked.connect(self._compare)
+        header.addWidget(self.compare_button)
+        layout.addLayout(header)
+
+        self.catalog_label = QLabel(f"Catalog: {_catalog_html(match, state)}")
+        self.catalog_label.setTextFormat(Qt.TextFormat.RichText)
+        self.catalog_label.setWordWrap(True)
+        self.catalog_label.linkActivated.connect(self.entry_clicked)
+        layout.addWidget(self.catalog_label)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(14)
+        grid.setVerticalSpacing(3)
+        self.values: dict[str, QLabel] = {}
+        row = column = 0
+        for name, value in self._fields(gpu, result):
+            # Long values (UUID, bus id, lists) take a whole row; short ones two per row.
+            wide = name in _WIDE_FIELDS
+            if wide and column:
+                row, column = row + 1, 0
+            label = QLabel(name)
+            label.setObjectName("fieldName")
+            shown = QLabel(value)
+            shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            shown.setWordWrap(True)
+            grid.addWidget(label, row, column * 2, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(
+                shown, row, column * 2 + 1, 1, 3 if wide else 1, Qt.AlignmentFlag.AlignTop
+            )
+            self.values[name] = shown
+            if wide or column:
+                row, column = row + 1, 0
+            else:
+                column = 1
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        layout.addLayout(grid)
+
+    @staticmethod
+    def _fields(gpu: GpuSnapshot, result: DetectionResult) -> list[tuple[str, str]]:
+        na = text.NA
+        if gpu.kind is DeviceKind.MIG:
+            return [
+                ("Memory", text.memory_text(gpu)),
+                ("SMs", text.count_text(gpu.sm_count)),
+                ("GPU instance", text.count_text(gpu.mig_gpu_instance_id)),
+                ("Compute instance", text.count_text(gpu.mig_compute_instance_id)),
+                ("Compute cap.", gpu.compute_capability or na),
+                ("Parent GPU", f"GPU {gpu.parent_index}"),
+                ("UUID", gpu.uuid or na),
+            ]
+        return [
+            ("Memory", f"{text.memory_size_text(gpu)} ({text.memory_text(gpu)})"),
+            ("Memory bus", text.bus_width_text(gpu)),
+            ("CUDA cores", text.count_text(gpu.cuda_cores)),
+            ("Driver", result.driver_version or na),
+            ("CUDA", result.cuda_driver_version or na),
+            ("Compute cap.", gpu.compute_capability or na),
+            ("Processes", text.count_text(gpu.running_process_count)),
+            ("SM clock", text.clock_text(gpu.sm_clock_mhz, gpu.sm_clock_max_mhz)),
+            ("Mem. clock", text.clock_text(gpu.memory_clock_mhz, gpu.memory_clock_max_mhz)),
+            ("Power draw", na if gpu.power_draw_w is None else f"{gpu.power_draw_w:.1f} W"),
+            ("Power limit", text.power_limit_text(gpu)),
+            ("Temperature", text.temperature_text(gpu).replace(" C", " °C")),
+            ("Fan", text.fan_text(gpu)),
+            ("ECC", text.on_off(gpu.ecc_enabled)),
+            ("MIG", text.mig_text(gpu)),
+            ("PCIe", text.pcie_text(gpu)),
+            ("Utilization", text.utilization_text(gpu)),
+            ("Clock events", text.clock_events_text(gpu)),
+            ("PCI bus", f"{gpu.pci_bus_id or na}  (device id {gpu.pci_device_id or na})"),
+            ("UUID", gpu.uuid or na),
+        ]
+
+    def update_live(self, sample: DeviceSample) -> None:
+        """Show the monitor's newest reading in the fields that change."""
+        if sample.lost:
+            self.set_lost()
+            return
+        live = self.gpu.model_copy(
+            update={
+                "memory_used_mib": sample.memory_used_mib,
+                "memory_free_mib": None,
+                "utilization_gpu_percent": sample.utilization_gpu_percent,
+                "utilization_memory_percent": sample.utilization_memory_percent,
+                "temperature_c": sample.temperature_c,
+                "fan_percent": sample.fan_percent,
+                "power_draw_w": sample.power_draw_w,
+                "sm_clock_mhz": sample.sm_clock_mhz,
+            }
+        )
+        shown = dict(self._fields(live, self._result))
+        for name in _LIVE_FIELDS:
+            label = self.values.get(name)
+            if label is not None and label.text() != shown[name]:
+                label.setText(shown[name])
+
+    def _compare(self) -> None:
+        if self.match.catalog_id is not None:
+            self.compare_clicked.emit(self.match.catalog_id)
+
+    def set_lost(self) -> None:
+        """Mark the device lost (it stopped answering while monitored)."""
+        self.lost_badge.show()
+        self.setProperty("lost", True)
+        self.style().unpolish(self)
+        self.style().polish(self)
+
+    @property
+    def is_lost(self) -> bool:
+        return self.lost_badge.isVisibleTo(self)
+
+
+class DiagnosisPanel(QFrame):
+    """Why NVML cannot be used (or a GPU was lost) and what to do about it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("diagnosis")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 10, 14, 10)
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail = QLabel()
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail.setStyleSheet("color: palette(placeholder-text);")
+        self.works = QLabel(
+            "Everything else works without a GPU: the catalog, comparisons, planning, "
+            "PDF reports and the CPU benchmark."
+        )
+        self.works.setWordWrap(True)
+        for widget in (self.title, self.hint, self.detail, self.works):
+            layout.addWidget(widget)
+
+    def show_result(self, result: DetectionResult) -> None:
+        usable = bool(result.usable_gpus)
+        heading = title_for(result.status)
+        if not usable:
+            heading = f"No GPU detected: {heading}"
+        self.title.setText(f"<b>{_escape(heading)}</b>")
+        self.hint.setText(result.hint)
+        detail = f"NVML status: {result.status.value}"
+        if result.detail:
+            detail += f"; {result.detail}"
+        self.detail.setText(detail)
+        self.works.setVisible(not usable)
+
+    def show_failure(self, message: str) -> None:
+        self.title.setText("<b>Detection failed</b>")
+        self.hint.setText("Press Refresh to try again; `gpudesk detect` shows the same check.")
+        self.detail.setText(message)
+        self.works.setVisible(True)
+
+
+class DevicesView(QWidget):
+    """Detected devices as cards, a diagnosis panel when NVML fails, and the live monitor.
+
+    Args:
+        state: the shared app state (catalog links, detected ids, compare).
+        parent: the parent widget.
+        nvml: the NVML access to use (tests pass one over a fake binding).
+        autostart: detect as soon as the view exists.
+
+    Signals:
+        detection_finished(object): the :class:`DetectionResult` was shown.
+    """
+
+    detection_finished = Signal(object)
+
+    def __init__(
+        self,
+        state: AppState,
+        parent: QWidget | None = None,
+        *,
+        nvml: Nvml | None = None,
+        autostart: bool = True,
+        monitor_interval_ms: int | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.state = state
+        self._nvml = nvml if nvml is not None else default_nvml()
+        self.result: DetectionResult | None = None
+        self.matches: list[CatalogMatch] = []
+        self.cards: list[DeviceCard] = []
+        self._worker: TaskWorker | None = None
+        self._retired: TaskWorker | None = None
+        self._closed = False
+        self.setStyleSheet(_CARD_STYLE)
+
+        layout = QVBoxLayout(self)
+        header = QHBoxLayout()
+        self.summary = QLabel("Detecting…")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        header.addWidget(self.summary, 1)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Detect this machine's GPUs again")
+        self.refresh_button.clicked.connect(self.refresh)
+        header.addWidget(self.refresh_button)
+        layout.addLayout(header)
+
+        self.diagnosis = DiagnosisPanel()
+        self.diagnosis.hide()
+        layout.addWidget(self.diagnosis)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self._cards_box = QWidget()
+        self._cards_layout = QVBoxLayout(self._cards_box)
+        self._cards_layout.setContentsMargins(0, 0, 6, 0)
+        self._cards_layout.setSpacing(8)
+        self.cpu_card = QFrame()
+        self.cpu_card.setObjectName("cpuCard")
+        cpu_layout = QVBoxLayout(self.cpu_card)
+        cpu_layout.setContentsMargins(12, 8, 12, 8)
+        self.cpu_label = QLabel("")
+        self.cpu_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.cpu_label.setWordWrap(True)
+        cpu_layout.addWidget(self.cpu_label)
+        self._cards_layout.addWidget(self.cpu_card)
+        self._cards_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(420)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self._cards_box)
+        self.splitter.addWidget(scroll)
+        self.monitor = MonitorPanel(interval_ms=monitor_interval_ms or SAMPLE_INTERVAL_MS)
+        self.monitor.device_lost.connect(self._mark_lost)
+        self.monitor.sampled.connect(self._show_live_values)
+        self.splitter.addWidget(self.monitor)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([560, 840])
+        layout.addWidget(self.splitter, 1)
+
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        if autostart:
+            self.refresh()
+
+    # -- detection ------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None
+
+    def refresh(self) -> None:
+        """Detect again on a worker thread (ignored while a detection runs)."""
+        if self._worker is not None or self._closed:
+            return
+        nvml = self._nvml
+
+        def work(progress: Progress) -> DetectionResult:
+            return detect(nvml, progress)
+
+        worker = TaskWorker(work)
+        worker.progressed.connect(lambda fraction, message: self.summary.setText(f"{message}…"))
+        worker.finished.connect(self._on_detected)
+        worker.failed.connect(self._on_failed)
+        worker.done.connect(self._on_worker_done)
+        self._worker = worker
+        self.refresh_button.setEnabled(False)
+        self.summary.setText("Detecting…")
+        worker.start()
+
+    def _on_worker_done(self) -> None:
+        worker = self._worker
+        if worker is not None and not worker.is_running():
+            # Keep the finished worker until the next one finishes: dropping the
+            # last reference here would delete it inside its own signal emission.
+            self._retired = worker
+            self._worker = None
+        self.refresh_button.setEnabled(not self._closed)
+
+    def _on_failed(self, message: str) -> None:
+        self.summary.setText("<b>Detection failed</b>")
+        self.diagnosis.show_failure(message)
+        self.diagnosis.show()
+
+    def _on_detected(self, result: object) -> None:
+        if not isinstance(result, DetectionResult) or self._closed:
+            return
+        self.show_result(result)
+
+    def show_result(self, result: DetectionResult) -> None:
+        """Show a detection result: cards, diagnosis, monitor, and tell the app state."""
+        self.result = result
+        self.matches = match_devices(result.gpus, self.state.entries())
+        self._rebuild_cards(result)
+        self.summary.setText(self._summary_text(result))
+        if result.status is NvmlStatus.OK:
+            self.diagnosis.hide()
+        else:
+            self.diagnosis.show_result(result)
+            self.diagnosis.show()
+        self.cpu_label.setText(
+            f"<b>CPU</b>&nbsp; {_escape(text.cpu_text(result.cpu))}<br>"
+            f"<b>RAM</b>&nbsp; {_escape(text.ram_text(result.ram_total_gib))}"
+        )
+        detected: list[str] = []
+        for gpu, match in zip(result.gpus, self.matches, strict=True):
+            if gpu.kind is DeviceKind.GPU and match.catalog_id and match.catalog_id not in detected:
+                detected.append(match.catalog_id)
+        self.state.set_detected(detected)
+        if not self._closed:
+            self.monitor.set_devices(self._nvml, result.gpus)
+        # Nothing to monitor: give the space to the diagnosis and the CPU card.
+        self.monitor.setVisible(bool(self.monitor.devices))
+        self.detection_finished.emit(result)
+
+    @staticmethod
+    def _summary_text(result: DetectionResult) -> str:
+        time = result.timestamp.astimezone().strftime("%H:%M:%S")
+        physical = [gpu for gpu in result.gpus if gpu.kind is DeviceKind.GPU]
+        if not result.usable_gpus:
+            return f"<b>No GPU detected</b>, checked {time}"
+        migs = len(result.gpus) - len(physical)
+        count = f"{len(physical)} GPU{'s' if len(physical) != 1 else ''}"
+        if migs:
+            count += f" ({migs} MIG instance{'s' if migs != 1 else ''})"
+        return (
+            f"<b>{count}</b> &nbsp; driver {_escape(result.driver_version or text.NA)}, "
+            f"CUDA {_escape(result.cuda_driver_version or text.NA)}, checked {time}"
+        )
+
+    def _rebuild_cards(self, result: DetectionResult) -> None:
+        for card in self.cards:
+            self._cards_layout.removeWidget(card)
+            card.deleteLater()
+        self.cards = []
+        position = 0
+        for gpu, match in zip(result.gpus, self.matches, strict=True):
+            color_position = None
+            if gpu.kind is DeviceKind.GPU and not gpu.lost and gpu.uuid:
+                color_position = position
+                position += 1
+            card = DeviceCard(gpu, match, result, self.state, color_position)
+            card.entry_clicked.connect(self.state.show_entry)
+            card.compare_clicked.connect(self.state.add_to_compare)
+            # before the CPU card and the stretch
+            self._cards_layout.insertWidget(len(self.cards), card)
+            self.cards.append(card)
+
+    def _mark_lost(self, uuid: str) -> None:
+        for card in self.cards:
+            if card.gpu.uuid == uuid:
+                card.set_lost()
+
+    def _show_live_values(self) -> None:
+        sample = self.monitor.last_sample
+        if sample is None or not self.isVisible():
+            return
+        for device in sample.devices:
+            card = self.card_for(device.uuid)
+            if card is not None:
+                card.update_live(device)
+
+    def card_for(self, uuid: str) -> DeviceCard | None:
+        for card in self.cards:
+            if card.gpu.uuid == uuid:
+                return card
+        return None
+
+    # -- shutdown -------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop sampling and wait for workers in flight; safe to call twice."""
+        self._closed = True
+        self.monitor.shutdown()
+        worker = self._worker
+        if worker is not None:
+            worker.shutdown()
+            self._worker = None
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)
+
+
+__all__ = ["DeviceCard", "DevicesView", "DiagnosisPanel"]
