@@ -102,6 +102,7 @@ _PRICE_KINDS = {
     "estimate": "estimate",
 }
 BUY_COLOR = "#0072B2"
+BREAK_EVEN_COLOR = "#2e7d32"
 CLOUD_COLOR = "#D55E00"
 
 _WORKLOAD_TEXT = {
@@ -157,6 +158,8 @@ class PlanView(QWidget):
         self._populate_cost_gpus()
         state.catalog_changed.connect(self._on_catalog_changed)
         state.fit_filter_changed.connect(self._on_state_filter_changed)
+        theme.notifier().changed.connect(self._restyle)
+        self._restyle()
         self.recompute_now()
 
     # public API ---------------------------------------------------------------------
@@ -805,13 +808,17 @@ class PlanView(QWidget):
         self.break_even_line = pg.InfiniteLine(
             angle=90,
             movable=False,
-            pen=pg.mkPen("#2e7d32", width=1.5, style=Qt.PenStyle.DashLine),
+            pen=pg.mkPen(BREAK_EVEN_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
             label="",
-            labelOpts={"position": 0.92, "color": "#2e7d32", "anchors": [(0, 0.5), (0, 0.5)]},
+            labelOpts={
+                "position": 0.92,
+                "color": BREAK_EVEN_COLOR,
+                "anchors": [(0, 0.5), (0, 0.5)],
+            },
         )
         self.cost_plot.addItem(self.break_even_line)
         self.break_even_point = pg.ScatterPlotItem(
-            size=10, brush=pg.mkBrush("#2e7d32"), pen=pg.mkPen("#2e7d32")
+            size=10, brush=pg.mkBrush(BREAK_EVEN_COLOR), pen=pg.mkPen(BREAK_EVEN_COLOR)
         )
         self.cost_plot.addItem(self.break_even_point)
         right_layout.addWidget(self.cost_plot, 1)
@@ -955,6 +962,22 @@ class PlanView(QWidget):
             self.break_even_line.hide()
             self.break_even_point.setData([], [])
         self.cost_plot.getPlotItem().enableAutoRange()
+
+    # theme ----------------------------------------------------------------------------
+    def _restyle(self, *_args: object) -> None:
+        """Marker and legend colors that stay legible on the light and the dark theme."""
+        background, foreground = theme.plot_colors()
+        self.gpu_line.setPen(pg.mkPen(foreground, width=1.5, style=Qt.PenStyle.DashLine))
+        self.gpu_text.setColor(foreground)
+        green = QColor("#66bb6a") if theme.is_dark() else QColor(BREAK_EVEN_COLOR)
+        self.break_even_line.setPen(pg.mkPen(green, width=1.5, style=Qt.PenStyle.DashLine))
+        self.break_even_line.label.setColor(green)
+        self.break_even_point.setBrush(pg.mkBrush(green))
+        self.break_even_point.setPen(pg.mkPen(green))
+        self.cost_legend.setLabelTextColor(foreground)
+        self.cost_legend.setBrush(pg.mkBrush(background))
+        if self.report is not None:
+            self._show_breakdown(self.report)
 
     # catalog changes ----------------------------------------------------------------
     def _on_catalog_changed(self) -> None:
