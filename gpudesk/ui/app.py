@@ -93,7 +93,9 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
                 return False
 
         first_paint = _FirstPaint()
-        window.installEventFilter(first_paint)
+        # The first paint of any widget in the window counts (the central widget
+        # may cover the window itself entirely).
+        app.installEventFilter(first_paint)
         window.show()
         app.exec()
         elapsed = getattr(first_paint, "elapsed", None)
