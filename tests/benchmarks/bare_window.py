@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 class FirstPaint(QObject):
     elapsed: float | None = None
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint and self.elapsed is None:
             self.elapsed = time.time() - started_at
             QTimer.singleShot(0, QApplication.quit)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtCore import QTimer
 
-from gpudesk.ui.app import create_application  # noqa: E402
-from gpudesk.ui.main_window import MainWindow  # noqa: E402
+from gpudesk.ui.app import create_application
+from gpudesk.ui.main_window import MainWindow
 
 
 def rss_mb() -> float:
