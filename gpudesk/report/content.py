@@ -518,10 +518,12 @@ def build_local_section(local: LocalData | None, catalog: Catalog) -> LocalSecti
         benchmarks.append(_bench_table("CPU baseline", local.cpu_benchmark, catalog))
     else:
         notes.append("No CPU benchmark has been run on this machine.")
-    message = (
-        "Measured on the machine that made this report. Percentages compare a measured "
-        "figure with the catalog's peak for the matched GPU; 75-90 % is typical."
-    )
+    message = "Detected and measured on the machine that made this report."
+    if local.gpu_benchmark is not None:
+        message += (
+            " Percentages compare a measured figure with the catalog's peak for the matched "
+            "GPU; 75-90 % is typical for large matrix multiplications and memory copies."
+        )
     return LocalSection(True, message, detection_lines, gpus, tuple(benchmarks), tuple(notes))
 
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QFontMetricsF,
     QPaintDevice,
     QPainter,
     QPen,
@@ -145,6 +146,12 @@ class Flow:
         # the layout identical everywhere.
         font.setKerning(False)
         font.setHintingPreference(QFont.HintingPreference.PreferNoHinting)
+        # No "fi"/"fl" ligatures: searching and copying the PDF's text must
+        # find "figure", not "\ufb01gure".
+        if hasattr(font, "setFeature"):  # Qt >= 6.7
+            font.setFeature(QFont.Tag("liga"), 0)
+        else:
+            font.setStyleStrategy(QFont.StyleStrategy.PreferNoShaping)
         return font
 
     @property
@@ -395,7 +402,9 @@ def draw_text_in(
     color: QColor,
     align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
 ) -> None:
-    """One line of text vertically centred in ``rect`` (page headers and footers)."""
+    """One line of text vertically centred in ``rect``, elided ("…") if too long."""
+    metrics = QFontMetricsF(font, painter.device())
+    text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
     painter.setFont(font)
     painter.setPen(QPen(color))
     painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), text)

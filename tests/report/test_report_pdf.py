@@ -66,6 +66,8 @@ def test_gpu_names_units_and_key_figures_are_text(
     for figure in ("3,900", "835.5", "1,599", "28,000", "30.00", "n/a", "94 GB"):
         assert figure in text
     assert "Most memory" in text
+    assert "What the figures mean" in text  # no "fi" ligature: the text stays searchable
+    assert "\ufb01" not in text
     assert "https://example.com/beta-datasheet" in text
     assert "1,671.0 TFLOPS with 2:4 sparsity" in text
 
