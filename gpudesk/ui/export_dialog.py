@@ -1,0 +1,384 @@
+"""File → Export comparison…: the PDF report of the compare selection.
+
+The dialog collects a file name, the paper size and whether to include this
+machine; the charts are drawn on the GUI thread (Qt graphics scenes must be),
+and the rest of the export (detection, layout, painting, the atomic write)
+runs on a :class:`~gpudesk.ui.worker.TaskWorker` behind a progress dialog
+with Cancel. When it is done the user is offered "Open the PDF".
+
+Nothing here blocks in a nested event loop: the dialog and its message boxes
+are opened with ``open()``, so tests (and the window) keep running.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings, QStandardPaths, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressDialog,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.catalog.loader import Catalog
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.progress import Progress
+from gpudesk.report.pdf import ReportCharts, prepare_charts, write_pdf_report
+from gpudesk.ui.worker import TaskWorker
+
+MIN_GPUS = 2
+MAX_GPUS = 6
+TITLE = "Export comparison"
+_SETTINGS_FOLDER = "export/folder"
+_SETTINGS_PAPER = "export/paper"
+_SETTINGS_LOCAL = "export/include_local"
+PAPERS = (("A4", "a4"), ("Letter", "letter"))
+
+TOO_FEW_TEXT = (
+    "A report compares 2 to 6 GPUs, and {count} {verb} selected.\n\n"
+    'In the Catalog tab, select a GPU and choose "Add selected to compare" '
+    "(Ctrl+D, or the compare column's check box); repeat for each GPU, then "
+    "export again."
+)
+
+
+def open_path(path: Path) -> bool:
+    """Open a file with the desktop's viewer (a seam for tests)."""
+    return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))))
+
+
+def default_file_name(today: dt.date | None = None) -> str:
+    return f"gpu-comparison-{(today or dt.date.today()).isoformat()}.pdf"
+
+
+def check_target(text: str) -> tuple[Path | None, str]:
+    """The PDF path for what the user typed, or why it cannot be written.
+
+    A missing ".pdf" is added. Returns ``(path, "")`` or ``(None, reason)``.
+    """
+    text = text.strip()
+    if not text:
+        return None, "Choose a file to write the report to."
+    path = Path(text).expanduser()
+    if path.suffix.lower() != ".pdf":
+        path = path.with_name(path.name + ".pdf")
+    if path.is_dir():
+        return None, f"Cannot write {path}: it is a folder."
+    if not path.parent.is_dir():
+        return None, f"Cannot write {path}: the folder {path.parent} does not exist."
+    return path, ""
+
+
+class ExportDialog(QDialog):
+    """Options and progress of one PDF export.
+
+    Signals:
+        exported(str): the report was written to this path.
+        export_failed(str): the export failed; the message names the path.
+        export_cancelled(): the user cancelled; nothing was written.
+    """
+
+    exported = Signal(str)
+    export_failed = Signal(str)
+    export_cancelled = Signal()
+
+    def __init__(
+        self,
+        entries: Sequence[CatalogEntry],
+        catalog: Catalog,
+        settings: QSettings | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(TITLE)
+        self.entries = list(entries)
+        self.catalog = catalog
+        self.settings = settings
+        self.worker: TaskWorker | None = None
+        self.progress_dialog: QProgressDialog | None = None
+        #: The last message box shown (done, failed): tests read it.
+        self.message_box: QMessageBox | None = None
+        self._succeeded = False
+        #: The export function; a seam for tests.
+        self.export_function: Callable[..., None] = write_pdf_report
+
+        names = ", ".join(entry.name for entry in self.entries)
+        summary = QLabel(f"A PDF report comparing {len(self.entries)} GPUs: {names}.")
+        summary.setWordWrap(True)
+
+        self.path_edit = QLineEdit()
+        self.path_edit.setMinimumWidth(380)
+        self.path_edit.setText(str(self._default_folder() / default_file_name()))
+        self.path_edit.textChanged.connect(self._update_hint)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self.browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.path_edit, 1)
+        path_row.addWidget(browse)
+
+        self.paper_combo = QComboBox()
+        for label, key in PAPERS:
+            self.paper_combo.addItem(label, key)
+        saved_paper = str(self._setting(_SETTINGS_PAPER, "a4"))
+        self.paper_combo.setCurrentIndex(max(0, self.paper_combo.findData(saved_paper)))
+
+        self.local_check = QCheckBox("Include this machine (detected GPUs, latest benchmark)")
+        self.local_check.setChecked(str(self._setting(_SETTINGS_LOCAL, "false")) == "true")
+
+        self.hint_label = QLabel()
+        self.hint_label.setWordWrap(True)
+
+        form = QFormLayout()
+        form.addRow("File:", path_row)
+        form.addRow("Paper:", self.paper_combo)
+        form.addRow("", self.local_check)
+
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.export_button = self.buttons.addButton(
+            "Export", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.export_button.setDefault(True)
+        self.buttons.accepted.connect(self.start)
+        self.buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(summary)
+        layout.addLayout(form)
+        layout.addWidget(self.hint_label)
+        layout.addWidget(self.buttons)
+        self._update_hint()
+
+    # options -------------------------------------------------------------
+    def _setting(self, key: str, default: Any) -> Any:
+        if self.settings is None:
+            return default
+        return self.settings.value(key, default)
+
+    def _default_folder(self) -> Path:
+        saved = self._setting(_SETTINGS_FOLDER, "")
+        if saved and Path(str(saved)).is_dir():
+            return Path(str(saved))
+        documents = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.DocumentsLocation
+        )
+        if documents and Path(documents).is_dir():
+            return Path(documents)
+        return Path.home()
+
+    def set_path(self, path: Path | str) -> None:
+        self.path_edit.setText(str(path))
+
+    def set_paper(self, paper: str) -> None:
+        index = self.paper_combo.findData(paper)
+        if index < 0:
+            raise ValueError(f"unknown paper size {paper!r}")
+        self.paper_combo.setCurrentIndex(index)
+
+    def paper(self) -> str:
+        return str(self.paper_combo.currentData())
+
+    def browse(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save the report as", self.path_edit.text(), "PDF files (*.pdf)"
+        )
+        if path:
+            self.path_edit.setText(path)
+
+    def _update_hint(self) -> None:
+        path, problem = check_target(self.path_edit.text())
+        if problem:
+            self.hint_label.setText(problem)
+        elif path is not None and path.exists():
+            self.hint_label.setText(f"{path.name} exists and will be replaced.")
+        else:
+            self.hint_label.setText("")
+
+    # the export ----------------------------------------------------------
+    def is_running(self) -> bool:
+        return self.worker is not None
+
+    def start(self) -> bool:
+        """Check the options and start the export; False (and a message) if it cannot."""
+        if self.worker is not None:
+            return False
+        path, problem = check_target(self.path_edit.text())
+        if path is None:
+            self._show_error(problem)
+            return False
+        paper = self.paper()
+        include_local = self.local_check.isChecked()
+        try:
+            # Qt graphics scenes live on the GUI thread: record the charts here
+            # (a fraction of a second), then do the rest on the worker.
+            charts = prepare_charts(self.entries, self.catalog, paper=paper)
+        except Exception as exc:  # a chart bug must not crash the app
+            self._show_error(f"Cannot draw the charts for the report: {exc}")
+            return False
+        self._remember(path, paper, include_local)
+        self._succeeded = False
+        self.worker = TaskWorker(self._task(path, paper, include_local, charts), self)
+        self.worker.progressed.connect(self._on_progress)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(self._on_cancelled)
+        self.worker.done.connect(self._on_done)
+        self._show_progress(path)
+        self.export_button.setEnabled(False)
+        self.worker.start()
+        return True
+
+    def _task(
+        self, path: Path, paper: str, include_local: bool, charts: ReportCharts
+    ) -> Callable[[Progress], object]:
+        entries = list(self.entries)
+        catalog = self.catalog
+        export = self.export_function
+
+        def run(progress: Progress) -> object:
+            try:
+                export(
+                    entries,
+                    path,
+                    catalog=catalog,
+                    paper=paper,
+                    include_local=include_local,
+                    progress=progress,
+                    charts=charts,
+                )
+            except OSError as exc:
+                raise RuntimeError(f"Cannot write {path}: {exc.strerror or exc}") from exc
+            return str(path)
+
+        return run
+
+    def _remember(self, path: Path, paper: str, include_local: bool) -> None:
+        if self.settings is None:
+            return
+        self.settings.setValue(_SETTINGS_FOLDER, str(path.parent))
+        self.settings.setValue(_SETTINGS_PAPER, paper)
+        self.settings.setValue(_SETTINGS_LOCAL, "true" if include_local else "false")
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+
+    def _show_progress(self, path: Path) -> None:
+        dialog = QProgressDialog(f"Writing {path.name}…", "Cancel", 0, 100, self)
+        dialog.setWindowTitle(TITLE)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        # Short exports finish before it would flash up.
+        dialog.setMinimumDuration(400)
+        dialog.canceled.connect(self.cancel)
+        dialog.setValue(0)
+        self.progress_dialog = dialog
+
+    def _on_progress(self, fraction: float, message: str) -> None:
+        if self.progress_dialog is not None:
+            self.progress_dialog.setValue(round(fraction * 100))
+            self.progress_dialog.setLabelText(message[:1].upper() + message[1:] + "…")
+
+    def _close_progress(self) -> None:
+        dialog = self.progress_dialog
+        self.progress_dialog = None
+        if dialog is not None:
+            dialog.canceled.disconnect(self.cancel)
+            dialog.hide()
+            dialog.deleteLater()
+
+    def _on_finished(self, result: object) -> None:
+        self._close_progress()
+        path = Path(str(result))
+        box = QMessageBox(self.parentWidget() or self)
+        box.setWindowTitle(TITLE)
+        box.setIcon(QMessageBox.Icon.Information)
+        box.setText(f"The report was written to {path}.")
+        open_button = box.addButton("Open the PDF", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.setDefaultButton(open_button)
+        open_button.clicked.connect(lambda: open_path(path))
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.message_box = box
+        box.open()
+        self._succeeded = True
+        self.exported.emit(str(path))
+
+    def _on_failed(self, message: str) -> None:
+        self._close_progress()
+        self._show_error(f"The report was not written. {message}")
+        self.export_failed.emit(message)
+
+    def _on_cancelled(self) -> None:
+        self._close_progress()
+        self.hint_label.setText("Export cancelled; nothing was written.")
+        self.export_cancelled.emit()
+
+    def _on_done(self) -> None:
+        worker = self.worker
+        self.worker = None
+        self.export_button.setEnabled(True)
+        if worker is not None:
+            worker.deleteLater()
+        if self._succeeded:  # close only now: the worker's thread has ended
+            self.accept()
+
+    def _show_error(self, text: str) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle(TITLE)
+        box.setIcon(QMessageBox.Icon.Critical)
+        box.setText(text)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.message_box = box
+        box.open()
+
+    def reject(self) -> None:
+        """Close; a running export is cancelled first (nothing is written)."""
+        if self.worker is not None:
+            self.worker.shutdown()
+        super().reject()
+
+
+def run_export_dialog(window: QWidget) -> QDialog:
+    """Open the export dialog for ``window.state``'s compare selection.
+
+    With fewer than 2 GPUs selected it opens a message saying how to select
+    them instead. Both are opened without blocking and returned.
+    """
+    state = getattr(window, "state")  # noqa: B009 - the MainWindow's AppState
+    entries = state.compare_entries()
+    if not MIN_GPUS <= len(entries) <= MAX_GPUS:
+        box = QMessageBox(window)
+        box.setWindowTitle(TITLE)
+        box.setIcon(QMessageBox.Icon.Information)
+        count = len(entries)
+        box.setText(TOO_FEW_TEXT.format(count=count, verb="is" if count == 1 else "are"))
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
+    settings = getattr(window, "settings", None)
+    dialog = ExportDialog(
+        entries,
+        state.catalog,
+        settings=settings if isinstance(settings, QSettings) else None,
+        parent=window,
+    )
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    return dialog
