@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
 from gpudesk.catalog.metrics import METRICS
@@ -132,7 +132,14 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
             self.addItem(label)
             self._labels.append(label)
         ticks = [(count - 1 - bar.row, _short(bar.label)) for bar in self.bars]
-        self.getAxis("left").setTicks([ticks, []])
+        left = self.getAxis("left")
+        left.setTicks([ticks, []])
+        # size the name axis up front: pyqtgraph widens it only after a first
+        # on-screen paint, and an export of a never-shown chart would drop names
+        metrics = QFontMetricsF(chart_font(12))
+        left.setWidth(
+            int(max((metrics.horizontalAdvance(name) for _, name in ticks), default=40)) + 18
+        )
         # room on the right for the value text of the longest bar
         self.setXRange(0, top * 1.22, padding=0)
         self.setYRange(-0.6, max(0, count - 1) + 0.6, padding=0)

@@ -45,9 +45,6 @@ def png_bytes(paint: Painter, size: QSizeF, background: QColor, scale: float = P
         raise ValueError(f"cannot export an empty chart ({width}×{height} px)")
     image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(background)
-    dots_per_metre = round(96 * scale / 0.0254)
-    image.setDotsPerMeterX(dots_per_metre)
-    image.setDotsPerMeterY(dots_per_metre)
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
@@ -55,6 +52,11 @@ def png_bytes(paint: Painter, size: QSizeF, background: QColor, scale: float = P
         paint(painter, QRectF(0, 0, width, height))
     finally:
         painter.end()
+    # Only now: a QPicture (pyqtgraph caches bars and axes in them) replays
+    # scaled by the device's dpi, so painting must happen at the default dpi.
+    dots_per_metre = round(96 * scale / 0.0254)
+    image.setDotsPerMeterX(dots_per_metre)
+    image.setDotsPerMeterY(dots_per_metre)
     return _encode_png(image)
 
 
@@ -62,7 +64,7 @@ def _encode_png(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, b"PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
         raise OSError("could not encode the chart as PNG")
     buffer.close()
     return bytes(data.data())

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import (
+    DEFAULT_LOG_INNER,
     DEFAULT_RADAR_AXES,
     AxisRange,
     Normalisation,
@@ -136,6 +137,7 @@ class RadarLayout:
     label_lines: list[tuple[list[str], list[str]]] = field(default_factory=list)
     legend: list[_LegendEntry] = field(default_factory=list)
     caption_rect: QRectF | None = None
+    label_px: int = LABEL_PX
 
     def to_pixel(self, point: RadarPoint) -> QPointF:
         return QPointF(
@@ -392,38 +394,38 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                 entry.text_rect.translate(0, shift)
         plot = QRectF(bounds.left(), top, bounds.width(), bounds.bottom() - legend_height - 6 - top)
         center = plot.center()
-        label_metrics = QFontMetricsF(chart_font(LABEL_PX))
-        bold_metrics = QFontMetricsF(chart_font(LABEL_PX, bold=True))
         count = len(self._axes)
         texts = self._label_lines()
 
-        def wrapped(wrap: bool) -> list[tuple[list[str], list[str]]]:
-            out = []
+        def lines_for(
+            pixel_size: int, wrap: bool, details: bool
+        ) -> tuple[list[tuple[list[str], list[str]]], list[tuple[float, float]]]:
+            plain = QFontMetricsF(chart_font(pixel_size))
+            bold = QFontMetricsF(chart_font(pixel_size, bold=True))
+            lines: list[tuple[list[str], list[str]]] = []
             for index, (title, detail) in enumerate(texts):
                 side = abs(math.cos(axis_angle(index, count))) > 0.25
-                if wrap and side:
-                    out.append(
-                        (
-                            _wrap_words(title, bold_metrics, SIDE_LABEL_WRAP_PX),
-                            _wrap_detail(detail, label_metrics, SIDE_LABEL_WRAP_PX),
-                        )
-                    )
+                titles = _wrap_words(title, bold, SIDE_LABEL_WRAP_PX) if wrap and side else [title]
+                if not details:
+                    notes: list[str] = []
+                elif wrap and side:
+                    notes = _wrap_detail(detail, plain, SIDE_LABEL_WRAP_PX)
                 else:
-                    out.append(([title], [detail]))
-            return out
-
-        def sizes_of(lines: list[tuple[list[str], list[str]]]) -> list[tuple[float, float]]:
-            return [
+                    notes = [detail]
+                lines.append((titles, notes))
+            sizes = [
                 (
                     max(
-                        *(bold_metrics.horizontalAdvance(line) for line in bold),
-                        *(label_metrics.horizontalAdvance(line) for line in plain),
+                        *(bold.horizontalAdvance(line) for line in titles),
+                        *(plain.horizontalAdvance(line) for line in notes),
+                        0.0,
                     )
                     + 2,
-                    bold_metrics.height() * len(bold) + label_metrics.height() * len(plain),
+                    bold.height() * len(titles) + plain.height() * len(notes),
                 )
-                for bold, plain in lines
+                for titles, notes in lines
             ]
+            return lines, sizes
 
         def rects_for(sizes: list[tuple[float, float]], radius: float) -> list[QRectF]:
             rects = []
@@ -451,23 +453,44 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                     high = middle
             return low
 
-        # wrap the side labels only where that buys a clearly bigger chart
-        lines = wrapped(False)
-        sizes = sizes_of(lines)
-        radius = largest_radius(sizes)
-        wrapped_lines = wrapped(True)
-        wrapped_sizes = sizes_of(wrapped_lines)
-        wrapped_radius = largest_radius(wrapped_sizes)
-        if wrapped_radius > radius * 1.1:
-            lines, sizes, radius = wrapped_lines, wrapped_sizes, wrapped_radius
-        low = radius
+        def overlapping(rects: list[QRectF]) -> bool:
+            return any(
+                rect.intersects(other)
+                for index, rect in enumerate(rects)
+                for other in rects[index + 1 :]
+            )
+
+        # From roomy to compact: full labels, wrapped side labels, smaller
+        # type, no "max" line (the tooltip still has it). A more compact form
+        # wins only if it gives a clearly bigger chart or the roomier labels
+        # would overlap each other.
+        candidates: list[tuple[float, int, list[tuple[list[str], list[str]]], list[QRectF]]] = []
+        for pixel_size, wrap, details in (
+            (LABEL_PX, False, True),
+            (LABEL_PX, True, True),
+            (LABEL_PX - 2, True, True),
+            (LABEL_PX - 2, True, False),
+        ):
+            lines, sizes = lines_for(pixel_size, wrap, details)
+            radius = largest_radius(sizes)
+            candidates.append((radius, pixel_size, lines, rects_for(sizes, radius)))
+        clean = [candidate for candidate in candidates if not overlapping(candidate[3])]
+        if clean:
+            chosen = clean[0]
+            for candidate in clean[1:]:
+                if candidate[0] > chosen[0] * 1.1:
+                    chosen = candidate
+        else:
+            chosen = max(candidates, key=lambda candidate: candidate[0])
+        radius, pixel_size, lines, rects = chosen
         self.layout = RadarLayout(
             center=center,
-            radius=low,
-            label_rects=rects_for(sizes, low),
+            radius=radius,
+            label_rects=rects,
             label_lines=lines,
             legend=legend,
             caption_rect=caption_rect,
+            label_px=pixel_size,
         )
 
     def _layout_legend(self, bounds: QRectF) -> list[_LegendEntry]:
@@ -497,6 +520,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         self._draw_grid(painter)
         for series in sorted(self._series, key=lambda item: item.measured):
             self._draw_series(painter, series)
+        self._draw_ring_labels(painter)
         self._draw_labels(painter)
         self._draw_legend(painter)
         if self.layout.caption_rect is not None:
@@ -515,7 +539,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
     def _draw_grid(self, painter: QPainter) -> None:
         count = len(self._axes)
         layout = self.layout
-        inner = 0.2 if self._normalisation is None else self._normalisation.inner
+        inner = DEFAULT_LOG_INNER if self._normalisation is None else self._normalisation.inner
         radii = ring_radii(self._scale(), inner)
         grid = QPen(self._style.grid, 1.0)
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -529,16 +553,31 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         painter.setPen(grid)
         for index in range(count):
             painter.drawLine(layout.center, layout.on_spoke(index, count, 1.0))
-        # ring values along the first spoke: share of the reference maximum
-        painter.setFont(chart_font(RING_LABEL_PX))
-        painter.setPen(QPen(self._style.muted))
-        if self._scale() is Scale.LINEAR:
-            for radius in radii:
-                point = layout.on_spoke(0, count, radius)
-                painter.drawText(QPointF(point.x() + 4, point.y() + 12), f"{radius * 100:.0f}%")
+
+    def _draw_ring_labels(self, painter: QPainter) -> None:
+        """Ring values beside the first spoke, on a veil so polygons under them stay legible."""
+        count = len(self._axes)
+        inner = DEFAULT_LOG_INNER if self._normalisation is None else self._normalisation.inner
+        radii = ring_radii(self._scale(), inner)
+        if self._scale() is Scale.LINEAR:  # share of the reference maximum
+            ring_texts = [(radius, f"{radius * 100:.0f}%") for radius in radii]
         else:
-            point = layout.on_spoke(0, count, radii[0])
-            painter.drawText(QPointF(point.x() + 4, point.y() + 12), "log")
+            ring_texts = [(radii[0], "log")]
+        font = chart_font(RING_LABEL_PX)
+        metrics = QFontMetricsF(font)
+        painter.setFont(font)
+        veil = QColor(self._style.background)
+        veil.setAlpha(190)
+        for radius, text in ring_texts:
+            point = self.layout.on_spoke(0, count, radius)
+            box = QRectF(
+                point.x() + 3, point.y() + 1, metrics.horizontalAdvance(text) + 4, metrics.height()
+            )
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QBrush(veil))
+            painter.drawRect(box)
+            painter.setPen(QPen(self._style.muted))
+            painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), text)
 
     def _draw_series(self, painter: QPainter, series: RadarSeries) -> None:
         points = self.series_points.get(series.id, [])
@@ -581,8 +620,8 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                 painter.drawEllipse(pixel, 4.0, 4.0)
 
     def _draw_labels(self, painter: QPainter) -> None:
-        bold = chart_font(LABEL_PX, bold=True)
-        plain = chart_font(LABEL_PX)
+        bold = chart_font(self.layout.label_px, bold=True)
+        plain = chart_font(self.layout.label_px)
         bold_height = QFontMetricsF(bold).height()
         plain_height = QFontMetricsF(plain).height()
         count = len(self._axes)

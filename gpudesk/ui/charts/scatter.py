@@ -183,6 +183,9 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         """Plot ``catalog_entries`` (grey) with ``selection`` (colored by position) on top."""
         self.x_key, self.y_key, self.log_x, self.log_y = x_key, y_key, log_x, log_y
         self._last_data = (list(catalog_entries), list(selection))
+        # leave log tick mode before the range changes back to raw values
+        self.getAxis("bottom").setLogMode(False)
+        self.getAxis("left").setLogMode(False)
         x_metric, y_metric = METRICS[x_key], METRICS[y_key]
         selected_ids = {entry.id for entry in selection}
         everything = {entry.id: entry for entry in catalog_entries}
@@ -232,8 +235,6 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         )
         self._set_frontier(x_key, y_key)
         self._set_labels(colors)
-        self.getAxis("bottom").setLogMode(log_x)
-        self.getAxis("left").setLogMode(log_y)
         self.setLabel("bottom", x_metric.header + (" (log)" if log_x else ""))
         self.setLabel("left", y_metric.header + (" (log)" if log_y else ""))
         for name in ("left", "bottom"):
@@ -250,6 +251,9 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             )
         self.enableAutoRange()
         self.autoRange(padding=0.08)
+        # log ticks only once the range holds log10 values (10**40000 overflows)
+        self.getAxis("bottom").setLogMode(log_x)
+        self.getAxis("left").setLogMode(log_y)
 
     def _set_frontier(self, x_key: str, y_key: str) -> None:
         directions = frontier_directions(x_key, y_key)

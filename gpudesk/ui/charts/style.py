@@ -57,9 +57,13 @@ def chart_style(dark: bool | None = None) -> ChartStyle:
 
 
 def chart_series_color(index: int, dark: bool) -> QColor:
-    """``series_color(index)``, lifted a little on dark backgrounds so it stays legible."""
-    color = series_color(index)
-    return color.lighter(135) if dark and color.lightness() < 110 else color
+    """``series_color(index)`` in both themes: a GPU keeps one color everywhere.
+
+    The Okabe-Ito palette stays above 3:1 contrast on the dark background, so
+    it is not lifted (lifting made the first blue look like the sixth).
+    """
+    del dark
+    return series_color(index)
 
 
 def measured_color(dark: bool) -> QColor:

@@ -1,0 +1,185 @@
+"""Chart rendering and export without a window: files, vectors in PDF, label layout."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import make_entry
+from pypdf import PdfReader
+from PySide6.QtCore import QRectF, QSizeF
+from PySide6.QtGui import QImage, QPageSize, QPainter, QPdfWriter
+from PySide6.QtWidgets import QApplication
+
+from gpudesk.catalog.loader import Catalog
+from gpudesk.compare.radar import NormalisationChoice, Reference, Scale
+from gpudesk.ui.charts.export import PNG_SCALE, RADAR_EXPORT_SIZE, export_radar
+from gpudesk.ui.charts.render import build_radar_item, render_radar, render_scatter
+
+_PRICE: dict[str, Any] = {"price_date": dt.date(2025, 1, 1), "price_kind": "street"}
+
+
+def _catalog() -> Catalog:
+    return Catalog(
+        entries=[
+            make_entry(
+                "alpha",
+                name="Alpha 24GB",
+                memory_gb=24,
+                bandwidth_gbs=1000,
+                fp32_tflops=80.0,
+                fp16_tensor_tflops=160.0,
+                fp64_tflops=1.2,
+                price_usd=1600,
+                tdp_w=450,
+                **_PRICE,
+            ),
+            make_entry(
+                "beta",
+                name="Beta 80GB",
+                memory_gb=80,
+                bandwidth_gbs=2000,
+                fp32_tflops=20.0,
+                fp16_tensor_tflops=320.0,
+                fp64_tflops=10.0,
+                price_usd=16000,
+                tdp_w=300,
+                **_PRICE,
+            ),
+            make_entry(
+                "gamma",
+                name="Gamma 96GB",
+                memory_gb=96,
+                bandwidth_gbs=4000,
+                fp32_tflops=60.0,
+                fp16_tensor_tflops=800.0,
+                tdp_w=400,
+            ),
+        ]
+    )
+
+
+def _pdf_page(tmp_path: Path, draw: Any) -> Any:
+    path = tmp_path / "chart.pdf"
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    writer.setResolution(300)
+    painter = QPainter(writer)
+    draw(painter, QRectF(100, 100, 2000, 1240))
+    painter.end()
+    return PdfReader(str(path)).pages[0]
+
+
+def _image_count(page: Any) -> int:
+    resources = page.get("/Resources") or {}
+    xobjects = resources.get("/XObject") or {}
+    return sum(1 for ref in xobjects.values() if ref.get_object().get("/Subtype") == "/Image")
+
+
+def test_export_radar_png_and_svg(qapp: QApplication, tmp_path: Path) -> None:
+    catalog = _catalog()
+    png = tmp_path / "radar.png"
+    svg = tmp_path / "radar.svg"
+    export_radar(catalog.entries, png, "png", catalog)
+    export_radar(catalog.entries, svg, "svg", catalog)
+    image = QImage(str(png))
+    assert image.width() == RADAR_EXPORT_SIZE.width() * PNG_SCALE
+    assert image.height() == RADAR_EXPORT_SIZE.height() * PNG_SCALE
+    text = svg.read_text("utf-8")
+    # real text, not outlines: names, axis labels and the reference maximum
+    for expected in ("Alpha 24GB", "Gamma 96GB", "Memory", "max 96", "n/a: FP64"):
+        assert expected in text
+
+
+def test_export_radar_bad_path_and_format(qapp: QApplication, tmp_path: Path) -> None:
+    catalog = _catalog()
+    with pytest.raises(OSError):
+        export_radar(catalog.entries, tmp_path / "missing" / "radar.png", "png", catalog)
+    with pytest.raises(ValueError, match="png or svg"):
+        export_radar(catalog.entries, tmp_path / "radar.gif", "gif", catalog)
+    with pytest.raises(ValueError, match="5 to 8"):
+        export_radar(catalog.entries, tmp_path / "r.png", "png", catalog, axes=["memory_gb"])
+
+
+def test_render_radar_into_pdf_is_vector(qapp: QApplication, tmp_path: Path) -> None:
+    catalog = _catalog()
+    page = _pdf_page(tmp_path, lambda p, r: render_radar(p, r, catalog.entries[:2], catalog))
+    text = " ".join(page.extract_text().split())
+    assert "Memory" in text and "Alpha 24GB" in text and "Beta 80GB" in text
+    assert _image_count(page) == 0
+
+
+def test_render_scatter_into_pdf_is_vector(qapp: QApplication, tmp_path: Path) -> None:
+    catalog = _catalog()
+    page = _pdf_page(tmp_path, lambda p, r: render_scatter(p, r, catalog.entries[:2], catalog))
+    text = " ".join(page.extract_text().split())
+    assert "Alpha 24GB" in text and "Price (USD)" in text and "Pareto frontier" in text
+    # Gamma has no price: named as not plotted, not silently dropped
+    assert "not plotted" not in text  # Gamma is context, not selection
+    assert _image_count(page) == 0  # symbols drawn as paths, not cached pixmaps
+
+
+def test_render_radar_options(qapp: QApplication) -> None:
+    catalog = _catalog()
+    axes = ["memory_gb", "bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops", "fp64_tflops"]
+    choice = NormalisationChoice(Reference.SELECTION, Scale.LOG)
+    item = build_radar_item(
+        catalog.entries[:2], catalog, QSizeF(800, 500), axes=axes, normalisation=choice
+    )
+    beta = item.series_points["beta"]
+    alpha = item.series_points["alpha"]
+    assert beta[0] is not None and beta[0].radius == pytest.approx(1.0)
+    assert alpha[0] is not None and alpha[0].radius == pytest.approx(0.2)
+    image = QImage(800, 500, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    with pytest.raises(ValueError, match="empty target"):
+        render_radar(painter, QRectF(0, 0, 0, 10), catalog.entries, catalog)
+    painter.end()
+
+
+@pytest.mark.parametrize("size", [QSizeF(420, 320), QSizeF(800, 496), QSizeF(1400, 700)])
+def test_radar_layout_fits_every_size(qapp: QApplication, size: QSizeF) -> None:
+    catalog = _catalog()
+    axes = [
+        "memory_gb",
+        "bandwidth_gbs",
+        "fp32_tflops",
+        "fp16_tensor_tflops",
+        "bf16_tensor_tflops",
+        "fp64_tflops",
+        "fp16_tensor_tflops_per_kusd",
+        "memory_gb_per_kusd",
+    ]
+    item = build_radar_item(catalog.entries, catalog, size, axes=axes)
+    bounds = item.boundingRect()
+    assert item.layout.radius > 40
+    for rect in item.layout.label_rects:
+        assert bounds.contains(rect), (size, rect)
+    rects = item.layout.label_rects
+    for index, rect in enumerate(rects):
+        for other in rects[index + 1 :]:
+            assert not rect.intersects(other)
+    legend_top = min(entry.text_rect.top() for entry in item.layout.legend)
+    assert max(rect.bottom() for rect in rects) <= legend_top
+
+
+def test_cached_and_direct_paint_agree(qapp: QApplication) -> None:
+    catalog = _catalog()
+    item = build_radar_item(catalog.entries, catalog, QSizeF(600, 450))
+    images = []
+    for cached in (True, False):
+        item.use_cache = cached
+        image = QImage(600, 450, QImage.Format.Format_ARGB32)
+        image.fill(0xFFFFFFFF)
+        painter = QPainter(image)
+        item.paint(painter)
+        painter.end()
+        images.append(image)
+    differing = sum(
+        images[0].pixel(x, y) != images[1].pixel(x, y)
+        for x in range(0, 600, 5)
+        for y in range(0, 450, 5)
+    )
+    assert differing < 60  # antialiasing may differ by a pixel here and there

@@ -1,0 +1,364 @@
+"""The Compare tab: state drives the table and all three charts; controls change the geometry."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import make_entry
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QGuiApplication, QImage
+from pytestqt.qtbot import QtBot
+
+from gpudesk.catalog.loader import Catalog
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.radar import DEFAULT_RADAR_AXES
+from gpudesk.measured import MeasuredSeries
+from gpudesk.ui import theme
+from gpudesk.ui.charts.export import export_chart
+from gpudesk.ui.charts.radar import MEASURED_SERIES_ID
+from gpudesk.ui.compare_view import CompareView
+from gpudesk.ui.state import AppState
+
+_PRICE: dict[str, Any] = {"price_date": dt.date(2025, 1, 1), "price_kind": "street"}
+
+
+def _entries() -> list[CatalogEntry]:
+    """Five GPUs with round numbers; ``small`` has no FP64, ``nopricegpu`` no price."""
+    return [
+        make_entry(
+            "small",
+            name="Small GPU",
+            memory_gb=24,
+            bandwidth_gbs=1000,
+            fp32_tflops=80.0,
+            fp16_tensor_tflops=160.0,
+            price_usd=1600,
+            tdp_w=450,
+            **_PRICE,
+        ),
+        make_entry(
+            "big",
+            name="Big GPU",
+            memory_gb=80,
+            bandwidth_gbs=2000,
+            fp32_tflops=20.0,
+            fp16_tensor_tflops=320.0,
+            fp64_tflops=10.0,
+            price_usd=16000,
+            tdp_w=300,
+            **_PRICE,
+        ),
+        make_entry(
+            "huge",
+            name="Huge GPU",
+            memory_gb=96,
+            bandwidth_gbs=4000,
+            fp32_tflops=60.0,
+            fp16_tensor_tflops=800.0,
+            fp64_tflops=30.0,
+            price_usd=32000,
+            tdp_w=400,
+            **_PRICE,
+        ),
+        make_entry(
+            "nopricegpu",
+            name="Unpriced GPU",
+            memory_gb=48,
+            bandwidth_gbs=900,
+            fp32_tflops=40.0,
+            fp16_tensor_tflops=180.0,
+            fp64_tflops=1.0,
+            tdp_w=300,
+        ),
+        make_entry(
+            "flagship",
+            name="Flagship GPU",
+            memory_gb=192,
+            bandwidth_gbs=8000,
+            fp32_tflops=100.0,
+            fp16_tensor_tflops=2000.0,
+            fp64_tflops=40.0,
+            price_usd=40000,
+            tdp_w=1000,
+            **_PRICE,
+        ),
+    ]
+
+
+@pytest.fixture
+def state() -> AppState:
+    return AppState(catalog=Catalog(entries=_entries()))
+
+
+@pytest.fixture
+def view(qtbot: QtBot, state: AppState) -> CompareView:
+    widget = CompareView(state)
+    qtbot.addWidget(widget)
+    widget.resize(1400, 850)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def _radar_ids(view: CompareView) -> list[str]:
+    return [series.id for series in view.radar.item.series]
+
+
+def test_empty_state_until_two_gpus(view: CompareView, state: AppState) -> None:
+    assert view.stack.currentWidget() is view.empty_label
+    assert "Ctrl+D" in view.empty_label.text()
+    state.set_compare(["small"])
+    assert view.stack.currentWidget() is view.empty_label
+    assert view.comparison is None
+    state.set_compare(["small", "big"])
+    assert view.stack.currentWidget() is view.splitter
+    assert view.comparison is not None
+
+
+def test_selecting_gpus_updates_table_and_all_charts(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big", "huge"])
+    assert [column.id for column in view.comparison.columns] == ["small", "big", "huge"]
+    assert _radar_ids(view) == ["small", "big", "huge"]
+    assert [point.id for point in view.scatter.plot.selection_points] == ["small", "big", "huge"]
+    assert {bar.id for bar in view.bars.plot.bars} == {"small", "big", "huge"}
+
+    state.add_to_compare("nopricegpu")
+    assert _radar_ids(view) == ["small", "big", "huge", "nopricegpu"]
+    # no price: the scatter names it as not plotted instead of dropping it silently
+    assert [point.id for point in view.scatter.plot.selection_points] == ["small", "big", "huge"]
+    assert view.scatter.plot.missing_names == ["Unpriced GPU"]
+    assert "Unpriced GPU" in view.scatter_note.text()
+    # bars: FP16 tensor, best first
+    assert [bar.id for bar in view.bars.plot.bars] == ["huge", "big", "nopricegpu", "small"]
+
+    state.remove_from_compare("big")
+    assert _radar_ids(view) == ["small", "huge", "nopricegpu"]
+    assert "big" not in {bar.id for bar in view.bars.plot.bars}
+
+
+def test_scatter_context_and_frontier(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big"])
+    plot = view.scatter.plot
+    assert {point.id for point in plot.context_points} == {"huge", "flagship"}
+    # price vs FP16 tensor: big (16k, 320) is beaten by nobody cheaper-and-faster? small is
+    # cheaper but slower, huge is faster but dearer -> all four priced GPUs are on it
+    assert plot.frontier_ids == ["small", "big", "huge", "flagship"]
+    view.y_combo.setCurrentIndex(view.y_combo.findData("fp32_tflops"))
+    # FP32: small (1.6k, 80) beats big (16k, 20) and huge (32k, 60)
+    assert plot.frontier_ids == ["small", "flagship"]
+    view.log_x_check.setChecked(True)
+    small = next(point for point in plot.selection_points if point.id == "small")
+    assert small.plot_x == pytest.approx(math.log10(1600))
+    assert small.x == 1600
+
+
+def test_axis_choice_changes_the_polygons(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big", "huge"])
+    item = view.radar.item
+    assert item.axes == DEFAULT_RADAR_AXES
+    before = item.polygon("big")
+    assert len(before) == 6
+    view.axis_picker.set_checked_axes(
+        ["memory_gb", "bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops", "fp32_tflops_per_w"]
+    )
+    after = item.polygon("big")
+    assert len(after) == 5
+    assert item.axes[-1] == "fp32_tflops_per_w"
+    # the first axis stays at 12 o'clock: same x as the centre
+    first = after[0]
+    assert first is not None and first.x() == pytest.approx(item.layout.center.x())
+
+
+def test_normalisation_choice_changes_the_radii(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big", "huge"])
+    item = view.radar.item
+    memory = DEFAULT_RADAR_AXES.index("memory_gb")
+
+    def radius(series_id: str) -> float:
+        point = item.series_points[series_id][memory]
+        assert point is not None
+        return point.radius
+
+    assert radius("huge") == pytest.approx(96 / 192)  # catalog max: flagship's 192 GB
+    view.reference_combo.setCurrentIndex(view.reference_combo.findData("selection"))
+    assert radius("huge") == pytest.approx(1.0)  # selection max: huge itself
+    assert radius("small") == pytest.approx(24 / 96)
+    pixel = item.polygon("huge")[memory]
+    assert pixel is not None
+    assert item.layout.center.y() - pixel.y() == pytest.approx(item.layout.radius)
+    linear_small = radius("small")
+    view.scale_combo.setCurrentIndex(view.scale_combo.findData("log"))
+    # log over the selection's 24..96 GB: small is the minimum, on the inner ring
+    assert radius("small") == pytest.approx(0.2)
+    assert radius("small") != pytest.approx(linear_small)
+    assert radius("huge") == pytest.approx(1.0)
+
+
+def test_missing_values_are_gaps_with_legend_note(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big"])
+    item = view.radar.item
+    fp64 = DEFAULT_RADAR_AXES.index("fp64_tflops")
+    assert item.series_points["small"][fp64] is None
+    assert item.polygon("small")[fp64] is None
+    legend = [entry.text for entry in item.layout.legend]
+    assert legend[0] == "Small GPU (n/a: FP64)"
+    assert legend[1] == "Big GPU"
+
+
+def test_radar_hover_shows_raw_value_and_unit(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big"])
+    item = view.radar.item
+    memory = DEFAULT_RADAR_AXES.index("memory_gb")
+    pixel = item.polygon("big")[memory]
+    assert pixel is not None
+    text = item.tooltip_at(QPointF(pixel.x() + 2, pixel.y() + 1))
+    assert text is not None
+    assert text.splitlines()[:2] == ["Big GPU", "Memory: 80 GB"]
+    assert item.tooltip_at(QPointF(3, 3)) is None
+
+
+def test_radar_labels_stay_inside_the_chart(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big", "huge", "nopricegpu", "flagship"])
+    item = view.radar.item
+    bounds = item.boundingRect()
+    for rect in item.layout.label_rects:
+        assert bounds.contains(rect), rect
+    for entry in item.layout.legend:
+        assert bounds.contains(entry.text_rect)
+    for first, second in zip(item.layout.label_rects, item.layout.label_rects[1:], strict=False):
+        assert not first.intersects(second)
+
+
+def test_axis_picker_keeps_five_to_eight(view: CompareView) -> None:
+    picker = view.axis_picker
+    checkable = Qt.ItemFlag.ItemIsUserCheckable
+    assert len(picker.checked_axes()) == 6
+    five = list(DEFAULT_RADAR_AXES[:5])
+    picker.set_checked_axes(five)
+    for row in range(picker.count()):
+        item = picker.item(row)
+        is_checked = item.checkState() == Qt.CheckState.Checked
+        assert bool(item.flags() & checkable) is not is_checked  # checked ones are locked
+    eight = [str(picker.item(row).data(Qt.ItemDataRole.UserRole)) for row in range(8)]
+    picker.set_checked_axes(eight)
+    unchecked = [picker.item(row) for row in range(8, picker.count())]
+    assert unchecked and all(not item.flags() & checkable for item in unchecked)
+    with pytest.raises(ValueError):
+        picker.set_checked_axes(five[:4])
+
+
+def test_table_best_highlight_and_baseline_ratios(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big", "huge"])
+    model = view.table_model
+    row = model.row_of("memory_gb")
+    assert model.data(model.index(row, 2)) == "96"
+    assert model.data(model.index(row, 2), Qt.ItemDataRole.BackgroundRole) is not None
+    assert model.data(model.index(row, 0), Qt.ItemDataRole.BackgroundRole) is None
+    price = model.row_of("price_usd")
+    assert model.data(model.index(price, 0), Qt.ItemDataRole.BackgroundRole) is not None
+    view.set_baseline("small")
+    row = model.row_of("memory_gb")
+    assert model.data(model.index(row, 0)) == "24"
+    assert model.data(model.index(row, 1)) == "×3.3"
+    assert model.data(model.index(row, 2)) == "×4.0"
+    assert "80" in str(model.data(model.index(row, 1), Qt.ItemDataRole.ToolTipRole))
+    assert "baseline" in str(model.headerData(0, Qt.Orientation.Horizontal))
+    # the baseline survives a selection change that keeps it
+    state.add_to_compare("flagship")
+    assert view.baseline_id() == "small"
+
+
+def test_copy_as_text_and_csv_export(view: CompareView, state: AppState, tmp_path: Path) -> None:
+    state.set_compare(["small", "big"])
+    view.copy_as_text()
+    text = QGuiApplication.clipboard().text()
+    assert text.splitlines()[0].split() == ["Small", "GPU", "Big", "GPU"]
+    assert "* best in row" in text
+    target = tmp_path / "table.csv"
+    view.export_csv(target)
+    lines = target.read_text("utf-8").splitlines()
+    assert lines[0].startswith("group,key,label,unit,Small GPU,Big GPU")
+    assert any(line.startswith("Memory,memory_gb,Memory,GB,24,80,big") for line in lines)
+
+
+def test_measured_series_in_radar_table_and_bars(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big"])
+    state.set_measured(
+        MeasuredSeries(
+            label="This machine (measured)",
+            catalog_id="small",
+            values={"fp32_tflops": 70.0, "bandwidth_gbs": 900.0},
+            measured_at=dt.datetime(2025, 5, 1, 12, 0),
+        )
+    )
+    item = view.radar.item
+    assert _radar_ids(view)[-1] == MEASURED_SERIES_ID
+    points = item.series_points[MEASURED_SERIES_ID]
+    present = [DEFAULT_RADAR_AXES[i] for i, point in enumerate(points) if point is not None]
+    assert present == ["bandwidth_gbs", "fp32_tflops"]  # others are gaps, not zeros
+    assert view.comparison is not None and view.comparison.columns[-1].measured
+    view.bar_combo.setCurrentIndex(view.bar_combo.findData("fp32_tflops"))
+    assert [bar.id for bar in view.bars.plot.bars] == ["small", "measured", "big"]
+    state.set_measured(None)
+    assert MEASURED_SERIES_ID not in _radar_ids(view)
+
+
+def test_add_detected_gpu_button(view: CompareView, state: AppState, qtbot: QtBot) -> None:
+    state.set_compare(["small", "big"])
+    assert not view.add_detected_button.isVisible()
+    state.set_detected(["huge"])
+    assert view.add_detected_button.isVisible()
+    qtbot.mouseClick(view.add_detected_button, Qt.MouseButton.LeftButton)
+    assert state.compare_ids == ["small", "big", "huge"]
+    assert not view.add_detected_button.isVisible()
+
+
+def test_theme_switch_restyles_charts(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big"])
+    theme.notifier().changed.emit(True)
+    try:
+        assert view.radar.item._style.dark
+        assert view.radar.backgroundBrush().color().lightness() < 80
+    finally:
+        theme.notifier().changed.emit(False)
+    assert not view.radar.item._style.dark
+
+
+@pytest.mark.parametrize("chart", ["radar", "scatter", "bars"])
+@pytest.mark.parametrize("image_format", ["png", "svg"])
+def test_chart_export_writes_files(
+    view: CompareView, state: AppState, tmp_path: Path, chart: str, image_format: str
+) -> None:
+    state.set_compare(["small", "big", "huge"])
+    view.chart_tabs.setCurrentIndex(["radar", "scatter", "bars"].index(chart))
+    widget = getattr(view, chart)
+    target = tmp_path / f"chart.{image_format}"
+    export_chart(widget, target, image_format)
+    data = target.read_bytes()
+    if image_format == "png":
+        image = QImage(str(target))
+        assert not image.isNull()
+        assert image.width() == 2 * widget.viewport().width()
+        # not a blank canvas: more than a handful of distinct colors
+        colors = {
+            image.pixel(x, y)
+            for x in range(0, image.width(), 7)
+            for y in range(0, image.height(), 7)
+        }
+        assert len(colors) > 10
+    else:
+        text = data.decode("utf-8")
+        assert text.lstrip().startswith("<?xml")
+        assert "Big GPU" in text
+
+
+def test_chart_export_to_missing_folder_raises(
+    view: CompareView, state: AppState, tmp_path: Path
+) -> None:
+    state.set_compare(["small", "big"])
+    with pytest.raises(OSError):
+        export_chart(view.radar, tmp_path / "no" / "such" / "radar.png", "png")
