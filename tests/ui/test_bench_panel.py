@@ -1,0 +1,248 @@
+"""The Benchmark panel with a fake backend: run, progress, cancel, results, history, import."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from bench_fakes import FakeBackend, FakeConfig, FixedProbe, catalog_entry
+
+import gpudesk.ui.bench_panel as bench_panel
+from gpudesk.bench.results import BenchResult
+from gpudesk.catalog.loader import Catalog
+from gpudesk.ui.bench_panel import (
+    FRACTION_ROLE,
+    BenchPanel,
+    ResultsModel,
+    fraction_color,
+)
+from gpudesk.ui.state import AppState
+from gpudesk.ui.worker import running_threads
+
+
+@pytest.fixture
+def matched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs match the fake device to the fake catalog entry (no NVML here)."""
+    original = bench_panel.run_benchmark
+
+    def run(plan, backend, progress, catalog):  # type: ignore[no-untyped-def]
+        return original(plan, backend, progress, catalog=catalog, probe=FixedProbe("fake-gpu"))
+
+    monkeypatch.setattr(bench_panel, "run_benchmark", run)
+
+
+def make_panel(
+    qtbot: QtBot, tmp_path: Path, config: FakeConfig | None = None, **backends: object
+) -> tuple[BenchPanel, AppState]:
+    state = AppState(catalog=Catalog(entries=[catalog_entry()]))
+    fake = FakeBackend(config or FakeConfig())
+    unavailable = FakeBackend(FakeConfig(available=False))
+    unavailable.name = "other"  # type: ignore[misc]
+    panel = BenchPanel(
+        state, backends=[fake, unavailable], history_folder=tmp_path / "history", autostart=False
+    )
+    qtbot.addWidget(panel)
+    panel.resize(1300, 850)
+    panel.show()
+    with qtbot.waitSignal(panel.backends_checked, timeout=10_000):
+        panel.check_backends()
+    return panel, state
+
+
+def test_backends_and_devices_are_listed(qtbot: QtBot, tmp_path: Path) -> None:
+    panel, _ = make_panel(qtbot, tmp_path)
+    texts = [panel.backend_combo.itemText(i) for i in range(panel.backend_combo.count())]
+    assert texts == ["Auto (fake)", "fake 1.0", "other — not available"]
+    assert panel.backend_combo.itemData(2, 3) == "fake says no"  # tooltip: the reason
+    assert panel.device_combo.currentText() == "GPU 0: Fake GPU"
+    assert "other: fake says no" in panel.step_label.text()
+    assert panel.run_button.isEnabled()
+    assert not panel.cancel_button.isEnabled()
+
+
+def test_run_shows_progress_results_and_feeds_compare(
+    qtbot: QtBot, tmp_path: Path, matched: None
+) -> None:
+    panel, state = make_panel(qtbot, tmp_path)
+    steps: list[str] = []
+    panel.test_checks["h2d"].setChecked(False)
+    panel.test_checks["d2h"].setChecked(False)
+    with (
+        qtbot.waitSignal(state.measured_changed, timeout=10_000),
+        qtbot.waitSignal(panel.run_finished, timeout=10_000) as finished,
+    ):
+        panel.run_button.click()
+        assert not panel.run_button.isEnabled()
+        assert panel.cancel_button.isEnabled()
+        panel._run_worker.progressed.connect(lambda f, m: steps.append(m))  # type: ignore[union-attr]
+    result = finished.args[0]
+    assert isinstance(result, BenchResult)
+    assert "GEMM FP64 n=8192" in steps
+    assert any(step.startswith("sweep FP16 n=256") for step in steps)
+    qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=5000)
+    assert panel.progress_bar.value() == 1000
+    assert panel.step_label.text().startswith("Done in")
+    # the table shows every result with its fraction of peak
+    model = panel.model
+    assert model.rowCount() == 6
+    labels = [model.index(r, 0).data() for r in range(model.rowCount())]
+    assert labels == [
+        "GEMM FP64",
+        "GEMM FP32",
+        "GEMM TF32",
+        "GEMM FP16",
+        "GEMM BF16",
+        "memory copy",
+    ]
+    copy_fraction = model.index(5, ResultsModel.PERCENT_COLUMN).data(FRACTION_ROLE)
+    assert copy_fraction == pytest.approx(0.5)
+    assert model.index(5, ResultsModel.PERCENT_COLUMN).data() == "50%"
+    assert model.index(5, 5).data() == "2,000"
+    assert "fake-gpu" in panel.summary.text()
+    # the sweep plot has one curve per dtype with every size
+    assert [dtype for dtype, _, _ in panel.sweep_plot.curves] == ["fp16", "fp32"]
+    assert panel.sweep_plot.curves[0][1] == [256, 512, 1024, 2048, 4096, 8192]
+    # saved, listed, selected; and the compare view's measured series is set
+    assert len(panel.history) == 1
+    assert panel.history_list.currentRow() == 0
+    assert state.measured is not None
+    assert state.measured.values["bandwidth_gbs"] == pytest.approx(1000.0)
+    assert state.measured.catalog_id == "fake-gpu"
+    assert not running_threads()
+
+
+def test_cancel_stops_the_run(qtbot: QtBot, tmp_path: Path) -> None:
+    config = FakeConfig(
+        real_time=True, peak_tflops={"fp32": 0.05}, gemm_dtypes=("fp32",), tests=("gemm",)
+    )
+    panel, state = make_panel(qtbot, tmp_path, config)
+    panel.full_check.setChecked(False)
+    with qtbot.waitSignal(panel.run_cancelled, timeout=10_000):
+        panel.run()
+        qtbot.waitUntil(lambda: "repetition" in panel.step_label.text(), timeout=10_000)
+        assert panel.progress_bar.value() > 0
+        panel.cancel_button.click()
+        assert panel.step_label.text() == "Cancelling…"
+    qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
+    assert panel.step_label.text() == "Cancelled."
+    assert panel.run_button.isEnabled()
+    assert panel.history == [], "a cancelled run is not saved"
+    assert state.measured is None
+    assert panel.model.rowCount() == 0
+
+
+def test_tests_the_device_cannot_run_are_disabled(qtbot: QtBot, tmp_path: Path) -> None:
+    config = FakeConfig(kind="cpu", tests=("gemm", "copy", "sweep"), gemm_dtypes=("fp64",))
+    panel, _ = make_panel(qtbot, tmp_path, config)
+    assert panel.test_checks["gemm"].isEnabled()
+    assert not panel.test_checks["h2d"].isEnabled()
+    assert panel.selected_tests() == ["gemm", "copy", "sweep"]
+    for check in panel.test_checks.values():
+        check.setChecked(False)
+    assert not panel.run_button.isEnabled()
+
+
+def test_failed_backend_shows_the_error(qtbot: QtBot, tmp_path: Path) -> None:
+    panel, state = make_panel(qtbot, tmp_path, FakeConfig(open_error="driver gone"))
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000) as finished:
+        panel.run()
+    assert finished.args[0].error is not None
+    qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
+    assert "driver gone" in panel.step_label.text()
+    assert "driver gone" in panel.summary.text()
+    assert state.measured is None
+    assert len(panel.history) == 1
+
+
+def test_import_good_and_malformed_files(qtbot: QtBot, tmp_path: Path) -> None:
+    panel, state = make_panel(qtbot, tmp_path)
+    good = tmp_path / "server.json"
+    data = {
+        "backend": "torch",
+        "device": {"kind": "cuda", "name": "NVIDIA H100 80GB HBM3"},
+        "catalog_id": "fake-gpu",
+        "results": [
+            {
+                "test": "gemm",
+                "dtype": "bf16",
+                "size": 8192,
+                "value": 150.0,
+                "unit": "TFLOPS",
+                "min": 149.0,
+                "max": 151.0,
+                "peak": 200.0,
+                "fraction_of_peak": 0.75,
+            }
+        ],
+        "sweep": [],
+        "environment": {},
+    }
+    good.write_text(json.dumps(data), encoding="utf-8")
+    item = panel.import_file(good)
+    assert item is not None
+    assert len(panel.history) == 1
+    assert "imported" in panel.history_list.item(0).text()
+    assert panel.result is not None and panel.result.backend == "torch"
+    assert panel.model.index(0, 0).data() == "GEMM BF16"
+    assert panel.model.index(0, ResultsModel.PERCENT_COLUMN).data(FRACTION_ROLE) == 0.75
+    assert "Imported from" in panel.summary.text()
+    panel.measured_button.click()
+    assert state.measured is not None and state.measured.values == {"bf16_tensor_tflops": 150.0}
+
+    bad = tmp_path / "bad.json"
+    data["results"][0]["value"] = "fast"  # type: ignore[index]
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    assert panel.import_file(bad) is None
+    message = panel.history_message.text()
+    assert message.startswith(f"Not imported: {bad}: results.0.value:")
+    assert panel.history_message.isVisible()
+    assert len(panel.history) == 1
+
+
+def test_broken_history_file_is_reported(qtbot: QtBot, tmp_path: Path) -> None:
+    folder = tmp_path / "history"
+    folder.mkdir()
+    (folder / "torn.json").write_text("{", encoding="utf-8")
+    panel, _ = make_panel(qtbot, tmp_path)
+    assert "1 history file(s) could not be read" in panel.history_message.text()
+    assert "torn.json" in panel.history_message.text()
+
+
+def test_shutdown_during_a_run_leaves_no_thread(qtbot: QtBot, tmp_path: Path) -> None:
+    config = FakeConfig(
+        real_time=True, peak_tflops={"fp32": 0.05}, gemm_dtypes=("fp32",), tests=("gemm",)
+    )
+    panel, _ = make_panel(qtbot, tmp_path, config)
+    panel.run()
+    qtbot.waitUntil(lambda: "GEMM" in panel.step_label.text(), timeout=10_000)
+    panel.shutdown()
+    assert not running_threads()
+    assert not panel.run_button.isEnabled() or panel._closed
+
+
+def test_fraction_colors() -> None:
+    assert fraction_color(0.9).green() > fraction_color(0.9).red()
+    assert fraction_color(0.6) != fraction_color(0.9)
+    assert fraction_color(0.2).red() > fraction_color(0.2).green()
+    assert fraction_color(1.3).blue() > fraction_color(1.3).red()
+
+
+def test_percent_bar_delegate_paints(qtbot: QtBot, tmp_path: Path, matched: None) -> None:
+    panel, _ = make_panel(qtbot, tmp_path)
+    panel.test_checks["sweep"].setChecked(False)
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000):
+        panel.run()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
+    image = panel.table.viewport().grab().toImage()
+    rect = panel.table.visualRect(panel.model.index(5, ResultsModel.PERCENT_COLUMN))
+    # the memory copy is at 50% of peak: the left part of its cell is the bar color
+    left = image.pixelColor(rect.left() + 10, rect.center().y())
+    right = image.pixelColor(rect.right() - 30, rect.center().y())
+    assert left != right
+    assert left.red() > left.blue()  # amber/red, not the blue of "above peak"
