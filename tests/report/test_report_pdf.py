@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pypdf import PdfReader
+from PySide6.QtCore import QObject
+from pytestqt.qtbot import QtBot
 from report_factory import IDS, catalog
 
 from gpudesk import __version__
@@ -16,7 +20,8 @@ from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.progress import Cancelled, ProgressState
 from gpudesk.report import pdf as report_pdf
 from gpudesk.report.content import LocalData
-from gpudesk.report.pdf import write_pdf_report
+from gpudesk.report.pdf import prepare_charts, write_pdf_report
+from gpudesk.ui.worker import TaskWorker
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -287,3 +292,46 @@ def test_replacing_an_existing_report_works(tmp_path: Path) -> None:
     assert len(reader.pages) >= 2
     assert target.read_bytes().startswith(b"%PDF-")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["report.pdf"]
+
+
+def test_a_new_report_is_readable_by_others_and_a_replaced_one_keeps_its_mode(
+    tmp_path: Path,
+) -> None:
+    fresh = tmp_path / "new.pdf"
+    old_umask = os.umask(0o022)
+    try:
+        _write(fresh, ("alpha-100", "beta-200"))
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+    kept = tmp_path / "kept.pdf"
+    kept.write_bytes(b"old")
+    kept.chmod(0o640)
+    _write(kept, ("alpha-100", "beta-200"))
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+
+
+def test_charts_must_be_prepared_on_the_gui_thread(qtbot: QtBot) -> None:
+    entries = _entries(*THREE)
+    worker = TaskWorker(lambda progress: prepare_charts(entries, catalog()))
+    with qtbot.waitSignal(worker.failed, timeout=10_000) as signal:
+        worker.start()
+    assert worker.wait(5000)
+    assert signal.args == ["report charts must be prepared on the GUI thread"]
+
+
+def test_charts_for_another_paper_are_refused(tmp_path: Path) -> None:
+    charts = prepare_charts(_entries(*THREE), catalog(), paper="letter")
+    with pytest.raises(ValueError, match="prepared for letter, not a4"):
+        _write(tmp_path / "r.pdf", paper="a4", charts=charts)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_qt_calls_do_not_drain_none() -> None:
+    """PySide6 6.12.0 on Python 3.11 dropped a reference to None per void call
+    and aborted the process after a few thousand (pinned out in pyproject)."""
+    widget_name = QObject()
+    before = sys.getrefcount(None)
+    for _ in range(2000):
+        widget_name.setObjectName("x")
+    assert sys.getrefcount(None) > before - 100
