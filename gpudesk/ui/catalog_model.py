@@ -58,6 +58,16 @@ _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 _CENTER = Qt.AlignmentFlag.AlignCenter
 COMPARE_COLUMN_INDEX = column_index("compare")
 NAME_COLUMN_INDEX = column_index("name")
+_FLAGS = [
+    Qt.ItemFlag.ItemIsEnabled
+    | Qt.ItemFlag.ItemIsSelectable
+    | (
+        Qt.ItemFlag.ItemIsUserCheckable
+        if index == COMPARE_COLUMN_INDEX
+        else Qt.ItemFlag.NoItemFlags
+    )
+    for index in range(len(COLUMNS))
+]
 
 
 def _alignment(kind: ColumnKind) -> Qt.AlignmentFlag:
@@ -92,7 +102,8 @@ class CatalogTableModel(QAbstractTableModel):
         self._cells: list[list[str]] = []
         self._missing: list[list[bool]] = []
         self._rebuild_cells()
-        self._alignments = [_alignment(column.kind) for column in COLUMNS]
+        # Plain ints: converting an enum for each of thousands of cells per paint is not free.
+        self._alignments = [int(_alignment(column.kind).value) for column in COLUMNS]
         self._headers = [column.header for column in COLUMNS]
         self._header_tips = [column.tooltip for column in COLUMNS]
         self._compare_positions: dict[str, int] = {}
@@ -173,7 +184,6 @@ class CatalogTableModel(QAbstractTableModel):
 
     def cell_data(self, row: int, column: int, role: int) -> Any:
         """``data()`` by row and column: the proxy calls this directly."""
-        role = int(role)
         if role == _DISPLAY:
             return self._cells[row][column]
         if role == _ALIGN:
@@ -219,10 +229,7 @@ class CatalogTableModel(QAbstractTableModel):
         return self.cell_flags(index.column()) if index.isValid() else Qt.ItemFlag.NoItemFlags
 
     def cell_flags(self, column: int) -> Qt.ItemFlag:
-        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if column == COMPARE_COLUMN_INDEX:
-            flags |= Qt.ItemFlag.ItemIsUserCheckable
-        return flags
+        return _FLAGS[column]
 
     # the compare column is the only editable thing -------------------------
     def setData(self, index: ModelIndex, value: Any, role: int = _DISPLAY) -> bool:
@@ -428,14 +435,16 @@ class CatalogProxyModel(QAbstractProxyModel):
 
     # fast paths: one Python call per cell and role instead of two -----------
     def data(self, index: ModelIndex, role: int = _DISPLAY) -> Any:
-        if not index.isValid():
+        # Called thousands of times per paint: no isValid() call (an invalid
+        # index has row -1), and straight to the source's lists.
+        row = index.row()
+        if row < 0:
             return None
-        return self._source.cell_data(self._rows[index.row()], index.column(), role)
+        return self._source.cell_data(self._rows[row], index.column(), role)
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
-        return (
-            self._source.cell_flags(index.column()) if index.isValid() else Qt.ItemFlag.NoItemFlags
-        )
+        column = index.column()
+        return _FLAGS[column] if column >= 0 else Qt.ItemFlag.NoItemFlags
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:
         return self._source.headerData(section, orientation, role)

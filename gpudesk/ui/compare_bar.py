@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLayout,
+    QLayoutItem,
     QPushButton,
     QSizePolicy,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -56,8 +59,11 @@ class Chip(QFrame):
         layout.setContentsMargins(8, 1, 2, 1)
         layout.setSpacing(4)
         if dot_color is not None:
-            dot = QLabel("●")
-            dot.setStyleSheet(f"color: {dot_color}; border: none; background: transparent;")
+            # A color draws a dot of that color; anything else is a symbol.
+            symbol, color = ("●", dot_color) if dot_color.startswith("#") else (dot_color, "")
+            dot = QLabel(symbol)
+            color_rule = f"color: {color};" if color else ""
+            dot.setStyleSheet(f"{color_rule} border: none; background: transparent;")
             layout.addWidget(dot)
         self.label = QToolButton()
         self.label.setAutoRaise(True)
@@ -77,8 +83,69 @@ class Chip(QFrame):
         self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
 
 
+class FlowLayout(QLayout):
+    """Lays widgets out left to right and wraps to a new line when the width is used up."""
+
+    def __init__(self, parent: QWidget | None = None, spacing_px: int = 4) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._spacing_px = spacing_px
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item: QLayoutItem) -> None:
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return size
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        x, y, line_height = rect.x(), rect.y(), 0
+        for item in self._items:
+            hint = item.sizeHint()
+            if x + hint.width() > rect.right() + 1 and line_height > 0:
+                x = rect.x()
+                y += line_height + self._spacing_px
+                line_height = 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self._spacing_px
+            line_height = max(line_height, hint.height())
+        return y + line_height - rect.y()
+
+
 class CompareBar(QWidget):
     """Shows the "fits my workload" filter and the compare selection; both removable.
+
+    A row of actions on top, the chips below it (wrapping when they need more
+    than one line).
 
     Signals:
         entry_clicked(str): a chip's GPU was clicked (select it in the table).
@@ -93,33 +160,33 @@ class CompareBar(QWidget):
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
-        layout = QHBoxLayout(self)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        self.fit_chip_holder = QHBoxLayout()
-        self.fit_chip_holder.setSpacing(0)
-        layout.addLayout(self.fit_chip_holder)
-        self.fit_chip: Chip | None = None
+        layout.setSpacing(4)
+        top = QHBoxLayout()
+        top.setSpacing(6)
         self.title = QLabel()
-        layout.addWidget(self.title)
-        self.chip_layout = QHBoxLayout()
-        self.chip_layout.setSpacing(4)
-        layout.addLayout(self.chip_layout)
-        self.hint = QLabel("Tick ✓ or press Ctrl+D to add GPUs (up to 6)")
-        layout.addWidget(self.hint)
-        layout.addStretch(1)
-        self.add_button = QPushButton("Add to compare")
+        top.addWidget(self.title)
+        self.hint = QLabel("Tick ○ in the first column or press Ctrl+D to add GPUs")
+        top.addWidget(self.hint)
+        top.addStretch(1)
+        self.add_button = QPushButton("Add selected")
         self.add_button.setToolTip("Add the selected GPUs to the comparison (Ctrl+D)")
         self.add_button.clicked.connect(self.add_requested)
-        layout.addWidget(self.add_button)
+        top.addWidget(self.add_button)
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Empty the comparison")
         self.clear_button.clicked.connect(lambda: self.state.set_compare([]))
-        layout.addWidget(self.clear_button)
+        top.addWidget(self.clear_button)
         self.open_button = QPushButton("Compare →")
         self.open_button.setToolTip("Open the Compare tab")
         self.open_button.clicked.connect(self.compare_tab_requested)
-        layout.addWidget(self.open_button)
+        top.addWidget(self.open_button)
+        layout.addLayout(top)
+        self.chip_area = QWidget()
+        self.chip_layout = FlowLayout(self.chip_area)
+        layout.addWidget(self.chip_area)
+        self.fit_chip: Chip | None = None
         self.chips: dict[str, Chip] = {}
         state.compare_changed.connect(self.refresh)
         state.catalog_changed.connect(self.refresh)
@@ -128,10 +195,23 @@ class CompareBar(QWidget):
         self.refresh()
 
     def refresh(self, *_args: object) -> None:
-        for chip in self.chips.values():
+        old = [*self.chips.values(), *([self.fit_chip] if self.fit_chip is not None else [])]
+        for chip in old:
             self.chip_layout.removeWidget(chip)
+            chip.hide()  # deleteLater runs later; it must not show meanwhile
             chip.deleteLater()
         self.chips = {}
+        self.fit_chip = None
+        ids = self.state.fit_filter_ids
+        if ids is not None:
+            known = {entry.id for entry in self.state.entries()}
+            self.fit_chip = Chip(
+                f"Fits my workload ({len(ids & known)})",
+                "Only GPUs the Plan tab found to fit your workload; ✕ shows all again",
+                "⧩",
+            )
+            self.fit_chip.removed.connect(lambda: self.state.set_fit_filter(None))
+            self.chip_layout.addWidget(self.fit_chip)
         entries = self.state.compare_entries()
         for index, entry in enumerate(entries):
             chip = Chip(short_name(entry), entry.name, series_color(index).name())
@@ -140,28 +220,11 @@ class CompareBar(QWidget):
             chip.removed.connect(lambda entry_id=entry_id: self.state.remove_from_compare(entry_id))
             self.chip_layout.addWidget(chip)
             self.chips[entry.id] = chip
-        self.title.setText(f"Compare ({len(entries)}/{MAX_COMPARE}):")
+        self.title.setText(f"<b>Compare</b> ({len(entries)} of {MAX_COMPARE})")
         self.hint.setVisible(not entries)
+        self.chip_area.setVisible(bool(entries) or self.fit_chip is not None)
         self.clear_button.setEnabled(bool(entries))
         self.add_button.setEnabled(len(entries) < MAX_COMPARE)
-        self._refresh_fit_chip()
-
-    def _refresh_fit_chip(self) -> None:
-        if self.fit_chip is not None:
-            self.fit_chip_holder.removeWidget(self.fit_chip)
-            self.fit_chip.deleteLater()
-            self.fit_chip = None
-        ids = self.state.fit_filter_ids
-        if ids is None:
-            return
-        known = {entry.id for entry in self.state.entries()}
-        count = len(ids & known)
-        self.fit_chip = Chip(
-            f"Fits my workload ({count})",
-            "Only GPUs the Plan tab found to fit your workload; ✕ shows all again",
-        )
-        self.fit_chip.removed.connect(lambda: self.state.set_fit_filter(None))
-        self.fit_chip_holder.addWidget(self.fit_chip)
 
     def fit_chip_text(self) -> str | None:
         return None if self.fit_chip is None else self.fit_chip.label.text()

@@ -31,17 +31,17 @@ class CompareDelegate(QStyledItemDelegate):
         option: QStyleOptionViewItem,
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
-        # Background and selection as for any cell, without the check box.
-        background = QStyleOptionViewItem(option)
-        self.initStyleOption(background, index)
-        background.features &= ~QStyleOptionViewItem.ViewItemFeature.HasCheckIndicator
-        background.text = ""
+        # Selection and alternating background as for any cell; the view has
+        # already set those states in the option (no initStyleOption: cheaper).
         widget = option.widget  # type: ignore[attr-defined]
         style = widget.style() if widget is not None else None
         if style is not None:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, background, painter, widget)
+            style.drawPrimitive(
+                QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget
+            )
         position = index.data(COMPARE_POSITION_ROLE)
         chosen = isinstance(position, int) and position >= 0
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
         rect = QRectF(option.rect)  # type: ignore[attr-defined]
         ring = QRectF(0, 0, _RING_PX, _RING_PX)
         ring.moveCenter(rect.center())
@@ -49,7 +49,8 @@ class CompareDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         if chosen:
             assert isinstance(position, int)
-            painter.setPen(Qt.PenStyle.NoPen)
+            # On the selection color a white edge keeps the dot apart from it.
+            painter.setPen(QPen(QColor("#ffffff"), 1.5) if selected else Qt.PenStyle.NoPen)
             painter.setBrush(series_color(position))
             painter.drawEllipse(ring)
             tick = QPainterPath(QPointF(ring.left() + 3.5, ring.center().y() + 0.2))
@@ -59,7 +60,6 @@ class CompareDelegate(QStyledItemDelegate):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawPath(tick)
         else:
-            selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
             color = (
                 option.palette.color(QPalette.ColorRole.HighlightedText)  # type: ignore[attr-defined]
                 if selected

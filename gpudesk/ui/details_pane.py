@@ -72,7 +72,7 @@ _LABELS = {
     "architecture": "Architecture",
     "form_factor": "Form factor",
     "interface": "Interface",
-    "compute_capability": "CUDA compute capability",
+    "compute_capability": "CUDA capability",
     "id": "Catalog id",
     "nvml_names": "NVML names",
     "pci_device_ids": "PCI device ids",
