@@ -339,7 +339,12 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
                     labelOpts={"position": 0.15, "color": color, "anchors": [(0, 1), (0, 1)]},
                 )  # fmt: skip
                 item.addItem(line)
-        item.enableAutoRange()
+        # Throughput starts at zero: a cropped axis would exaggerate the curve.
+        highest = max(
+            [top * scale]
+            + [row.peak * scale for group in by_dtype.values() for row in group if row.peak]
+        )
+        item.setYRange(0, highest * 1.08, padding=0)
         item.setXRange(math.log2(sizes[0]) - 0.3, math.log2(sizes[-1]) + 0.3, padding=0)
 
 
