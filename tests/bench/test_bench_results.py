@@ -181,3 +181,19 @@ def test_measurement_label() -> None:
         test="h2d", dtype="bytes", size=1, value=1.0, unit="GB/s", host_memory="pinned"
     )
     assert row.label == "H2D pinned"
+
+
+def test_peaks_of_the_bundled_catalog_are_dense_figures() -> None:
+    from gpudesk.catalog.loader import load_catalog
+
+    entries = [
+        entry
+        for entry in load_catalog().entries
+        if entry.fp16_tensor_tflops is not None and entry.sparsity_speedup is not None
+    ]
+    assert entries, "the bundled catalog has tensor-core GPUs"
+    for entry in entries:
+        assert peak_for(entry, "gemm", "fp16") == entry.fp16_tensor_tflops
+        assert peak_for(entry, "gemm", "fp16") != entry.fp16_tensor_sparse_tflops
+        assert peak_for(entry, "gemm", "fp32") == entry.fp32_tflops  # non-tensor
+        assert peak_for(entry, "copy", "bytes") == entry.bandwidth_gbs
