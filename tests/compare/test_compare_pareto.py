@@ -59,4 +59,3 @@ def test_other_directions() -> None:
 def test_sorted_along_x() -> None:
     points = pts(("c", 300, 30), ("a", 100, 10), ("b", 200, 20))
     assert pareto_frontier(points) == ["a", "b", "c"]
-

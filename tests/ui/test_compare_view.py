@@ -147,6 +147,14 @@ def test_scatter_context_and_frontier(view: CompareView, state: AppState) -> Non
     # price vs FP16 tensor: big (16k, 320) is beaten by nobody cheaper-and-faster? small is
     # cheaper but slower, huge is faster but dearer -> all four priced GPUs are on it
     assert plot.frontier_ids == ["small", "big", "huge", "flagship"]
+    # hover text of each point: its name and both raw values with units
+    tips = [str(point.data()) for point in plot.selection_item.points()]
+    assert tips[0].splitlines() == [
+        "Small GPU",
+        "Price: 1,600 USD",
+        "FP16 tensor, dense: 160.0 TFLOPS",
+    ]
+    assert [label.toPlainText() for label in plot.label_items()] == ["Small GPU", "Big GPU"]
     view.y_combo.setCurrentIndex(view.y_combo.findData("fp32_tflops"))
     # FP32: small (1.6k, 80) beats big (16k, 20) and huge (32k, 60)
     assert plot.frontier_ids == ["small", "flagship"]
@@ -362,3 +370,16 @@ def test_chart_export_to_missing_folder_raises(
     state.set_compare(["small", "big"])
     with pytest.raises(OSError):
         export_chart(view.radar, tmp_path / "no" / "such" / "radar.png", "png")
+
+
+def test_hovering_a_vertex_sets_the_tooltip(
+    view: CompareView, state: AppState, qtbot: QtBot
+) -> None:
+    state.set_compare(["small", "big"])
+    item = view.radar.item
+    pixel = item.polygon("big")[DEFAULT_RADAR_AXES.index("bandwidth_gbs")]
+    assert pixel is not None
+    viewport = view.radar.viewport()
+    qtbot.mouseMove(viewport, view.radar.mapFromScene(item.mapToScene(pixel)))
+    qtbot.waitUntil(lambda: item.toolTip() != "", timeout=2000)
+    assert item.toolTip().splitlines()[:2] == ["Big GPU", "Bandwidth: 2,000 GB/s"]

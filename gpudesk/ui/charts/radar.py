@@ -465,21 +465,23 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         # wins only if it gives a clearly bigger chart or the roomier labels
         # would overlap each other.
         candidates: list[tuple[float, int, list[tuple[list[str], list[str]]], list[QRectF]]] = []
-        for pixel_size, wrap, details in (
-            (LABEL_PX, False, True),
-            (LABEL_PX, True, True),
-            (LABEL_PX - 2, True, True),
-            (LABEL_PX - 2, True, False),
+        gains: list[float] = []
+        for pixel_size, wrap, details, gain in (
+            (LABEL_PX, False, True, 1.0),
+            (LABEL_PX, True, True, 1.1),
+            (LABEL_PX - 2, True, True, 1.15),
+            (LABEL_PX - 2, True, False, 1.35),  # losing the "max" line costs most
         ):
             lines, sizes = lines_for(pixel_size, wrap, details)
             radius = largest_radius(sizes)
             candidates.append((radius, pixel_size, lines, rects_for(sizes, radius)))
-        clean = [candidate for candidate in candidates if not overlapping(candidate[3])]
+            gains.append(gain)
+        clean = [index for index, item in enumerate(candidates) if not overlapping(item[3])]
         if clean:
-            chosen = clean[0]
-            for candidate in clean[1:]:
-                if candidate[0] > chosen[0] * 1.1:
-                    chosen = candidate
+            chosen = candidates[clean[0]]
+            for index in clean[1:]:
+                if candidates[index][0] > chosen[0] * gains[index]:
+                    chosen = candidates[index]
         else:
             chosen = max(candidates, key=lambda candidate: candidate[0])
         radius, pixel_size, lines, rects = chosen
