@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -64,6 +65,16 @@ def create_application(argv: Sequence[str] | None = None) -> object:
     return app
 
 
+def freeze_long_lived_objects() -> None:
+    """Hide what exists now (modules, widgets, the loaded catalog) from the cyclic collector.
+
+    A full collection visits every tracked object: with a 10,000-entry catalog
+    it took about 150 ms, a visible stall in the middle of typing or sorting.
+    Frozen objects are still freed by reference counting.
+    """
+    gc.freeze()
+
+
 def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> int:
     """Open the main window; with ``startup_check`` exit after its first paint."""
     if startup_check and not os.environ.get("QT_QPA_PLATFORM"):
@@ -82,6 +93,8 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
     assert isinstance(app, QApplication)
     quit_app = app.quit
     window = MainWindow(extra_dirs=extra_dirs)
+    freeze_long_lived_objects()
+    window.state.catalog_changed.connect(freeze_long_lived_objects)
 
     if startup_check:
 

@@ -269,3 +269,21 @@ def test_proxy_passes_the_model_tester(qtbot: QtBot) -> None:
     assert view.proxy.rowCount() == 6
     assert view.proxy.parent(view.proxy.index(0, 0)) == QModelIndex()
     del tester
+
+
+def test_details_groups_cover_every_field_once() -> None:
+    from gpudesk.catalog.schema import ENTRY_FIELDS
+    from gpudesk.ui.details_pane import FIELD_GROUPS
+
+    shown = [name for _, fields in FIELD_GROUPS for name in fields]
+    assert len(shown) == len(set(shown))
+    assert set(shown) | {"notes", "sources"} == set(ENTRY_FIELDS)
+
+
+def test_source_urls_become_links_without_trailing_punctuation() -> None:
+    from gpudesk.ui.details_pane import linkify
+
+    html = linkify("TechPowerUp (https://www.techpowerup.com/gpu-specs/). <b>")
+    assert '<a href="https://www.techpowerup.com/gpu-specs/">' in html
+    assert html.endswith("</a>). &lt;b&gt;")
+    assert linkify("Whitepaper v2.0") == "Whitepaper v2.0"

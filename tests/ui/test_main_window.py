@@ -310,3 +310,16 @@ def test_theme_switch_updates_palette_and_notifies(qtbot: QtBot, tmp_path: Path)
     window.theme_actions[theme.ThemeMode.LIGHT].trigger()
     assert not theme.is_dark()
     qtbot.waitUntil(lambda: window.palette().window().color().lightness() > 180, timeout=2000)
+
+
+def test_view_columns_menu_hides_and_shows_columns(qtbot: QtBot, tmp_path: Path) -> None:
+    window = make_window(qtbot, tmp_path / "s.conf")
+    window.columns_menu.aboutToShow.emit()
+    actions = {action.text(): action for action in window.columns_menu.actions()}
+    assert actions["FP64 (TFLOPS)"].isChecked()
+    assert not actions["FP8 tensor, dense (TFLOPS)"].isChecked()
+    assert "Name" not in actions  # the name column always stays
+    actions["FP64 (TFLOPS)"].trigger()
+    assert not catalog_view(window).column_visible("fp64_tflops")
+    actions["FP8 tensor, dense (TFLOPS)"].trigger()
+    assert catalog_view(window).column_visible("fp8_tensor_tflops")

@@ -1,0 +1,115 @@
+"""Filtering and sorting the catalog table on a 10,000-entry synthetic catalog.
+
+Usage: python tests/benchmarks/catalog_view_speed.py [COUNT]
+
+Prints, per operation, the median over several runs of the model work alone
+(``op``, and its first run: a column's first sort computes its order, later
+ones reuse it) and of the model work plus the repaint it causes
+(``op+paint``), in milliseconds. Targets: a filter change < 16 ms, a sort
+< 50 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic import write_synthetic_catalog
+
+from gpudesk.catalog.loader import load_catalog
+from gpudesk.catalog.query import CatalogFilter, Feature
+from gpudesk.catalog.schema import Segment
+from gpudesk.ui.app import create_application
+
+REPEATS = 7
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    folder = Path(tempfile.mkdtemp(prefix="gpudesk-speed-"))
+    write_synthetic_catalog(folder, count)
+    catalog = load_catalog([folder], include_bundled=False, include_user=False)
+    app = create_application()
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from gpudesk.ui.catalog_columns import column_index
+    from gpudesk.ui.catalog_view import CatalogView
+    from gpudesk.ui.state import AppState
+
+    assert isinstance(app, QApplication)
+    started = time.perf_counter()
+    view = CatalogView(AppState(catalog=catalog))
+    print(
+        f"build view, {len(catalog.entries)} rows: {(time.perf_counter() - started) * 1000:.0f} ms"
+    )
+    view.resize(1400, 860)
+    view.show()
+    for _ in range(5):
+        app.processEvents()
+    proxy = view.proxy
+
+    def measure(label: str, setup: Callable[[], object], action: Callable[[], object]) -> None:
+        ops: list[float] = []
+        totals: list[float] = []
+        for _ in range(REPEATS):
+            setup()
+            app.processEvents()
+            begin = time.perf_counter()
+            action()
+            done = time.perf_counter()
+            view.table.viewport().repaint()
+            painted = time.perf_counter()
+            ops.append(done - begin)
+            totals.append(painted - begin)
+        print(
+            f"{label:44s} op {statistics.median(ops) * 1000:6.2f} ms"
+            f" (first {ops[0] * 1000:6.2f})"
+            f"   op+paint {statistics.median(totals) * 1000:6.2f} ms"
+            f"   rows {proxy.visible_count()}"
+        )
+
+    everything = CatalogFilter()
+    filters = {
+        "text 'pro'": CatalogFilter(text="pro"),
+        "text 'synthetic gpu 01'": CatalogFilter(text="synthetic gpu 01"),
+        "datacenter, >= 48 GB": CatalogFilter(
+            segments=frozenset({Segment.DATACENTER}), min_memory_gb=48
+        ),
+        "ECC + NVLink, <= 10,000 USD": CatalogFilter(
+            features=frozenset({Feature.ECC, Feature.NVLINK}), max_price_usd=10_000
+        ),
+    }
+    for label, criteria in filters.items():
+        measure(
+            f"filter {label}",
+            lambda: proxy.set_filter(everything),
+            lambda criteria=criteria: proxy.set_filter(criteria),  # type: ignore[misc]
+        )
+        measure(
+            f"filter back to all from {label}",
+            lambda criteria=criteria: proxy.set_filter(criteria),  # type: ignore[misc]
+            lambda: proxy.set_filter(everything),
+        )
+    for key in ("price_usd", "fp16_tensor_tflops", "name"):
+        column = column_index(key)
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            measure(
+                f"sort {key} {order.name}",
+                lambda: view.table.sortByColumn(column_index("vendor"), order),  # noqa: B023
+                lambda column=column, order=order: view.table.sortByColumn(column, order),  # type: ignore[misc]
+            )
+    view.close()
+
+
+if __name__ == "__main__":
+    main()
