@@ -66,6 +66,9 @@ class BenchPlan(BaseModel):
     max_rep_seconds: float = Field(default=0.25, gt=0)
     #: Share of free memory the runner lets one test allocate.
     memory_fraction: float = Field(default=0.5, gt=0, le=0.95)
+    #: Sweep points that would end the run past this many seconds are skipped
+    #: (noted), so a quick run keeps its promise on a slow or busy machine.
+    time_budget_s: float | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchPlan:
@@ -154,6 +157,8 @@ def make_plan(
         copy_floor = 64 * MIB
         transfer_bytes = 64 * MIB
         warmup = 1
+        # The promise is under 30 s on a 2-core machine; leave room for start-up.
+        budget = None if full else 25.0
     else:
         gemm_size = 16384 if full else 8192
         sweep_sizes = powers_of_two(256, 16384 if full else 8192)
@@ -161,6 +166,8 @@ def make_plan(
         copy_floor = (1024 if full else 512) * MIB
         transfer_bytes = (512 if full else 256) * MIB
         warmup = 3
+        # Under 15 s on a GPU, CUDA start-up (a few seconds) included.
+        budget = None if full else 10.0
     sweep_dtypes = tuple(
         dtype
         for dtype in sweep_preferred
@@ -179,6 +186,7 @@ def make_plan(
         copy_bytes=copy_bytes_for(caps.last_level_cache_bytes, copy_floor),
         transfer_bytes=transfer_bytes,
         warmup=warmup,
+        time_budget_s=budget,
     )
 
 

@@ -168,6 +168,7 @@ class _Run:
         self.notes: list[str] = []
         #: Whether the last workload made could split its calls (CPU) or not (GPU).
         self.last_sliceable = False
+        self.t0 = time.monotonic()
 
     # -- progress -----------------------------------------------------------------
 
@@ -449,12 +450,25 @@ class _Run:
                     )
                     stopped = True
                     continue
-                if last is not None and not self.last_sliceable:
+                if last is not None:
                     estimate = last[1] * (n / last[0]) ** 3
-                    if estimate > self.plan.max_rep_seconds:
+                    if not self.last_sliceable and estimate > self.plan.max_rep_seconds:
                         self.notes.append(
                             f"sweep {dtype.upper()} stops before n={n}: one call would take "
                             f"about {estimate:.2f} s"
+                        )
+                        stopped = True
+                        continue
+                    # warm-up plus the repetitions, each at least min_rep_seconds long
+                    point_s = estimate + self.plan.sweep_repetitions * max(
+                        estimate, self.plan.min_rep_seconds
+                    )
+                    budget = self.plan.time_budget_s
+                    elapsed = time.monotonic() - self.t0
+                    if budget is not None and elapsed + point_s > budget:
+                        self.notes.append(
+                            f"sweep {dtype.upper()} stops before n={n}: about {point_s:.1f} s "
+                            f"more would pass the {self.plan.mode} run's {budget:.0f} s budget"
                         )
                         stopped = True
                         continue

@@ -321,3 +321,21 @@ def test_probe_failure_does_not_cost_the_figures() -> None:
     assert result.ok
     assert "nvml fell over" in str(result.environment["nvml"])
     assert result.telemetry is not None and not result.telemetry.available
+
+
+def test_sweep_respects_the_time_budget() -> None:
+    # FP32 at ~0.02 TFLOPS: n=2048 would take ~0.9 s per call, n=4096 ~7 s.
+    config = FakeConfig(
+        kind="cpu", sliceable=True, peak_tflops={"fp32": 0.025}, gemm_dtypes=("fp32",)
+    )
+    plan = gpu_plan(tests=("sweep",), sweep_dtypes=("fp32",), time_budget_s=5.0)
+    result = run(FakeBackend(config), plan)
+    sizes = [row.size for row in result.sweep]
+    assert sizes == [256, 512, 1024, 2048]
+    assert any("stops before n=4096" in note and "5 s budget" in note for note in result.notes)
+
+
+def test_quick_plans_have_a_budget_and_full_plans_none() -> None:
+    cpu = Capabilities(kind="cpu", tests=("gemm", "sweep"), gemm_dtypes=("fp64",))
+    assert make_plan(cpu).time_budget_s == 25.0
+    assert make_plan(cpu, full=True).time_budget_s is None
