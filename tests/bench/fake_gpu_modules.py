@@ -70,6 +70,10 @@ class FakeTensor:
             self._module.memory.free(self.nbytes)
             self._module.live_tensors -= 1
 
+    def fill_(self, value: float) -> FakeTensor:
+        self.array.fill(value)
+        return self
+
     def copy_(self, src: FakeTensor, non_blocking: bool = False) -> FakeTensor:
         self._module.copies.append((src.on_device, self.on_device, non_blocking))
         np.copyto(self.array, src.array)
@@ -138,7 +142,9 @@ def make_fake_torch(
         alloc_check((count,), dtype, device)
         return tensor(np.ones(count, dtype=np_types[dtype]), device, dtype)
 
-    def empty(count: int, dtype: Any = "float32", device: Any = None) -> FakeTensor:
+    def empty(
+        count: int, dtype: Any = "float32", device: Any = None, pin_memory: bool = False
+    ) -> FakeTensor:
         alloc_check((count,), dtype, device)
         return tensor(np.empty(count, dtype=np_types[dtype]), device, dtype)
 

@@ -247,7 +247,8 @@ class TorchSession:
     def transfer(self, direction: Literal["h2d", "d2h"], pinned: bool, nbytes: int) -> Workload:
         torch = self.torch
         with self.allocating(f"{direction} of {nbytes} bytes"):
-            host = torch.ones(nbytes, dtype=torch.uint8, pin_memory=pinned)
+            # torch.empty documents pin_memory; fill so every host page is touched now.
+            host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pinned).fill_(1)
             device = torch.empty(nbytes, dtype=torch.uint8, device=self.cuda_device)
         # non_blocking only overlaps from pinned memory; pageable copies stage
         # through a driver buffer, which is what this test shows.
