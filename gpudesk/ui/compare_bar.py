@@ -71,6 +71,7 @@ class Chip(QFrame):
         self.label.setText(
             metrics.elidedText(text, Qt.TextElideMode.ElideRight, _CHIP_TEXT_WIDTH_PX)
         )
+        self.full_text = text
         self.label.setCursor(Qt.CursorShape.PointingHandCursor)
         self.label.clicked.connect(self.clicked)
         layout.addWidget(self.label)
@@ -207,8 +208,8 @@ class CompareBar(QWidget):
             known = {entry.id for entry in self.state.entries()}
             self.fit_chip = Chip(
                 f"Fits my workload ({len(ids & known)})",
-                "Only GPUs the Plan tab found to fit your workload; ✕ shows all again",
-                "⧩",
+                "Filter from the Plan tab: only GPUs that fit your workload; ✕ shows all again",
+                "Filter:",
             )
             self.fit_chip.removed.connect(lambda: self.state.set_fit_filter(None))
             self.chip_layout.addWidget(self.fit_chip)
@@ -227,4 +228,4 @@ class CompareBar(QWidget):
         self.add_button.setEnabled(len(entries) < MAX_COMPARE)
 
     def fit_chip_text(self) -> str | None:
-        return None if self.fit_chip is None else self.fit_chip.label.text()
+        return None if self.fit_chip is None else self.fit_chip.full_text

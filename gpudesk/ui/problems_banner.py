@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -40,7 +40,10 @@ class ProblemsBanner(QFrame):
         self.summary.setWordWrap(True)
         text_column.addWidget(self.summary)
         self.details = QLabel()
-        self.details.setTextFormat(Qt.TextFormat.RichText)
+        # Plain text in the fixed-pitch font: paths and field names stay exact
+        # (rich text clipped the underscores of the last line).
+        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details.setWordWrap(True)
         text_column.addWidget(self.details)
@@ -81,10 +84,10 @@ class ProblemsBanner(QFrame):
     def _render(self) -> None:
         lines = self.lines()
         shown = lines if self._expanded else lines[:_COLLAPSED_LINES]
-        text = "<br>".join(f"<code>{html.escape(line)}</code>" for line in shown)
+        text = "\n".join(shown)
         hidden = len(lines) - len(shown)
         if hidden:
-            text += f"<br>… and {hidden} more"
+            text += f"\n… and {hidden} more"
         self.details.setText(text)
         self.toggle_button.setVisible(len(lines) > _COLLAPSED_LINES)
         self.toggle_button.setText("Show fewer" if self._expanded else "Show all")
