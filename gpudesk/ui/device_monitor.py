@@ -36,6 +36,7 @@ from gpudesk.hardware.monitor import (
 )
 from gpudesk.hardware.nvml import Nvml
 from gpudesk.progress import Progress
+from gpudesk.ui import theme
 from gpudesk.ui.charts.style import ChartStyle, chart_font, chart_series_color, chart_style
 from gpudesk.ui.worker import TaskWorker
 
@@ -125,7 +126,7 @@ class MonitorPanel(QWidget):
         layout.addWidget(self.empty_label)
 
         self.plots: dict[str, pg.PlotWidget] = {}
-        self._curves: dict[tuple[str, str], pg.PlotDataItem] = {}
+        self._curves: dict[tuple[str, str], pg.PlotCurveItem] = {}
         self._plot_box = QWidget()
         plots_layout = QVBoxLayout(self._plot_box)
         plots_layout.setContentsMargins(0, 0, 0, 0)
@@ -145,6 +146,7 @@ class MonitorPanel(QWidget):
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
+        theme.notifier().changed.connect(self._restyle)
         self._update_status()
 
     # -- set-up -------------------------------------------------------------------
@@ -153,12 +155,13 @@ class MonitorPanel(QWidget):
         style = self._style
         display = _DISPLAY[metric.key]
         plot = pg.PlotWidget(background=style.background)
+        theme.follow_theme(plot)  # background and axes follow light/dark
         plot.setMinimumHeight(90)
         item = plot.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()
         item.setMouseEnabled(x=False, y=False)
-        item.showGrid(x=True, y=True, alpha=0.25)
+        # No grid: its repaints cost 3-4x the curves (tests/benchmarks/monitor_tick.py).
         item.setXRange(-(self.history.capacity - 1), 0, padding=0)
         if display.fixed_range is not None:
             item.setYRange(*display.fixed_range, padding=0.02)
@@ -166,13 +169,10 @@ class MonitorPanel(QWidget):
             item.enableAutoRange(axis="y")
         font = chart_font(11)
         for name in ("left", "bottom"):
-            axis = item.getAxis(name)
-            axis.setPen(pg.mkPen(style.muted))
-            axis.setTextPen(pg.mkPen(style.text))
-            axis.setStyle(tickFont=font)
+            item.getAxis(name).setStyle(tickFont=font)
         item.getAxis("left").setWidth(48)
         if last:
-            item.setLabel("bottom", "seconds ago", color=style.muted.name())
+            item.setLabel("bottom", "seconds ago")
         else:
             item.getAxis("bottom").setStyle(showValues=False)
         item.setTitle(self._title(metric, ""), color=style.text.name(), size="9pt")
@@ -192,13 +192,14 @@ class MonitorPanel(QWidget):
             self.history.clear()
             self.last_sample = None
             self._reported_lost.clear()
-            for curve in self._curves.values():
-                curve.getViewBox().removeItem(curve)
+            for (_, key), curve in self._curves.items():
+                self.plots[key].removeItem(curve)
             self._curves.clear()
             self._create_curves(monitor.devices)
         self._generation += 1
         self._monitor = monitor
         self._devices = monitor.devices
+        self._set_capacity_ranges(monitor.devices)
         has_devices = bool(self._devices)
         self._plot_box.setVisible(has_devices)
         self.empty_label.setVisible(not has_devices)
@@ -211,13 +212,44 @@ class MonitorPanel(QWidget):
             self._timer.stop()
         self._update_status()
 
+    def _set_capacity_ranges(self, devices: Sequence[GpuSnapshot]) -> None:
+        """Memory and power run from 0 to the largest device's total and limit, when known."""
+        totals = [d.memory_total_mib for d in devices if d.memory_total_mib is not None]
+        limits = [d.power_limit_w for d in devices if d.power_limit_w is not None]
+        for key, top in (
+            ("memory_used_mib", max(totals) / 1024 if totals else None),
+            ("power_draw_w", max(limits) if limits else None),
+        ):
+            item = self.plots[key].getPlotItem()
+            if top:
+                item.setYRange(0, top, padding=0.02)
+            else:
+                item.enableAutoRange(axis="y")
+
     def _create_curves(self, devices: Sequence[GpuSnapshot]) -> None:
         for position, device in enumerate(devices):
             pen = pg.mkPen(device_color(position, self._style.dark), width=2)
             for metric in MONITOR_METRICS:
-                curve = self.plots[metric.key].plot(pen=pen, connect="finite")
-                curve.setClipToView(True)
+                # A bare curve item: PlotDataItem's extra processing costs more than drawing.
+                curve = pg.PlotCurveItem(pen=pen, connect="finite", skipFiniteCheck=False)
+                self.plots[metric.key].addItem(curve)
                 self._curves[(device.uuid or "", metric.key)] = curve
+
+    def _restyle(self, *_args: object) -> None:
+        """Re-color curves, legend and titles after a light/dark switch."""
+        self._style = chart_style()
+        for position, device in enumerate(self._devices):
+            pen = pg.mkPen(device_color(position, self._style.dark), width=2)
+            for metric in MONITOR_METRICS:
+                curve = self._curves.get((device.uuid or "", metric.key))
+                if curve is not None:
+                    curve.setPen(pen)
+        self._update_legend()
+        for metric in MONITOR_METRICS:
+            self.plots[metric.key].getPlotItem().setTitle(
+                self._title(metric, ""), color=self._style.text.name(), size="9pt"
+            )
+        self.redraw()
 
     # -- sampling -------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from gpudesk.hardware.models import (
 )
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.progress import Progress
+from gpudesk.ui import theme
 from gpudesk.ui.device_monitor import (
     LOST_COLOR,
     SAMPLE_INTERVAL_MS,
@@ -54,11 +55,6 @@ QFrame#deviceCard, QFrame#cpuCard {
 }
 QFrame#deviceCard[lost="true"] { border: 2px solid #c0392b; }
 QFrame#deviceCard[mig="true"] { margin-left: 22px; }
-QFrame#diagnosis {
-    border: 1px solid #d4a017;
-    border-radius: 6px;
-    background: rgba(240, 180, 0, 40);
-}
 QLabel#fieldName { color: palette(placeholder-text); }
 """
 
@@ -123,7 +119,7 @@ class DeviceCard(QFrame):
         header = QHBoxLayout()
         swatch = ""
         if color_position is not None:
-            color = device_color(color_position, dark=False).name()
+            color = device_color(color_position, dark=theme.is_dark()).name()
             swatch = f'<span style="color:{color}">&#9632;</span> '
         self.title = QLabel(f"{swatch}<b>{_escape(gpu.label)}</b>")
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -265,7 +261,6 @@ class DiagnosisPanel(QFrame):
         self.detail = QLabel()
         self.detail.setWordWrap(True)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.detail.setStyleSheet("color: palette(placeholder-text);")
         self.works = QLabel(
             "Everything else works without a GPU: the catalog, comparisons, planning, "
             "PDF reports and the CPU benchmark."
@@ -273,6 +268,16 @@ class DiagnosisPanel(QFrame):
         self.works.setWordWrap(True)
         for widget in (self.title, self.hint, self.detail, self.works):
             layout.addWidget(widget)
+        theme.notifier().changed.connect(self._restyle)
+        self._restyle()
+
+    def _restyle(self, *_args: object) -> None:
+        background, foreground = theme.banner_colors()
+        self.setStyleSheet(
+            f"QFrame#diagnosis {{ background: {background.name()}; color: {foreground.name()};"
+            f" border: 1px solid #d4a017; border-radius: 6px; }}"
+            f" QFrame#diagnosis QLabel {{ color: {foreground.name()}; background: transparent; }}"
+        )
 
     def show_result(self, result: DetectionResult) -> None:
         usable = bool(result.usable_gpus)

@@ -114,6 +114,11 @@ def test_two_gpus_cards_link_into_the_catalog_and_tell_the_state(qtbot: QtBot) -
     assert first.values["Compute cap."].text() == "8.9"
     assert first.values["PCIe"].text() == "gen 1 x16 (max gen 4 x16)"
     assert first.values["Power limit"].text() == "450 W"
+    # memory and power axes run from 0 to the largest card's total / limit
+    memory_range = view.monitor.plots["memory_used_mib"].getPlotItem().viewRange()[1]
+    power_range = view.monitor.plots["power_draw_w"].getPlotItem().viewRange()[1]
+    assert memory_range[0] <= 0 and 23.9 <= memory_range[1] <= 25
+    assert power_range[0] <= 0 and 450 <= power_range[1] <= 470
     first.catalog_label.linkActivated.emit("rtx-4090")
     assert requested == ["rtx-4090"]
     first.compare_button.click()
