@@ -16,10 +16,8 @@ does not.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,27 +187,10 @@ def _write_atomically(path: Path, data: bytes) -> None:
     from gpudesk.storage import atomic_write_bytes
 
     try:
-        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else 0o666 & ~_umask()
         atomic_write_bytes(path, data)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ReportError(exc.errno or 0, reason, str(path)) from exc
-    # The temporary file is private (0600); a report is made to be shared, so
-    # give it the permissions of the file it replaced, or the usual ones.
-    with contextlib.suppress(OSError):
-        os.chmod(path, mode)
-
-
-def _umask() -> int:
-    """The process umask, read without changing it (Linux); 022 elsewhere."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
 
 
 # --------------------------------------------------------------------------

@@ -48,17 +48,17 @@ def test_list_filters_and_sorts(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_list_table_and_csv(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    write_entry(tmp_path, "only-one", name="Only One GPU")
-    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "only one")
+    write_entry(tmp_path, "only-one", name="Zqxv Only GPU")
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv")
     assert code == 0
-    assert "Only One GPU" in out and "Memory (GB)" in out
+    assert "Zqxv Only GPU" in out and "Memory (GB)" in out
     assert "1 of" in out
     code, out, _ = run_cli(
-        capsys, "--catalog", str(tmp_path), "list", "--search", "only one", "--csv"
+        capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv", "--csv"
     )
     lines = out.strip().splitlines()
     assert lines[0].startswith("id,name,vendor")
-    assert lines[1].startswith("only-one,Only One GPU,NVIDIA")
+    assert lines[1].startswith("only-one,Zqxv Only GPU,NVIDIA")
 
 
 @pytest.mark.parametrize(
