@@ -434,11 +434,14 @@ class BenchPanel(QWidget):
         tests_layout.setContentsMargins(0, 0, 0, 0)
         tests_layout.setSpacing(2)
         self.test_checks: dict[TestName, QCheckBox] = {}
+        #: The user's choice per test, kept while a device that lacks it is shown.
+        self._wanted: dict[TestName, bool] = {name: True for name, _, _ in _TEST_CHOICES}
+        self._syncing = False
         for name, label, tip in _TEST_CHOICES:
             check = QCheckBox(label)
             check.setToolTip(tip)
             check.setChecked(True)
-            check.toggled.connect(self._update_buttons)
+            check.toggled.connect(lambda on, name=name: self._on_test_toggled(name, on))
             self.test_checks[name] = check
             tests_layout.addWidget(check)
         form.addRow("Tests", tests_box)
@@ -630,15 +633,16 @@ class BenchPanel(QWidget):
         self._on_device_changed()
 
     def _on_device_changed(self) -> None:
-        caps = self.selected_capabilities()
-        for name, check in self.test_checks.items():
-            supported = caps is not None and name in caps.tests
-            check.setEnabled(supported)
-            check.setToolTip(
-                dict((n, tip) for n, _, tip in _TEST_CHOICES)[name]
-                + ("" if supported or caps is None else " (not on this device)")
-            )
         self._update_buttons()
+
+    def _on_test_toggled(self, name: TestName, on: bool) -> None:
+        if not self._syncing:
+            self._wanted[name] = on
+        self._update_buttons()
+
+    def _supported_tests(self) -> set[str]:
+        caps = self.selected_capabilities()
+        return set(caps.tests) if caps is not None else set()
 
     def selected_capabilities(self) -> Capabilities | None:
         info = self.selected_info()
@@ -648,11 +652,8 @@ class BenchPanel(QWidget):
         return info.capabilities.get(index)
 
     def selected_tests(self) -> list[TestName]:
-        return [
-            name
-            for name, check in self.test_checks.items()
-            if check.isChecked() and check.isEnabled()
-        ]
+        supported = self._supported_tests()
+        return [name for name in self.test_checks if self._wanted[name] and name in supported]
 
     def _update_buttons(self) -> None:
         running = self._run_worker is not None
@@ -666,8 +667,17 @@ class BenchPanel(QWidget):
         self.cancel_button.setEnabled(running)
         for widget in (self.backend_combo, self.device_combo, self.full_check):
             widget.setEnabled(not running)
-        for check in self.test_checks.values():
-            check.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, running)
+        # A test the device cannot run shows unticked and disabled; the user's
+        # choice comes back with a device that can.
+        supported = self._supported_tests()
+        tips = {name: tip for name, _, tip in _TEST_CHOICES}
+        self._syncing = True
+        for name, check in self.test_checks.items():
+            check.setEnabled(name in supported and not running)
+            check.setChecked(self._wanted[name] and name in supported)
+            lacking = self.selected_capabilities() is not None and name not in supported
+            check.setToolTip(tips[name] + (" (not on this device)" if lacking else ""))
+        self._syncing = False
         self.import_button.setEnabled(not running)
 
     # -- running ----------------------------------------------------------------------------
@@ -697,7 +707,8 @@ class BenchPanel(QWidget):
         worker.done.connect(lambda: self._on_run_done(worker))
         self._run_worker = worker
         self.progress_bar.setValue(0)
-        self.step_label.setText(f"Starting {backend.name} ({plan.mode} run)…")
+        self.progress_bar.setFormat(f"starting {backend.name} — %p%")
+        self.step_label.setText(f"Running {backend.name} ({plan.mode} run)…")
         self._update_buttons()
         worker.start()
 
@@ -709,12 +720,14 @@ class BenchPanel(QWidget):
 
     def _on_progress(self, fraction: float, message: str) -> None:
         self.progress_bar.setValue(round(fraction * 1000))
-        self.step_label.setText(message)
+        # The bar names the current step.
+        self.progress_bar.setFormat(f"{message} — %p%")
 
     def _on_finished(self, result: object) -> None:
         if not isinstance(result, BenchResult):
             return
         self.progress_bar.setValue(1000)
+        self.progress_bar.setFormat("%p%")
         saved: Path | None = None
         try:
             saved = save_run(result, self._history_folder)
@@ -736,6 +749,7 @@ class BenchPanel(QWidget):
 
     def _on_cancelled(self) -> None:
         self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("%p%")
         self.step_label.setText("Cancelled.")
         self.run_cancelled.emit()
 

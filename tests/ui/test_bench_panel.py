@@ -125,7 +125,8 @@ def test_cancel_stops_the_run(qtbot: QtBot, tmp_path: Path) -> None:
     panel.full_check.setChecked(False)
     with qtbot.waitSignal(panel.run_cancelled, timeout=10_000):
         panel.run()
-        qtbot.waitUntil(lambda: "repetition" in panel.step_label.text(), timeout=10_000)
+        qtbot.waitUntil(lambda: "repetition" in panel.progress_bar.format(), timeout=10_000)
+        assert panel.progress_bar.format().startswith("GEMM FP32 n=8192: repetition")
         assert panel.progress_bar.value() > 0
         panel.cancel_button.click()
         assert panel.step_label.text() == "Cancelling…"
@@ -142,9 +143,14 @@ def test_tests_the_device_cannot_run_are_disabled(qtbot: QtBot, tmp_path: Path) 
     panel, _ = make_panel(qtbot, tmp_path, config)
     assert panel.test_checks["gemm"].isEnabled()
     assert not panel.test_checks["h2d"].isEnabled()
+    assert not panel.test_checks["h2d"].isChecked()
+    assert "not on this device" in panel.test_checks["h2d"].toolTip()
     assert panel.selected_tests() == ["gemm", "copy", "sweep"]
+    panel.test_checks["copy"].setChecked(False)
+    assert panel.selected_tests() == ["gemm", "sweep"]
     for check in panel.test_checks.values():
         check.setChecked(False)
+    assert panel.selected_tests() == []
     assert not panel.run_button.isEnabled()
 
 
@@ -220,7 +226,7 @@ def test_shutdown_during_a_run_leaves_no_thread(qtbot: QtBot, tmp_path: Path) ->
     )
     panel, _ = make_panel(qtbot, tmp_path, config)
     panel.run()
-    qtbot.waitUntil(lambda: "GEMM" in panel.step_label.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "GEMM" in panel.progress_bar.format(), timeout=10_000)
     panel.shutdown()
     assert not running_threads()
     assert not panel.run_button.isEnabled() or panel._closed
