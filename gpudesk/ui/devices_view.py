@@ -38,6 +38,7 @@ from gpudesk.hardware.models import (
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.progress import Progress
 from gpudesk.ui import theme
+from gpudesk.ui.detection import detected_catalog_ids
 from gpudesk.ui.device_monitor import (
     LOST_COLOR,
     SAMPLE_INTERVAL_MS,
@@ -445,11 +446,7 @@ class DevicesView(QWidget):
             f"<b>CPU</b>&nbsp; {_escape(text.cpu_text(result.cpu))}<br>"
             f"<b>RAM</b>&nbsp; {_escape(text.ram_text(result.ram_total_gib))}"
         )
-        detected: list[str] = []
-        for gpu, match in zip(result.gpus, self.matches, strict=True):
-            if gpu.kind is DeviceKind.GPU and match.catalog_id and match.catalog_id not in detected:
-                detected.append(match.catalog_id)
-        self.state.set_detected(detected)
+        self.state.set_detected(detected_catalog_ids(result, self.state))
         if not self._closed:
             self.monitor.set_devices(self._nvml, result.gpus)
         # Nothing to monitor: give the space to the diagnosis and the CPU card.

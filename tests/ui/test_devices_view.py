@@ -299,3 +299,15 @@ def test_autostart_detects_on_construction(qtbot: QtBot) -> None:
     assert view.busy
     qtbot.waitUntil(lambda: view.result is not None and not view.busy, timeout=10_000)
     assert view.result is not None and view.result.status is NvmlStatus.NO_DEVICES
+
+
+def test_background_detection_tells_the_state_without_the_view(qtbot: QtBot) -> None:
+    from gpudesk.ui.detection import detect_in_background
+
+    state = _state()
+    fake = fakes.two_gpus()
+    fake.gpus[0].lost = True  # a lost GPU is not "this machine's" GPU
+    with qtbot.waitSignal(state.detected_changed, timeout=10_000):
+        worker = detect_in_background(state, nvml=Nvml(module=fake))
+    assert worker.wait(5000)
+    assert state.detected_catalog_ids == ["rtx-3080-12gb"]

@@ -1,0 +1,48 @@
+"""Detect this machine's GPUs in the background and tell the app state (no plots imported).
+
+The main window can call :func:`detect_in_background` at start-up so that the
+compare view knows "this machine" before the This machine tab is ever opened.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject
+
+from gpudesk.hardware.detect import detect
+from gpudesk.hardware.match import match_devices
+from gpudesk.hardware.models import DetectionResult, DeviceKind
+from gpudesk.hardware.nvml import Nvml, default_nvml
+from gpudesk.progress import Progress
+from gpudesk.ui.state import AppState
+from gpudesk.ui.worker import TaskWorker
+
+
+def detected_catalog_ids(result: DetectionResult, state: AppState) -> list[str]:
+    """Catalog ids of the physical GPUs that matched an entry, in device order, once each."""
+    ids: list[str] = []
+    for gpu, match in zip(result.gpus, match_devices(result.gpus, state.entries()), strict=True):
+        if gpu.kind is DeviceKind.GPU and not gpu.lost and match.catalog_id not in (None, *ids):
+            ids.append(str(match.catalog_id))
+    return ids
+
+
+def detect_in_background(
+    state: AppState, parent: QObject | None = None, nvml: Nvml | None = None
+) -> TaskWorker:
+    """Start a detection on a worker; on success ``state.set_detected(...)`` is called.
+
+    The caller keeps the returned worker (and calls ``shutdown()`` on it when closing).
+    """
+    access = nvml if nvml is not None else default_nvml()
+
+    def work(progress: Progress) -> DetectionResult:
+        return detect(access, progress)
+
+    def finished(result: object) -> None:
+        if isinstance(result, DetectionResult):
+            state.set_detected(detected_catalog_ids(result, state))
+
+    worker = TaskWorker(work, parent)
+    worker.finished.connect(finished)
+    worker.start()
+    return worker
