@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import threading
 import time
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 from gpudesk.bench.backends.numpy_backend import NumpyBackend, blas_info
 from gpudesk.bench.plan import make_plan
 from gpudesk.bench.runner import run_benchmark
-from gpudesk.progress import NullProgress
+from gpudesk.progress import Cancelled, NullProgress, ProgressState
 
 TOLERANCE = 0.10
 QUICK_LIMIT_S = 30.0
@@ -44,6 +45,32 @@ def plain_numpy_tflops(n: int, repetitions: int = 5) -> float:
         a @ b
         times.append(time.perf_counter() - start)
     return 2 * n**3 / statistics.median(times) / 1e12
+
+
+def cancel_latency_s(after_s: float = 1.5) -> float:
+    """Seconds from a cancel request to the end of a full CPU run (target: under 0.5 s)."""
+    backend = NumpyBackend()
+    plan = make_plan(backend.capabilities(0), full=True)
+    progress = ProgressState()
+    ended = threading.Event()
+
+    def work() -> None:
+        try:
+            run_benchmark(plan, backend, progress)
+        except Cancelled:
+            pass
+        finally:
+            ended.set()
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    time.sleep(after_s)
+    requested = time.perf_counter()
+    progress.cancel()
+    ended.wait()
+    latency = time.perf_counter() - requested
+    thread.join()
+    return latency
 
 
 def measure(rounds: int = 3) -> dict[str, Any]:
@@ -68,6 +95,7 @@ def measure(rounds: int = 3) -> dict[str, Any]:
     bench_tflops = statistics.median(bench)
     plain_tflops = statistics.median(plain)
     ratio = bench_tflops / plain_tflops
+    latencies = [cancel_latency_s(after_s) for after_s in (0.7, 1.5, 3.1)]
     return {
         "n": quick.gemm_size,
         "bench_fp64_tflops": bench_tflops,
@@ -79,6 +107,8 @@ def measure(rounds: int = 3) -> dict[str, Any]:
         "quick_run_s": quick_s,
         "quick_run_under_limit": quick_s < QUICK_LIMIT_S,
         "quick_run_ok": quick_result.ok,
+        "cancel_latency_s": latencies,
+        "cancel_under_half_a_second": max(latencies) < 0.5,
         "blas": blas_info(),
     }
 
@@ -89,7 +119,8 @@ def main() -> int:
     print(
         f"FP64 GEMM n={figures['n']}: bench {figures['bench_fp64_tflops'] * 1000:.1f} GFLOPS, "
         f"plain loop {figures['plain_fp64_tflops'] * 1000:.1f} GFLOPS, "
-        f"ratio {figures['ratio']:.3f}; quick run {figures['quick_run_s']:.1f} s"
+        f"ratio {figures['ratio']:.3f}; quick run {figures['quick_run_s']:.1f} s; "
+        f"cancel latency up to {max(figures['cancel_latency_s']):.2f} s"
     )
     ok = (
         figures["within_tolerance"] and figures["quick_run_under_limit"] and figures["quick_run_ok"]
