@@ -12,7 +12,7 @@ import traceback
 import weakref
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from gpudesk.progress import Cancelled, Progress, ProgressState
 
@@ -54,6 +54,12 @@ class _Runner(QObject):
                 self.cancelled.emit()
             else:
                 self.finished.emit(result)
+        finally:
+            # Hand this object back to the GUI thread, where its owner drops it:
+            # a QObject must not be destroyed from a thread it does not live in.
+            app = QCoreApplication.instance()
+            if app is not None:
+                self.moveToThread(app.thread())
 
 
 class TaskWorker(QObject):
@@ -122,6 +128,10 @@ class TaskWorker(QObject):
         self.cancelled.emit()
 
     def _on_thread_finished(self) -> None:
+        # QThread.finished is emitted from the thread just before it really
+        # ends; wait for that, so an owner may delete this worker (and with it
+        # the QThread) from a ``done`` slot without "destroyed while running".
+        self._thread.wait()
         _live_threads.discard(self._thread)
         self.done.emit()
 

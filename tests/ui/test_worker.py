@@ -52,3 +52,22 @@ def test_worker_failure_becomes_a_message(qtbot: QtBot) -> None:
         worker.start()
     assert blocker.args == ["catalog folder /x is unreadable"]
     assert worker.wait(5000)
+
+
+def test_owner_may_drop_the_worker_from_its_done_slot(qtbot: QtBot) -> None:
+    # A common owner pattern: forget the worker as soon as it is done. The
+    # QThread must have really ended by then, or Qt aborts the process.
+    holder: list[TaskWorker] = []
+    for _ in range(30):
+        worker = TaskWorker(lambda progress: 42)
+        holder.append(worker)
+
+        def forget() -> None:
+            holder[0].deleteLater()
+            holder.clear()
+
+        worker.done.connect(forget)
+        with qtbot.waitSignal(worker.destroyed, timeout=5000):
+            worker.start()
+            del worker
+    assert not running_threads()
