@@ -32,8 +32,14 @@ from gpudesk.ui.app import create_application
 REPEATS = 7
 
 
-def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+def measure(count: int = 10_000, quiet: bool = False) -> dict[str, dict[str, list[float]]]:
+    """Milliseconds per operation: ``{label: {"op": [...], "op+paint": [...]}}``.
+
+    Labels start with ``filter`` or ``sort``; ``build view`` holds the one-off
+    cost of building the view on ``count`` rows.
+    """
+    results: dict[str, dict[str, list[float]]] = {}
+    say = (lambda text: None) if quiet else print
     folder = Path(tempfile.mkdtemp(prefix="gpudesk-speed-"))
     write_synthetic_catalog(folder, count)
     catalog = load_catalog([folder], include_bundled=False, include_user=False)
@@ -49,9 +55,9 @@ def main() -> None:
     assert isinstance(app, QApplication)
     started = time.perf_counter()
     view = CatalogView(AppState(catalog=catalog))
-    print(
-        f"build view, {len(catalog.entries)} rows: {(time.perf_counter() - started) * 1000:.0f} ms"
-    )
+    build_ms = (time.perf_counter() - started) * 1000
+    results["build view"] = {"op": [build_ms], "op+paint": [build_ms]}
+    say(f"build view, {len(catalog.entries)} rows: {build_ms:.0f} ms")
     view.resize(1400, 860)
     view.show()
     for _ in range(5):
@@ -71,7 +77,11 @@ def main() -> None:
             painted = time.perf_counter()
             ops.append(done - begin)
             totals.append(painted - begin)
-        print(
+        results[label] = {
+            "op": [value * 1000 for value in ops],
+            "op+paint": [value * 1000 for value in totals],
+        }
+        say(
             f"{label:44s} op {statistics.median(ops) * 1000:6.2f} ms"
             f" (first {ops[0] * 1000:6.2f})"
             f"   op+paint {statistics.median(totals) * 1000:6.2f} ms"
@@ -109,6 +119,12 @@ def main() -> None:
                 lambda column=column, order=order: view.table.sortByColumn(column, order),  # type: ignore[misc]
             )
     view.close()
+    return results
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    measure(count)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,338 @@
+"""GPUDesk's performance harness: every speed and memory target, measured.
+
+Usage: python tests/benchmarks/run.py [--json] [--quick]
+
+Each measurement runs in its own Python process (a fresh interpreter and
+QApplication, as a user would start it), several repetitions each, and is
+reported as median with min..max. Targets are those of the reference machine
+(2 cores): start-up <= 1.3 x a bare PySide6 + pyqtgraph window; on a
+10,000-entry synthetic catalog, load + validate <= 1 s, a filter change
+<= 16 ms and a sort <= 50 ms in the real table view (model work plus the
+repaint it causes); a 6-GPU PDF report <= 2 s; idle main window RSS <= 250 MB;
+``gpudesk bench --backend numpy`` FP64 GEMM >= 0.95 x a plain numpy loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SYNTHETIC_COUNT = 10_000
+
+
+@dataclass
+class Figure:
+    """One measured figure against its target."""
+
+    name: str
+    samples: list[float]
+    unit: str
+    target: float
+    higher_is_better: bool = False
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def passed(self) -> bool:
+        if self.higher_is_better:
+            return self.median >= self.target
+        return self.median <= self.target
+
+    def row(self) -> list[str]:
+        spread = f"{min(self.samples):.3g}..{max(self.samples):.3g}"
+        comparison = ">=" if self.higher_is_better else "<="
+        informative = self.target == float("inf")
+        return [
+            self.name,
+            f"{self.median:.3g} {self.unit}",
+            spread,
+            str(len(self.samples)),
+            "(for reference)" if informative else f"{comparison} {self.target:g} {self.unit}",
+            "-" if informative else ("pass" if self.passed else "FAIL"),
+        ]
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    # The measured app must not read or write the user's real settings.
+    scratch = Path(tempfile.mkdtemp(prefix="gpudesk-harness-"))
+    env["XDG_CONFIG_HOME"] = str(scratch / "config")
+    env["XDG_DATA_HOME"] = str(scratch / "data")
+    env["XDG_CACHE_HOME"] = str(scratch / "cache")
+    return env
+
+
+ENV = _environment()
+
+
+def _run(argv: Sequence[str], timeout_s: float = 300) -> str:
+    result = subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout_s, env=ENV, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({result.returncode}):\n{result.stderr}")
+    return result.stdout
+
+
+def _python_json(code: str, timeout_s: float = 300) -> Any:
+    """Run ``code`` in a fresh interpreter with this folder importable; parse its last line."""
+    prelude = f"import json, sys; sys.path.insert(0, {str(HERE)!r})\n"
+    output = _run([sys.executable, "-c", prelude + code], timeout_s)
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def measure_startup(repetitions: int) -> list[Figure]:
+    gpudesk_s: list[float] = []
+    bare_s: list[float] = []
+    for _ in range(repetitions):  # interleaved, so both see the same machine load
+        gpudesk_s.append(float(_run([sys.executable, "-m", "gpudesk", "--startup-check"])))
+        bare_s.append(float(_run([sys.executable, str(HERE / "bare_window.py")])))
+    ratios = [ours / bare for ours, bare in zip(gpudesk_s, bare_s, strict=True)]
+    return [
+        Figure("start-up, GPUDesk main window", gpudesk_s, "s", float("inf")),
+        Figure("start-up, bare PySide6 + pyqtgraph window", bare_s, "s", float("inf")),
+        Figure(
+            "start-up ratio GPUDesk / bare",
+            ratios,
+            "x",
+            1.3,
+            note="process start to first paint, offscreen",
+        ),
+    ]
+
+
+def measure_catalog_scale(folder: Path, repetitions: int) -> list[Figure]:
+    load_s = _python_json(
+        "import time\n"
+        "from pathlib import Path\n"
+        "from gpudesk.catalog.loader import load_catalog\n"
+        "times = []\n"
+        f"for _ in range({repetitions}):\n"
+        "    t = time.perf_counter()\n"
+        f"    c = load_catalog([Path({str(folder)!r})], include_bundled=False,\n"
+        "                     include_user=False)\n"
+        "    times.append(time.perf_counter() - t)\n"
+        f"    assert len(c.entries) == {SYNTHETIC_COUNT} and not c.problems\n"
+        "print(json.dumps(times))\n"
+    )
+    view = _python_json(
+        "import catalog_view_speed\n"
+        f"print(json.dumps(catalog_view_speed.measure({SYNTHETIC_COUNT}, quiet=True)))\n",
+        timeout_s=600,
+    )
+    filter_ms = [
+        ms for label, data in view.items() if label.startswith("filter") for ms in data["op+paint"]
+    ]
+    sort_ms = [
+        ms for label, data in view.items() if label.startswith("sort") for ms in data["op+paint"]
+    ]
+    worst_filter = max(
+        (statistics.median(data["op+paint"]), label)
+        for label, data in view.items()
+        if label.startswith("filter")
+    )
+    worst_sort = max(
+        (statistics.median(data["op+paint"]), label)
+        for label, data in view.items()
+        if label.startswith("sort")
+    )
+    return [
+        Figure(f"load + validate {SYNTHETIC_COUNT:,} entry files", load_s, "s", 1.0),
+        Figure(
+            "filter change (text, memory, segment, features) + repaint",
+            filter_ms,
+            "ms",
+            16.0,
+            note=f"slowest kind: {worst_filter[1]} {worst_filter[0]:.1f} ms",
+        ),
+        Figure(
+            "sort (price, FP16 tensor, name; both orders) + repaint",
+            sort_ms,
+            "ms",
+            50.0,
+            note=f"slowest kind: {worst_sort[1]} {worst_sort[0]:.1f} ms",
+        ),
+    ]
+
+
+def measure_pdf(repetitions: int) -> list[Figure]:
+    result = _python_json(
+        f"import bench_pdf\nprint(json.dumps(bench_pdf.measure({repetitions})))\n"
+    )
+    samples = [result["min"], result["median"], result["max"]]
+    return [
+        Figure(
+            "6-GPU PDF report (warm, in the app)",
+            samples,
+            "s",
+            2.0,
+            note=f"first export {result['cold']:.2f} s; samples shown are min/median/max",
+        ),
+        Figure("6-GPU PDF report, cold first export", [result["cold"]], "s", 2.0),
+    ]
+
+
+def measure_cli_pdf(repetitions: int) -> Figure:
+    times: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(repetitions):
+            started = time.perf_counter()
+            _run(
+                [
+                    sys.executable,
+                    "-m",
+                    "gpudesk",
+                    "compare",
+                    "rtx-4090",
+                    "a100-80gb-pcie",
+                    "h100-nvl",
+                    "rtx-a6000",
+                    "quadro-rtx-8000",
+                    "rtx-3090-ti",
+                    "--pdf",
+                    str(Path(folder) / "six.pdf"),
+                ]
+            )
+            times.append(time.perf_counter() - started)
+    return Figure("6-GPU PDF from the CLI (whole process)", times, "s", float("inf"))
+
+
+def measure_memory(folder: Path, repetitions: int) -> list[Figure]:
+    idle: list[float] = []
+    large: list[float] = []
+    for _ in range(repetitions):
+        idle.append(float(_run([sys.executable, str(HERE / "idle_memory.py")]).split()[0]))
+        large.append(
+            float(_run([sys.executable, str(HERE / "idle_memory.py"), str(folder)]).split()[0])
+        )
+    return [
+        Figure("idle main window RSS, bundled catalog", idle, "MB", 250.0),
+        Figure(f"main window RSS with +{SYNTHETIC_COUNT:,} entries", large, "MB", float("inf")),
+    ]
+
+
+def measure_cpu_bench() -> list[Figure]:
+    result = _python_json(
+        "import bench_cpu_accuracy\nprint(json.dumps(bench_cpu_accuracy.measure()))\n",
+        timeout_s=600,
+    )
+    ratios = [
+        bench / plain
+        for bench, plain in zip(
+            result["bench_rounds"][-len(result["plain_rounds"]) :],
+            result["plain_rounds"],
+            strict=True,
+        )
+    ]
+    blas = result.get("blas") or {}
+    return [
+        Figure(
+            "CPU FP64 GEMM: gpudesk bench / plain numpy loop",
+            ratios,
+            "x",
+            0.95,
+            higher_is_better=True,
+            note=(
+                f"n={result['n']}: bench {result['bench_fp64_tflops'] * 1000:.1f} GFLOPS, plain "
+                f"{result['plain_fp64_tflops'] * 1000:.1f} GFLOPS; BLAS {json.dumps(blas)}"
+            ),
+        ),
+        Figure("gpudesk bench --backend numpy, quick run", [result["quick_run_s"]], "s", 30.0),
+        Figure(
+            "benchmark cancel latency",
+            result["cancel_latency_s"],
+            "s",
+            0.5,
+            note="time from cancel() to the runner returning",
+        ),
+    ]
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args(argv)
+    repetitions = 3 if args.quick else 5
+
+    sys.path.insert(0, str(HERE))
+    from synthetic import write_synthetic_catalog
+
+    started = time.perf_counter()
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="gpudesk-synthetic-") as folder:
+        synthetic = write_synthetic_catalog(Path(folder), SYNTHETIC_COUNT)
+        steps: list[tuple[str, Callable[[], list[Figure]]]] = [
+            ("start-up", lambda: measure_startup(repetitions)),
+            ("catalog at scale", lambda: measure_catalog_scale(synthetic, repetitions)),
+            ("PDF export", lambda: [*measure_pdf(repetitions), measure_cli_pdf(3)]),
+            ("memory", lambda: measure_memory(synthetic, 3)),
+            ("CPU benchmark accuracy", measure_cpu_bench),
+        ]
+        for label, step in steps:
+            print(f"measuring {label} ...", file=sys.stderr, flush=True)
+            figures.extend(step())
+    elapsed = time.perf_counter() - started
+
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "machine": _machine(),
+                    "elapsed_s": elapsed,
+                    "figures": [
+                        {**asdict(figure), "median": figure.median, "passed": figure.passed}
+                        for figure in figures
+                    ],
+                },
+                indent=2,
+                default=str,
+            )
+        )
+    else:
+        headers = ["figure", "median", "min..max", "n", "target", "result"]
+        rows = [figure.row() for figure in figures]
+        widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
+        print(f"Machine: {_machine()}; harness ran {elapsed:.0f} s")
+        print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
+        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        for row in rows:
+            print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        for figure in figures:
+            if figure.note:
+                print(f"- {figure.name}: {figure.note}")
+    checked = [figure for figure in figures if figure.target != float("inf")]
+    return 0 if all(figure.passed for figure in checked) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
