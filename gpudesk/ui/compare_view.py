@@ -340,9 +340,10 @@ class CompareView(QWidget):
         self.chart_tabs.addTab(self._build_scatter_panel(), "Price / performance")
         self.chart_tabs.addTab(self._build_bars_panel(), "Bars")
         splitter.addWidget(self.chart_tabs)
-        splitter.setStretchFactor(0, 5)
-        splitter.setStretchFactor(1, 6)
-        splitter.setSizes([560, 820])  # kept in proportion as the window resizes
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        # Room for the metric names and three GPU columns without scrolling.
+        splitter.setSizes([660, 720])  # kept in proportion as the window resizes
         self.splitter = splitter
         self.stack.addWidget(splitter)
 
