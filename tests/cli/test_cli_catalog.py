@@ -53,9 +53,7 @@ def test_list_table_and_csv(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     assert code == 0
     assert "Zqxv Only GPU" in out and "Memory (GB)" in out
     assert "1 of" in out
-    code, out, _ = run_cli(
-        capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv", "--csv"
-    )
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv", "--csv")
     lines = out.strip().splitlines()
     assert lines[0].startswith("id,name,vendor")
     assert lines[1].startswith("only-one,Zqxv Only GPU,NVIDIA")
