@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -159,15 +161,19 @@ def run_show(args: argparse.Namespace) -> int:
     print("=" * len(entry.name))
     record = entry.model_dump(mode="json")
     width = max(len(key) for key in [*record, *derived_values(entry)])
+    text_width = max(40, shutil.get_terminal_size().columns - width - 2)
     for key, value in record.items():
         if key in ("id", "name") or value is None or value == []:
             continue
+        indent = "\n" + " " * (width + 2)
         if key in METRICS:
             shown = f"{METRICS[key].format(float(value))} {METRICS[key].unit}".rstrip()
+        elif isinstance(value, bool):
+            shown = "yes" if value else "no"
         elif isinstance(value, list):
-            shown = ("\n" + " " * (width + 2)).join(str(item) for item in value)
+            shown = indent.join(_wrap(str(item), text_width, indent) for item in value)
         else:
-            shown = str(value)
+            shown = _wrap(str(value), text_width, indent)
         print(f"{key.ljust(width)}  {shown}")
     for key, value in derived_values(entry).items():
         metric = METRICS[key]
@@ -178,6 +184,11 @@ def run_show(args: argparse.Namespace) -> int:
             f"{entry.fp16_tensor_sparse_tflops:,.1f} TFLOPS (x{entry.sparsity_speedup:g})."
         )
     return EXIT_OK
+
+
+def _wrap(text: str, width: int, indent: str) -> str:
+    """Wrap long text (notes, sources) under the value column of ``show``."""
+    return indent.join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
 
 
 def run_validate(args: argparse.Namespace) -> int:
