@@ -188,7 +188,10 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _wrap(text: str, width: int, indent: str) -> str:
     """Wrap long text (notes, sources) under the value column of ``show``."""
-    return indent.join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
+    return (
+        indent.join(textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False))
+        or text
+    )
 
 
 def run_validate(args: argparse.Namespace) -> int:
