@@ -201,6 +201,23 @@ def _percent_bar(fraction: float | None, width: int = 10) -> str:
     return f"{fraction:5.0%} " + "#" * filled + "." * (width - filled)
 
 
+def _method(result: BenchResult) -> str:
+    """How the figures were measured, in one line (from the rows themselves)."""
+    measured = [row for row in result.results if row.value is not None]
+    repetitions = sorted({row.repetitions for row in measured if row.repetitions})
+    warmups = sorted({row.warmup for row in measured if row.warmup is not None})
+    timers = sorted({row.timer for row in measured if row.timer})
+    parts = [
+        "median of " + "/".join(str(n) for n in repetitions) + " timed repetitions"
+        if repetitions
+        else "median of the timed repetitions",
+        "after " + "/".join(str(n) for n in warmups) + " warm-up" if warmups else "",
+        "timer " + ", ".join(timers) if timers else "",
+        "GEMM FLOPs = 2n^3; copy bytes = read + write",
+    ]
+    return "; ".join(part for part in parts if part)
+
+
 def render_text(result: BenchResult) -> str:
     """The human report: context lines, the results table, the sweep, the notes."""
     lines: list[str] = []
@@ -240,6 +257,7 @@ def render_text(result: BenchResult) -> str:
     if result.error is not None:
         lines.append(f"FAILED:   {result.error}")
         return "\n".join(lines)
+    lines.append(f"Method:   {_method(result)}")
     lines.append("")
     rows: list[list[str]] = []
     for row in result.results:

@@ -144,3 +144,6 @@ def test_render_text_shows_percent_of_peak() -> None:
     assert fp16 is not None and fp16.fraction_of_peak is not None
     assert f"{fp16.fraction_of_peak:5.0%}" in text
     assert "memory copy" in text and " 50% #####....." in text
+    reps = {row.repetitions for row in result.results if row.value is not None}
+    assert f"median of {'/'.join(str(n) for n in sorted(reps))} timed repetitions" in text
+    assert "GEMM FLOPs = 2n^3" in text
