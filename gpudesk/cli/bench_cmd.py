@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpudesk.bench.text import format_figure, size_label  # light: no numpy, no backends
 from gpudesk.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, format_table
 
 if TYPE_CHECKING:
-    from gpudesk.bench.results import BenchResult, Measurement
+    from gpudesk.bench.results import BenchResult
 
 _BACKEND_CHOICES = ("auto", "numpy", "torch", "cupy")
 
@@ -176,24 +177,6 @@ def run_bench(args: argparse.Namespace) -> int:
 # --- human output -------------------------------------------------------------
 
 
-def _number(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
-def _size(row: Measurement) -> str:
-    if row.test == "gemm":
-        return f"n={row.size}"
-    return f"{row.size / 2**20:,.0f} MiB"
-
-
 def _percent_bar(fraction: float | None, width: int = 10) -> str:
     if fraction is None:
         return ""
@@ -247,9 +230,9 @@ def render_text(result: BenchResult) -> str:
         if result.telemetry.available and result.telemetry.samples:
             summary = result.telemetry.summary()
             lines.append(
-                f"NVML:     SM clock {_number(summary['sm_clock_mhz_median'])} MHz, "
-                f"power {_number(summary['power_w_max'])} W max, "
-                f"{_number(summary['temperature_c_max'])} °C max; throttle: "
+                f"NVML:     SM clock {format_figure(summary['sm_clock_mhz_median'])} MHz, "
+                f"power {format_figure(summary['power_w_max'])} W max, "
+                f"{format_figure(summary['temperature_c_max'])} °C max; throttle: "
                 + (", ".join(result.telemetry.throttle_reasons()) or "none")
             )
         elif result.telemetry.reason:
@@ -262,15 +245,15 @@ def render_text(result: BenchResult) -> str:
     rows: list[list[str]] = []
     for row in result.results:
         if row.value is None:
-            rows.append([row.label, _size(row), "failed", "", "", "", row.error or ""])
+            rows.append([row.label, size_label(row), "failed", "", "", "", row.error or ""])
             continue
         rows.append(
             [
                 row.label,
-                _size(row),
-                _number(row.value),
-                f"{_number(row.min)}–{_number(row.max)}",
-                f"{_number(row.peak)}" if row.peak is not None else "n/a",
+                size_label(row),
+                format_figure(row.value),
+                f"{format_figure(row.min)}–{format_figure(row.max)}",
+                f"{format_figure(row.peak)}" if row.peak is not None else "n/a",
                 _percent_bar(row.fraction_of_peak),
                 row.unit,
             ]
@@ -287,7 +270,7 @@ def render_text(result: BenchResult) -> str:
             [
                 row.dtype.upper(),
                 str(row.size),
-                _number(row.value),
+                format_figure(row.value),
                 _percent_bar(row.fraction_of_peak),
             ]
             for row in result.sweep

@@ -59,6 +59,7 @@ from gpudesk.bench.measured import measured_series
 from gpudesk.bench.plan import Capabilities, TestName, make_plan
 from gpudesk.bench.results import BenchResult, Measurement, ResultFileError
 from gpudesk.bench.runner import run_benchmark
+from gpudesk.bench.text import format_figure, size_label
 from gpudesk.progress import Progress
 from gpudesk.ui import theme
 from gpudesk.ui.colors import series_color
@@ -107,22 +108,6 @@ def check_backends(backends: Sequence[Backend], progress: Progress) -> list[Back
 
 
 # --- results table ---------------------------------------------------------------------
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
-def _size_text(row: Measurement) -> str:
-    return f"n = {row.size}" if row.test == "gemm" else f"{row.size / 2**20:,.0f} MiB"
 
 
 class ResultsModel(QAbstractTableModel):
@@ -179,15 +164,15 @@ class ResultsModel(QAbstractTableModel):
             case 0:
                 return row.label
             case 1:
-                return _size_text(row)
+                return size_label(row)
             case 2:
-                return "failed" if failed else _number(row.value)
+                return "failed" if failed else format_figure(row.value)
             case 3:
-                return "" if failed else f"{_number(row.min)} – {_number(row.max)}"
+                return "" if failed else f"{format_figure(row.min)} – {format_figure(row.max)}"
             case 4:
                 return row.unit
             case 5:
-                return _number(row.peak) if row.peak is not None else "n/a"
+                return format_figure(row.peak) if row.peak is not None else "n/a"
             case 6:
                 # The delegate paints a bar; this text is what copy and accessibility get.
                 return "" if row.fraction_of_peak is None else f"{row.fraction_of_peak:.0%}"
@@ -195,7 +180,7 @@ class ResultsModel(QAbstractTableModel):
                 return row.error or "; ".join(row.notes)
 
     def _tooltip(self, row: Measurement) -> str:
-        lines = [f"{row.label}, {_size_text(row)}"]
+        lines = [f"{row.label}, {size_label(row)}"]
         if row.repetitions is not None:
             lines.append(
                 f"median of {row.repetitions} timed repetitions "
@@ -335,7 +320,7 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
                 line = pg.InfiniteLine(
                     pos=peak * scale, angle=0,
                     pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                    label=f"{dtype.upper()} catalog peak {_number(peak)}",
+                    label=f"{dtype.upper()} catalog peak {format_figure(peak)}",
                     labelOpts={"position": 0.15, "color": color, "anchors": [(0, 1), (0, 1)]},
                 )  # fmt: skip
                 item.addItem(line)
@@ -885,7 +870,7 @@ def history_text(item: HistoryItem) -> str:
             key=lambda row: row.value or 0.0,
             default=None,
         )
-        headline = "" if best is None else f"{best.label} {_number(best.value)} TFLOPS"
+        headline = "" if best is None else f"{best.label} {format_figure(best.value)} TFLOPS"
     return f"{first}\n{result.device_name}" + (f" — {headline}" if headline else "")
 
 
@@ -928,9 +913,10 @@ def summary_html(result: BenchResult) -> str:
         summary = telemetry.summary()
         reasons = ", ".join(telemetry.throttle_reasons()) or "none"
         lines.append(
-            f"During the run: SM clock {_number(summary['sm_clock_mhz_median'])} MHz (median), "
-            f"power up to {_number(summary['power_w_max'])} W, "
-            f"up to {_number(summary['temperature_c_max'])} °C; clock events: {esc(reasons)}"
+            "During the run: SM clock "
+            f"{format_figure(summary['sm_clock_mhz_median'])} MHz (median), "
+            f"power up to {format_figure(summary['power_w_max'])} W, "
+            f"up to {format_figure(summary['temperature_c_max'])} °C; clock events: {esc(reasons)}"
         )
     elif telemetry is not None and telemetry.reason:
         lines.append(f"Telemetry: {esc(telemetry.reason)}")
