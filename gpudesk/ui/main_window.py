@@ -124,6 +124,7 @@ class MainWindow(QMainWindow):
         self.state = state if state is not None else AppState(extra_dirs=extra_dirs)
         self._restore_compare()
         self._reload_worker: TaskWorker | None = None
+        self._detect_worker: TaskWorker | None = None
 
         self.banner = ProblemsBanner()
         self.tabs = QTabWidget(self)
@@ -176,10 +177,21 @@ class MainWindow(QMainWindow):
             view.compare_tab_requested.connect(lambda: self.show_tab("Compare"))
             view.restore_settings(self.settings)
             self._show_counts(view.visible_count(), len(self.state.entries()))
+        if title == "Compare":
+            self._detect_this_machine()
         fit_signal = getattr(view, "fit_filter_requested", None)
         if fit_signal is not None:
             # The Plan tab asks for "fits my workload": filter the catalog and show it.
             fit_signal.connect(self._apply_fit_filter)
+
+    def _detect_this_machine(self) -> None:
+        """Detect the local GPUs once, off the GUI thread, for the compare view's
+        "Add this machine's GPU"; NVML is loaded here, on first use, not at start-up."""
+        if self._detect_worker is not None or self.state.detected_catalog_ids:
+            return
+        from gpudesk.ui.detection import detect_in_background
+
+        self._detect_worker = detect_in_background(self.state)
 
     def view(self, title: str) -> QWidget:
         """The view of a tab by title, built if needed (for tests and wiring)."""
@@ -430,4 +442,6 @@ class MainWindow(QMainWindow):
         self.save_settings()
         if self._reload_worker is not None:
             self._reload_worker.shutdown()
+        if self._detect_worker is not None:
+            self._detect_worker.shutdown()
         super().closeEvent(event)

@@ -323,3 +323,31 @@ def test_view_columns_menu_hides_and_shows_columns(qtbot: QtBot, tmp_path: Path)
     assert not catalog_view(window).column_visible("fp64_tflops")
     actions["FP8 tensor, dense (TFLOPS)"].trigger()
     assert catalog_view(window).column_visible("fp8_tensor_tflops")
+
+
+def test_opening_compare_detects_this_machine_off_the_gui_thread(qtbot: QtBot) -> None:
+    """The compare view learns the local GPU (for "Add this machine's GPU") on first use."""
+    from catalog_factory import make_entry
+    from hardware import fake_pynvml as fakes
+
+    from gpudesk.catalog.loader import Catalog
+    from gpudesk.hardware.nvml import Nvml, set_default_nvml
+    from gpudesk.ui.main_window import MainWindow as Window
+    from gpudesk.ui.state import AppState
+
+    entries = [
+        make_entry("rtx-4090", name="NVIDIA GeForce RTX 4090", pci_device_ids=["0x2684"]),
+        make_entry("other-gpu", name="Other GPU"),
+    ]
+    state = AppState(catalog=Catalog(entries=entries))
+    set_default_nvml(Nvml(module=fakes.two_gpus()))
+    try:
+        window = Window(state=state)
+        qtbot.addWidget(window)
+        assert state.detected_catalog_ids == []
+        with qtbot.waitSignal(state.detected_changed, timeout=10_000):
+            window.show_tab("Compare")
+        assert state.detected_catalog_ids == ["rtx-4090"]
+        window.close()
+    finally:
+        set_default_nvml(None)
