@@ -291,9 +291,12 @@ class ExportDialog(QDialog):
         self.progress_dialog = dialog
 
     def _on_progress(self, fraction: float, message: str) -> None:
-        if self.progress_dialog is not None:
-            self.progress_dialog.setValue(round(fraction * 100))
-            self.progress_dialog.setLabelText(message[:1].upper() + message[1:] + "…")
+        dialog = self.progress_dialog
+        if dialog is not None:
+            # Label first: a modal QProgressDialog's setValue() processes events,
+            # in which the export may finish and close the dialog.
+            dialog.setLabelText(message[:1].upper() + message[1:] + "…")
+            dialog.setValue(round(fraction * 100))
 
     def _close_progress(self) -> None:
         dialog = self.progress_dialog

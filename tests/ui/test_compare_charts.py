@@ -183,3 +183,33 @@ def test_cached_and_direct_paint_agree(qapp: QApplication) -> None:
         for y in range(0, 450, 5)
     )
     assert differing < 60  # antialiasing may differ by a pixel here and there
+
+
+def test_scatter_labels_of_crowded_points_neither_overlap_nor_leave_the_plot(
+    qapp: QApplication,
+) -> None:
+    from gpudesk.ui.charts.render import build_scatter_chart
+
+    priced = {"price_date": "2024-01-01", "price_kind": "street"}
+    # Six GPUs within a few percent of each other in price and speed, one far away.
+    crowd = [
+        make_entry(
+            f"crowded-{index}",
+            name=f"Crowded GPU number {index}",
+            price_usd=1500 + 150 * index,
+            fp16_tensor_tflops=150 + 8 * index,
+            **priced,
+        )
+        for index in range(5)
+    ]
+    far = make_entry("far-gpu", name="Far GPU", price_usd=30000, fp16_tensor_tflops=900, **priced)
+    catalog = Catalog(entries=[*crowd, far])
+    chart = build_scatter_chart([*crowd, far], catalog, QSizeF(800, 500))
+    labels = [label.sceneBoundingRect() for label in chart.plot.label_items()]
+    inside = chart.plot.getViewBox().sceneBoundingRect()
+    assert len(labels) == 6
+    for index, rect in enumerate(labels):
+        assert inside.contains(rect), f"label {index} leaves the plot"
+        for other in labels[index + 1 :]:
+            assert not rect.intersects(other)
+    chart.close()

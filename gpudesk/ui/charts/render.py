@@ -168,6 +168,7 @@ def build_scatter_chart(
         layout.activate()
     QCoreApplication.sendPostedEvents()  # deferred layout requests of the plot's parts
     _warm_up(chart.scene(), size)
+    chart.plot.layout_labels()  # now that the final view transform is known
     return chart
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -122,6 +122,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         for name in ("left", "bottom"):
             self.getAxis(name).setStyle(tickFont=chart_font(12))
         self._labels: list[pg.TextItem] = []
+        self.getViewBox().sigTransformChanged.connect(self.layout_labels)
         self.x_key = DEFAULT_X_KEY
         self.y_key = DEFAULT_Y_KEY
         self.log_x = False
@@ -279,6 +280,53 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             label.setZValue(11)
             self.addItem(label)
             self._labels.append(label)
+
+        self.layout_labels()
+
+    #: Where a label may sit around its point, tried in order: right/left of
+    #: it just above, just below, then one line further out each way, up to
+    #: eight lines (a crowded cluster stacks its labels above and below it).
+    _LABEL_ANCHORS: tuple[tuple[float, float], ...] = tuple(
+        (side, lift)
+        for step in range(8)
+        for lift in (1.0 + step, -float(step))
+        for side in (0.0, 1.0)
+    )
+
+    def layout_labels(self) -> None:
+        """Move name labels apart so that none covers another (scene space).
+
+        Labels keep a fixed pixel size whatever the zoom, so their overlap is
+        decided after the view transform is known; the view calls this again
+        whenever its range or size changes.
+        """
+        view = self.getViewBox()
+        inside = view.sceneBoundingRect()
+        marker = 14.0  # the selection markers' size in pixels
+        markers: list[QRectF] = []
+        for point in self.selection_points:
+            centre = view.mapViewToScene(QPointF(point.plot_x, point.plot_y))
+            markers.append(QRectF(centre.x() - marker / 2, centre.y() - marker / 2, marker, marker))
+        placed: list[QRectF] = []
+        order = sorted(
+            range(len(self._labels)),
+            key=lambda i: (-self.selection_points[i].plot_y, self.selection_points[i].plot_x),
+        )
+        for index in order:
+            label = self._labels[index]
+            # A label touches its own point by design, never another point or label.
+            obstacles = placed + [rect for i, rect in enumerate(markers) if i != index]
+            chosen: QRectF | None = None
+            for anchor in self._LABEL_ANCHORS:
+                label.setAnchor(anchor)
+                rect = label.sceneBoundingRect()
+                if inside.contains(rect) and not any(rect.intersects(o) for o in obstacles):
+                    chosen = rect
+                    break
+            if chosen is None:  # crowded beyond all candidates: keep the first place
+                label.setAnchor(self._LABEL_ANCHORS[0])
+                chosen = label.sceneBoundingRect()
+            placed.append(chosen)
 
     def label_items(self) -> list[pg.TextItem]:
         return list(self._labels)
