@@ -707,47 +707,25 @@ class PlanView(QWidget):
         form.addRow("Purchase price (each)", self.purchase_spin)
         self.purchase_note = _note_label()
         form.addRow("", self.purchase_note)
-        self.tdp_spin = QDoubleSpinBox()
-        self.tdp_spin.setRange(0, 5000)
-        self.tdp_spin.setDecimals(0)
-        self.tdp_spin.setSuffix(" W")
+        self.tdp_spin = _number_spin(0, 5000, 0, 1, " W")
         self.tdp_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Power (TDP, each)", self.tdp_spin)
-        self.cloud_spin = _money_spin(0, 1000, 3, 0.05)
-        self.cloud_spin.setSuffix(" /GPU-hour")
-        self.cloud_spin.setValue(_DEFAULT_CLOUD_HOURLY_USD)
+        self.cloud_spin = _money_spin(0, 1000, 3, 0.05, " /GPU-hour", _DEFAULT_CLOUD_HOURLY_USD)
         self.cloud_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Cloud price", self.cloud_spin)
         self.cloud_note = _note_label()
         form.addRow("", self.cloud_note)
-        self.hours_spin = QDoubleSpinBox()
-        self.hours_spin.setRange(0, 24)
-        self.hours_spin.setDecimals(1)
-        self.hours_spin.setSingleStep(1)
-        self.hours_spin.setSuffix(" h/day")
-        self.hours_spin.setValue(DEFAULT_HOURS_PER_DAY)
+        self.hours_spin = _number_spin(0, 24, 1, 1, " h/day", DEFAULT_HOURS_PER_DAY)
         self.hours_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Running", self.hours_spin)
-        self.util_spin = QDoubleSpinBox()
-        self.util_spin.setRange(0, 100)
-        self.util_spin.setDecimals(0)
-        self.util_spin.setSingleStep(5)
-        self.util_spin.setSuffix(" % of TDP")
-        self.util_spin.setValue(DEFAULT_UTILISATION * 100)
+        self.util_spin = _number_spin(0, 100, 0, 5, " % of TDP", DEFAULT_UTILISATION * 100)
         self.util_spin.setToolTip("Average power draw while running, as a share of TDP")
         self.util_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Utilisation", self.util_spin)
-        self.kwh_spin = _money_spin(0, 10, 3, 0.01)
-        self.kwh_spin.setSuffix(" /kWh")
-        self.kwh_spin.setValue(DEFAULT_KWH_PRICE_USD)
+        self.kwh_spin = _money_spin(0, 10, 3, 0.01, " /kWh", DEFAULT_KWH_PRICE_USD)
         self.kwh_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Electricity", self.kwh_spin)
-        self.years_spin = QDoubleSpinBox()
-        self.years_spin.setRange(0, 20)
-        self.years_spin.setDecimals(1)
-        self.years_spin.setSingleStep(0.5)
-        self.years_spin.setSuffix(" years")
-        self.years_spin.setValue(3)
+        self.years_spin = _number_spin(0, 20, 1, 0.5, " years", 3)
         self.years_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Horizon", self.years_spin)
         self.resale_spin = _money_spin(0, 1_000_000, 2, 50)
@@ -1016,11 +994,33 @@ def _combo() -> QComboBox:
     return combo
 
 
-def _money_spin(minimum: float, maximum: float, decimals: int, step: float) -> QDoubleSpinBox:
+def _number_spin(
+    minimum: float,
+    maximum: float,
+    decimals: int,
+    step: float,
+    suffix: str = "",
+    value: float | None = None,
+) -> QDoubleSpinBox:
     spin = QDoubleSpinBox()
     spin.setRange(minimum, maximum)
     spin.setDecimals(decimals)
     spin.setSingleStep(step)
+    spin.setSuffix(suffix)
+    if value is not None:
+        spin.setValue(value)
+    return spin
+
+
+def _money_spin(
+    minimum: float,
+    maximum: float,
+    decimals: int,
+    step: float,
+    suffix: str = "",
+    value: float | None = None,
+) -> QDoubleSpinBox:
+    spin = _number_spin(minimum, maximum, decimals, step, suffix, value)
     spin.setPrefix("$")
     spin.setGroupSeparatorShown(True)
     return spin
