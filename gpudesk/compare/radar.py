@@ -266,9 +266,14 @@ def gap_bridges(points: Sequence[RadarPoint | None]) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True, slots=True)
 class NormalisationChoice:
-    """The user's normalisation: which maximum is the outer ring, and the scale."""
+    """The user's normalisation: which maximum is the outer ring, and the scale.
 
-    reference: Reference = Reference.CATALOG
+    The default rings the compared GPUs' own maximum: against the whole
+    catalog's (a B200 or MI325X on most axes) the polygons of most selections
+    shrink to the centre, where their differences cannot be read.
+    """
+
+    reference: Reference = Reference.SELECTION
     scale: Scale = Scale.LINEAR
 
     def describe(self) -> str:

@@ -440,8 +440,9 @@ CHART_SPECS: tuple[ChartSpec, ...] = (
     ChartSpec(
         "radar",
         "Spec radar",
-        "Each axis is one figure, scaled so that the outer ring is the largest value in the "
-        "whole catalog; tensor figures are dense. A missing figure leaves a gap.",
+        "Each axis is one figure, scaled so that the outer ring is the largest value among "
+        "the compared GPUs (named under the axis label); tensor figures are dense. A missing "
+        "figure leaves a gap.",
         0.62,
     ),
     ChartSpec(

@@ -400,8 +400,11 @@ class CompareView(QWidget):
         controls.addWidget(self.axis_picker)
         form = QFormLayout()
         self.reference_combo = QComboBox()
-        self.reference_combo.addItem("Catalog maximum", Reference.CATALOG.value)
         self.reference_combo.addItem("Selection maximum", Reference.SELECTION.value)
+        self.reference_combo.addItem("Catalog maximum", Reference.CATALOG.value)
+        self.reference_combo.setCurrentIndex(
+            self.reference_combo.findData(NormalisationChoice().reference.value)
+        )
         self.reference_combo.setToolTip("What the outer ring means on every axis")
         self.reference_combo.currentIndexChanged.connect(self._update_radar)
         form.addRow("Outer ring:", self.reference_combo)

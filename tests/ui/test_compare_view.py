@@ -191,6 +191,9 @@ def test_normalisation_choice_changes_the_radii(view: CompareView, state: AppSta
         assert point is not None
         return point.radius
 
+    assert view.reference_combo.currentData() == "selection"  # the default
+    assert radius("huge") == pytest.approx(1.0)  # selection max: huge itself
+    view.reference_combo.setCurrentIndex(view.reference_combo.findData("catalog"))
     assert radius("huge") == pytest.approx(96 / 192)  # catalog max: flagship's 192 GB
     view.reference_combo.setCurrentIndex(view.reference_combo.findData("selection"))
     assert radius("huge") == pytest.approx(1.0)  # selection max: huge itself
