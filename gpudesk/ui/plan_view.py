@@ -371,10 +371,7 @@ class PlanView(QWidget):
         self.max_gpus_combo.currentIndexChanged.connect(self.schedule_update)
         form.addRow("GPUs per machine", self.max_gpus_combo)
 
-        self.fit_error_label = QLabel()
-        self.fit_error_label.setWordWrap(True)
-        self.fit_error_label.setStyleSheet(f"color: {_ERROR_COLOR}; font-weight: bold;")
-        self.fit_error_label.hide()
+        self.fit_error_label = _error_label()
         form.addRow(self.fit_error_label)
 
         self.model_info = QLabel()
@@ -732,10 +729,7 @@ class PlanView(QWidget):
         self.resale_spin.setToolTip("What you expect to sell each GPU for; 0 to ignore")
         self.resale_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Resale value (each)", self.resale_spin)
-        self.cost_error_label = QLabel()
-        self.cost_error_label.setWordWrap(True)
-        self.cost_error_label.setStyleSheet(f"color: {_ERROR_COLOR}; font-weight: bold;")
-        self.cost_error_label.hide()
+        self.cost_error_label = _error_label()
         form.addRow(self.cost_error_label)
         not_counted = _note_label()
         not_counted.setText(
@@ -1024,6 +1018,15 @@ def _money_spin(
     spin.setPrefix("$")
     spin.setGroupSeparatorShown(True)
     return spin
+
+
+def _error_label() -> QLabel:
+    """A bold red line for bad input, hidden until there is something to say."""
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setStyleSheet(f"color: {_ERROR_COLOR}; font-weight: bold;")
+    label.hide()
+    return label
 
 
 def _note_label() -> QLabel:
