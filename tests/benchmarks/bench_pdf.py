@@ -15,12 +15,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 SIX_GPUS = ("rtx-4090", "a100-80gb-pcie", "h100-nvl", "rtx-a6000", "quadro-rtx-8000", "rtx-3090-ti")
 
 
-def measure(repetitions: int = 5) -> dict[str, float]:
-    """Seconds per 6-GPU report: ``median``, ``min``, ``max`` (warm) and ``cold``."""
+def measure(repetitions: int = 5) -> dict[str, Any]:
+    """Seconds per 6-GPU report: ``median``, ``min``, ``max``, every warm ``sample``, ``cold``."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from gpudesk.catalog.loader import load_catalog
     from gpudesk.report.pdf import ensure_application, write_pdf_report
@@ -44,6 +45,7 @@ def measure(repetitions: int = 5) -> dict[str, float]:
             times.append(time.perf_counter() - started)
         size = target.stat().st_size
     return {
+        "samples": times,
         "median": statistics.median(times),
         "min": min(times),
         "max": max(times),

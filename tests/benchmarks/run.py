@@ -175,14 +175,13 @@ def measure_pdf(repetitions: int) -> list[Figure]:
     result = _python_json(
         f"import bench_pdf\nprint(json.dumps(bench_pdf.measure({repetitions})))\n"
     )
-    samples = [result["min"], result["median"], result["max"]]
     return [
         Figure(
             "6-GPU PDF report (warm, in the app)",
-            samples,
+            result["samples"],
             "s",
             2.0,
-            note=f"first export {result['cold']:.2f} s; samples shown are min/median/max",
+            note=f"first export {result['cold']:.2f} s",
         ),
         Figure("6-GPU PDF report, cold first export", [result["cold"]], "s", 2.0),
     ]
