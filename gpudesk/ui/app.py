@@ -99,19 +99,22 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
     if startup_check:
 
         class _FirstPaint(QObject):
+            elapsed: float | None = None
+
             def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-                if event.type() == QEvent.Type.Paint and not hasattr(self, "elapsed"):
+                if event.type() == QEvent.Type.Paint and self.elapsed is None:
                     self.elapsed = time.time() - started_at
                     QTimer.singleShot(0, quit_app)
                 return False
 
+        window.save_on_close = False  # a smoke test leaves the user's settings alone
         first_paint = _FirstPaint()
         # The first paint of any widget in the window counts (the central widget
         # may cover the window itself entirely).
         app.installEventFilter(first_paint)
         window.show()
         app.exec()
-        elapsed = getattr(first_paint, "elapsed", None)
+        elapsed = first_paint.elapsed
         window.close()
         if elapsed is None:
             print("gpudesk: the main window never painted", file=sys.stderr)

@@ -125,6 +125,9 @@ class MainWindow(QMainWindow):
         self._restore_compare()
         self._reload_worker: TaskWorker | None = None
         self._detect_worker: TaskWorker | None = None
+        #: False for runs that must leave the user's settings as they were
+        #: (``--startup-check``, a packager's smoke test).
+        self.save_on_close = True
 
         self.banner = ProblemsBanner()
         self.tabs = QTabWidget(self)
@@ -439,7 +442,8 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.save_settings()
+        if self.save_on_close:
+            self.save_settings()
         if self._reload_worker is not None:
             self._reload_worker.shutdown()
         if self._detect_worker is not None:
