@@ -37,6 +37,8 @@ def _toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):  # an inline table, e.g. one [[cloud_rates]] item
+        return "{" + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + "}"
     if hasattr(value, "isoformat"):
         return value.isoformat()
     escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')

@@ -14,10 +14,12 @@ from pathlib import Path
 import tomli as tomllib  # mypyc-compiled: parses ~2.5x faster than the stdlib tomllib
 from pydantic import ValidationError
 
-from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.catalog.schema import LEGACY_CLOUD_FIELDS, CatalogEntry
 from gpudesk.paths import bundled_catalog_dir, user_catalog_dir
 
 META_FILE = "_meta.toml"
+#: A GPU entry is a page of text; anything far larger is not a catalog file.
+MAX_ENTRY_FILE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,8 @@ class Catalog:
 
     entries: list[CatalogEntry] = field(default_factory=list)
     problems: list[CatalogProblem] = field(default_factory=list)
+    #: things that loaded but should change (deprecated fields); not problems
+    notices: list[CatalogProblem] = field(default_factory=list)
     #: where each entry came from (id -> file), for "open the file" and messages
     origins: dict[str, Path] = field(default_factory=dict)
     catalog_date: dt.date | None = None
@@ -55,18 +59,36 @@ def _location(loc: tuple[int | str, ...]) -> str:
 
 def read_entry_file(path: Path) -> tuple[CatalogEntry | None, list[CatalogProblem]]:
     """Parse and validate one TOML file; never raises for bad content."""
+    entry, problems, _notices = read_entry(path)
+    return entry, problems
+
+
+def read_entry(
+    path: Path,
+) -> tuple[CatalogEntry | None, list[CatalogProblem], list[CatalogProblem]]:
+    """Parse and validate one TOML file: ``(entry, problems, notices)``.
+
+    Never raises for bad content. Notices name deprecated fields that still
+    loaded (the pre-``cloud_rates`` price fields).
+    """
     try:
+        if path.stat().st_size > MAX_ENTRY_FILE_BYTES:
+            return None, [_too_large(path)], []
         raw = path.read_bytes()
     except OSError as exc:
-        return None, [CatalogProblem(path, "(file)", f"cannot read: {exc.strerror or exc}")]
+        return None, [CatalogProblem(path, "(file)", f"cannot read: {exc.strerror or exc}")], []
+    if len(raw) > MAX_ENTRY_FILE_BYTES:  # grew between stat and read
+        return None, [_too_large(path)], []
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, [CatalogProblem(path, "(file)", f"not UTF-8 text: {exc.reason}")]
+        return None, [CatalogProblem(path, "(file)", f"not UTF-8 text: {exc.reason}")], []
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        return None, [CatalogProblem(path, "(toml)", f"syntax error: {exc}")]
+        return None, [CatalogProblem(path, "(toml)", f"syntax error: {exc}")], []
+    legacy = [name for name in LEGACY_CLOUD_FIELDS if name in data]
+    notices = [CatalogProblem(path, ", ".join(legacy), _LEGACY_NOTICE)] if legacy else []
     try:
         entry = CatalogEntry.model_validate(data)
     except ValidationError as exc:
@@ -74,21 +96,63 @@ def read_entry_file(path: Path) -> tuple[CatalogEntry | None, list[CatalogProble
             CatalogProblem(path, _location(error["loc"]), _message(error))
             for error in exc.errors(include_url=False)
         ]
-        return None, problems
+        return None, problems, notices
     if entry.id != path.stem:
-        return entry, [
-            CatalogProblem(path, "id", f"id {entry.id!r} differs from the file name {path.stem!r}")
-        ]
-    return entry, []
+        return (
+            entry,
+            [
+                CatalogProblem(
+                    path, "id", f"id {entry.id!r} differs from the file name {path.stem!r}"
+                )
+            ],
+            notices,
+        )
+    return entry, [], notices
+
+
+_LEGACY_NOTICE = (
+    "deprecated: read as one on-demand [[cloud_rates]] item; write a "
+    "[[cloud_rates]] table with provider, usd_per_gpu_hour, kind, date and source instead"
+)
+
+
+def _too_large(path: Path) -> CatalogProblem:
+    return CatalogProblem(
+        path, "(file)", f"larger than {MAX_ENTRY_FILE_BYTES // 1024} KiB: not a catalog entry"
+    )
+
+
+_WANTED = {
+    "float_type": "a number",
+    "int_type": "a whole number",
+    "bool_type": "true or false",
+    "date_type": "a TOML date such as 2025-01-31 (no quotes)",
+    "string_type": "text in quotes",
+}
 
 
 def _message(error: object) -> str:
     assert isinstance(error, dict)
-    if error.get("type") == "extra_forbidden":
+    kind = error.get("type")
+    if kind == "extra_forbidden":
         return "unknown field (check the spelling; units belong in the name, e.g. memory_gb)"
-    if error.get("type") == "missing":
+    if kind == "missing":
         return "required field is missing"
+    if kind in _WANTED:
+        return f"must be {_WANTED[kind]}, not {_shown(error.get('input'))}"
     return str(error.get("msg", "invalid value"))
+
+
+def _shown(value: object) -> str:
+    """A TOML-like rendering of a rejected value, short enough for a message."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:37] + "..."
+        return '"' + text.replace('"', '\\"') + '"'
+    if isinstance(value, (int, float, dt.date)):
+        return str(value)
+    return f"a {type(value).__name__}"
 
 
 def _entry_files(directory: Path) -> list[Path]:
@@ -114,8 +178,9 @@ def load_directory(directory: Path) -> Catalog:
         return catalog
     seen: dict[str, Path] = {}
     for path in _entry_files(directory):
-        entry, problems = read_entry_file(path)
+        entry, problems, notices = read_entry(path)
         catalog.problems.extend(problems)
+        catalog.notices.extend(notices)
         if entry is None or problems:
             continue
         if entry.id in seen:
@@ -158,6 +223,7 @@ def merge(parts: Iterable[Catalog]) -> Catalog:
     index: dict[str, int] = {}
     for part in parts:
         merged.problems.extend(part.problems)
+        merged.notices.extend(part.notices)
         if part.catalog_date is not None and (
             merged.catalog_date is None or part.catalog_date > merged.catalog_date
         ):

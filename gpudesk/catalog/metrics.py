@@ -130,7 +130,8 @@ METRICS: dict[str, Metric] = {
         _metric("memory_gb", "Memory", "GB", _G.MEMORY, True, 0),
         _metric("bandwidth_gbs", "Bandwidth", "GB/s", _G.MEMORY, True, 0),
         _metric("memory_bus_bits", "Memory bus", "bit", _G.MEMORY, None, 0),
-        _metric("l2_cache_mb", "Last-level cache", "MB", _G.MEMORY, True, 0),
+        _metric("l2_cache_mb", "L2 cache", "MB", _G.MEMORY, True, 0),
+        _metric("l3_cache_mb", "L3 / Infinity Cache", "MB", _G.MEMORY, True, 0),
         _metric("boost_clock_mhz", "Boost clock", "MHz", _G.COMPUTE, None, 0),
         _metric("shader_cores", "Shader cores", "", _G.COMPUTE, True, 0),
         _metric("fp32_tflops", "FP32", "TFLOPS", _G.COMPUTE, True),
@@ -144,6 +145,7 @@ METRICS: dict[str, Metric] = {
         _metric("tdp_w", "TDP", "W", _G.POWER, False, 0),
         _metric("mig_max_instances", "MIG instances", "", _G.FEATURES, True, 0),
         _metric("price_usd", "Price", "USD", _G.PRICE, False, 0),
+        # the default rate: the lowest on-demand one (gpudesk.catalog.prices)
         _metric("cloud_hourly_usd", "Cloud price", "USD/h", _G.PRICE, False, 2),
         _metric(
             "fp16_tensor_tflops_per_kusd", "FP16 tensor per 1k USD", "TFLOPS", _G.DERIVED, True, 2

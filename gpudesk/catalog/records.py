@@ -8,14 +8,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, derived_values
-from gpudesk.catalog.schema import ENTRY_FIELDS, CatalogEntry
+from gpudesk.catalog.schema import ENTRY_FIELDS, LEGACY_CLOUD_FIELDS, CatalogEntry
 
-RECORD_COLUMNS: tuple[str, ...] = ENTRY_FIELDS + tuple(DERIVED_METRICS)
+RECORD_COLUMNS: tuple[str, ...] = ENTRY_FIELDS + LEGACY_CLOUD_FIELDS + tuple(DERIVED_METRICS)
 
 
 def entry_record(entry: CatalogEntry) -> dict[str, Any]:
-    """The entry's fields (JSON types) followed by its derived metrics."""
+    """The entry's fields (JSON types), the default cloud rate, then derived metrics.
+
+    ``cloud_hourly_usd`` / ``_source`` / ``_date`` predate ``cloud_rates``;
+    they stay in the record (scripts read them) as the default on-demand rate.
+    """
     record: dict[str, Any] = entry.model_dump(mode="json")
+    rate_date = entry.cloud_hourly_date
+    record["cloud_hourly_usd"] = entry.cloud_hourly_usd
+    record["cloud_hourly_source"] = entry.cloud_hourly_source
+    record["cloud_hourly_date"] = None if rate_date is None else rate_date.isoformat()
     for key, value in derived_values(entry).items():
         record[key] = None if value is None else round(value, 4)
     return record
@@ -36,5 +44,19 @@ def _csv_cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, list):
-        return " | ".join(str(item) for item in value)
+        return " | ".join(_csv_item(item) for item in value)
     return str(value)
+
+
+def _csv_item(item: object) -> str:
+    """One list item; a cloud rate reads "Lambda on_demand 2.99 USD/h 2026-11-20 <url>"."""
+    if isinstance(item, dict):
+        parts = (
+            item.get("provider"),
+            item.get("kind"),
+            f"{item['usd_per_gpu_hour']} USD/h" if "usd_per_gpu_hour" in item else None,
+            item.get("date"),
+            item.get("source"),
+        )
+        return " ".join(str(part) for part in parts if part)
+    return str(item)

@@ -11,15 +11,52 @@ from __future__ import annotations
 import datetime as dt
 import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-PositiveInt = Annotated[int, Field(gt=0)]
+# Strict scalar types: a catalog file is untrusted, and pydantic's lax mode
+# would read ``memory_gb = true`` as 1 GB, ``"16"`` as 16 and "2024-01-01" as a
+# date. TOML has real numbers, booleans and dates, so a file never needs the
+# coercion. (Strict *model* mode is not used: it rejects TOML arrays for tuple
+# fields and plain strings for enum fields.)
+Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+Integer = Annotated[int, Strict()]
+Date = Annotated[dt.date, Strict()]
+Text = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+LongText = Annotated[StrictStr, Field(min_length=1, max_length=4000)]
+PositiveFloat = Annotated[Number, Field(gt=0)]
+PositiveInt = Annotated[Integer, Field(gt=0)]
 
 _ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _PCI_ID_PATTERN = re.compile(r"^0x[0-9a-f]{4}$")
+
+#: Lowest price a catalog entry may state; below it a figure is a typo.
+MIN_PRICE_USD = 1.0
+#: Smallest memory size a GPU entry may state (an integrated part's carve-out).
+MIN_MEMORY_GB = 0.1
+
+#: PCI vendor ids of the vendors a catalog entry names, for ``pci_vendor_id``
+#: when a file leaves it out. Other vendors (Apple, Habana) state it or have none.
+PCI_VENDOR_IDS: dict[str, str] = {"nvidia": "0x10de", "amd": "0x1002", "intel": "0x8086"}
+
+#: Pre-``cloud_rates`` fields: still read, migrated into one on-demand rate.
+LEGACY_CLOUD_FIELDS: tuple[str, ...] = (
+    "cloud_hourly_usd",
+    "cloud_hourly_source",
+    "cloud_hourly_date",
+)
 
 
 class Segment(StrEnum):
@@ -35,58 +72,160 @@ class PriceKind(StrEnum):
     ESTIMATE = "estimate"
 
 
+class DeviceType(StrEnum):
+    """What the device is: a GPU, a non-GPU ML accelerator, or a whole SoC."""
+
+    GPU = "gpu"
+    ACCELERATOR = "accelerator"  # e.g. Intel Gaudi 3
+    SOC = "soc"  # CPU and GPU sharing one memory: Apple M-series, GB10, Jetson
+
+
+class CloudRateKind(StrEnum):
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    MARKETPLACE = "marketplace"  # a host-set price on a marketplace such as Vast.ai
+
+
+class CloudRate(BaseModel):
+    """One cloud rental price for one GPU of this model, as a provider listed it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    provider: Text
+    usd_per_gpu_hour: Annotated[Number, Field(ge=0.01, le=1000)]
+    kind: CloudRateKind
+    #: when the rate was seen; optional only for rates migrated from old files
+    date: Date | None = None
+    #: the specific pricing page (URL); optional only for migrated rates
+    source: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
+    #: e.g. "8x H100 instance price divided by 8"
+    note: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
+
+
+_LEGACY_CLOUD_TYPES: dict[str, TypeAdapter[Any]] = {
+    "cloud_hourly_usd": TypeAdapter(Annotated[Number, Field(ge=0.01, le=1000)]),
+    "cloud_hourly_source": TypeAdapter(Annotated[StrictStr, Field(min_length=1, max_length=500)]),
+    "cloud_hourly_date": TypeAdapter(Date),
+}
+
+
+def _migrate_legacy_cloud_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Turn ``cloud_hourly_usd/_source/_date`` into one on-demand ``cloud_rates`` item.
+
+    Only values of the right type move; a wrong one stays under its own name
+    so its error names the field the file has.
+    """
+    legacy = {key: data[key] for key in LEGACY_CLOUD_FIELDS if key in data}
+    if "cloud_hourly_usd" not in legacy:
+        return data
+    for key, value in legacy.items():
+        try:
+            _LEGACY_CLOUD_TYPES[key].validate_python(value)
+        except ValidationError:
+            return data
+    existing = data.get("cloud_rates", [])
+    if not isinstance(existing, (list, tuple)):
+        return data
+    for key in legacy:
+        del data[key]
+    source = legacy.get("cloud_hourly_source")
+    provider = source.split(",")[0].strip() if isinstance(source, str) else ""
+    rate: dict[str, Any] = {
+        "provider": provider or "unspecified",
+        "usd_per_gpu_hour": legacy["cloud_hourly_usd"],
+        "kind": CloudRateKind.ON_DEMAND.value,
+        "date": legacy.get("cloud_hourly_date"),
+        "source": source,
+    }
+    data["cloud_rates"] = [*existing, rate]
+    return data
+
+
 class CatalogEntry(BaseModel):
     """One GPU model as the catalog files describe it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
     # identity
-    id: str = Field(min_length=1, max_length=80)
-    name: str = Field(min_length=1, max_length=120)
-    vendor: str = Field(min_length=1, max_length=40)
+    id: Annotated[StrictStr, Field(min_length=1, max_length=80)]
+    name: Annotated[StrictStr, Field(min_length=1, max_length=120)]
+    vendor: Annotated[StrictStr, Field(min_length=1, max_length=40)]
     segment: Segment
-    architecture: str = Field(min_length=1, max_length=60)
-    release_year: int = Field(ge=2010, le=2030)
-    form_factor: str | None = None
-    interface: str | None = None
+    device_type: DeviceType = DeviceType.GPU
+    architecture: Annotated[StrictStr, Field(min_length=1, max_length=60)]
+    release_year: Annotated[Integer, Field(ge=2010, le=2030)]
+    form_factor: Text | None = None
+    interface: Text | None = None
     # memory
-    memory_gb: float = Field(gt=0, le=2048)
-    memory_type: str = Field(min_length=1, max_length=40)
-    bandwidth_gbs: float = Field(gt=0, le=100_000)
-    memory_bus_bits: PositiveInt | None = None
-    l2_cache_mb: PositiveFloat | None = None
+    memory_gb: Annotated[Number, Field(ge=MIN_MEMORY_GB, le=2048)]
+    memory_type: Annotated[StrictStr, Field(min_length=1, max_length=40)]
+    bandwidth_gbs: Annotated[Number, Field(gt=0, le=100_000)]
+    memory_bus_bits: Annotated[PositiveInt, Field(le=16_384)] | None = None
+    #: the L2 cache only; a last-level cache beyond it is ``l3_cache_mb``
+    l2_cache_mb: Annotated[PositiveFloat, Field(le=4096)] | None = None
+    #: a last-level cache beyond L2 (AMD Infinity Cache)
+    l3_cache_mb: Annotated[PositiveFloat, Field(le=4096)] | None = None
     # compute
-    boost_clock_mhz: Annotated[int, Field(gt=0, le=5000)] | None = None
-    shader_cores: PositiveInt | None = None
-    tensor_core_generation: Annotated[int, Field(ge=1, le=10)] | None = None
-    compute_capability: str | None = Field(default=None, pattern=r"^\d+\.\d+$")
-    fp32_tflops: float = Field(gt=0, le=1000)
-    fp16_tflops: Annotated[float, Field(gt=0, le=2000)] | None = None
-    fp64_tflops: Annotated[float, Field(gt=0, le=1000)] | None = None
-    tf32_tensor_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = None
-    bf16_tensor_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = None
-    fp16_tensor_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = None
-    fp8_tensor_tflops: Annotated[float, Field(gt=0, le=20_000)] | None = None
-    int8_tensor_tops: Annotated[float, Field(gt=0, le=40_000)] | None = None
-    sparsity_speedup: Annotated[float, Field(ge=1, le=8)] | None = None
+    boost_clock_mhz: Annotated[Integer, Field(gt=0, le=5000)] | None = None
+    shader_cores: Annotated[PositiveInt, Field(le=1_000_000)] | None = None
+    tensor_core_generation: Annotated[Integer, Field(ge=1, le=10)] | None = None
+    compute_capability: Annotated[StrictStr, Field(pattern=r"^\d+\.\d+$")] | None = None
+    fp32_tflops: Annotated[Number, Field(gt=0, le=1000)]
+    fp16_tflops: Annotated[Number, Field(gt=0, le=2000)] | None = None
+    fp64_tflops: Annotated[Number, Field(gt=0, le=1000)] | None = None
+    tf32_tensor_tflops: Annotated[Number, Field(gt=0, le=10_000)] | None = None
+    bf16_tensor_tflops: Annotated[Number, Field(gt=0, le=10_000)] | None = None
+    fp16_tensor_tflops: Annotated[Number, Field(gt=0, le=10_000)] | None = None
+    fp8_tensor_tflops: Annotated[Number, Field(gt=0, le=20_000)] | None = None
+    int8_tensor_tops: Annotated[Number, Field(gt=0, le=40_000)] | None = None
+    sparsity_speedup: Annotated[Number, Field(ge=1, le=8)] | None = None
     # power and features
-    tdp_w: Annotated[int, Field(gt=0, le=3000)] | None = None
-    ecc: bool | None = None
-    mig_max_instances: Annotated[int, Field(ge=1, le=64)] | None = None
-    nvlink: bool | None = None
+    tdp_w: Annotated[Integer, Field(gt=0, le=3000)] | None = None
+    ecc: StrictBool | None = None
+    mig_max_instances: Annotated[Integer, Field(ge=1, le=64)] | None = None
+    nvlink: StrictBool | None = None
     # price
-    price_usd: Annotated[float, Field(gt=0, le=1_000_000)] | None = None
-    price_date: dt.date | None = None
+    price_usd: Annotated[Number, Field(ge=MIN_PRICE_USD, le=1_000_000)] | None = None
+    price_date: Date | None = None
     price_kind: PriceKind | None = None
-    cloud_hourly_usd: Annotated[float, Field(gt=0, le=1000)] | None = None
-    cloud_hourly_source: str | None = None
-    cloud_hourly_date: dt.date | None = None
+    #: e.g. "range $25k-$30k reported; midpoint"
+    price_note: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
+    cloud_rates: Annotated[tuple[CloudRate, ...], Field(max_length=50)] = ()
+    # Pre-``cloud_rates`` inputs: set only when a value could not be migrated
+    # (so its error names it); never dumped. Read the rate via the properties.
+    legacy_cloud_hourly_usd: Annotated[Number, Field(ge=0.01, le=1000)] | None = Field(
+        default=None, alias="cloud_hourly_usd", exclude=True, repr=False
+    )
+    legacy_cloud_hourly_source: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = (
+        Field(default=None, alias="cloud_hourly_source", exclude=True, repr=False)
+    )
+    legacy_cloud_hourly_date: Date | None = Field(
+        default=None, alias="cloud_hourly_date", exclude=True, repr=False
+    )
     # matching local devices
-    nvml_names: tuple[str, ...] = ()
-    pci_device_ids: tuple[str, ...] = ()
+    nvml_names: Annotated[tuple[Text, ...], Field(max_length=50)] = ()
+    #: derived from ``vendor`` when a file leaves it out (NVIDIA, AMD, Intel)
+    pci_vendor_id: StrictStr | None = None
+    pci_device_ids: Annotated[tuple[StrictStr, ...], Field(max_length=100)] = ()
     # provenance
-    sources: tuple[str, ...] = Field(min_length=1)
-    notes: str | None = None
+    sources: Annotated[tuple[LongText, ...], Field(min_length=1, max_length=40)]
+    #: plain sentences for a reader of the app or a report
+    notes: LongText | None = None
+    #: how figures were derived and where popular figures differ (maintainers)
+    provenance: LongText | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_derived_inputs(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = _migrate_legacy_cloud_fields(dict(data))
+        vendor = data.get("vendor")
+        if "pci_vendor_id" not in data and isinstance(vendor, str):
+            derived = PCI_VENDOR_IDS.get(vendor.strip().casefold())
+            if derived is not None:
+                data["pci_vendor_id"] = derived
+        return data
 
     @field_validator("id")
     @classmethod
@@ -94,6 +233,16 @@ class CatalogEntry(BaseModel):
         if not _ID_PATTERN.match(value):
             raise ValueError("must be a lowercase slug of a-z, 0-9 and single hyphens")
         return value
+
+    @field_validator("pci_vendor_id")
+    @classmethod
+    def _pci_vendor_is_hex(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        normalised = value.strip().lower()
+        if not _PCI_ID_PATTERN.match(normalised):
+            raise ValueError(f"{value!r} is not a PCI vendor id like '0x10de'")
+        return normalised
 
     @field_validator("pci_device_ids")
     @classmethod
@@ -115,6 +264,10 @@ class CatalogEntry(BaseModel):
     def _price_has_date_and_kind(self) -> CatalogEntry:
         if self.price_usd is not None and (self.price_date is None or self.price_kind is None):
             raise ValueError("price_usd needs price_date and price_kind")
+        if self.price_note is not None and self.price_usd is None:
+            raise ValueError("price_note needs price_usd")
+        if self.legacy_cloud_hourly_source is not None or self.legacy_cloud_hourly_date is not None:
+            raise ValueError("cloud_hourly_source and cloud_hourly_date need cloud_hourly_usd")
         return self
 
     @property
@@ -131,6 +284,39 @@ class CatalogEntry(BaseModel):
             return None
         return self.fp16_tensor_tflops * self.sparsity_speedup
 
+    @property
+    def pci_ids(self) -> tuple[str, ...]:
+        """``"vendor:device"`` ids such as ``"0x1002:0x74a1"``, for matching."""
+        if self.pci_vendor_id is None:
+            return ()
+        return tuple(f"{self.pci_vendor_id}:{device}" for device in self.pci_device_ids)
+
+    @property
+    def default_cloud_rate(self) -> CloudRate | None:
+        """The lowest on-demand rate (see :func:`gpudesk.catalog.prices.default_cloud_rate`)."""
+        from gpudesk.catalog.prices import default_cloud_rate  # prices imports this module
+
+        return default_cloud_rate(self)
+
+    # The three pre-``cloud_rates`` names, read from the default rate, so
+    # code and JSON consumers of ``cloud_hourly_usd`` keep working.
+    @property
+    def cloud_hourly_usd(self) -> float | None:
+        rate = self.default_cloud_rate
+        return None if rate is None else rate.usd_per_gpu_hour
+
+    @property
+    def cloud_hourly_source(self) -> str | None:
+        rate = self.default_cloud_rate
+        return None if rate is None else rate.source
+
+    @property
+    def cloud_hourly_date(self) -> dt.date | None:
+        rate = self.default_cloud_rate
+        return None if rate is None else rate.date
+
 
 #: Field names in catalog order; the CLI, tables and exports use this order.
-ENTRY_FIELDS: tuple[str, ...] = tuple(CatalogEntry.model_fields)
+ENTRY_FIELDS: tuple[str, ...] = tuple(
+    name for name in CatalogEntry.model_fields if not name.startswith("legacy_")
+)

@@ -212,6 +212,8 @@ def run_validate(args: argparse.Namespace) -> int:
         for problem in part.problems:
             print(problem)
             problem_count += 1
+        for notice in part.notices:
+            print(notice, file=sys.stderr)
     summary = f"{entry_count} valid entries, {problem_count} problem(s) in {len(dirs)} folder(s)"
     print(summary, file=sys.stderr)
     return EXIT_FAILURE if problem_count else EXIT_OK

@@ -68,10 +68,11 @@ _SHORT_HEADERS = {
     "memory_gb_per_kusd": "GB per\n1k USD",
     "fp32_tflops_per_w": "FP32 per W\n(TFLOPS/W)",
     "fp16_tensor_tflops_per_w": "FP16 tensor\nper W (TFLOPS/W)",
-    "l2_cache_mb": "Cache\n(MB)",
+    "l2_cache_mb": "L2 cache\n(MB)",
+    "l3_cache_mb": "L3 cache\n(MB)",
     "shader_cores": "Shader\ncores",
     "boost_clock_mhz": "Boost clock\n(MHz)",
-    "cloud_hourly_usd": "Cloud price\n(USD/h)",
+    "cloud_hourly_usd": "Cloud rate\n(USD/h)",
 }
 
 
@@ -193,6 +194,7 @@ COLUMNS: tuple[Column, ...] = (
     _metric_column("fp32_tflops_per_w", visible=False),
     _metric_column("cloud_hourly_usd", visible=False),
     _metric_column("l2_cache_mb", visible=False),
+    _metric_column("l3_cache_mb", visible=False),
     _metric_column("shader_cores", visible=False),
     _metric_column("boost_clock_mhz", visible=False),
     _flag_column("ecc", "ECC", "Error-correcting memory", lambda entry: entry.ecc),

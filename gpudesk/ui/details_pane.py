@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
 from pathlib import Path
 
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, METRICS
+from gpudesk.catalog.prices import default_cloud_rate, is_stale, stale_note
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.ui import theme
 
+#: Fields with their own section below the groups, not a row in one.
+SECTION_FIELDS: frozenset[str] = frozenset({"notes", "sources", "provenance", "cloud_rates"})
+
+#: The link that shows or hides the provenance section.
+PROVENANCE_LINK = "gpudesk:provenance"
+PROVENANCE_TITLE = "How these figures were sourced"
+
 #: (group title, fields in the order shown). Every CatalogEntry field except
-#: ``notes`` and ``sources`` (their own sections) appears exactly once.
+#: the :data:`SECTION_FIELDS` appears exactly once.
 FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "Identity",
@@ -22,6 +32,7 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "name",
             "vendor",
             "segment",
+            "device_type",
             "architecture",
             "release_year",
             "form_factor",
@@ -29,10 +40,21 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compute_capability",
             "id",
             "nvml_names",
+            "pci_vendor_id",
             "pci_device_ids",
         ),
     ),
-    ("Memory", ("memory_gb", "memory_type", "bandwidth_gbs", "memory_bus_bits", "l2_cache_mb")),
+    (
+        "Memory",
+        (
+            "memory_gb",
+            "memory_type",
+            "bandwidth_gbs",
+            "memory_bus_bits",
+            "l2_cache_mb",
+            "l3_cache_mb",
+        ),
+    ),
     (
         "Compute",
         (
@@ -58,9 +80,7 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "price_usd",
             "price_kind",
             "price_date",
-            "cloud_hourly_usd",
-            "cloud_hourly_source",
-            "cloud_hourly_date",
+            "price_note",
         ),
     ),
 )
@@ -75,7 +95,9 @@ _LABELS = {
     "compute_capability": "CUDA capability",
     "id": "Catalog id",
     "nvml_names": "NVML names",
+    "pci_vendor_id": "PCI vendor id",
     "pci_device_ids": "PCI device ids",
+    "device_type": "Device type",
     "memory_type": "Memory type",
     "tensor_core_generation": "Tensor core generation",
     "sparsity_speedup": "2:4 sparsity speed-up (×)",
@@ -84,9 +106,11 @@ _LABELS = {
     "nvlink": "NVLink",
     "price_kind": "Price kind",
     "price_date": "Price seen on",
-    "cloud_hourly_source": "Cloud price source",
-    "cloud_hourly_date": "Cloud price seen on",
+    "price_note": "Price note",
 }
+
+_DEVICE_TYPES = {"gpu": "GPU", "accelerator": "ML accelerator (not a GPU)", "soc": "SoC"}
+_RATE_KINDS = {"on_demand": "on-demand", "spot": "spot", "marketplace": "marketplace"}
 
 _PRICE_KINDS = {
     "launch_msrp": "launch MSRP",
@@ -115,6 +139,8 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
         return "yes" if value else "no"
     if name == "segment":
         return str(value.value).capitalize()
+    if name == "device_type":
+        return _DEVICE_TYPES.get(str(value.value), str(value.value))
     if name == "price_kind":
         return _PRICE_KINDS.get(str(value.value), str(value.value))
     if name == "sparsity_speedup":
@@ -138,10 +164,52 @@ def linkify(text: str) -> str:
     return "".join(parts)
 
 
+#: Warning text colour, readable on light and dark backgrounds.
+_STALE_COLOR = "#c26a00"
+
+
+def _cloud_rates_html(entry: CatalogEntry, today: dt.date, muted: str) -> str:
+    default = default_cloud_rate(entry)
+    items = []
+    for rate in entry.cloud_rates:
+        seen = rate.date.isoformat() if rate.date else "undated"
+        text = (
+            f"<b>{html.escape(rate.provider)}</b>, {_RATE_KINDS[rate.kind.value]}: "
+            f"{rate.usd_per_gpu_hour:,.2f} USD per GPU-hour, seen {seen}"
+        )
+        if rate is default:
+            text += " <i>(used by default: lowest on-demand rate)</i>"
+        if is_stale(rate.date, today):
+            text += f" <span style='color:{_STALE_COLOR}'>⚠ {stale_note('rate', rate.date)}</span>"
+        if rate.note:
+            text += f"<br/><span style='color:{muted}'>{html.escape(rate.note)}</span>"
+        if rate.source:
+            text += f"<br/>{linkify(rate.source)}"
+        items.append(f"<li>{text}</li>")
+    return (
+        "<h3 style='margin-bottom:2px'>Cloud rates</h3>"
+        f"<ul style='margin-left:-20px'>{''.join(items)}</ul>"
+    )
+
+
 def entry_details_html(
-    entry: CatalogEntry, origin: Path | None = None, *, muted: str = "#80858c"
+    entry: CatalogEntry,
+    origin: Path | None = None,
+    *,
+    muted: str = "#80858c",
+    show_provenance: bool = False,
+    today: dt.date | None = None,
 ) -> str:
-    """The details pane's HTML for one entry."""
+    """The details pane's HTML for one entry.
+
+    Args:
+        entry: the GPU.
+        origin: the file it came from, shown at the end.
+        muted: colour of labels and secondary text.
+        show_provenance: expand the "How these figures were sourced" section.
+        today: the date prices are judged stale against (default: today).
+    """
+    today = today or dt.date.today()
     missing = f'<span style="color:{muted}">n/a</span>'
     out = [f"<h2 style='margin-bottom:2px'>{html.escape(entry.name)}</h2>"]
     out.append(
@@ -172,7 +240,12 @@ def entry_details_html(
             rows.append((html.escape(label), f"<i>{shown}</i>"))
         if title == "Features":
             rows.append(("Tensor cores", "yes" if entry.has_tensor_cores else "no"))
+        if title == "Price" and entry.price_usd is not None and is_stale(entry.price_date, today):
+            warning = html.escape(stale_note("price", entry.price_date))
+            rows.append(("", f"<span style='color:{_STALE_COLOR}'>⚠ {warning}</span>"))
         out.append(f"<h3 style='margin-bottom:2px'>{title}</h3>{table(rows)}")
+        if title == "Price" and entry.cloud_rates:
+            out.append(_cloud_rates_html(entry, today, muted))
 
     derived_rows = []
     for key in DERIVED_METRICS:
@@ -191,19 +264,32 @@ def entry_details_html(
     out.append(
         f"<h3 style='margin-bottom:2px'>Sources</h3><ol style='margin-left:-20px'>{sources}</ol>"
     )
+    if entry.provenance:
+        arrow = "▾" if show_provenance else "▸"
+        out.append(
+            f"<p><a href='{PROVENANCE_LINK}'>{arrow} {html.escape(PROVENANCE_TITLE)}</a></p>"
+        )
+        if show_provenance:
+            out.append(f"<p style='color:{muted}'>{linkify(entry.provenance)}</p>")
     if origin is not None:
         out.append(f"<p style='color:{muted}'>From {html.escape(str(origin))}</p>")
     return "".join(out)
 
 
 class DetailsPane(QTextBrowser):
-    """Shows one catalog entry; links open in the system browser."""
+    """Shows one catalog entry; links open in the system browser.
+
+    The provenance section stays folded behind its link until asked for, and
+    stays as the user left it when another GPU is selected.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setOpenExternalLinks(True)
+        self.setOpenLinks(False)  # our own link toggles provenance; others go out
+        self.anchorClicked.connect(self._open_link)
         self.setMinimumWidth(260)
         self.entry: CatalogEntry | None = None
+        self.provenance_shown = False
         self._origin: Path | None = None
         self._placeholder = "Select a GPU to see every figure, its notes and its sources."
         self.show_entry(None)
@@ -224,8 +310,22 @@ class DetailsPane(QTextBrowser):
         if self.entry is None:
             self.setHtml(f"<p style='color:{muted}'>{html.escape(self._placeholder)}</p>")
         else:
-            self.setHtml(entry_details_html(self.entry, self._origin, muted=muted))
+            self.setHtml(
+                entry_details_html(
+                    self.entry, self._origin, muted=muted, show_provenance=self.provenance_shown
+                )
+            )
         self.verticalScrollBar().setValue(scroll)
+
+    def set_provenance_shown(self, shown: bool) -> None:
+        self.provenance_shown = shown
+        self._rerender()
+
+    def _open_link(self, url: QUrl) -> None:
+        if url.toString() == PROVENANCE_LINK:
+            self.set_provenance_shown(not self.provenance_shown)
+        elif url.scheme() in ("http", "https"):
+            QDesktopServices.openUrl(url)
 
     def plain_text(self) -> str:
         return self.toPlainText()

@@ -1,3 +1,5 @@
+import datetime as dt
+
 import pytest
 from catalog_factory import make_entry
 
@@ -10,7 +12,7 @@ def test_derived_metrics_hand_computed() -> None:
         fp16_tensor_tflops=165.2,
         tdp_w=450,
         price_usd=1599,
-        price_date="2022-10-12",
+        price_date=dt.date(2022, 10, 12),
         price_kind="launch_msrp",
         memory_gb=24,
     )

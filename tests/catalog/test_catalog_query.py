@@ -1,3 +1,5 @@
+import datetime as dt
+
 import pytest
 from catalog_factory import make_entry
 
@@ -11,7 +13,7 @@ from gpudesk.catalog.query import (
 )
 from gpudesk.catalog.schema import Segment
 
-PRICED = {"price_date": "2024-01-01", "price_kind": "street"}
+PRICED = {"price_date": dt.date(2024, 1, 1), "price_kind": "street"}
 
 ENTRIES = [
     make_entry(

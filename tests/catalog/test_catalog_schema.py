@@ -8,7 +8,9 @@ from gpudesk.catalog.schema import CatalogEntry, Segment
 
 
 def test_valid_entry_round_trips() -> None:
-    entry = make_entry("rtx-test", price_usd=999, price_date="2024-01-02", price_kind="street")
+    entry = make_entry(
+        "rtx-test", price_usd=999, price_date=dt.date(2024, 1, 2), price_kind="street"
+    )
     assert entry.segment is Segment.CONSUMER
     assert entry.price_date == dt.date(2024, 1, 2)
     assert CatalogEntry.model_validate(entry.model_dump()) == entry

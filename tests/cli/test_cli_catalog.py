@@ -117,6 +117,18 @@ def test_validate_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert "bad-gpu-2.toml: unknown_thing:" in out
 
 
+def test_validate_names_a_boolean_memory_and_deprecated_cloud_fields(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_entry(tmp_path, "bool-memory", memory_gb=True)
+    write_entry(tmp_path, "old-cloud", cloud_hourly_usd=0.5, cloud_hourly_source="RunPod")
+    code, out, err = run_cli(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert "bool-memory.toml: memory_gb: must be a number, not true" in out
+    assert "old-cloud.toml: cloud_hourly_usd, cloud_hourly_source: deprecated" in err
+    assert "1 valid entries, 1 problem(s)" in err
+
+
 def test_validate_bundled_catalog_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "validate")
     assert code == 0, out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from catalog_factory import make_entry
 
@@ -108,12 +110,12 @@ def test_inputs_from_the_catalog() -> None:
     entry = make_entry(
         "priced",
         price_usd=1599.0,
-        price_date="2022-10-12",
+        price_date=dt.date(2022, 10, 12),
         price_kind="launch_msrp",
         tdp_w=450,
         cloud_hourly_usd=0.7,
         cloud_hourly_source="example",
-        cloud_hourly_date="2025-01-01",
+        cloud_hourly_date=dt.date(2025, 1, 1),
     )
     inputs = cost_inputs_for(entry)
     assert (inputs.purchase_usd, inputs.tdp_w, inputs.cloud_hourly_usd) == (1599.0, 450.0, 0.7)

@@ -155,7 +155,7 @@ def test_cloud_price_note_carries_source_and_date() -> None:
         "beta-200",
         cloud_hourly_usd=1.89,
         cloud_hourly_source="Example Cloud",
-        cloud_hourly_date="2026-02-01",
+        cloud_hourly_date=dt.date(2026, 2, 1),
     )
     report = build_report([cat.by_id("alpha-100"), beta], cat)
     prices = next(section for section in report.notes if section.title == "Prices")

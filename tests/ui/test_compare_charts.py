@@ -190,7 +190,7 @@ def test_scatter_labels_of_crowded_points_neither_overlap_nor_leave_the_plot(
 ) -> None:
     from gpudesk.ui.charts.render import build_scatter_chart
 
-    priced = {"price_date": "2024-01-01", "price_kind": "street"}
+    priced = {"price_date": dt.date(2024, 1, 1), "price_kind": "street"}
     # Six GPUs within a few percent of each other in price and speed, one far away.
     crowd = [
         make_entry(

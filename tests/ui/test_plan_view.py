@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from catalog_factory import make_entry
 from pytestqt.qtbot import QtBot
@@ -22,7 +24,7 @@ def _state() -> AppState:
             compute_capability="8.9",
             tdp_w=450,
             price_usd=1800.0,
-            price_date="2024-01-01",
+            price_date=dt.date(2024, 1, 1),
             price_kind="street",
         ),
         make_entry("big-80", name="Big 80", memory_gb=80, bandwidth_gbs=2000, tdp_w=700),
@@ -35,11 +37,11 @@ def _state() -> AppState:
             bandwidth_gbs=900,
             tdp_w=300,
             price_usd=5000.0,
-            price_date="2024-01-01",
+            price_date=dt.date(2024, 1, 1),
             price_kind="street",
             cloud_hourly_usd=1.2,
             cloud_hourly_source="example provider",
-            cloud_hourly_date="2025-01-01",
+            cloud_hourly_date=dt.date(2025, 1, 1),
         ),
     ]
     return AppState(catalog=Catalog(entries=entries))

@@ -1,0 +1,63 @@
+"""Which catalog price to use, and when a price is too old to trust.
+
+Prices move: a street price or a cloud rate older than a year says little
+about today's market, so every view that shows one asks :func:`is_stale` and
+words the warning with :func:`stale_note`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind
+
+#: A price or rate seen longer ago than this many months is flagged.
+STALE_AFTER_MONTHS = 12
+
+
+def cloud_rates_of_kind(entry: CatalogEntry, kind: CloudRateKind) -> list[CloudRate]:
+    """The entry's rates of one kind, lowest first (newest first among equal rates)."""
+    rates = [rate for rate in entry.cloud_rates if rate.kind is kind]
+    return sorted(rates, key=_rate_order)
+
+
+def default_cloud_rate(entry: CatalogEntry) -> CloudRate | None:
+    """The lowest on-demand rate: what ``cost`` and the speed model use by default.
+
+    Spot and marketplace rates are cheaper but can vanish or be preempted, so
+    they are shown beside the default and never chosen silently.
+    """
+    rates = cloud_rates_of_kind(entry, CloudRateKind.ON_DEMAND)
+    return rates[0] if rates else None
+
+
+def _rate_order(rate: CloudRate) -> tuple[float, int, str]:
+    newest_first = -(rate.date.toordinal() if rate.date else 0)
+    return (rate.usd_per_gpu_hour, newest_first, rate.provider.casefold())
+
+
+def months_before(today: dt.date, months: int) -> dt.date:
+    """The same day ``months`` calendar months earlier (clamped to the month's end)."""
+    month_index = today.year * 12 + (today.month - 1) - months
+    year, month = divmod(month_index, 12)
+    month += 1
+    next_month = dt.date(year + month // 12, month % 12 + 1, 1)
+    last_day = (next_month - dt.timedelta(days=1)).day
+    return dt.date(year, month, min(today.day, last_day))
+
+
+def is_stale(seen: dt.date | None, today: dt.date, months: int = STALE_AFTER_MONTHS) -> bool:
+    """True when ``seen`` is more than ``months`` calendar months before ``today``.
+
+    An undated price is stale too: nothing says it is current.
+    """
+    if seen is None:
+        return True
+    return seen < months_before(today, months)
+
+
+def stale_note(what: str, seen: dt.date | None) -> str:
+    """The reader's warning, e.g. "price from 2024-03, may be out of date"."""
+    if seen is None:
+        return f"{what} undated, may be out of date"
+    return f"{what} from {seen:%Y-%m}, may be out of date"

@@ -1,0 +1,104 @@
+"""The details pane: notes for readers, provenance folded away, rates and staleness."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from catalog_factory import make_entry
+from PySide6.QtCore import QUrl
+from pytestqt.qtbot import QtBot
+
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.ui import details_pane
+from gpudesk.ui.details_pane import (
+    PROVENANCE_LINK,
+    PROVENANCE_TITLE,
+    DetailsPane,
+    entry_details_html,
+)
+
+_RATES = [
+    {
+        "provider": "AWS",
+        "usd_per_gpu_hour": 6.88,
+        "kind": "on_demand",
+        "date": dt.date(2026, 11, 20),
+        "source": "https://aws.amazon.com/ec2/instance-types/p5/",
+    },
+    {
+        "provider": "Lambda",
+        "usd_per_gpu_hour": 2.99,
+        "kind": "on_demand",
+        "date": dt.date(2026, 11, 20),
+        "source": "https://lambda.ai/pricing",
+    },
+    {
+        "provider": "Vast.ai",
+        "usd_per_gpu_hour": 1.6,
+        "kind": "marketplace",
+        "date": dt.date(2024, 3, 1),
+        "source": "https://vast.ai/pricing",
+    },
+]
+
+
+def _entry() -> CatalogEntry:
+    return make_entry(
+        "h-test",
+        price_usd=25_000,
+        price_kind="estimate",
+        price_date=dt.date(2024, 3, 9),
+        price_note="range $25k-$30k reported",
+        notes="A plain sentence for a reader.",
+        provenance="Maintainer text: FP8 derived from the whitepaper table.",
+        cloud_rates=_RATES,
+        l3_cache_mb=256,
+    )
+
+
+def test_provenance_is_folded_until_asked_for() -> None:
+    entry = make_entry(notes="For readers.", provenance="How it was derived.")
+    folded = entry_details_html(entry)
+    assert PROVENANCE_TITLE in folded and "How it was derived." not in folded
+    assert "For readers." in folded
+    assert "How it was derived." in entry_details_html(entry, show_provenance=True)
+    assert PROVENANCE_TITLE not in entry_details_html(make_entry(notes="x"))
+
+
+def test_stale_price_and_rates_are_flagged_and_the_default_rate_named() -> None:
+    text = entry_details_html(_entry(), today=dt.date(2026, 12, 1))
+    assert "price from 2024-03, may be out of date" in text
+    assert "rate from 2024-03, may be out of date" in text
+    assert text.count("may be out of date") == 2  # the 2026 rates are current
+    lambda_line = text[text.index("<b>Lambda</b>") :].split("</li>")[0]
+    assert "used by default" in lambda_line
+    assert "used by default" not in text[text.index("<b>AWS</b>") :].split("</li>")[0]
+    assert "range $25k-$30k reported" in text
+    assert 'href="https://lambda.ai/pricing"' in text
+    fresh = entry_details_html(_entry(), today=dt.date(2024, 6, 1))
+    assert "may be out of date" not in fresh
+
+
+def test_pane_toggles_provenance_and_opens_web_links_outside(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(
+        details_pane.QDesktopServices, "openUrl", lambda url: opened.append(url.toString())
+    )
+    pane = DetailsPane()
+    qtbot.addWidget(pane)
+    pane.show_entry(_entry())
+    assert "Maintainer text" not in pane.toPlainText()
+    assert "A plain sentence for a reader." in pane.toPlainText()
+    pane.anchorClicked.emit(QUrl(PROVENANCE_LINK))
+    assert "Maintainer text" in pane.toPlainText()
+    pane.show_entry(make_entry("other", provenance="Other derivation."))
+    assert "Other derivation." in pane.toPlainText(), "the choice stays for the next GPU"
+    pane.anchorClicked.emit(QUrl(PROVENANCE_LINK))
+    assert "Other derivation." not in pane.toPlainText()
+    pane.anchorClicked.emit(QUrl("https://lambda.ai/pricing"))
+    assert opened == ["https://lambda.ai/pricing"]
+    pane.anchorClicked.emit(QUrl("file:///etc/passwd"))
+    assert opened == ["https://lambda.ai/pricing"], "only web links leave the app"
