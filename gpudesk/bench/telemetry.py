@@ -132,13 +132,6 @@ def _snapshot_from_device(device: DeviceInfo) -> Any:
     )
 
 
-def nvml_uuid(uuid: str | None) -> str | None:
-    """CUDA runtimes give a bare UUID; NVML names it "GPU-<uuid>"."""
-    if not uuid:
-        return None
-    return uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
-
-
 def describe_cuda_device(
     device: DeviceInfo, entries: Sequence[CatalogEntry], nvml: Any | None = None
 ) -> tuple[str | None, dict[str, JsonValue], TelemetrySource]:
@@ -159,7 +152,7 @@ def describe_cuda_device(
     nvml = nvml or default_nvml()
     env: dict[str, JsonValue] = {}
     snapshot = _snapshot_from_device(device)
-    uuid = nvml_uuid(device.uuid)
+    uuid = device.uuid or None
     handle: Any = None
     try:
         nvml.init()
@@ -169,7 +162,8 @@ def describe_cuda_device(
             handle = nvml.handle_by_uuid(uuid)
         else:
             handle = nvml.handle_by_index(device.index)
-        snapshot = nvml.read_gpu(handle, device.index)
+        # A CUDA device may be a MIG instance: read it with its parent.
+        snapshot = nvml.read_device(handle, device.index)
     except (NvmlUnavailableError, GpuLostError) as exc:
         env["nvml"] = f"unavailable: {exc}"
         handle = None

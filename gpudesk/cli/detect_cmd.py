@@ -125,6 +125,8 @@ def detection_text(result: DetectionResult, matches: list[CatalogMatch]) -> str:
         lines.append(f"hint: {result.hint}")
         if result.detail:
             lines.append(f"detail: {result.detail}")
+    elif result.detail:  # e.g. one GPU could not be opened while the others were
+        lines.append(f"note: {result.detail}")
     for gpu, match in zip(result.gpus, matches, strict=True):
         if gpu.kind is DeviceKind.MIG:
             lines.append(_mig_line(gpu, match))

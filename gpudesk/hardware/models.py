@@ -22,6 +22,8 @@ class NvmlStatus(StrEnum):
     NO_PERMISSION = "no_permission"
     NO_DEVICES = "no_devices"
     GPU_LOST = "gpu_lost"
+    #: The driver lacks NVML's initialisation entry points the binding needs.
+    DRIVER_TOO_OLD = "driver_too_old"
     UNKNOWN = "unknown"
 
 
@@ -53,6 +55,11 @@ STATUS_HINTS: dict[NvmlStatus, str] = {
         "A GPU has fallen off the bus: check `dmesg` for Xid 79, the card's power and "
         "seating, then reboot."
     ),
+    NvmlStatus.DRIVER_TOO_OLD: (
+        "The NVIDIA driver is older than this nvidia-ml-py binding supports (no "
+        "nvmlInitWithFlags or nvmlInit_v2): update the NVIDIA driver, or install an "
+        "nvidia-ml-py release from the driver's time."
+    ),
     NvmlStatus.UNKNOWN: (
         "NVML failed with an unexpected error: run `nvidia-smi` to see whether the driver "
         "works, and report the detail below if it does."
@@ -69,8 +76,15 @@ STATUS_TITLES: dict[NvmlStatus, str] = {
     NvmlStatus.NO_PERMISSION: "No permission to use the GPU",
     NvmlStatus.NO_DEVICES: "No NVIDIA GPU found",
     NvmlStatus.GPU_LOST: "A GPU was lost",
+    NvmlStatus.DRIVER_TOO_OLD: "NVIDIA driver too old for this NVML binding",
     NvmlStatus.UNKNOWN: "NVML failed",
 }
+
+
+#: Where ``memory_used_mib`` came from: ``nvmlDeviceGetMemoryInfo_v2`` (R515+ drivers;
+#: driver-reserved memory apart, as nvidia-smi shows) or v1 (reserved counted as used).
+MEMORY_USED_V2 = "nvml_v2"
+MEMORY_USED_V1 = "nvml_v1"
 
 
 class DeviceKind(StrEnum):
@@ -103,6 +117,10 @@ class GpuSnapshot(BaseModel):
     memory_total_mib: int | None = None
     memory_used_mib: int | None = None
     memory_free_mib: int | None = None
+    #: :data:`MEMORY_USED_V2` or :data:`MEMORY_USED_V1`; None when memory was not read.
+    memory_used_source: str | None = None
+    #: Memory the driver reserves (v2 only).
+    memory_reserved_mib: int | None = None
     memory_bus_width_bits: int | None = None
 
     cuda_cores: int | None = None
@@ -135,6 +153,16 @@ class GpuSnapshot(BaseModel):
     #: Decoded clock-event (throttle) reasons, e.g. ["gpu_idle"]; [] means none active.
     clock_event_reasons: tuple[str, ...] | None = None
     running_process_count: int | None = None
+
+    #: "default", "exclusive_process", "prohibited" (nvmlComputeMode_t).
+    compute_mode: str | None = None
+    #: Uncorrected ECC errors since the driver loaded / over the board's life (ECC on only).
+    ecc_uncorrected_volatile: int | None = None
+    ecc_uncorrected_aggregate: int | None = None
+    #: Retired pages waiting for a reboot (pre-Ampere); remapped rows pending or failed (A100+).
+    retired_pages_pending: bool | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
 
     @property
     def memory_total_gib(self) -> float | None:

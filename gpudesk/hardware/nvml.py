@@ -17,20 +17,32 @@ Tests pass a fake module: ``Nvml(module=fake)`` or
 from __future__ import annotations
 
 import atexit
+import ctypes
 import logging
 import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
-from gpudesk.hardware.models import DeviceKind, DeviceSample, GpuSnapshot, NvmlStatus
+from gpudesk.hardware.models import (
+    MEMORY_USED_V1,
+    MEMORY_USED_V2,
+    DeviceKind,
+    DeviceSample,
+    GpuSnapshot,
+    NvmlStatus,
+)
 from gpudesk.progress import NullProgress, Progress
 
 _log = logging.getLogger(__name__)
 
 # NVML return codes (stable across driver versions; nvml.h).
+_ERR_NOT_SUPPORTED = 3
 _ERR_NO_PERMISSION = 4
+_ERR_NOT_FOUND = 6
+_ERR_INSUFFICIENT_SIZE = 7
 _ERR_DRIVER_NOT_LOADED = 9
 _ERR_LIBRARY_NOT_FOUND = 12
 _ERR_FUNCTION_NOT_FOUND = 13
@@ -43,6 +55,7 @@ _STATUS_BY_CODE: dict[int, NvmlStatus] = {
     _ERR_LIB_RM_VERSION_MISMATCH: NvmlStatus.VERSION_MISMATCH,
     _ERR_NO_PERMISSION: NvmlStatus.NO_PERMISSION,
     _ERR_GPU_IS_LOST: NvmlStatus.GPU_LOST,
+    _ERR_FUNCTION_NOT_FOUND: NvmlStatus.DRIVER_TOO_OLD,
 }
 
 # NVML enum values used below (nvml.h); the binding's constants have the same values.
@@ -51,6 +64,16 @@ _CLOCK_MEM = 2
 _TEMPERATURE_GPU = 0
 _FEATURE_ENABLED = 1
 _MIG_ENABLED = 1
+_MEMORY_ERROR_UNCORRECTED = 1
+_ECC_COUNTER_VOLATILE = 0
+_ECC_COUNTER_AGGREGATE = 1
+#: nvmlComputeMode_t (1, "exclusive thread", was removed from drivers long ago).
+COMPUTE_MODES: dict[int, str] = {
+    0: "default",
+    1: "exclusive_thread",
+    2: "prohibited",
+    3: "exclusive_process",
+}
 
 #: Clock-event ("throttle") reason bits, named like nvidia-smi's fields.
 CLOCK_EVENT_REASONS: dict[int, str] = {
@@ -64,6 +87,78 @@ CLOCK_EVENT_REASONS: dict[int, str] = {
     0x080: "hw_power_brake_slowdown",
     0x100: "display_clock_setting",
 }
+
+#: Running-process queries, newest symbol first: "_v3" (R510+), "_v2" (R470+),
+#: then the unversioned symbol, which fills the original two-field struct.
+_PROCESS_QUERIES: tuple[tuple[str, ...], ...] = tuple(
+    (f"{base}_v3", f"{base}_v2", base)
+    for base in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses")
+)
+
+
+class _ProcessInfoV1(ctypes.Structure):
+    """``nvmlProcessInfo_v1_t``: what the unversioned process queries fill (nvml.h)."""
+
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong)]
+
+
+class FailureKind(Enum):
+    """What one failed NVML call means for the field it was reading."""
+
+    #: The driver (or the binding) lacks the function: try an older one, else n/a.
+    MISSING = "missing"
+    #: The device stopped answering.
+    LOST = "lost"
+    #: Not supported on this device (GeForce, MIG, laptop): n/a.
+    NOT_SUPPORTED = "not_supported"
+    #: Nothing there (an empty MIG slot, an unknown UUID).
+    NOT_FOUND = "not_found"
+    #: Anything else: n/a for a field, a status for initialisation.
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class NvmlFailure:
+    """One classified failure: its kind, the status a user sees, and the text."""
+
+    kind: FailureKind
+    status: NvmlStatus
+    detail: str
+
+
+_KIND_BY_CODE: dict[int, FailureKind] = {
+    _ERR_FUNCTION_NOT_FOUND: FailureKind.MISSING,
+    _ERR_GPU_IS_LOST: FailureKind.LOST,
+    _ERR_NOT_SUPPORTED: FailureKind.NOT_SUPPORTED,
+    _ERR_NOT_FOUND: FailureKind.NOT_FOUND,
+}
+
+
+def classify_failure(exc: Exception, module: Any) -> NvmlFailure:
+    """The one error classifier for everything NVML or its binding can raise.
+
+    ``NVMLError_*`` map by their code; nvidia-ml-py's ``NVMLLibraryMismatchError``
+    (a plain ``Exception`` its unversioned wrappers raise when the driver lacks
+    the versioned symbol) and a binding without the function read as missing;
+    ctypes and any other error as a plain failure.
+    """
+    detail = str(exc) or type(exc).__name__
+    error_class = getattr(module, "NVMLError", None)
+    if isinstance(error_class, type) and isinstance(exc, error_class):
+        code = getattr(exc, "value", None)
+        if isinstance(code, int):
+            return NvmlFailure(
+                _KIND_BY_CODE.get(code, FailureKind.FAILED),
+                _STATUS_BY_CODE.get(code, NvmlStatus.UNKNOWN),
+                detail,
+            )
+        return NvmlFailure(FailureKind.FAILED, NvmlStatus.UNKNOWN, detail)
+    mismatch = getattr(module, "NVMLLibraryMismatchError", None)
+    if (isinstance(mismatch, type) and isinstance(exc, mismatch)) or isinstance(
+        exc, AttributeError
+    ):
+        return NvmlFailure(FailureKind.MISSING, NvmlStatus.DRIVER_TOO_OLD, detail)
+    return NvmlFailure(FailureKind.FAILED, NvmlStatus.UNKNOWN, f"{type(exc).__name__}: {detail}")
 
 
 class GpuLostError(Exception):
@@ -148,7 +243,7 @@ class Nvml:
         self._module = module
         self._lock = threading.RLock()
         self._initialised = False
-        self._missing_logged: set[str] = set()
+        self._logged: set[str] = set()
 
     # -- library and initialisation -------------------------------------------------
 
@@ -164,19 +259,20 @@ class Nvml:
     def initialised(self) -> bool:
         return self._initialised
 
-    def status_for(self, exc: BaseException) -> NvmlStatus:
-        """Map an NVML error to the status a user sees."""
-        code = getattr(exc, "value", None)
-        if isinstance(code, int):
-            return _STATUS_BY_CODE.get(code, NvmlStatus.UNKNOWN)
-        return NvmlStatus.UNKNOWN
+    def classify(self, exc: Exception) -> NvmlFailure:
+        """:func:`classify_failure` against this instance's binding."""
+        return classify_failure(exc, self.module)
 
-    def _is_nvml_error(self, exc: BaseException) -> bool:
-        error_class = getattr(self.module, "NVMLError", None)
-        return isinstance(error_class, type) and isinstance(exc, error_class)
+    def status_for(self, exc: Exception) -> NvmlStatus:
+        """Map an NVML error to the status a user sees."""
+        return self.classify(exc).status
 
     def init(self) -> None:
         """Initialise NVML once; safe to call again (a failed init is retried).
+
+        nvidia-ml-py's ``nvmlInit`` calls ``nvmlInitWithFlags``; a driver
+        without it is asked for ``nvmlInit_v2`` directly. A driver with neither
+        gets :attr:`NvmlStatus.DRIVER_TOO_OLD`.
 
         Raises:
             NvmlUnavailableError: with the status and NVML's own message.
@@ -193,11 +289,26 @@ class Nvml:
             try:
                 module.nvmlInit()
             except Exception as exc:
-                if not self._is_nvml_error(exc):
-                    raise
-                raise NvmlUnavailableError(self.status_for(exc), str(exc)) from exc
+                failure = self.classify(exc)
+                if failure.kind is not FailureKind.MISSING:
+                    raise NvmlUnavailableError(failure.status, failure.detail) from exc
+                self._init_v2(module, failure)
             self._initialised = True
             _live_instances.add(self)
+
+    def _init_v2(self, module: Any, first: NvmlFailure) -> None:
+        try:
+            function = module._nvmlGetFunctionPointer("nvmlInit_v2")
+            module._nvmlCheckReturn(function())
+        except Exception as exc:
+            failure = self.classify(exc)
+            if failure.kind is FailureKind.MISSING:
+                raise NvmlUnavailableError(
+                    NvmlStatus.DRIVER_TOO_OLD,
+                    f"the driver has neither nvmlInitWithFlags nor nvmlInit_v2 ({first.detail})",
+                ) from exc
+            raise NvmlUnavailableError(failure.status, failure.detail) from exc
+        _log.info("initialised NVML through nvmlInit_v2 (the driver lacks nvmlInitWithFlags)")
 
     def shutdown(self) -> None:
         """Shut NVML down; waits for a query in flight. Safe to call twice."""
@@ -213,45 +324,59 @@ class Nvml:
 
     # -- calls --------------------------------------------------------------------
 
-    def _log_missing(self, name: str) -> None:
-        if name not in self._missing_logged:
-            self._missing_logged.add(name)
+    def _log_once(self, name: str, failure: NvmlFailure) -> None:
+        if name in self._logged:
+            return
+        self._logged.add(name)
+        if failure.kind is FailureKind.MISSING:
             _log.info("NVML function %s is not available in this driver; reads as n/a", name)
+        elif failure.kind is FailureKind.NOT_SUPPORTED:
+            _log.debug("NVML %s: not supported here; reads as n/a", name)
+        else:
+            _log.info("NVML %s failed (%s); reads as n/a", name, failure.detail)
 
     def call(self, name: str, *args: Any) -> Any:
-        """Call an NVML function, letting its ``NVMLError`` through (init is done first)."""
+        """Call an NVML function, letting its errors through (init is done first)."""
         with self._lock:
             self.init()
             function: Callable[..., Any] | None = getattr(self.module, name, None)
             if function is None:
-                self._log_missing(name)
+                self._log_once(name, NvmlFailure(FailureKind.MISSING, NvmlStatus.UNKNOWN, name))
                 raise NvmlUnavailableError(NvmlStatus.UNKNOWN, f"{name} is missing")
             return function(*args)
 
-    def _query(self, name: str, *args: Any) -> Any:
+    def _query(
+        self,
+        name: str,
+        *args: Any,
+        function: Callable[..., Any] | None = None,
+        label: str | None = None,
+    ) -> Any:
+        """One field: the value, None (n/a) or :data:`_MISSING`; never raises but for a lost GPU.
+
+        ``function`` replaces the binding's attribute ``name`` (a direct symbol
+        call); ``label`` names it in the log.
+        """
+        label = label or name
         with self._lock:
             if not self._initialised:
                 return None
-            function: Callable[..., Any] | None = getattr(self.module, name, None)
             if function is None:
-                self._log_missing(name)
+                function = getattr(self.module, name, None)
+            if function is None:
+                self._log_once(label, NvmlFailure(FailureKind.MISSING, NvmlStatus.UNKNOWN, label))
                 return _MISSING
             try:
                 return function(*args)
             except Exception as exc:
-                if not self._is_nvml_error(exc):
-                    raise
-                code = getattr(exc, "value", None)
-                if code == _ERR_FUNCTION_NOT_FOUND:
-                    self._log_missing(name)
-                    return _MISSING
-                if code == _ERR_GPU_IS_LOST:
-                    raise GpuLostError(f"{name}: {exc}") from exc
-                _log.debug("%s: %s", name, exc)
-                return None
+                failure = self.classify(exc)
+                if failure.kind is FailureKind.LOST:
+                    raise GpuLostError(f"{label}: {failure.detail}") from exc
+                self._log_once(label, failure)
+                return _MISSING if failure.kind is FailureKind.MISSING else None
 
     def query(self, name: str, *args: Any) -> Any | None:
-        """One NVML query: the value, or None when unsupported or missing.
+        """One NVML query: the value, or None when unsupported, missing or failed.
 
         Raises:
             GpuLostError: the device stopped answering.
@@ -285,6 +410,13 @@ class Nvml:
 
     # -- devices --------------------------------------------------------------------
 
+    def _unavailable(self, exc: Exception, what: str) -> NvmlUnavailableError | GpuLostError:
+        failure = self.classify(exc)
+        if failure.kind is FailureKind.LOST:
+            return GpuLostError(f"{what}: {failure.detail}")
+        status = NvmlStatus.UNKNOWN if failure.kind is FailureKind.NOT_FOUND else failure.status
+        return NvmlUnavailableError(status, f"{what}: {failure.detail}")
+
     def device_count(self) -> int:
         """Physical GPUs NVML sees (MIG instances not counted).
 
@@ -296,9 +428,8 @@ class Nvml:
         except NvmlUnavailableError:
             raise
         except Exception as exc:
-            if not self._is_nvml_error(exc):
-                raise
-            raise NvmlUnavailableError(self.status_for(exc), str(exc)) from exc
+            failure = self.classify(exc)
+            raise NvmlUnavailableError(failure.status, failure.detail) from exc
 
     def _handle(self, function: str, key: int | str) -> Any:
         try:
@@ -306,12 +437,7 @@ class Nvml:
         except NvmlUnavailableError:
             raise
         except Exception as exc:
-            if not self._is_nvml_error(exc):
-                raise
-            status = self.status_for(exc)
-            if status is NvmlStatus.GPU_LOST:
-                raise GpuLostError(f"device {key}: {exc}") from exc
-            raise NvmlUnavailableError(status, f"device {key}: {exc}") from exc
+            raise self._unavailable(exc, f"device {key}") from exc
 
     def handle_by_index(self, index: int) -> Any:
         """The handle of physical GPU ``index``.
@@ -323,8 +449,40 @@ class Nvml:
         return self._handle("nvmlDeviceGetHandleByIndex", index)
 
     def handle_by_uuid(self, uuid: str) -> Any:
-        """The handle of the device with this UUID (raises like :meth:`handle_by_index`)."""
-        return self._handle("nvmlDeviceGetHandleByUUID", uuid)
+        """The handle of the device with this UUID: "GPU-..." or a MIG instance's "MIG-...".
+
+        NVML resolves MIG UUIDs in ``nvmlDeviceGetHandleByUUID`` itself (R470+);
+        a bare UUID (as CUDA runtimes print it) is tried as a GPU, then as a MIG
+        instance. Raises like :meth:`handle_by_index`.
+        """
+        if uuid.startswith(("GPU-", "MIG-")):
+            return self._handle("nvmlDeviceGetHandleByUUID", uuid)
+        try:
+            return self._handle("nvmlDeviceGetHandleByUUID", f"GPU-{uuid}")
+        except NvmlUnavailableError:
+            return self._handle("nvmlDeviceGetHandleByUUID", f"MIG-{uuid}")
+
+    def is_mig_handle(self, handle: Any) -> bool:
+        """Whether ``handle`` is a MIG instance (False when the driver cannot say)."""
+        value = self.query("nvmlDeviceIsMigDeviceHandle", handle)
+        # nvidia-ml-py returns the ctypes c_uint itself here.
+        return bool(getattr(value, "value", value)) if value is not None else False
+
+    def read_device(self, handle: Any, index: int) -> GpuSnapshot:
+        """Read a handle from a UUID lookup: a physical GPU, or a MIG instance with its parent."""
+        if not self.is_mig_handle(handle):
+            return self.read_gpu(handle, index)
+        parent_handle = self.query("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", handle)
+        if parent_handle is None:
+            return self.read_mig(handle, GpuSnapshot(), 0)
+        parent_index = self.query("nvmlDeviceGetIndex", parent_handle)
+        parent = self.read_gpu(parent_handle, int(parent_index) if parent_index is not None else 0)
+        uuid = self.query("nvmlDeviceGetUUID", handle)
+        position = 0
+        for slot, mig in enumerate(self.mig_handles(parent_handle)):
+            if uuid is not None and self.query("nvmlDeviceGetUUID", mig) == uuid:
+                position = slot
+        return self.read_mig(handle, parent, position)
 
     def read_all(self, progress: Progress | None = None) -> NvmlReading:
         """Read the driver and every device: physical GPUs, then each one's MIG instances.
@@ -401,6 +559,7 @@ class Nvml:
             self._read_power_thermal(handle, fields)
             self._read_pcie(handle, fields)
             self._read_features(handle, fields)
+            self._read_health(handle, fields)
         except GpuLostError as exc:
             _log.warning("GPU %d lost while reading it: %s", index, exc)
             return GpuSnapshot(**fields, lost=True)
@@ -466,12 +625,33 @@ class Nvml:
             fields["pci_device_id"] = f"0x{combined >> 16:04x}"
             fields["pci_vendor_id"] = f"0x{combined & 0xFFFF:04x}"
 
-    def _read_memory(self, handle: Any, fields: dict[str, Any]) -> None:
+    def memory_info(self, handle: Any) -> tuple[Any, str] | None:
+        """``(memory info, source)``: ``nvmlDeviceGetMemoryInfo_v2`` where the driver has it.
+
+        v2 (R515+) reports driver-reserved memory apart, so its "used" is what
+        nvidia-smi shows; v1's "used" includes the reserved part.
+        """
+        version = getattr(self.module, "nvmlMemory_v2", None)
+        if version is not None:
+            memory = self._query(
+                "nvmlDeviceGetMemoryInfo", handle, version, label="nvmlDeviceGetMemoryInfo_v2"
+            )
+            if memory is not None and memory is not _MISSING:
+                return memory, MEMORY_USED_V2
         memory = self.query("nvmlDeviceGetMemoryInfo", handle)
-        if memory is not None:
-            fields["memory_total_mib"] = _mib(memory.total)
-            fields["memory_used_mib"] = _mib(memory.used)
-            fields["memory_free_mib"] = _mib(memory.free)
+        return None if memory is None else (memory, MEMORY_USED_V1)
+
+    def _read_memory(self, handle: Any, fields: dict[str, Any]) -> None:
+        found = self.memory_info(handle)
+        if found is None:
+            return
+        memory, source = found
+        fields["memory_total_mib"] = _mib(memory.total)
+        fields["memory_used_mib"] = _mib(memory.used)
+        fields["memory_free_mib"] = _mib(memory.free)
+        fields["memory_used_source"] = source
+        if source == MEMORY_USED_V2:
+            fields["memory_reserved_mib"] = _mib(memory.reserved)
 
     def _read_compute(self, handle: Any, fields: dict[str, Any]) -> None:
         width = self.query("nvmlDeviceGetMemoryBusWidth", handle)
@@ -501,17 +681,46 @@ class Nvml:
             fields["clock_event_reasons"] = decode_clock_event_reasons(int(reasons))
         fields["running_process_count"] = self._process_count(handle)
 
+    def _processes_v1(self, symbol: str, handle: Any) -> list[Any]:
+        """An unversioned process query, called by its symbol with the v1 struct.
+
+        nvidia-ml-py's unversioned wrappers call the ``_v3`` symbol instead, so
+        this is the only way to reach the query on a pre-R470 driver.
+        """
+        module = self.module
+        function = module._nvmlGetFunctionPointer(symbol)
+        count = ctypes.c_uint(0)
+        code = function(handle, ctypes.byref(count), None)
+        if code == 0:
+            return []
+        if code != _ERR_INSUFFICIENT_SIZE:
+            module._nvmlCheckReturn(code)
+        count.value = count.value * 2 + 5  # room for processes started meanwhile
+        infos = (_ProcessInfoV1 * count.value)()
+        module._nvmlCheckReturn(function(handle, ctypes.byref(count), infos))
+        return list(infos[: count.value])
+
     def _process_count(self, handle: Any) -> int | None:
         pids: set[int] = set()
         answered = False
-        for function in (
-            "nvmlDeviceGetComputeRunningProcesses",
-            "nvmlDeviceGetGraphicsRunningProcesses",
-        ):
-            processes = self.query(function, handle)
-            if processes is not None:
-                answered = True
-                pids.update(int(process.pid) for process in processes)
+        for symbols in _PROCESS_QUERIES:
+            for symbol in symbols:
+                if symbol.endswith(("_v2", "_v3")):
+                    processes = self._query(symbol, handle)
+                else:
+                    processes = self._query(
+                        symbol,
+                        symbol,
+                        handle,
+                        function=self._processes_v1,
+                        label=f"{symbol} (unversioned symbol)",
+                    )
+                if processes is _MISSING:
+                    continue
+                if processes is not None:
+                    answered = True
+                    pids.update(int(process.pid) for process in processes)
+                break
         return len(pids) if answered else None
 
     def _read_power_thermal(self, handle: Any, fields: dict[str, Any]) -> None:
@@ -541,6 +750,27 @@ class Nvml:
         mig = self.query("nvmlDeviceGetMigMode", handle)
         fields["mig_enabled"] = None if mig is None else int(mig[0]) == _MIG_ENABLED
 
+    def _read_health(self, handle: Any, fields: dict[str, Any]) -> None:
+        """What ``doctor`` checks: compute mode, uncorrected ECC errors, pending page repairs."""
+        mode = self.query("nvmlDeviceGetComputeMode", handle)
+        if mode is not None:
+            fields["compute_mode"] = COMPUTE_MODES.get(int(mode), f"mode {int(mode)}")
+        if fields.get("ecc_enabled"):
+            for key, counter in (
+                ("ecc_uncorrected_volatile", _ECC_COUNTER_VOLATILE),
+                ("ecc_uncorrected_aggregate", _ECC_COUNTER_AGGREGATE),
+            ):
+                value = self.query(
+                    "nvmlDeviceGetTotalEccErrors", handle, _MEMORY_ERROR_UNCORRECTED, counter
+                )
+                fields[key] = None if value is None else int(value)
+        pending = self.query("nvmlDeviceGetRetiredPagesPendingStatus", handle)
+        fields["retired_pages_pending"] = None if pending is None else bool(int(pending))
+        rows = self.query("nvmlDeviceGetRemappedRows", handle)
+        if rows is not None:
+            fields["remapped_rows_pending"] = bool(int(rows[2]))
+            fields["remapped_rows_failure"] = bool(int(rows[3]))
+
     # -- live sampling ----------------------------------------------------------------
 
     def sample(self, handle: Any, uuid: str, index: int | None) -> DeviceSample:
@@ -550,7 +780,7 @@ class Nvml:
         """
         try:
             utilization = self.query("nvmlDeviceGetUtilizationRates", handle)
-            memory = self.query("nvmlDeviceGetMemoryInfo", handle)
+            memory = self.memory_info(handle)
             temperature = self.query("nvmlDeviceGetTemperature", handle, _TEMPERATURE_GPU)
             fan = self.query("nvmlDeviceGetFanSpeed", handle)
             power = self.query("nvmlDeviceGetPowerUsage", handle)
@@ -562,7 +792,7 @@ class Nvml:
             index=index,
             utilization_gpu_percent=None if utilization is None else int(utilization.gpu),
             utilization_memory_percent=None if utilization is None else int(utilization.memory),
-            memory_used_mib=None if memory is None else _mib(memory.used),
+            memory_used_mib=None if memory is None else _mib(memory[0].used),
             temperature_c=None if temperature is None else int(temperature),
             fan_percent=None if fan is None else int(fan),
             power_draw_w=_watts(power),

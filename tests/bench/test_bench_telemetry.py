@@ -14,7 +14,6 @@ from gpudesk.bench.telemetry import (
     SampledTelemetry,
     SystemProbe,
     describe_cuda_device,
-    nvml_uuid,
 )
 
 
@@ -96,10 +95,3 @@ def test_cuda_device_without_nvml_still_matches_by_name() -> None:
     result = telemetry.stop()
     assert not result.available
     assert result.reason.startswith("unavailable")
-
-
-def test_nvml_uuid() -> None:
-    assert nvml_uuid("58e5d4b3-aaaa") == "GPU-58e5d4b3-aaaa"
-    assert nvml_uuid("GPU-1") == "GPU-1"
-    assert nvml_uuid("MIG-2") == "MIG-2"
-    assert nvml_uuid(None) is None

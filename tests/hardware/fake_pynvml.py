@@ -336,16 +336,17 @@ class FakePynvml:
     def nvmlDeviceGetCurrentClocksThrottleReasons(self, handle: FakeGpu | FakeMig) -> int:
         return self._gpu("nvmlDeviceGetCurrentClocksThrottleReasons", handle).clock_event_reasons
 
-    def nvmlDeviceGetComputeRunningProcesses(
+    # The versioned names: the binding's unversioned ones call the _v3 symbol anyway.
+    def nvmlDeviceGetComputeRunningProcesses_v3(
         self, handle: FakeGpu | FakeMig
     ) -> list[SimpleNamespace]:
-        gpu = self._gpu("nvmlDeviceGetComputeRunningProcesses", handle)
+        gpu = self._gpu("nvmlDeviceGetComputeRunningProcesses_v3", handle)
         return [SimpleNamespace(pid=pid, usedGpuMemory=0) for pid in gpu.compute_pids]
 
-    def nvmlDeviceGetGraphicsRunningProcesses(
+    def nvmlDeviceGetGraphicsRunningProcesses_v3(
         self, handle: FakeGpu | FakeMig
     ) -> list[SimpleNamespace]:
-        gpu = self._gpu("nvmlDeviceGetGraphicsRunningProcesses", handle)
+        gpu = self._gpu("nvmlDeviceGetGraphicsRunningProcesses_v3", handle)
         return [SimpleNamespace(pid=pid, usedGpuMemory=0) for pid in gpu.graphics_pids]
 
 
@@ -509,7 +510,7 @@ def missing_function() -> FakePynvml:
     return FakePynvml(
         [rtx_4090()],
         missing=OLD_DRIVER_MISSING,
-        absent=frozenset({"nvmlDeviceGetGraphicsRunningProcesses"}),
+        absent=frozenset({"nvmlDeviceGetGraphicsRunningProcesses_v3"}),
     )
 
 

@@ -1,4 +1,8 @@
-"""NVML access and detection against the fake binding (real error classes)."""
+"""NVML access against the Python stand-in for the binding, where a test needs fine control.
+
+The scenarios a user meets (two GPUs, MIG, lost GPUs, driver states, old
+drivers) run through the real nvidia-ml-py in ``test_nvml_real_binding.py``.
+"""
 
 from __future__ import annotations
 
@@ -10,59 +14,19 @@ import pytest
 from hardware import fake_pynvml as fakes
 
 from gpudesk.hardware.detect import detect
-from gpudesk.hardware.models import DeviceKind, NvmlStatus, hint_for
+from gpudesk.hardware.models import NvmlStatus, hint_for
 from gpudesk.hardware.nvml import (
+    FailureKind,
     GpuLostError,
     Nvml,
     NvmlUnavailableError,
+    classify_failure,
     decode_clock_event_reasons,
     default_nvml,
     format_cuda_version,
     set_default_nvml,
 )
 from gpudesk.progress import Cancelled, ProgressState
-
-
-def test_two_different_gpus_every_field() -> None:
-    fake = fakes.two_gpus()
-    result = detect(Nvml(module=fake))
-    assert result.status is NvmlStatus.OK
-    assert result.driver_version == "550.54.14"
-    assert result.cuda_driver_version == "12.4"
-    assert [gpu.index for gpu in result.gpus] == [0, 1]
-    first, second = result.gpus
-    assert first.name == "NVIDIA GeForce RTX 4090"
-    assert first.uuid == "GPU-4090aaaa-0000-0000-0000-000000000000"
-    assert first.pci_bus_id == "00000000:01:00.0"
-    assert first.pci_device_id == "0x2684"
-    assert first.pci_vendor_id == "0x10de"
-    assert (first.memory_total_mib, first.memory_used_mib, first.memory_free_mib) == (
-        24564,
-        1234,
-        24564 - 1234,
-    )
-    assert first.memory_bus_width_bits == 384
-    assert first.cuda_cores == 16384
-    assert first.compute_capability == "8.9"
-    assert (first.sm_clock_mhz, first.sm_clock_max_mhz) == (210, 3120)
-    assert (first.memory_clock_mhz, first.memory_clock_max_mhz) == (405, 10501)
-    assert (first.power_limit_w, first.power_default_limit_w, first.power_draw_w) == (
-        450.0,
-        450.0,
-        25.5,
-    )
-    assert (first.temperature_c, first.fan_percent) == (35, 30)
-    assert (first.utilization_gpu_percent, first.utilization_memory_percent) == (3, 1)
-    assert (first.pcie_gen_current, first.pcie_gen_max) == (1, 4)
-    assert (first.pcie_width_current, first.pcie_width_max) == (16, 16)
-    assert first.ecc_enabled is False
-    assert first.mig_enabled is None  # GeForce: MIG query not supported
-    assert first.clock_event_reasons == ("gpu_idle",)
-    assert first.running_process_count == 2  # pid 4242 is in both lists, counted once
-    assert second.pci_device_id == "0x220a"
-    assert second.memory_total_mib == 12288
-    assert second.clock_event_reasons == ("sw_power_cap", "sw_thermal_slowdown")
-    assert second.running_process_count == 0
 
 
 def test_result_is_json_serialisable_with_a_timestamp() -> None:
@@ -85,34 +49,6 @@ def test_unsupported_fields_read_na_and_the_rest_is_read() -> None:
     assert gpu.temperature_c == 35
     assert gpu.memory_total_mib == 6144
     assert gpu.lost is False
-
-
-def test_mig_instances_are_devices_linked_to_their_parent() -> None:
-    result = detect(Nvml(module=fakes.mig_a100()))
-    assert result.status is NvmlStatus.OK
-    parent, *instances = result.gpus
-    assert parent.kind is DeviceKind.GPU
-    assert parent.mig_enabled is True
-    assert parent.mig_instance_count == 2
-    assert parent.ecc_enabled is True
-    assert parent.fan_percent is None
-    assert len(instances) == 2
-    for position, instance in enumerate(instances):
-        assert instance.kind is DeviceKind.MIG
-        assert instance.index == position
-        assert instance.parent_uuid == parent.uuid
-        assert instance.parent_index == 0
-        assert instance.name == "NVIDIA A100-SXM4-40GB MIG 3g.20gb"
-        assert instance.uuid is not None and instance.uuid.startswith("MIG-")
-        assert instance.memory_total_mib == 19968
-        assert instance.sm_count == 42
-        assert instance.compute_capability == "8.0"
-        # NVML answers no clocks/power/utilization for a MIG handle: n/a, not an error
-        assert instance.sm_clock_mhz is None
-        assert instance.utilization_gpu_percent is None
-    assert [instance.mig_gpu_instance_id for instance in instances] == [1, 2]
-    assert instances[1].memory_used_mib == 1500
-    assert instances[1].label == "GPU 0 MIG 1: NVIDIA A100-SXM4-40GB MIG 3g.20gb"
 
 
 @pytest.mark.parametrize(
@@ -148,38 +84,6 @@ def test_every_status_has_a_distinct_one_line_hint() -> None:
     assert "install" in hint_for(NvmlStatus.LIBRARY_NOT_FOUND)
 
 
-def test_driver_not_loaded_and_version_mismatch_scenarios() -> None:
-    assert detect(Nvml(module=fakes.driver_not_loaded())).status is NvmlStatus.DRIVER_NOT_LOADED
-    assert detect(Nvml(module=fakes.version_mismatch())).status is NvmlStatus.VERSION_MISMATCH
-
-
-def test_no_permission_to_open_the_gpu() -> None:
-    result = detect(Nvml(module=fakes.no_permission()))
-    assert result.status is NvmlStatus.NO_PERMISSION
-    assert result.gpus == ()
-    assert result.detail is not None and "Insufficient Permissions" in result.detail
-    # the driver itself answered
-    assert result.driver_version == "550.54.14"
-
-
-def test_one_gpu_without_permission_does_not_hide_the_other() -> None:
-    fake = fakes.FakePynvml(
-        [fakes.rtx_4090(handle_error=pynvml.NVMLError_NoPermission), fakes.rtx_3080_12gb()]
-    )
-    result = detect(Nvml(module=fake))
-    assert result.status is NvmlStatus.OK
-    assert [gpu.name for gpu in result.gpus] == ["NVIDIA GeForce RTX 3080"]
-    assert result.gpus[0].index == 1  # never assume the first GPU is index 0
-    assert result.detail is not None and "device 0" in result.detail
-
-
-def test_zero_devices() -> None:
-    result = detect(Nvml(module=fakes.zero_devices()))
-    assert result.status is NvmlStatus.NO_DEVICES
-    assert result.gpus == ()
-    assert result.hint == hint_for(NvmlStatus.NO_DEVICES)
-
-
 def test_gpu_lost_during_detection_marks_that_gpu_only() -> None:
     fake = fakes.two_gpus()
     fake.gpus[0].lost = True
@@ -189,22 +93,6 @@ def test_gpu_lost_during_detection_marks_that_gpu_only() -> None:
     assert (lost.index, lost.lost, lost.name) == (0, True, None)
     assert (alive.index, alive.lost, alive.name) == (1, False, "NVIDIA GeForce RTX 3080")
     assert result.usable_gpus == (alive,)
-
-
-def test_gpu_lost_midway_keeps_what_was_read() -> None:
-    fake = fakes.two_gpus()
-    # the GPU answers its identity, then drops off the bus at the memory query
-    original = fake.nvmlDeviceGetMemoryInfo
-
-    def lose(handle: fakes.FakeGpu) -> object:
-        handle.lost = True
-        return original(handle)
-
-    fake.nvmlDeviceGetMemoryInfo = lose  # type: ignore[method-assign]
-    result = detect(Nvml(module=fake))
-    assert result.status is NvmlStatus.GPU_LOST
-    assert result.gpus[0].lost and result.gpus[0].name == "NVIDIA GeForce RTX 4090"
-    assert result.gpus[0].memory_total_mib is None
 
 
 def test_missing_functions_read_na_fall_back_and_log_once(
@@ -228,8 +116,10 @@ def test_missing_functions_read_na_fall_back_and_log_once(
         assert gpu.memory_total_mib == 24564
     assert fake.calls["nvmlSystemGetCudaDriverVersion"] == 2
     messages = [record.getMessage() for record in caplog.records]
-    for name in [*fakes.OLD_DRIVER_MISSING, "nvmlDeviceGetGraphicsRunningProcesses"]:
-        assert sum(name in message for message in messages) == 1, name
+    graphics = "nvmlDeviceGetGraphicsRunningProcesses"
+    fallbacks = [f"{graphics}_v3", f"{graphics}_v2", f"{graphics} (unversioned symbol)"]
+    for name in [*fakes.OLD_DRIVER_MISSING, *fallbacks]:
+        assert sum(f"function {name} is" in message for message in messages) == 1, name
 
 
 def test_init_is_lazy_and_done_once_and_shutdown_is_clean() -> None:
@@ -311,3 +201,59 @@ def test_helpers() -> None:
     assert decode_clock_event_reasons(0) == ()
     assert decode_clock_event_reasons(0x1 | 0x40) == ("gpu_idle", "hw_thermal_slowdown")
     assert decode_clock_event_reasons(0x1000) == ("0x1000",)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "status"),
+    [
+        (pynvml.NVMLError_FunctionNotFound(), FailureKind.MISSING, NvmlStatus.DRIVER_TOO_OLD),
+        (pynvml.NVMLLibraryMismatchError("no _v3"), FailureKind.MISSING, NvmlStatus.DRIVER_TOO_OLD),
+        (AttributeError("nvmlX"), FailureKind.MISSING, NvmlStatus.DRIVER_TOO_OLD),
+        (pynvml.NVMLError_GpuIsLost(), FailureKind.LOST, NvmlStatus.GPU_LOST),
+        (pynvml.NVMLError_NotSupported(), FailureKind.NOT_SUPPORTED, NvmlStatus.UNKNOWN),
+        (pynvml.NVMLError_NotFound(), FailureKind.NOT_FOUND, NvmlStatus.UNKNOWN),
+        (pynvml.NVMLError_NoPermission(), FailureKind.FAILED, NvmlStatus.NO_PERMISSION),
+        (ctypes.ArgumentError("argument 2"), FailureKind.FAILED, NvmlStatus.UNKNOWN),
+        (OverflowError("big"), FailureKind.FAILED, NvmlStatus.UNKNOWN),
+    ],
+)
+def test_one_classifier_for_every_failure(
+    error: Exception, kind: FailureKind, status: NvmlStatus
+) -> None:
+    failure = classify_failure(error, pynvml)
+    assert (failure.kind, failure.status) == (kind, status)
+    assert failure.detail
+
+
+def test_any_exception_from_one_field_makes_only_that_field_na(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake = fakes.two_gpus()
+
+    def mismatch(handle: object) -> None:
+        raise pynvml.NVMLLibraryMismatchError("Unversioned function called ...")
+
+    def ctypes_error(handle: object, sensor: int) -> None:
+        raise ctypes.ArgumentError("argument 2: wrong type")
+
+    fake.nvmlDeviceGetComputeRunningProcesses_v3 = mismatch  # type: ignore[method-assign]
+    fake.nvmlDeviceGetGraphicsRunningProcesses_v3 = mismatch  # type: ignore[method-assign]
+    fake.nvmlDeviceGetTemperature = ctypes_error  # type: ignore[method-assign]
+    nvml = Nvml(module=fake)
+    with caplog.at_level(logging.INFO, logger="gpudesk.hardware.nvml"):
+        result = detect(nvml)
+        detect(nvml)
+    assert result.status is NvmlStatus.OK
+    for gpu in result.gpus:
+        assert gpu.temperature_c is None and gpu.running_process_count is None
+        assert gpu.name is not None and gpu.memory_total_mib is not None
+        assert gpu.fan_percent is not None
+    messages = [record.getMessage() for record in caplog.records]
+    assert sum("nvmlDeviceGetTemperature" in message for message in messages) == 1
+
+
+def test_nvml_init_function_not_found_is_driver_too_old() -> None:
+    result = detect(Nvml(module=fakes.init_failure(pynvml.NVMLError_FunctionNotFound)))
+    assert result.status is NvmlStatus.DRIVER_TOO_OLD
+    assert result.hint == hint_for(NvmlStatus.DRIVER_TOO_OLD)
+    assert "nvmlInit_v2" in (result.detail or "")
