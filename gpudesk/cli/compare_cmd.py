@@ -117,13 +117,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def _offscreen_radar_exporter() -> Any:
     """``export_radar``, with a QApplication that needs no window or display."""
-    from gpudesk.ui.app import create_application, display_available
+    from gpudesk.render.app import ensure_application
 
-    if not display_available():
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     try:
-        create_application()
-        from gpudesk.ui.charts.export import export_radar
+        ensure_application()
+        from gpudesk.render.export import export_radar
     except ImportError as exc:
         raise CliError(f"--png/--svg need the Qt libraries (PySide6): {exc}") from exc
     return export_radar

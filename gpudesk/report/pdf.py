@@ -2,7 +2,7 @@
 
 The content comes from :mod:`gpudesk.report.content`; this module only lays
 it out (:mod:`gpudesk.report.layout`) and paints it. Charts are painted by the
-same code that draws them on screen (:mod:`gpudesk.ui.charts.render`), into
+same code that draws them on screen (:mod:`gpudesk.render.paint`), into
 this painter, so they stay vector. Text uses the bundled DejaVu Sans, loaded
 explicitly, so the PDF looks the same on every machine.
 
@@ -17,7 +17,6 @@ does not.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,9 @@ from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.paths import resources_dir
 from gpudesk.progress import NullProgress, Progress
+from gpudesk.render.app import ensure_application
+from gpudesk.render.colors import series_color
+from gpudesk.render.paint import render_radar, render_scatter
 from gpudesk.report.content import (
     BestFor,
     LocalData,
@@ -79,7 +81,6 @@ FONT_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
 FALLBACK_FAMILY = "DejaVu Sans"
 
 _font_family: str | None = None
-_app: object | None = None
 
 
 class ReportError(OSError):
@@ -87,22 +88,8 @@ class ReportError(OSError):
 
 
 # --------------------------------------------------------------------------
-# set-up: application and fonts
+# set-up: fonts (the application: gpudesk.render.app.ensure_application)
 # --------------------------------------------------------------------------
-def ensure_application() -> None:
-    """Make sure a QApplication exists (the CLI has none): offscreen unless told otherwise."""
-    global _app
-    from PySide6.QtWidgets import QApplication
-
-    if QApplication.instance() is not None:
-        return
-    # A report needs no screen; a stale DISPLAY over SSH must not abort the export.
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from gpudesk.ui.app import create_application
-
-    _app = create_application()
-
-
 def report_font_family() -> str:
     """The family of the bundled DejaVu Sans, loaded once."""
     global _font_family
@@ -285,12 +272,6 @@ def _page_frame(
 # --------------------------------------------------------------------------
 # the report's sections
 # --------------------------------------------------------------------------
-def _series_color(index: int) -> QColor:
-    from gpudesk.ui.colors import series_color
-
-    return series_color(index)
-
-
 def _lay_out(flow: Flow, content: ReportContent, charts: ReportCharts) -> None:
     _cover(flow, content)
     _summary(flow, content)
@@ -316,7 +297,7 @@ def _summary(flow: Flow, content: ReportContent) -> None:
         rows.append(
             TableRow(
                 (
-                    Cell(gpu.name, bold=True, swatch=_series_color(gpu.index)),
+                    Cell(gpu.name, bold=True, swatch=series_color(gpu.index)),
                     Cell(gpu.description),
                     Cell(best),
                 )
@@ -390,7 +371,7 @@ def _spec_table(flow: Flow, content: ReportContent) -> None:
     header = (
         Cell("", bold=True),
         *(
-            Cell(name, bold=True, swatch=_series_color(index))
+            Cell(name, bold=True, swatch=series_color(index))
             for index, name in enumerate(content.spec_columns)
         ),
     )
@@ -491,8 +472,6 @@ def prepare_charts(
     """
     from PySide6.QtCore import QThread
     from PySide6.QtWidgets import QApplication
-
-    from gpudesk.ui.charts.render import render_radar, render_scatter
 
     if paper not in PAPER_SIZES:
         raise ValueError(f"unknown paper size {paper!r}: use 'a4' or 'letter'")

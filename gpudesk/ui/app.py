@@ -1,4 +1,4 @@
-"""Starting the desktop app: display check, QApplication, fonts, icon, main window."""
+"""Starting the desktop app: display check, QApplication (from :mod:`gpudesk.render.app`)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpudesk.render.app import create_application, display_available
+
 NO_DISPLAY_MESSAGE = (
     "gpudesk: no display available; use `gpudesk list` (or another subcommand) "
     "or set QT_QPA_PLATFORM (e.g. QT_QPA_PLATFORM=offscreen)"
 )
-
-
-def display_available() -> bool:
-    """Whether Qt can open a window here, judged before Qt would abort()."""
-    if os.environ.get("QT_QPA_PLATFORM"):
-        return True
-    if sys.platform in ("win32", "darwin"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def process_start_time() -> float:
@@ -39,30 +32,6 @@ def process_start_time() -> float:
 
 
 _IMPORT_TIME = time.time()
-
-
-def create_application(argv: Sequence[str] | None = None) -> object:
-    """The QApplication with GPUDesk's names, bundled fonts and icon."""
-    from PySide6.QtCore import QCoreApplication
-    from PySide6.QtGui import QFontDatabase, QGuiApplication, QIcon
-    from PySide6.QtWidgets import QApplication
-
-    from gpudesk import __version__
-    from gpudesk.paths import resources_dir
-
-    existing = QApplication.instance()
-    if existing is not None:
-        return existing
-    QCoreApplication.setOrganizationName("GPUDesk")
-    QCoreApplication.setApplicationName("gpudesk")
-    QCoreApplication.setApplicationVersion(__version__)
-    QGuiApplication.setDesktopFileName("gpudesk")
-    app = QApplication(list(argv) if argv is not None else [sys.argv[0]])
-    app.setApplicationDisplayName("GPUDesk")
-    for font_file in sorted((resources_dir() / "fonts").glob("*.ttf")):
-        QFontDatabase.addApplicationFont(str(font_file))
-    app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "gpudesk.svg")))
-    return app
 
 
 def freeze_long_lived_objects() -> None:

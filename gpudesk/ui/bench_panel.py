@@ -61,8 +61,8 @@ from gpudesk.bench.results import BenchResult, Measurement, ResultFileError
 from gpudesk.bench.runner import run_benchmark
 from gpudesk.bench.text import format_figure, size_label
 from gpudesk.progress import Progress
+from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
-from gpudesk.ui.colors import series_color
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.names import short_name
 from gpudesk.catalog.query import CatalogFilter, Feature, has_feature, searchable_text
 from gpudesk.catalog.schema import CatalogEntry
 
@@ -119,17 +120,6 @@ def _flag_column(
         return None if value is None else float(value)
 
     return Column(key, header, tooltip, ColumnKind.FLAG, display, sort_key)
-
-
-def short_name(entry: CatalogEntry) -> str:
-    """The name without the vendor prefix ("NVIDIA GeForce RTX 4090" -> "RTX 4090")."""
-    name = entry.name
-    vendor_prefix = f"{entry.vendor} "
-    if name.lower().startswith(vendor_prefix.lower()):
-        name = name[len(vendor_prefix) :]
-    if name.startswith("GeForce "):
-        name = name[len("GeForce ") :]
-    return name or entry.name
 
 
 def _mig_display(entry: CatalogEntry) -> str | None:

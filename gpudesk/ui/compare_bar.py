@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.catalog.names import short_name
+from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
-from gpudesk.ui.catalog_columns import short_name
-from gpudesk.ui.colors import series_color
 from gpudesk.ui.state import MAX_COMPARE, AppState
 
 _CHIP_TEXT_WIDTH_PX = 150

@@ -10,8 +10,8 @@ from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, 
 from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
-from gpudesk.ui.colors import series_color
 
 #: The row's position in the compare selection (int, -1 when not chosen).
 COMPARE_POSITION_ROLE = int(Qt.ItemDataRole.UserRole) + 3

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import (
     DEFAULT_RADAR_AXES,
@@ -55,19 +56,18 @@ from gpudesk.compare.radar import (
     Scale,
 )
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
-from gpudesk.storage import atomic_write_text
-from gpudesk.ui import theme
-from gpudesk.ui.catalog_columns import short_name
-from gpudesk.ui.charts.bars import DEFAULT_BAR_KEY, BarChart
-from gpudesk.ui.charts.export import export_chart
-from gpudesk.ui.charts.radar import (
+from gpudesk.render.bars import DEFAULT_BAR_KEY, BarChart
+from gpudesk.render.colors import series_color
+from gpudesk.render.export import export_chart
+from gpudesk.render.radar import (
     RadarWidget,
     build_radar_normalisation,
     build_radar_series,
 )
-from gpudesk.ui.charts.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
-from gpudesk.ui.charts.style import ChartStyle, chart_style, measured_color, theme_is_dark
-from gpudesk.ui.colors import series_color
+from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
+from gpudesk.render.style import ChartStyle, chart_style, measured_color
+from gpudesk.storage import atomic_write_text
+from gpudesk.ui import theme
 from gpudesk.ui.state import MAX_COMPARE, AppState
 
 EMPTY_MESSAGE = "Mark 2-6 GPUs in the Catalog tab (Ctrl+D) to compare them here."
@@ -294,7 +294,7 @@ class CompareView(QWidget):
         super().__init__(parent)
         self.state = state
         self.comparison: Comparison | None = None
-        self._style: ChartStyle = chart_style(theme_is_dark())
+        self._style: ChartStyle = chart_style(theme.is_dark())
         self._build()
         state.compare_changed.connect(self.refresh)
         state.catalog_changed.connect(self.refresh)

@@ -36,8 +36,8 @@ from gpudesk.hardware.monitor import (
 )
 from gpudesk.hardware.nvml import Nvml
 from gpudesk.progress import Progress
+from gpudesk.render.style import ChartStyle, chart_font, chart_series_color, chart_style
 from gpudesk.ui import theme
-from gpudesk.ui.charts.style import ChartStyle, chart_font, chart_series_color, chart_style
 from gpudesk.ui.worker import TaskWorker
 
 SAMPLE_INTERVAL_MS = 1000
@@ -98,7 +98,7 @@ class MonitorPanel(QWidget):
         self._paused = False
         self._closed = False
         self._reported_lost: set[str] = set()
-        self._style: ChartStyle = chart_style()
+        self._style: ChartStyle = chart_style(theme.is_dark())
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.sample_now)
@@ -237,7 +237,7 @@ class MonitorPanel(QWidget):
 
     def _restyle(self, *_args: object) -> None:
         """Re-color curves, legend and titles after a light/dark switch."""
-        self._style = chart_style()
+        self._style = chart_style(theme.is_dark())
         for position, device in enumerate(self._devices):
             pen = pg.mkPen(device_color(position, self._style.dark), width=2)
             for metric in MONITOR_METRICS:

@@ -24,7 +24,8 @@ def measure(repetitions: int = 5) -> dict[str, Any]:
     """Seconds per 6-GPU report: ``median``, ``min``, ``max``, every warm ``sample``, ``cold``."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from gpudesk.catalog.loader import load_catalog
-    from gpudesk.report.pdf import ensure_application, write_pdf_report
+    from gpudesk.render.app import ensure_application
+    from gpudesk.report.pdf import write_pdf_report
 
     catalog = load_catalog()
     by_id = {entry.id: entry for entry in catalog.entries}

@@ -27,7 +27,7 @@ from synthetic import write_synthetic_catalog
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.catalog.query import CatalogFilter, Feature
 from gpudesk.catalog.schema import Segment
-from gpudesk.ui.app import create_application
+from gpudesk.render.app import create_application
 
 REPEATS = 7
 

@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QTimer
 
-from gpudesk.ui.app import create_application
+from gpudesk.render.app import create_application
 from gpudesk.ui.main_window import MainWindow
 
 

@@ -25,7 +25,7 @@ from hardware import fake_pynvml as fakes
 from gpudesk.hardware.detect import detect
 from gpudesk.hardware.monitor import Monitor
 from gpudesk.hardware.nvml import Nvml
-from gpudesk.ui.app import create_application
+from gpudesk.render.app import create_application
 from gpudesk.ui.device_monitor import MonitorPanel
 
 GPUS = int(os.environ.get("GPUDESK_BENCH_GPUS", "8"))

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 
 from gpudesk.catalog.loader import Catalog
 from gpudesk.compare.radar import NormalisationChoice, Reference, Scale
-from gpudesk.ui.charts.export import PNG_SCALE, RADAR_EXPORT_SIZE, export_radar
-from gpudesk.ui.charts.render import build_radar_item, render_radar, render_scatter
+from gpudesk.render.export import PNG_SCALE, RADAR_EXPORT_SIZE, export_radar
+from gpudesk.render.paint import build_radar_item, render_radar, render_scatter
 
 _PRICE: dict[str, Any] = {"price_date": dt.date(2025, 1, 1), "price_kind": "street"}
 
@@ -188,7 +188,7 @@ def test_cached_and_direct_paint_agree(qapp: QApplication) -> None:
 def test_scatter_labels_of_crowded_points_neither_overlap_nor_leave_the_plot(
     qapp: QApplication,
 ) -> None:
-    from gpudesk.ui.charts.render import build_scatter_chart
+    from gpudesk.render.paint import build_scatter_chart
 
     priced = {"price_date": dt.date(2024, 1, 1), "price_kind": "street"}
     # Six GPUs within a few percent of each other in price and speed, one far away.

@@ -17,9 +17,9 @@ from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import DEFAULT_RADAR_AXES
 from gpudesk.measured import MeasuredSeries
+from gpudesk.render.export import export_chart
+from gpudesk.render.radar import MEASURED_SERIES_ID
 from gpudesk.ui import theme
-from gpudesk.ui.charts.export import export_chart
-from gpudesk.ui.charts.radar import MEASURED_SERIES_ID
 from gpudesk.ui.compare_view import CompareView
 from gpudesk.ui.state import AppState
 

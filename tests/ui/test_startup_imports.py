@@ -6,7 +6,7 @@ import sys
 
 _SCRIPT = """
 import sys
-from gpudesk.ui.app import create_application
+from gpudesk.render.app import create_application
 from gpudesk.ui.main_window import MainWindow
 app = create_application()
 window = MainWindow()

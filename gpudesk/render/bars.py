@@ -10,12 +10,12 @@ from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
 from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.bars import BarValue, bar_order
 from gpudesk.measured import MeasuredSeries
-from gpudesk.ui.catalog_columns import short_name
-from gpudesk.ui.charts.scatter import chart_axes
-from gpudesk.ui.charts.style import (
+from gpudesk.render.scatter import chart_axes
+from gpudesk.render.style import (
     LIGHT,
     ChartStyle,
     chart_font,

@@ -25,9 +25,9 @@ from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import DEFAULT_RADAR_AXES, NormalisationChoice, check_axes
 from gpudesk.measured import MeasuredSeries
-from gpudesk.ui.charts.radar import RadarItem, build_radar_normalisation, build_radar_series
-from gpudesk.ui.charts.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
-from gpudesk.ui.charts.style import chart_style
+from gpudesk.render.radar import RadarItem, build_radar_normalisation, build_radar_series
+from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
+from gpudesk.render.style import chart_style
 
 #: Logical width the charts are laid out at before scaling into the target.
 LOGICAL_WIDTH_PX = 800.0

@@ -28,6 +28,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
 from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import (
     DEFAULT_LOG_INNER,
@@ -48,8 +49,7 @@ from gpudesk.compare.radar import (
     ring_radii,
 )
 from gpudesk.measured import MeasuredSeries
-from gpudesk.ui.catalog_columns import short_name
-from gpudesk.ui.charts.style import (
+from gpudesk.render.style import (
     LIGHT,
     ChartStyle,
     chart_font,

@@ -24,9 +24,9 @@ from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import NormalisationChoice
 from gpudesk.measured import MeasuredSeries
+from gpudesk.render.paint import build_radar_item, export_mode
+from gpudesk.render.style import chart_style
 from gpudesk.storage import atomic_write_bytes
-from gpudesk.ui.charts.render import build_radar_item, export_mode
-from gpudesk.ui.charts.style import chart_style
 
 ImageFormat = Literal["png", "svg"]
 IMAGE_FORMATS: tuple[ImageFormat, ...] = ("png", "svg")
@@ -119,7 +119,7 @@ def export_radar(
 ) -> None:
     """Write the radar chart of ``entries`` to ``path`` as PNG or SVG, with no window.
 
-    Needs a ``QApplication`` (create it with ``gpudesk.ui.app.create_application``;
+    Needs a ``QApplication`` (create it with ``gpudesk.render.app.create_application``;
     the offscreen platform works).
 
     Raises:

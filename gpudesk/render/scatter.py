@@ -19,11 +19,11 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from gpudesk.catalog.metrics import METRICS, Metric
+from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.pareto import ScatterPoint, pareto_frontier
-from gpudesk.ui.catalog_columns import short_name
-from gpudesk.ui.charts.style import LIGHT, ChartStyle, chart_font, chart_series_color
-from gpudesk.ui.colors import CONTEXT_COLOR
+from gpudesk.render.colors import CONTEXT_COLOR
+from gpudesk.render.style import LIGHT, ChartStyle, chart_font, chart_series_color
 
 DEFAULT_X_KEY = "price_usd"
 DEFAULT_Y_KEY = "fp16_tensor_tflops"

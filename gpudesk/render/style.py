@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QFont
 
-from gpudesk.ui.colors import MEASURED_COLOR, series_color
+from gpudesk.render.colors import MEASURED_COLOR, series_color
 
 #: Font family registered by ``create_application`` (bundled, so output is the same everywhere).
 FONT_FAMILY = "DejaVu Sans"
@@ -42,17 +42,8 @@ DARK = ChartStyle(
 )
 
 
-def theme_is_dark() -> bool:
-    """Whether the app shows its dark theme (``gpudesk.ui.theme``)."""
-    from gpudesk.ui import theme
-
-    return theme.is_dark()
-
-
-def chart_style(dark: bool | None = None) -> ChartStyle:
-    """The style for ``dark``, or for the current theme when None."""
-    if dark is None:
-        dark = theme_is_dark()
+def chart_style(dark: bool) -> ChartStyle:
+    """The style for a dark or a light theme (the caller knows which is shown)."""
     return DARK if dark else LIGHT
 
 
