@@ -36,7 +36,7 @@ TAB_VIEWS: tuple[tuple[str, str], ...] = (
     ("Catalog", "gpudesk.ui.catalog_view:CatalogView"),
     ("Compare", "gpudesk.ui.compare_view:CompareView"),
     ("This machine", "gpudesk.ui.machine_tab:MachineTab"),
-    ("Plan", "gpudesk.ui.plan_view:PlanView"),
+    ("Plan", "gpudesk.ui.plan.view:PlanView"),
 )
 
 _SETTINGS_GEOMETRY = "window/geometry"

@@ -16,12 +16,8 @@ from bench_fakes import FakeBackend, FakeConfig, FixedProbe, catalog_entry
 import gpudesk.ui.bench_panel as bench_panel
 from gpudesk.bench.results import BenchResult
 from gpudesk.catalog.loader import Catalog
-from gpudesk.ui.bench_panel import (
-    FRACTION_ROLE,
-    BenchPanel,
-    ResultsModel,
-    fraction_color,
-)
+from gpudesk.ui.bench_panel import BenchPanel
+from gpudesk.ui.bench_results import FRACTION_ROLE, ResultsModel, fraction_color
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import running_threads
 
@@ -89,7 +85,7 @@ def test_run_shows_progress_results_and_feeds_compare(
     assert panel.progress_bar.value() == 1000
     assert panel.step_label.text().startswith("Done in")
     # the table shows every result with its fraction of peak
-    model = panel.model
+    model = panel.results.model
     assert model.rowCount() == 6
     labels = [model.index(r, 0).data() for r in range(model.rowCount())]
     assert labels == [
@@ -104,13 +100,13 @@ def test_run_shows_progress_results_and_feeds_compare(
     assert copy_fraction == pytest.approx(0.5)
     assert model.index(5, ResultsModel.PERCENT_COLUMN).data() == "50%"
     assert model.index(5, 5).data() == "2,000"
-    assert "fake-gpu" in panel.summary.text()
+    assert "fake-gpu" in panel.results.summary.text()
     # the sweep plot has one curve per dtype with every size
-    assert [dtype for dtype, _, _ in panel.sweep_plot.curves] == ["fp16", "fp32"]
-    assert panel.sweep_plot.curves[0][1] == [256, 512, 1024, 2048, 4096, 8192]
+    assert [dtype for dtype, _, _ in panel.results.sweep_plot.curves] == ["fp16", "fp32"]
+    assert panel.results.sweep_plot.curves[0][1] == [256, 512, 1024, 2048, 4096, 8192]
     # saved, listed, selected; and the compare view's measured series is set
-    assert len(panel.history) == 1
-    assert panel.history_list.currentRow() == 0
+    assert len(panel.history_box.items) == 1
+    assert panel.history_box.history_list.currentRow() == 0
     assert state.measured is not None
     assert state.measured.values["bandwidth_gbs"] == pytest.approx(1000.0)
     assert state.measured.catalog_id == "fake-gpu"
@@ -133,9 +129,9 @@ def test_cancel_stops_the_run(qtbot: QtBot, tmp_path: Path) -> None:
     qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
     assert panel.step_label.text() == "Cancelled."
     assert panel.run_button.isEnabled()
-    assert panel.history == [], "a cancelled run is not saved"
+    assert panel.history_box.items == [], "a cancelled run is not saved"
     assert state.measured is None
-    assert panel.model.rowCount() == 0
+    assert panel.results.model.rowCount() == 0
 
 
 def test_tests_the_device_cannot_run_are_disabled(qtbot: QtBot, tmp_path: Path) -> None:
@@ -161,9 +157,9 @@ def test_failed_backend_shows_the_error(qtbot: QtBot, tmp_path: Path) -> None:
     assert finished.args[0].error is not None
     qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
     assert "driver gone" in panel.step_label.text()
-    assert "driver gone" in panel.summary.text()
+    assert "driver gone" in panel.results.summary.text()
     assert state.measured is None
-    assert len(panel.history) == 1
+    assert len(panel.history_box.items) == 1
 
 
 def test_import_good_and_malformed_files(qtbot: QtBot, tmp_path: Path) -> None:
@@ -190,25 +186,25 @@ def test_import_good_and_malformed_files(qtbot: QtBot, tmp_path: Path) -> None:
         "environment": {},
     }
     good.write_text(json.dumps(data), encoding="utf-8")
-    item = panel.import_file(good)
+    item = panel.history_box.import_file(good)
     assert item is not None
-    assert len(panel.history) == 1
-    assert "imported" in panel.history_list.item(0).text()
+    assert len(panel.history_box.items) == 1
+    assert "imported" in panel.history_box.history_list.item(0).text()
     assert panel.result is not None and panel.result.backend == "torch"
-    assert panel.model.index(0, 0).data() == "GEMM BF16"
-    assert panel.model.index(0, ResultsModel.PERCENT_COLUMN).data(FRACTION_ROLE) == 0.75
-    assert "Imported from" in panel.summary.text()
-    panel.measured_button.click()
+    assert panel.results.model.index(0, 0).data() == "GEMM BF16"
+    assert panel.results.model.index(0, ResultsModel.PERCENT_COLUMN).data(FRACTION_ROLE) == 0.75
+    assert "Imported from" in panel.results.summary.text()
+    panel.history_box.measured_button.click()
     assert state.measured is not None and state.measured.values == {"bf16_tensor_tflops": 150.0}
 
     bad = tmp_path / "bad.json"
     data["results"][0]["value"] = "fast"  # type: ignore[index]
     bad.write_text(json.dumps(data), encoding="utf-8")
-    assert panel.import_file(bad) is None
-    message = panel.history_message.text()
+    assert panel.history_box.import_file(bad) is None
+    message = panel.history_box.message.text()
     assert message.startswith(f"Not imported: {bad}: results.0.value:")
-    assert panel.history_message.isVisible()
-    assert len(panel.history) == 1
+    assert panel.history_box.message.isVisible()
+    assert len(panel.history_box.items) == 1
 
 
 def test_broken_history_file_is_reported(qtbot: QtBot, tmp_path: Path) -> None:
@@ -216,8 +212,8 @@ def test_broken_history_file_is_reported(qtbot: QtBot, tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "torn.json").write_text("{", encoding="utf-8")
     panel, _ = make_panel(qtbot, tmp_path)
-    assert "1 history file(s) could not be read" in panel.history_message.text()
-    assert "torn.json" in panel.history_message.text()
+    assert "1 history file(s) could not be read" in panel.history_box.message.text()
+    assert "torn.json" in panel.history_box.message.text()
 
 
 def test_shutdown_during_a_run_leaves_no_thread(qtbot: QtBot, tmp_path: Path) -> None:
@@ -245,8 +241,8 @@ def test_percent_bar_delegate_paints(qtbot: QtBot, tmp_path: Path, matched: None
     with qtbot.waitSignal(panel.run_finished, timeout=10_000):
         panel.run()
     qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
-    image = panel.table.viewport().grab().toImage()
-    rect = panel.table.visualRect(panel.model.index(5, ResultsModel.PERCENT_COLUMN))
+    image = panel.results.table.viewport().grab().toImage()
+    rect = panel.results.table.visualRect(panel.results.model.index(5, ResultsModel.PERCENT_COLUMN))
     # the memory copy is at 50% of peak: the left part of its cell is the bar color
     left = image.pixelColor(rect.left() + 10, rect.center().y())
     right = image.pixelColor(rect.right() - 30, rect.center().y())

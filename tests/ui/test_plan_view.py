@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from gpudesk.catalog.loader import Catalog
 from gpudesk.planning.memory import PartKey
-from gpudesk.ui.plan_view import PlanView
+from gpudesk.ui.plan.view import PlanView
 from gpudesk.ui.state import AppState
 
 
@@ -55,30 +55,30 @@ def view(qtbot: QtBot) -> PlanView:
 
 
 def _fit_ids(view: PlanView) -> list[str]:
-    tree = view.fits_tree
+    tree = view.fit_page.fits_tree
     return [str(tree.topLevelItem(i).data(0, 256)) for i in range(tree.topLevelItemCount())]
 
 
 def test_default_7b_bf16_inference(view: PlanView) -> None:
-    assert view.params_edit.text() == "7B"
-    assert view.report is not None
-    assert view.report.estimate.part(PartKey.WEIGHTS).gb == pytest.approx(14.0)
+    assert view.fit_page.form.params_edit.text() == "7B"
+    assert view.fit_page.report is not None
+    assert view.fit_page.report.estimate.part(PartKey.WEIGHTS).gb == pytest.approx(14.0)
     assert _fit_ids(view) == ["card-24", "rented", "big-80", "card-16"]
     assert "old-8" not in view.fitting_ids
-    assert "14.00 GB" in view.formula_view.toPlainText()
-    assert "Transformer Math 101" in view.formula_view.toPlainText()
+    assert "14.00 GB" in view.fit_page.formula_view.toPlainText()
+    assert "Transformer Math 101" in view.fit_page.formula_view.toPlainText()
     # The stacked bar: one segment per non-zero part, laid end to end.
-    opts = view.bar_item.opts
-    assert sum(opts["width"]) == pytest.approx(view.report.estimate.total_gb)
+    opts = view.fit_page.bar_item.opts
+    assert sum(opts["width"]) == pytest.approx(view.fit_page.report.estimate.total_gb)
     assert opts["x0"][0] == 0 and opts["x0"][1] == pytest.approx(opts["width"][0])
-    count_column = view.fits_tree.topLevelItem(3).text(1)
+    count_column = view.fit_page.fits_tree.topLevelItem(3).text(1)
     assert count_column == "2 (parallel)"
-    assert "upper bound" in view.fits_summary.text()
+    assert "upper bound" in view.fit_page.fits_summary.text()
 
 
 def test_typing_recomputes_after_a_pause(qtbot: QtBot, view: PlanView) -> None:
-    with qtbot.waitSignal(view.fit_updated, timeout=2000) as blocker:
-        view.params_edit.setText("70B")
+    with qtbot.waitSignal(view.fit_page.fit_updated, timeout=2000) as blocker:
+        view.fit_page.form.params_edit.setText("70B")
     report = blocker.args[0]
     assert report is not None
     assert report.estimate.part(PartKey.WEIGHTS).gb == pytest.approx(140.0)
@@ -87,142 +87,146 @@ def test_typing_recomputes_after_a_pause(qtbot: QtBot, view: PlanView) -> None:
 
 
 def test_bad_parameter_count_shows_a_message_and_no_crash(qtbot: QtBot, view: PlanView) -> None:
-    view.params_edit.setText("-7B")
+    view.fit_page.form.params_edit.setText("-7B")
     view.recompute_now()
-    assert view.report is None
-    assert view.fit_error is not None and "negative" in view.fit_error
-    assert not view.fit_error_label.isHidden()
-    assert view.fits_tree.topLevelItemCount() == 0
+    assert view.fit_page.report is None
+    assert view.fit_page.fit_error is not None and "negative" in view.fit_page.fit_error
+    assert not view.fit_page.form.fit_error_label.isHidden()
+    assert view.fit_page.fits_tree.topLevelItemCount() == 0
     assert view.fitting_ids == frozenset()
-    view.params_edit.setText("7B")
+    view.fit_page.form.params_edit.setText("7B")
     view.recompute_now()
-    assert view.report is not None and view.fit_error_label.isHidden()
+    assert view.fit_page.report is not None and view.fit_page.form.fit_error_label.isHidden()
 
 
 def test_preset_and_kv_cache(view: PlanView) -> None:
-    view.model_combo.setCurrentIndex(view.model_combo.findData("llama-3.1-8b"))
-    view.seq_spin.setValue(8192)
+    view.fit_page.form.model_combo.setCurrentIndex(
+        view.fit_page.form.model_combo.findData("llama-3.1-8b")
+    )
+    view.fit_page.form.seq_spin.setValue(8192)
     view.recompute_now()
-    assert not view.params_edit.isEnabled()
-    assert view.report is not None
-    kv = view.report.estimate.part(PartKey.KV_CACHE)
+    assert not view.fit_page.form.params_edit.isEnabled()
+    assert view.fit_page.report is not None
+    kv = view.fit_page.report.estimate.part(PartKey.KV_CACHE)
     assert kv.gb == pytest.approx(1.0737, abs=1e-4)
-    assert "8 KV heads" in view.formula_view.toPlainText()
-    assert "huggingface.co/meta-llama" in view.model_info.text()
+    assert "8 KV heads" in view.fit_page.formula_view.toPlainText()
+    assert "huggingface.co/meta-llama" in view.fit_page.form.model_info.text()
 
 
 def test_training_controls_follow_the_mode(view: PlanView) -> None:
-    assert not view.optimizer_combo.isEnabled()
-    view.mode_combo.setCurrentIndex(view.mode_combo.findData("qlora"))
-    assert view.optimizer_combo.isEnabled() and view.rank_spin.isEnabled()
-    assert not view.kv_combo.isEnabled()
-    view.checkpoint_check.setChecked(True)
+    assert not view.fit_page.form.optimizer_combo.isEnabled()
+    view.fit_page.form.mode_combo.setCurrentIndex(view.fit_page.form.mode_combo.findData("qlora"))
+    assert (
+        view.fit_page.form.optimizer_combo.isEnabled() and view.fit_page.form.rank_spin.isEnabled()
+    )
+    assert not view.fit_page.form.kv_combo.isEnabled()
+    view.fit_page.form.checkpoint_check.setChecked(True)
     view.recompute_now()
-    assert view.report is not None
-    assert view.report.estimate.trainable_params > 0
-    assert view.fits_tree.isColumnHidden(5)  # no decode speed for training
+    assert view.fit_page.report is not None
+    assert view.fit_page.report.estimate.trainable_params > 0
+    assert view.fit_page.fits_tree.isColumnHidden(5)  # no decode speed for training
 
 
 def test_double_click_opens_the_catalog_entry(qtbot: QtBot, view: PlanView) -> None:
-    item = view.fits_tree.topLevelItem(0)
+    item = view.fit_page.fits_tree.topLevelItem(0)
     with qtbot.waitSignal(view.state.entry_requested, timeout=1000) as blocker:
-        view.fits_tree.itemDoubleClicked.emit(item, 0)
+        view.fit_page.fits_tree.itemDoubleClicked.emit(item, 0)
     assert blocker.args == ["card-24"]
 
 
 def test_fits_my_workload_filter(qtbot: QtBot, view: PlanView) -> None:
     with qtbot.waitSignal(view.fit_filter_requested, timeout=1000) as blocker:
-        view.filter_button.setChecked(True)
+        view.fit_page.filter_button.setChecked(True)
     expected = {"card-24", "rented", "big-80", "card-16"}
     assert blocker.args[0] == expected
     assert view.state.fit_filter_ids == expected
     # The filter follows the workload while it is on, through the state only.
     requests: list[object] = []
     view.fit_filter_requested.connect(requests.append)
-    view.params_edit.setText("70B")
+    view.fit_page.form.params_edit.setText("70B")
     view.recompute_now()
     assert requests == []
     assert view.state.fit_filter_ids == view.fitting_ids
     assert "card-24" in view.fitting_ids  # 8 x 24 GB
-    view.max_gpus_combo.setCurrentIndex(view.max_gpus_combo.findData(1))
+    view.fit_page.form.max_gpus_combo.setCurrentIndex(view.fit_page.form.max_gpus_combo.findData(1))
     view.recompute_now()
     assert view.state.fit_filter_ids == set()
     with qtbot.waitSignal(view.fit_filter_requested, timeout=1000) as blocker:
-        view.filter_button.setChecked(False)
+        view.fit_page.filter_button.setChecked(False)
     assert blocker.args == [None]
     assert view.state.fit_filter_ids is None
 
 
 def test_filter_cleared_elsewhere_unchecks_the_button(view: PlanView) -> None:
-    view.filter_button.setChecked(True)
+    view.fit_page.filter_button.setChecked(True)
     view.state.set_fit_filter(None)
-    assert not view.filter_button.isChecked()
+    assert not view.fit_page.filter_button.isChecked()
 
 
 def test_cost_uses_catalog_price_and_matches_hand_calculation(view: PlanView) -> None:
     view.show_cost_for("card-24")
     assert view.tabs.currentIndex() == 1
-    assert view.purchase_spin.value() == 1800.0
-    assert view.tdp_spin.value() == 450
-    view.cloud_spin.setValue(0.69)
+    assert view.cost_page.purchase_spin.value() == 1800.0
+    assert view.cost_page.tdp_spin.value() == 450
+    view.cost_page.cloud_spin.setValue(0.69)
     view.recompute_now()
-    result = view.cost_result
+    result = view.cost_page.cost_result
     assert result is not None
     # $1,800 / ($0.69 x 8 x 30.4375 - 0.45 x 0.8 x 8 x 30.4375 x $0.15) = 11.62 months
     assert result.break_even_months == pytest.approx(11.62, abs=0.01)
-    assert "11.6 months" in view.verdict_label.text()
-    assert view.break_even_line.isVisible()
-    assert view.break_even_line.value() == pytest.approx(11.62, abs=0.01)
-    xs, ys = view.cloud_curve.getData()
+    assert "11.6 months" in view.cost_page.verdict_label.text()
+    assert view.cost_page.break_even_line.isVisible()
+    assert view.cost_page.break_even_line.value() == pytest.approx(11.62, abs=0.01)
+    xs, ys = view.cost_page.cloud_curve.getData()
     assert len(xs) == 37 and ys[-1] == pytest.approx(36 * result.cloud_monthly_usd)
-    buy_x, _ = view.buy_net_curve.getData()
+    buy_x, _ = view.cost_page.buy_net_curve.getData()
     assert buy_x is None or len(buy_x) == 0  # no resale: one buy line
 
 
 def test_cost_catalog_cloud_example_and_resale(view: PlanView) -> None:
     view.show_cost_for("rented")
-    assert view.cloud_spin.value() == pytest.approx(1.2)
-    assert "example provider" in view.cloud_note.text()
-    view.resale_spin.setValue(1000)
+    assert view.cost_page.cloud_spin.value() == pytest.approx(1.2)
+    assert "example provider" in view.cost_page.cloud_note.text()
+    view.cost_page.resale_spin.setValue(1000)
     view.recompute_now()
-    assert view.cost_result is not None
-    assert view.cost_result.resale_total_usd == 1000
-    xs, _ = view.buy_net_curve.getData()
+    assert view.cost_page.cost_result is not None
+    assert view.cost_page.cost_result.resale_total_usd == 1000
+    xs, _ = view.cost_page.buy_net_curve.getData()
     assert len(xs) == 37
 
 
 def test_cost_bad_input_shows_a_message(view: PlanView) -> None:
     view.show_cost_for("card-24")
-    view.hours_spin.setValue(0)
+    view.cost_page.hours_spin.setValue(0)
     view.recompute_now()
-    assert view.cost_result is None
-    assert view.cost_error is not None and "hours per day" in view.cost_error
-    assert not view.cost_error_label.isHidden()
+    assert view.cost_page.cost_result is None
+    assert view.cost_page.cost_error is not None and "hours per day" in view.cost_page.cost_error
+    assert not view.cost_page.cost_error_label.isHidden()
     view.show_cost_for("card-16")  # no price in the catalog
     view.recompute_now()
-    assert "no price" in view.purchase_note.text()
-    assert view.cost_error is not None and "purchase price" in view.cost_error
+    assert "no price" in view.cost_page.purchase_note.text()
+    assert view.cost_page.cost_error is not None and "purchase price" in view.cost_page.cost_error
 
 
 def test_cost_for_selected_fit(view: PlanView) -> None:
-    view.fits_tree.setCurrentItem(view.fits_tree.topLevelItem(1))
-    assert view.cost_button.isEnabled()
-    view.cost_button.click()
-    assert view.cost_gpu.currentData() == "rented"
+    view.fit_page.fits_tree.setCurrentItem(view.fit_page.fits_tree.topLevelItem(1))
+    assert view.fit_page.cost_button.isEnabled()
+    view.fit_page.cost_button.click()
+    assert view.cost_page.cost_gpu.currentData() == "rented"
     assert view.tabs.currentIndex() == 1
 
 
 def test_catalog_reload_refreshes(view: PlanView) -> None:
     view.state.set_catalog(Catalog(entries=[make_entry("only-one", memory_gb=40)]))
     assert _fit_ids(view) == ["only-one"]
-    assert view.cost_gpu.count() == 1
+    assert view.cost_page.cost_gpu.count() == 1
 
 
 def test_empty_catalog_does_not_crash(qtbot: QtBot) -> None:
     widget = PlanView(AppState(catalog=Catalog()))
     qtbot.addWidget(widget)
-    assert widget.report is not None and widget.report.fits == []
-    assert widget.cost_result is None and widget.cost_error is not None
+    assert widget.fit_page.report is not None and widget.fit_page.report.fits == []
+    assert widget.cost_page.cost_result is None and widget.cost_page.cost_error is not None
 
 
 def test_in_the_main_window_the_filter_opens_the_filtered_catalog(qtbot: QtBot) -> None:
@@ -232,12 +236,12 @@ def test_in_the_main_window_the_filter_opens_the_filtered_catalog(qtbot: QtBot) 
     qtbot.addWidget(window)
     plan = window.view("Plan")
     assert isinstance(plan, PlanView)
-    plan.filter_button.setChecked(True)
+    plan.fit_page.filter_button.setChecked(True)
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Catalog"
     assert window.state.fit_filter_ids == {"card-24", "rented", "big-80", "card-16"}
     # Editing the workload afterwards keeps the filter but does not steal the tab.
     window.show_tab("Plan")
-    plan.params_edit.setText("70B")
+    plan.fit_page.form.params_edit.setText("70B")
     plan.recompute_now()
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Plan"
     assert window.state.fit_filter_ids == plan.fitting_ids

@@ -1,0 +1,467 @@
+"""The Plan tab's "Will it fit?" page: the memory estimate, its breakdown and the GPUs that fit.
+
+Everything here is a cheap pure function of the form (:mod:`gpudesk.planning`), so
+the page recomputes live; :func:`.forms.update_timer` folds a burst of edits into
+one update.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.fit import DECODE_SOURCE, GPU_COUNTS, FitReport, fit_across
+from gpudesk.planning.memory import (
+    PartKey,
+    estimate_memory,
+)
+from gpudesk.ui import theme
+from gpudesk.ui.plan import forms
+from gpudesk.ui.plan.fit_form import WORKLOAD_TEXT, WorkloadForm
+from gpudesk.ui.state import AppState
+
+#: One color per memory part, the same in the bar and its legend.
+PART_COLORS: dict[PartKey, str] = {
+    PartKey.WEIGHTS: "#0072B2",
+    PartKey.GRADIENTS: "#E69F00",
+    PartKey.OPTIMIZER: "#D55E00",
+    PartKey.ACTIVATIONS: "#009E73",
+    PartKey.KV_CACHE: "#CC79A7",
+    PartKey.OVERHEAD: "#8c8c8c",
+}
+_SHORT_LABELS = {
+    PartKey.WEIGHTS: "weights",
+    PartKey.GRADIENTS: "grads",
+    PartKey.OPTIMIZER: "optimizer",
+    PartKey.ACTIVATIONS: "activations",
+    PartKey.KV_CACHE: "KV",
+    PartKey.OVERHEAD: "overhead",
+}
+
+
+class _FitColumn:
+    GPU, COUNT, MEMORY, NEED, HEADROOM, DECODE = range(6)
+
+
+class FitPage(QWidget):
+    """The memory estimator and the GPUs that hold the workload.
+
+    Signals:
+        fit_filter_requested(object): the user toggled "Show only these in the catalog":
+            a ``frozenset[str]`` of the catalog ids that fit, or None to stop filtering.
+            The page also calls ``state.set_fit_filter`` with the same value, and while
+            the filter is on keeps it in step with each new estimate (through the state
+            only, without emitting this signal again).
+        fit_updated(object): a new :class:`FitReport`, or None when the input is invalid.
+        cost_requested(str): "Cloud or buy for this GPU…" was pressed for this catalog id.
+    """
+
+    fit_filter_requested = Signal(object)
+    fit_updated = Signal(object)
+    cost_requested = Signal(str)
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.report: FitReport | None = None
+        self.fit_error: str | None = None
+        self._timer = forms.update_timer(self, self.recompute_now)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.form = WorkloadForm()
+        self.form.edited.connect(self.schedule_update)
+        layout.addWidget(self._build_page())
+        state.fit_filter_changed.connect(self._on_state_filter_changed)
+        theme.notifier().changed.connect(self._restyle)
+        self._restyle()
+
+    @property
+    def fitting_ids(self) -> frozenset[str]:
+        """Catalog ids that hold the current workload (on up to the chosen GPU count)."""
+        return self.report.fitting_ids() if self.report is not None else frozenset()
+
+    def schedule_update(self) -> None:
+        """Recompute after the burst of edits settles."""
+        self._timer.start()
+
+    def recompute_now(self) -> None:
+        self._timer.stop()
+        self._recompute_fit()
+
+    def _build_page(self) -> QSplitter:
+        page = QSplitter(Qt.Orientation.Horizontal)
+        page.setChildrenCollapsible(False)
+        page.addWidget(self.form)
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(8, 8, 8, 8)
+        self.total_label = QLabel()
+        self.total_label.setTextFormat(Qt.TextFormat.RichText)
+        self.total_label.setWordWrap(True)
+        right_layout.addWidget(self.total_label)
+
+        self.bar_plot = pg.PlotWidget()
+        self.bar_plot.setMenuEnabled(False)
+        self.bar_plot.setMouseEnabled(x=False, y=False)
+        self.bar_plot.hideButtons()
+        self.bar_plot.setFixedHeight(96)
+        plot_item = self.bar_plot.getPlotItem()
+        plot_item.hideAxis("left")
+        plot_item.setLabel("bottom", "GB (10^9 bytes)")
+        plot_item.setYRange(-0.5, 0.5, padding=0)
+        theme.follow_theme(self.bar_plot)
+        self.bar_item = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6)
+        self.bar_plot.addItem(self.bar_item)
+        self.gpu_line = pg.InfiniteLine(
+            angle=90,
+            movable=False,
+            pen=pg.mkPen("#555555", width=1.5, style=Qt.PenStyle.DashLine),
+        )
+        self.gpu_line.hide()
+        self.bar_plot.addItem(self.gpu_line)
+        self.gpu_text = pg.TextItem("", anchor=(1.0, 0.5), color="#555555")
+        self.gpu_text.hide()
+        self.bar_plot.addItem(self.gpu_text)
+        self.segment_texts: list[pg.TextItem] = []
+        right_layout.addWidget(self.bar_plot)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setChildrenCollapsible(False)
+        self.formula_view = QTextBrowser()
+        self.formula_view.setOpenExternalLinks(True)
+        self.formula_view.setMinimumHeight(120)
+        splitter.addWidget(self.formula_view)
+
+        fits_box = QWidget()
+        fits_layout = QVBoxLayout(fits_box)
+        fits_layout.setContentsMargins(0, 4, 0, 0)
+        self.fits_summary = QLabel()
+        self.fits_summary.setWordWrap(True)
+        fits_layout.addWidget(self.fits_summary)
+        self.fits_tree = QTreeWidget()
+        self.fits_tree.setHeaderLabels(
+            ["GPU", "GPUs", "Memory", "Need / GPU", "Headroom", "Decode ≤ tok/s"]
+        )
+        self.fits_tree.setRootIsDecorated(False)
+        self.fits_tree.setUniformRowHeights(True)
+        self.fits_tree.setAlternatingRowColors(True)
+        self.fits_tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.fits_tree.header()
+        header.setSectionResizeMode(_FitColumn.GPU, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, 6):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        self.fits_tree.headerItem().setToolTip(
+            _FitColumn.DECODE,
+            "Upper bound for one stream: GPUs x bandwidth / bytes read per token. "
+            "Real decoders reach roughly 50-80% of it.",
+        )
+        self.fits_tree.itemDoubleClicked.connect(self._on_fit_double_clicked)
+        self.fits_tree.currentItemChanged.connect(self._on_fit_selected)
+        fits_layout.addWidget(self.fits_tree)
+
+        buttons = QHBoxLayout()
+        self.filter_button = QPushButton("Show only these in the catalog")
+        self.filter_button.setCheckable(True)
+        self.filter_button.setToolTip(
+            "Filter the Catalog tab to the GPUs that hold this workload (fits my workload)"
+        )
+        self.filter_button.toggled.connect(self._on_filter_toggled)
+        buttons.addWidget(self.filter_button)
+        self.cost_button = QPushButton("Cloud or buy for this GPU…")
+        self.cost_button.setEnabled(False)
+        self.cost_button.clicked.connect(self._on_cost_for_selected)
+        buttons.addWidget(self.cost_button)
+        buttons.addStretch(1)
+        hint = QLabel("Double-click a GPU to open it in the catalog.")
+        hint.setStyleSheet("color: palette(placeholder-text);")
+        buttons.addWidget(hint)
+        fits_layout.addLayout(buttons)
+        splitter.addWidget(fits_box)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([260, 340])
+        right_layout.addWidget(splitter, 1)
+
+        page.addWidget(right)
+        page.setStretchFactor(0, 0)
+        page.setStretchFactor(1, 1)
+        page.setSizes([340, 1000])
+        return page
+
+    def _recompute_fit(self) -> None:
+        try:
+            model = self.form.current_model()
+            estimate = estimate_memory(model, self.form.current_spec())
+        except PlanningInputError as exc:
+            self._show_fit_error(str(exc))
+            return
+        max_count = self.form.max_gpus()
+        counts = tuple(count for count in GPU_COUNTS if count <= max_count)
+        self.report = fit_across(self.state.entries(), estimate, counts)
+        self.fit_error = None
+        self.form.show_model(model)
+        self._show_breakdown(self.report)
+        self._show_fits(self.report)
+        if self.filter_button.isChecked():
+            # Keep the catalog's filter in step, quietly: the request signal is for the
+            # user's own click (the main window then switches to the catalog).
+            self.state.set_fit_filter(self.fitting_ids)
+        self.fit_updated.emit(self.report)
+
+    def _show_fit_error(self, message: str) -> None:
+        self.report = None
+        self.fit_error = message
+        self.form.show_error(message)
+        self.total_label.setText(
+            f"<span style='color:{forms.ERROR_COLOR}; font-size:13pt'>Cannot estimate: "
+            f"{html.escape(message)}</span>"
+        )
+        self.bar_item.setOpts(x0=[], y=[], width=[], height=0.6, brushes=[])
+        self._set_segment_labels([])
+        self._hide_gpu_marker()
+        self.formula_view.clear()
+        self.fits_tree.clear()
+        self.fits_summary.setText("")
+        self.cost_button.setEnabled(False)
+        if self.filter_button.isChecked():
+            self.state.set_fit_filter(frozenset())
+        self.fit_updated.emit(None)
+
+    def _show_breakdown(self, report: FitReport) -> None:
+        estimate = report.estimate
+        parts = [part for part in estimate.parts if part.gb > 0]
+        x0: list[float] = []
+        widths: list[float] = []
+        brushes: list[QColor] = []
+        running = 0.0
+        for part in parts:
+            x0.append(running)
+            widths.append(part.gb)
+            brushes.append(QColor(PART_COLORS[part.key]))
+            running += part.gb
+        self.bar_item.setOpts(
+            x0=x0, y=[0.0] * len(parts), width=widths, height=0.6, brushes=brushes, pens=brushes
+        )
+        # Name the segments wide enough to hold a label; the legend below names them all.
+        labels = [
+            (start + width / 2, _SHORT_LABELS[part.key])
+            for start, width, part in zip(x0, widths, parts, strict=True)
+            if width >= 0.1 * running
+        ]
+        self._set_segment_labels(labels)
+        self._update_bar_range()
+
+        single = sum(1 for result in report.fits if result.count == 1)
+        self.total_label.setText(
+            f"<span style='font-size:16pt; font-weight:bold'>{estimate.total_gb:,.2f} GB</span>"
+            f"&nbsp;&nbsp;{html.escape(estimate.model.name)} · "
+            f"{html.escape(WORKLOAD_TEXT[estimate.spec.workload])} · {_spec_suffix(report)}"
+            f" · fits on {single} GPU{'s' if single != 1 else ''} on its own"
+        )
+        muted = theme.muted_color().name()
+        rows = []
+        for part in estimate.parts:
+            swatch = f"<span style='color:{PART_COLORS[part.key]}; font-size:14pt'>&#9632;</span>"
+            if part.gb == 0:
+                rows.append(
+                    f"<tr style='color:{muted}'><td valign='top'>{swatch}</td>"
+                    f"<td valign='top'>{html.escape(part.label)}</td>"
+                    f"<td valign='top' align='right' style='padding-right:10px'>0&nbsp;GB</td>"
+                    f"<td valign='top'>{html.escape(part.formula)}</td></tr>"
+                )
+                continue
+            rows.append(
+                f"<tr><td valign='top'>{swatch}</td>"
+                f"<td valign='top' style='padding-right:8px'><b>{html.escape(part.label)}</b></td>"
+                f"<td valign='top' align='right' style='padding-right:10px'>"
+                f"<b>{part.gb:,.2f}&nbsp;GB</b></td>"
+                f"<td valign='top'>{html.escape(part.formula)}<br>"
+                f"<span style='color:{muted}; font-size:small'>{forms.linkify(part.source)}</span>"
+                "</td></tr>"
+            )
+        notes = "".join(f"<li>{html.escape(note)}</li>" for note in estimate.notes)
+        self.formula_view.setHtml(
+            "<table cellspacing='0' cellpadding='2'>"
+            + "".join(rows)
+            + "</table>"
+            + (f"<ul>{notes}</ul>" if notes else "")
+            + f"<p style='color:{muted}; font-size:small'>GB = 10^9 bytes, like the vendors' "
+            "memory sizes. Activations are an approximation (see the formula); the framework "
+            "overhead is GPUDesk's stated choice.</p>"
+        )
+
+    def _set_segment_labels(self, labels: list[tuple[float, str]]) -> None:
+        for text in self.segment_texts:
+            self.bar_plot.removeItem(text)
+        self.segment_texts = []
+        for x, label in labels:
+            text = pg.TextItem(label, anchor=(0.5, 0.5), color="#ffffff")
+            text.setPos(x, 0)
+            self.bar_plot.addItem(text)
+            self.segment_texts.append(text)
+
+    def _hide_gpu_marker(self) -> None:
+        self.gpu_line.hide()
+        self.gpu_text.hide()
+
+    def _update_bar_range(self) -> None:
+        total = self.report.estimate.total_gb if self.report is not None else 1.0
+        right = max(total, 0.001)
+        if self.gpu_line.isVisible():
+            right = max(right, float(self.gpu_line.value()))
+        self.bar_plot.getPlotItem().setXRange(0, right * 1.04, padding=0)
+
+    def _show_fits(self, report: FitReport) -> None:
+        selected = self._selected_gpu_id()
+        self.fits_tree.clear()
+        decode = report.estimate.decode_bytes_per_token is not None
+        self.fits_tree.setColumnHidden(_FitColumn.DECODE, not decode)
+        parallel_tip = (
+            "Needs tensor/model parallelism across this many GPUs: an ideal even split, "
+            "with the framework overhead counted on every GPU."
+        )
+        restore: QTreeWidgetItem | None = None
+        for result in report.fits:
+            count = result.count or 0
+            item = QTreeWidgetItem(
+                [
+                    result.name,
+                    f"{count}" if count == 1 else f"{count} (parallel)",
+                    f"{result.memory_gb:g} GB",
+                    f"{result.per_gpu_gb:,.1f} GB",
+                    f"+{result.headroom_gb:,.1f} GB",
+                    ""
+                    if result.decode_tokens_per_s_upper_bound is None
+                    else f"≤ {result.decode_tokens_per_s_upper_bound:,.0f}",
+                ]
+            )
+            item.setData(_FitColumn.GPU, Qt.ItemDataRole.UserRole, result.gpu_id)
+            item.setToolTip(_FitColumn.GPU, result.gpu_id)
+            for column in range(1, 6):
+                item.setTextAlignment(
+                    column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                )
+            if count > 1:
+                item.setToolTip(_FitColumn.COUNT, parallel_tip)
+                item.setForeground(_FitColumn.COUNT, QColor("#b36b00"))
+            self.fits_tree.addTopLevelItem(item)
+            if result.gpu_id == selected:
+                restore = item
+        if restore is not None:
+            self.fits_tree.setCurrentItem(restore)
+        else:
+            self._hide_gpu_marker()
+            self.cost_button.setEnabled(False)
+
+        single = sum(1 for result in report.fits if result.count == 1)
+        multi = len(report.fits) - single
+        parts = [f"{single} GPU{'s' if single != 1 else ''} hold it on one card"]
+        if multi:
+            parts.append(
+                f"{multi} more need {min(r.count or 0 for r in report.fits if (r.count or 0) > 1)}"
+                f" or more (tensor/model parallelism; overhead counted per GPU)"
+            )
+        if report.too_small:
+            parts.append(f"{len(report.too_small)} are too small even as {report.counts[-1]}")
+        if report.excluded:
+            parts.append(
+                f"{len(report.excluded)} left out: no native {report.estimate.spec.dtype} "
+                f"({', '.join(r.gpu_id for r in report.excluded[:4])}"
+                f"{'…' if len(report.excluded) > 4 else ''})"
+            )
+        text = "; ".join(parts) + "."
+        if decode:
+            text += (
+                " Decode tok/s is an upper bound for a single stream (bandwidth / bytes read "
+                "per token), not a prediction."
+            )
+        self.fits_summary.setText(text)
+        self.fits_summary.setToolTip(DECODE_SOURCE if decode else "")
+
+    def _selected_gpu_id(self) -> str | None:
+        item = self.fits_tree.currentItem()
+        if item is None:
+            return None
+        value = item.data(_FitColumn.GPU, Qt.ItemDataRole.UserRole)
+        return str(value) if value is not None else None
+
+    def _on_fit_selected(self, current: QTreeWidgetItem | None, _previous: object) -> None:
+        self.cost_button.setEnabled(current is not None)
+        if current is None or self.report is None:
+            self._hide_gpu_marker()
+            self._update_bar_range()
+            return
+        gpu_id = current.data(_FitColumn.GPU, Qt.ItemDataRole.UserRole)
+        result = next((r for r in self.report.fits if r.gpu_id == gpu_id), None)
+        if result is None:
+            return
+        # With N GPUs each holds 1/N of the tensors plus its own overhead: mark one GPU's
+        # memory against one GPU's share only when N is 1, else the N GPUs' sum.
+        count = result.count or 1
+        self.gpu_line.setValue(result.memory_gb * count)
+        label = result.name if count == 1 else f"{count} x {result.name}"
+        self.gpu_text.setText(f"{label}: {result.memory_gb * count:g} GB ")
+        self.gpu_text.setPos(result.memory_gb * count, 0.36)
+        self.gpu_line.show()
+        self.gpu_text.show()
+        self._update_bar_range()
+
+    def _on_fit_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        gpu_id = item.data(_FitColumn.GPU, Qt.ItemDataRole.UserRole)
+        if gpu_id:
+            self.state.show_entry(str(gpu_id))
+
+    def _on_cost_for_selected(self) -> None:
+        gpu_id = self._selected_gpu_id()
+        if gpu_id is not None:
+            self.cost_requested.emit(gpu_id)
+
+    # "fits my workload" filter ------------------------------------------------------
+    def _on_filter_toggled(self, checked: bool) -> None:
+        self._apply_filter(self.fitting_ids if checked else None)
+
+    def _apply_filter(self, ids: frozenset[str] | None) -> None:
+        self.fit_filter_requested.emit(ids)
+        self.state.set_fit_filter(ids)
+
+    def _on_state_filter_changed(self) -> None:
+        # Someone else (the catalog's "clear filters") dropped the filter: follow suit.
+        if self.state.fit_filter_ids is None and self.filter_button.isChecked():
+            self.filter_button.blockSignals(True)
+            self.filter_button.setChecked(False)
+            self.filter_button.blockSignals(False)
+
+    def _restyle(self, *_args: object) -> None:
+        """Marker colors that stay legible on the light and the dark theme."""
+        _background, foreground = theme.plot_colors()
+        self.gpu_line.setPen(pg.mkPen(foreground, width=1.5, style=Qt.PenStyle.DashLine))
+        self.gpu_text.setColor(foreground)
+        if self.report is not None:
+            self._show_breakdown(self.report)
+
+
+def _spec_suffix(report: FitReport) -> str:
+    spec = report.estimate.spec
+    bits = [f"{spec.dtype}", f"batch {spec.batch}"]
+    if spec.seq is not None:
+        bits.append(f"{spec.seq:,} tokens")
+    return html.escape(", ".join(bits))
