@@ -6,7 +6,7 @@ import sys
 
 import gpudesk
 
-QT_FREE_PACKAGES = ("catalog", "hardware", "bench", "planning", "compare", "cli")
+QT_FREE_PACKAGES = ("catalog", "hardware", "bench", "planning", "compare", "fleet", "cli")
 
 
 def _core_modules() -> list[str]:

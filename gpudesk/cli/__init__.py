@@ -12,10 +12,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpudesk import __version__
-from gpudesk.cli import bench_cmd, catalog_cmds, compare_cmd, detect_cmd, plan_cmds
+from gpudesk.cli import (
+    bench_cmd,
+    catalog_cmds,
+    compare_cmd,
+    detect_cmd,
+    fleet_cmd,
+    plan_cmds,
+)
 from gpudesk.cli.common import EXIT_FAILURE, EXIT_USAGE, CliError
 
-_COMMAND_MODULES = (catalog_cmds, compare_cmd, detect_cmd, bench_cmd, plan_cmds)
+_COMMAND_MODULES = (catalog_cmds, compare_cmd, detect_cmd, bench_cmd, plan_cmds, fleet_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -55,13 +55,10 @@ def run_detect(args: argparse.Namespace) -> int:
 
 
 def detection_json(result: DetectionResult, matches: list[CatalogMatch]) -> dict[str, Any]:
-    """The ``--json`` document: the detection result plus each GPU's catalog match."""
-    data = result.model_dump(mode="json")
-    for gpu, match in zip(data["gpus"], matches, strict=True):
-        gpu["catalog_id"] = match.catalog_id
-        gpu["catalog_match"] = match.method.value
-        gpu["catalog_candidates"] = list(match.candidates)
-    return data
+    """The ``--json`` document (see :func:`gpudesk.hardware.detect.detection_document`)."""
+    from gpudesk.hardware.detect import detection_document
+
+    return detection_document(result, matches)
 
 
 def _gpu_lines(gpu: GpuSnapshot, match: CatalogMatch) -> list[str]:

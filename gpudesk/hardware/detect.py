@@ -7,11 +7,15 @@ on a worker thread.
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING, Any
 
 from gpudesk.hardware.cpu import read_cpu, read_ram_gib
 from gpudesk.hardware.models import DetectionResult, hint_for
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.progress import NullProgress, Progress
+
+if TYPE_CHECKING:
+    from gpudesk.hardware.match import CatalogMatch
 
 
 def detect(nvml: Nvml | None = None, progress: Progress | None = None) -> DetectionResult:
@@ -40,3 +44,16 @@ def detect(nvml: Nvml | None = None, progress: Progress | None = None) -> Detect
         cpu=cpu,
         ram_total_gib=ram,
     )
+
+
+def detection_document(result: DetectionResult, matches: list[CatalogMatch]) -> dict[str, Any]:
+    """The ``gpudesk detect --json`` document: the result plus each GPU's catalog match.
+
+    The fleet survey sends this same document back from every node.
+    """
+    data = result.model_dump(mode="json")
+    for gpu, match in zip(data["gpus"], matches, strict=True):
+        gpu["catalog_id"] = match.catalog_id
+        gpu["catalog_match"] = match.method.value
+        gpu["catalog_candidates"] = list(match.candidates)
+    return data

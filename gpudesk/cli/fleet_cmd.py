@@ -1,0 +1,261 @@
+"""``gpudesk fleet survey`` and ``gpudesk fleet show``: a Ray cluster, node by node.
+
+Exit codes (survey): 0 every node answered, 1 a node failed (the results are
+still printed and written), 2 bad usage or Ray missing, 3 no cluster
+reachable. ``show``: 0, or 2 for a file that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpudesk.cli.common import (
+    EXIT_FAILURE,
+    EXIT_NOTHING_DETECTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    format_table,
+)
+
+if TYPE_CHECKING:
+    from gpudesk.fleet.document import SurveyView
+    from gpudesk.fleet.survey import NodeDone
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError("must be more than 0 and at most 86400 seconds")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``fleet`` (with ``survey`` and ``show``) to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "fleet",
+        help="survey the GPUs of a Ray cluster, node by node",
+        description=(
+            "Survey every node of a running Ray cluster with GPUDesk's own detection (and "
+            "the quick benchmark), and find the GPUs that stand out from their siblings. "
+            "Needs Ray: pip install 'gpudesk[fleet]'."
+        ),
+    )
+    commands = parser.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True)
+    survey = commands.add_parser(
+        "survey",
+        help="survey a running Ray cluster",
+        description=(
+            "Run one task per alive node, pinned to it, with GPUDesk's detection and, with "
+            "--bench quick, the quick benchmark on each GPU (the CPU on nodes without one). "
+            "A progress line per node goes to stderr. Exit 0 every node answered, 1 a node "
+            "failed (results still written), 2 bad usage, 3 no cluster reachable."
+        ),
+    )
+    survey.add_argument(
+        "--address",
+        default="auto",
+        metavar="ADDR",
+        help="the cluster: auto (default; RAY_ADDRESS or the local cluster), HOST:PORT, "
+        "or ray://HOST:PORT",
+    )
+    survey.add_argument(
+        "--bench",
+        choices=("none", "quick"),
+        default="none",
+        help="none (default): detection only; quick: also the quick benchmark on every GPU",
+    )
+    survey.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=300.0,
+        metavar="S",
+        help="seconds each node may take before it is reported as failed (default 300)",
+    )
+    survey.add_argument("--json", action="store_true", help="print the survey as JSON")
+    survey.add_argument(
+        "--out", type=Path, metavar="FILE", help="also write the survey JSON to FILE (atomically)"
+    )
+    survey.add_argument(
+        "--ship-code",
+        action="store_true",
+        help="send this GPUDesk to the nodes with Ray's runtime environment "
+        "(instead of the one installed there)",
+    )
+    survey.set_defaults(handler=run_survey)
+    show = commands.add_parser(
+        "show",
+        help="the inventory and outliers of a saved survey",
+        description="Print the inventory and outliers of a survey file written by "
+        "`gpudesk fleet survey --out FILE` (or --json). Exit 0, or 2 for an unreadable file.",
+    )
+    show.add_argument("file", type=Path, metavar="FILE", help="the survey JSON file")
+    show.add_argument("--json", action="store_true", help="print the survey as JSON")
+    show.set_defaults(handler=run_show)
+
+
+def _progress_line(done: NodeDone) -> None:
+    row = done.row
+    where = f"{row.get('hostname') or '?'} ({row.get('ip') or '?'})"
+    if row.get("error"):
+        outcome = f"FAILED: {row['error']}"
+    else:
+        detection = row.get("detection") or {}
+        gpus = [gpu for gpu in detection.get("gpus", []) if gpu.get("kind") == "gpu"]
+        runs = len(row.get("benches") or [])
+        outcome = f"{len(gpus)} GPU{'s' if len(gpus) != 1 else ''}"
+        if runs:
+            outcome += f", {runs} benchmark run{'s' if runs != 1 else ''}"
+    print(
+        f"gpudesk: node {done.position}/{done.total} {where}: {outcome} "
+        f"({row.get('duration_s', 0):.1f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _dump(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def run_survey(args: argparse.Namespace) -> int:
+    from gpudesk.fleet.document import parse_survey
+    from gpudesk.fleet.survey import (
+        ClusterUnreachableError,
+        FleetUnavailableError,
+        FleetUsageError,
+        parse_address,
+        survey,
+    )
+    from gpudesk.storage import atomic_write_text
+
+    try:
+        parse_address(args.address)
+    except FleetUsageError as exc:
+        raise CliError(f"--address: {exc}", EXIT_USAGE) from exc
+    if args.out is not None and args.out.is_dir():
+        raise CliError(f"--out: {args.out} is a folder, not a file", EXIT_USAGE)
+    try:
+        document = survey(
+            args.address,
+            bench=args.bench,
+            timeout_s=args.timeout,
+            on_node=_progress_line,
+            ship_code=args.ship_code,
+        )
+    except FleetUnavailableError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    except ClusterUnreachableError as exc:
+        raise CliError(
+            f"{exc}\nhint: start one with `ray start --head`, or pass the head's address "
+            "with --address HOST:PORT (the GCS port printed by `ray start`, 6379 by default)",
+            EXIT_NOTHING_DETECTED,
+        ) from exc
+    text = _dump(document)
+    if args.out is not None:
+        try:
+            atomic_write_text(args.out, text)
+        except OSError as exc:
+            raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
+    view, _ = parse_survey(text, "survey")
+    if args.json:
+        sys.stdout.write(text)
+    else:
+        print(survey_text(view, document["summary"]))
+    failed = document["summary"]["nodes_failed"]
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from gpudesk.fleet.checks import summarise
+    from gpudesk.fleet.document import SurveyFileError, read_survey
+
+    try:
+        view, data = read_survey(args.file)
+    except SurveyFileError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    summary = summarise(view.nodes)
+    if args.json:
+        # The summary is recomputed: a file's own summary is not trusted.
+        sys.stdout.write(_dump({**data, "summary": summary}))
+    else:
+        print(survey_text(view, summary))
+    return EXIT_OK
+
+
+def _figure(value: float | None) -> str:
+    from gpudesk.bench.text import format_figure
+
+    return format_figure(value) if value is not None else ""
+
+
+def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
+    """The readable survey: cluster line, inventory table, outliers, failed nodes."""
+    from gpudesk.fleet.checks import Outlier
+    from gpudesk.fleet.inventory import inventory
+
+    outliers = [Outlier(**item) for item in summary["outliers"]]
+    cluster = view.cluster
+    lines = [
+        f"Ray cluster {cluster.address} (Ray {cluster.ray_version or 'n/a'}), "
+        f"surveyed {cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: {summary['nodes']} node"
+        f"{'s' if summary['nodes'] != 1 else ''}, {summary['gpus']} GPU"
+        f"{'s' if summary['gpus'] != 1 else ''}, {summary['nodes_failed']} failed",
+    ]
+    if summary["by_model"]:
+        lines.append(
+            "Models: "
+            + ", ".join(f"{count} x {model}" for model, count in summary["by_model"].items())
+        )
+    rows: list[list[str]] = []
+    errors: list[str] = []
+    for row in inventory(list(view.nodes), outliers):
+        if row.error is not None:
+            errors.append(f"  {row.node} ({row.node_id[:12]}): {row.error}")
+            continue
+        gemm = row.gemm
+        rows.append(
+            [
+                row.node,
+                "CPU" if row.gpu_index is None else str(row.gpu_index),
+                row.model,
+                f"{row.memory_gib:.0f} GiB" if row.memory_gib else "n/a",
+                row.driver or "",
+                f"{gemm.label} {_figure(gemm.value)} {gemm.unit}" if gemm else "",
+                f"{gemm.fraction_of_peak:.0%}" if gemm and gemm.fraction_of_peak else "",
+                f"{_figure(row.copy.value)} GB/s" if row.copy else "",
+                ", ".join(row.checks) or "ok",
+            ]
+        )
+    if rows:
+        lines.append("")
+        lines.append(
+            format_table(
+                ["Node", "GPU", "Model", "Memory", "Driver", "GEMM", "of peak", "Copy", "Checks"],
+                rows,
+                {3, 6, 7},
+            )
+        )
+    lines.append("")
+    if outliers:
+        lines.append(f"Outliers ({len(outliers)}):")
+        labels = {node.node_id: node.label for node in view.nodes}
+        for outlier in outliers:
+            where = labels.get(outlier.node_id, outlier.node_id[:12])
+            device = "CPU" if outlier.gpu_index is None else f"GPU {outlier.gpu_index}"
+            lines.append(f"  {where} {device}: {outlier.message}")
+    else:
+        lines.append("Outliers: none")
+    if errors:
+        lines.append("")
+        lines.append(f"Failed nodes ({len(errors)}):")
+        lines.extend(errors)
+    return "\n".join(lines)

@@ -1,0 +1,281 @@
+"""The survey document (``gpudesk fleet survey --json``), and reading one back.
+
+A survey file comes from another machine, so it is untrusted: it is read
+only if it is a regular file under :data:`MAX_SURVEY_BYTES`, nested at most
+:data:`MAX_DEPTH` deep, with no NaN/Infinity and no unencodable text, and its
+parts are validated with strict types. What the checks and the inventory
+need is read through narrow views; everything else in a node's detection or
+benchmark document is kept as it was but never trusted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+#: Generous for 1,000 nodes with 8 benchmarked GPUs each (about 20 kB a run).
+MAX_SURVEY_BYTES = 256 * 1024 * 1024
+MAX_DEPTH = 64
+SURVEY_SCHEMA_VERSION = 1
+
+_Text = Annotated[str, Field(max_length=4000)]
+_Name = Annotated[str, Field(max_length=400)]
+_VIEW = ConfigDict(frozen=True, extra="ignore", strict=True, allow_inf_nan=False)
+
+
+class SurveyFileError(Exception):
+    """A survey file that cannot be used, naming the file and what is wrong."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"{source}: {message}")
+        self.source = source
+        self.message = message
+
+
+class GpuView(BaseModel):
+    """The fields of one detected GPU that the inventory and the checks read."""
+
+    model_config = _VIEW
+
+    kind: _Name = "gpu"
+    index: int | None = None
+    name: _Name | None = None
+    uuid: _Name | None = None
+    lost: bool = False
+    pci_bus_id: _Name | None = None
+    memory_total_mib: Annotated[int, Field(ge=0)] | None = None
+    pcie_gen_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_width_max: int | None = None
+    clock_event_reasons: tuple[_Name, ...] | None = None
+    ecc_enabled: bool | None = None
+    #: Uncorrectable ECC error counts, where the node's GPUDesk reports them.
+    ecc_errors_uncorrected_volatile: Annotated[int, Field(ge=0)] | None = None
+    ecc_errors_uncorrected_aggregate: Annotated[int, Field(ge=0)] | None = None
+    catalog_id: _Name | None = None
+
+
+class CpuView(BaseModel):
+    model_config = _VIEW
+
+    model: _Name | None = None
+    threads: int | None = None
+
+
+class DetectionView(BaseModel):
+    model_config = _VIEW
+
+    status: _Name | None = None
+    driver_version: _Name | None = None
+    cuda_driver_version: _Name | None = None
+    gpus: tuple[GpuView, ...] = Field(default=(), max_length=4096)
+    cpu: CpuView = Field(default_factory=CpuView)
+    ram_total_gib: Annotated[float, Field(ge=0)] | None = None
+
+
+class BenchDeviceView(BaseModel):
+    model_config = _VIEW
+
+    kind: _Name
+    index: int = 0
+    name: _Name
+    uuid: _Name | None = None
+
+
+class MeasurementView(BaseModel):
+    model_config = _VIEW
+
+    test: _Name
+    dtype: _Name
+    value: Annotated[float, Field(ge=0)] | None = None
+    unit: _Name
+    peak: Annotated[float, Field(gt=0)] | None = None
+    fraction_of_peak: Annotated[float, Field(ge=0)] | None = None
+    host_memory: _Name | None = None
+
+    @property
+    def key(self) -> str:
+        """What makes two rows comparable across GPUs: "gemm bf16", "h2d pinned"."""
+        if self.test == "gemm":
+            return f"gemm {self.dtype}"
+        if self.test == "copy":
+            return "copy"
+        return f"{self.test} {self.host_memory or ''}".strip()
+
+    @property
+    def label(self) -> str:
+        if self.test == "gemm":
+            return f"GEMM {self.dtype.upper()}"
+        if self.test == "copy":
+            return "memory copy"
+        return f"{self.test.upper()} {self.host_memory or ''}".strip()
+
+
+class BenchView(BaseModel):
+    model_config = _VIEW
+
+    backend: _Name
+    device: BenchDeviceView | None = None
+    catalog_id: _Name | None = None
+    results: tuple[MeasurementView, ...] = Field(default=(), max_length=10_000)
+    error: _Text | None = None
+
+
+class ClusterInfo(BaseModel):
+    model_config = _VIEW
+
+    address: _Name
+    ray_version: _Name | None = None
+    nodes_alive: Annotated[int, Field(ge=0)]
+    surveyed_at: dt.datetime
+
+
+class NodeView(BaseModel):
+    """One node's row: its detection and benchmarks as sent, or why there are none."""
+
+    model_config = _VIEW
+
+    node_id: _Name
+    hostname: _Name | None = None
+    ip: _Name | None = None
+    detection: dict[str, JsonValue] | None = None
+    bench: dict[str, JsonValue] | None = None
+    #: Every benchmark run of the node (one per GPU); ``bench`` is the first.
+    benches: tuple[dict[str, JsonValue], ...] = ()
+    error: _Text | None = None
+    duration_s: Annotated[float, Field(ge=0)] | None = None
+
+    @property
+    def label(self) -> str:
+        """The hostname, else the IP, else the short node id."""
+        return self.hostname or self.ip or self.node_id[:12]
+
+    def detection_view(self) -> DetectionView | None:
+        """The parts of the detection the checks use, or None if it cannot be read."""
+        if self.detection is None:
+            return None
+        try:
+            return DetectionView.model_validate_json(json.dumps(self.detection), strict=True)
+        except ValidationError:
+            return None
+
+    def bench_views(self) -> list[BenchView]:
+        """Every benchmark run that can be read (unreadable ones are left out)."""
+        runs = list(self.benches) or ([self.bench] if self.bench is not None else [])
+        views: list[BenchView] = []
+        for run in runs:
+            try:
+                views.append(BenchView.model_validate_json(json.dumps(run), strict=True))
+            except ValidationError:
+                continue
+        return views
+
+
+class SurveyView(BaseModel):
+    """A whole survey as read back: cluster, nodes (the summary is recomputed)."""
+
+    model_config = _VIEW
+
+    survey_schema_version: Annotated[int, Field(ge=1)] = SURVEY_SCHEMA_VERSION
+    cluster: ClusterInfo
+    nodes: tuple[NodeView, ...] = Field(max_length=100_000)
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _check_tree(value: Any, depth: int = 0, where: str = "$") -> None:
+    """Depth and text checks that json.loads does not make."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{where}: text that is not valid Unicode") from exc
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_tree(key, depth + 1, where)
+            _check_tree(item, depth + 1, f"{where}.{key}")
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            _check_tree(item, depth + 1, f"{where}[{position}]")
+
+
+def parse_survey(text: str | bytes, source: str) -> tuple[SurveyView, dict[str, Any]]:
+    """Validate a survey document; return its view and the plain data.
+
+    Raises:
+        SurveyFileError: not JSON, too deep, NaN/Infinity, or a field of the
+            wrong type (named).
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise SurveyFileError(source, f"not UTF-8 text ({exc.reason})") from exc
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError as exc:
+        raise SurveyFileError(source, "nested too deeply") from exc
+    except ValueError as exc:
+        raise SurveyFileError(source, f"not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SurveyFileError(source, "not a survey: the document is not a JSON object")
+    try:
+        _check_tree(data)
+    except ValueError as exc:
+        raise SurveyFileError(source, str(exc)) from exc
+    version = data.get("survey_schema_version", SURVEY_SCHEMA_VERSION)
+    if type(version) is int and version > SURVEY_SCHEMA_VERSION:
+        raise SurveyFileError(
+            source,
+            f"survey_schema_version {version} is newer than this GPUDesk reads "
+            f"({SURVEY_SCHEMA_VERSION}): update GPUDesk",
+        )
+    try:
+        view = SurveyView.model_validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "document"
+        raise SurveyFileError(source, f"{field}: {first['msg']}") from exc
+    return view, data
+
+
+def read_survey(path: Path) -> tuple[SurveyView, dict[str, Any]]:
+    """Read and validate the survey file at ``path`` (regular files only, size-capped).
+
+    Raises:
+        SurveyFileError: missing, not a regular file, too large, unreadable or invalid.
+    """
+    source = str(path)
+    try:
+        # O_NONBLOCK: opening a FIFO must not hang; it is refused below.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise SurveyFileError(source, f"cannot open: {exc.strerror or exc}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SurveyFileError(source, "not a regular file")
+        if info.st_size > MAX_SURVEY_BYTES:
+            raise SurveyFileError(
+                source, f"{info.st_size} bytes, more than a survey can be ({MAX_SURVEY_BYTES})"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_SURVEY_BYTES + 1)
+    except OSError as exc:
+        raise SurveyFileError(source, f"cannot read: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_SURVEY_BYTES:
+        raise SurveyFileError(source, f"more than {MAX_SURVEY_BYTES} bytes")
+    return parse_survey(raw, source)

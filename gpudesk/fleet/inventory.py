@@ -1,0 +1,112 @@
+"""The fleet inventory: one row per GPU (or per CPU-only node), for the CLI, the GUI and the PDF."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudesk.fleet.checks import Outlier, bench_model, fleet_gpus, model_key
+from gpudesk.fleet.document import BenchView, MeasurementView, NodeView
+
+#: The GEMM shown per device: the fastest precision ML uses that the run measured.
+HEADLINE_GEMM_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp64")
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryRow:
+    """One device of the fleet as the inventory shows it."""
+
+    node_id: str
+    node: str
+    gpu_index: int | None
+    model: str
+    name: str
+    memory_gib: float | None
+    driver: str | None
+    gemm: MeasurementView | None
+    copy: MeasurementView | None
+    checks: tuple[str, ...]
+    error: str | None = None
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.gpu_index is None and self.error is None
+
+
+def headline_gemm(run: BenchView) -> MeasurementView | None:
+    for dtype in HEADLINE_GEMM_DTYPES:
+        for row in run.results:
+            if row.test == "gemm" and row.dtype == dtype and row.value is not None:
+                return row
+    return None
+
+
+def copy_row(run: BenchView) -> MeasurementView | None:
+    return next((row for row in run.results if row.test == "copy" and row.value), None)
+
+
+def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryRow]:
+    """Rows in survey order: each GPU; a CPU-only node's CPU run; a failed node's error."""
+    checks: dict[tuple[str, int | None], list[str]] = {}
+    for outlier in outliers:
+        checks.setdefault((outlier.node_id, outlier.gpu_index), []).append(outlier.check)
+    gpus_by_node: dict[str, list[int | None]] = {}
+    for item in fleet_gpus(nodes):
+        gpus_by_node.setdefault(item.node.node_id, []).append(item.gpu.index)
+    rows: list[InventoryRow] = []
+    for node in nodes:
+        detection = node.detection_view()
+        runs = node.bench_views()
+        cpu_model = detection.cpu.model if detection is not None else None
+        runs_by_index = {bench_model(run, cpu_model)[1]: run for run in runs}
+        driver = detection.driver_version if detection is not None else None
+        gpus = [gpu for gpu in (detection.gpus if detection else ()) if gpu.kind == "gpu"]
+        for gpu in gpus:
+            run = runs_by_index.get(gpu.index)
+            rows.append(
+                InventoryRow(
+                    node_id=node.node_id,
+                    node=node.label,
+                    gpu_index=gpu.index,
+                    model=model_key(gpu.catalog_id, gpu.name),
+                    name=gpu.name or "unknown GPU",
+                    memory_gib=gpu.memory_total_mib / 1024 if gpu.memory_total_mib else None,
+                    driver=driver,
+                    gemm=headline_gemm(run) if run else None,
+                    copy=copy_row(run) if run else None,
+                    checks=tuple(checks.get((node.node_id, gpu.index), ())),
+                )
+            )
+        cpu_run = runs_by_index.get(None)
+        if not gpus and (cpu_run is not None or node.error is None):
+            model = bench_model(cpu_run, cpu_model)[0] if cpu_run else f"CPU: {cpu_model or '?'}"
+            rows.append(
+                InventoryRow(
+                    node_id=node.node_id,
+                    node=node.label,
+                    gpu_index=None,
+                    model=model,
+                    name=cpu_model or "CPU",
+                    memory_gib=detection.ram_total_gib if detection else None,
+                    driver=None,
+                    gemm=headline_gemm(cpu_run) if cpu_run else None,
+                    copy=copy_row(cpu_run) if cpu_run else None,
+                    checks=tuple(checks.get((node.node_id, None), ())),
+                )
+            )
+        if node.error is not None:
+            rows.append(
+                InventoryRow(
+                    node_id=node.node_id,
+                    node=node.label,
+                    gpu_index=None,
+                    model="",
+                    name="",
+                    memory_gib=None,
+                    driver=None,
+                    gemm=None,
+                    copy=None,
+                    checks=(),
+                    error=node.error,
+                )
+            )
+    return rows

@@ -1,0 +1,101 @@
+"""Outlier rules on crafted surveys: each rule fires on its fault and stays quiet otherwise."""
+
+from __future__ import annotations
+
+import json
+
+from survey_factory import cpu_run, gemm_run, gpu, node, survey
+
+from gpudesk.fleet.checks import SLOW_FRACTION, find_outliers, summarise
+from gpudesk.fleet.document import parse_survey
+
+
+def _outliers(nodes: list[dict]) -> list[dict]:
+    view, _ = parse_survey(json.dumps(survey(nodes)), "test")
+    return [outlier.to_json() for outlier in find_outliers(view.nodes)]
+
+
+def _checks(nodes: list[dict]) -> list[tuple[str, int | None, str]]:
+    return [(item["node_id"], item["gpu_index"], item["check"]) for item in _outliers(nodes)]
+
+
+def test_healthy_fleet_has_no_outliers() -> None:
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 700.0 + i)]) for i in range(4)]
+    assert _checks(nodes) == []
+
+
+def test_slow_gpu_below_85_percent_of_model_median_is_flagged_with_the_median() -> None:
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 700.0)]) for i in range(3)]
+    nodes.append(node("slow", [gpu(0)], [gemm_run(0, 700.0 * SLOW_FRACTION * 0.99)]))
+    found = _outliers(nodes)
+    assert [(item["node_id"], item["check"]) for item in found] == [("slow", "measured:gemm bf16")]
+    assert found[0]["fleet_median"] == 700.0
+    assert "of the fleet median" in found[0]["message"]
+
+
+def test_gpu_at_exactly_the_threshold_is_not_flagged() -> None:
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 1000.0)]) for i in range(2)]
+    nodes.append(node("edge", [gpu(0)], [gemm_run(0, 1000.0 * SLOW_FRACTION)]))
+    assert _checks(nodes) == []
+
+
+def test_figures_are_compared_within_a_model_only() -> None:
+    h100 = [node(f"h{i}", [gpu(0)], [gemm_run(0, 700.0)]) for i in range(2)]
+    a100 = [
+        node(f"a{i}", [gpu(0, "NVIDIA A100", catalog_id="a100")], [gemm_run(0, 250.0, "a100")])
+        for i in range(2)
+    ]
+    assert _checks(h100 + a100) == []
+
+
+def test_a_lone_gpu_of_its_model_has_no_fleet_median() -> None:
+    assert _checks([node("one", [gpu(0)], [gemm_run(0, 10.0)])]) == []
+
+
+def test_narrow_link_is_flagged_even_when_idle_but_a_lower_gen_only_under_load() -> None:
+    nodes = [
+        node("x8", [gpu(0, pcie_width_current=8, clock_event_reasons=["gpu_idle"])]),
+        node("idle", [gpu(0, pcie_gen_current=1, clock_event_reasons=["gpu_idle"])]),
+        node("busy", [gpu(0, pcie_gen_current=3, clock_event_reasons=[])]),
+    ]
+    assert _checks(nodes) == [("x8", 0, "pcie_width"), ("busy", 0, "pcie_gen")]
+
+
+def test_throttle_ecc_lost_and_driver_rules() -> None:
+    nodes = [
+        node("hot", [gpu(0, clock_event_reasons=["gpu_idle", "hw_thermal_slowdown"])]),
+        node("ecc", [gpu(0, ecc_errors_uncorrected_volatile=3)]),
+        node("lost", [gpu(0, lost=True)]),
+        node("old", [gpu(0)], driver="535.104.05"),
+        node("new1", [gpu(0)]),
+    ]
+    assert _checks(nodes) == [
+        ("hot", 0, "throttle"),
+        ("ecc", 0, "ecc"),
+        ("lost", 0, "lost"),
+        ("old", 0, "driver"),
+    ]
+    throttle = _outliers(nodes)[0]
+    assert throttle["value"] == "hw_thermal_slowdown"
+
+
+def test_cpu_runs_are_compared_per_cpu_model_with_no_gpu_index() -> None:
+    nodes = [node(f"c{i}", benches=[cpu_run(100.0)]) for i in range(3)]
+    nodes.append(node("slowcpu", benches=[cpu_run(50.0)]))
+    nodes.append(node("other", benches=[cpu_run(10.0, "Intel Xeon")], cpu_model="Intel Xeon"))
+    assert _checks(nodes) == [("slowcpu", None, "measured:gemm fp64")]
+
+
+def test_summary_counts_gpus_models_and_failed_nodes() -> None:
+    nodes = [
+        node("a", [gpu(0), gpu(1)]),
+        node("b", [gpu(0, "NVIDIA A100", catalog_id=None)]),
+        node("c", error="no answer within 5 s"),
+    ]
+    view, _ = parse_survey(json.dumps(survey(nodes)), "test")
+    summary = summarise(view.nodes)
+    assert summary["nodes"] == 3
+    assert summary["nodes_failed"] == 1
+    assert summary["gpus"] == 3
+    assert summary["by_model"] == {"NVIDIA A100": 1, "h100-sxm5": 2}
+    json.dumps(summary, allow_nan=False)

@@ -1,0 +1,117 @@
+"""Reading survey files back: untrusted, so a bad file is a SurveyFileError saying what is wrong."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from survey_factory import gemm_run, gpu, node, survey
+
+from gpudesk.fleet.checks import summarise
+from gpudesk.fleet.document import MAX_DEPTH, SurveyFileError, parse_survey, read_survey
+
+
+def _write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "survey.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_valid_survey_round_trips(tmp_path: Path) -> None:
+    document = survey([node("a", [gpu(0)], [gemm_run(0, 700.0)])])
+    view, data = read_survey(_write(tmp_path, document))
+    assert data == document
+    assert view.nodes[0].label == "host-a"
+    assert view.nodes[0].bench_views()[0].results[0].value == 700.0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[]", "not a JSON object"),
+        ("{", "not valid JSON"),
+        ('{"cluster": NaN}', "not valid JSON"),
+        ('{"x": "\\ud800"}', "not valid Unicode"),
+        ("[" * 5000 + "]" * 5000, "nested"),
+        (json.dumps({"survey_schema_version": 99, "cluster": {}, "nodes": []}), "newer"),
+        (json.dumps({"cluster": {}, "nodes": []}), "cluster.address"),
+    ],
+)
+def test_bad_documents_are_refused_with_the_reason(text: str, expected: str) -> None:
+    with pytest.raises(SurveyFileError, match=expected):
+        parse_survey(text, "bad.json")
+
+
+def test_lax_types_are_refused_naming_the_field() -> None:
+    document = survey([node("a", [gpu(0)])])
+    document["cluster"]["nodes_alive"] = True  # a boolean is not a count
+    with pytest.raises(SurveyFileError, match=r"cluster\.nodes_alive"):
+        parse_survey(json.dumps(document), "bad.json")
+
+
+def test_depth_limit_applies_inside_a_node() -> None:
+    deep: object = 1
+    for _ in range(MAX_DEPTH + 5):
+        deep = [deep]
+    document = survey([node("a")])
+    document["nodes"][0]["detection"]["extra"] = deep
+    with pytest.raises(SurveyFileError, match="nested more than"):
+        parse_survey(json.dumps(document), "bad.json")
+
+
+def test_unreadable_detection_leaves_the_node_without_gpus_not_a_crash() -> None:
+    document = survey([node("a", [gpu(0, memory_total_mib="80 GB")])])
+    view, _ = parse_survey(json.dumps(document), "odd.json")
+    assert view.nodes[0].detection_view() is None
+    assert summarise(view.nodes)["gpus"] == 0
+
+
+def test_fifo_directory_and_missing_file_are_refused_without_hanging(tmp_path: Path) -> None:
+    fifo = tmp_path / "survey.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(SurveyFileError, match="not a regular file"):
+        read_survey(fifo)
+    with pytest.raises(SurveyFileError, match=r"not a regular file|cannot"):
+        read_survey(tmp_path)
+    with pytest.raises(SurveyFileError, match="cannot open"):
+        read_survey(tmp_path / "missing.json")
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_bytes_give_a_survey_or_a_survey_file_error(raw: bytes) -> None:
+    with contextlib.suppress(SurveyFileError):
+        parse_survey(raw, "fuzz.json")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    field=st.sampled_from(["node_id", "detection", "bench", "benches", "error", "hostname"]),
+    value=_json_values,
+)
+def test_any_value_in_a_node_field_is_refused_cleanly_or_summarised(
+    field: str, value: object
+) -> None:
+    document = survey([node("a", [gpu(0)], [gemm_run(0, 700.0)]), node("b", [gpu(0)])])
+    document["nodes"][0][field] = value
+    try:
+        view, _ = parse_survey(json.dumps(document), "fuzz.json")
+    except SurveyFileError:
+        return
+    summary = summarise(view.nodes)
+    json.dumps(summary, allow_nan=False)
+    assert summary["nodes"] == 2
