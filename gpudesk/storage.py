@@ -1,12 +1,48 @@
-"""Atomic file writes: a crash mid-write never loses what was there."""
+"""Safe file writes: a crash mid-write never loses what was there.
+
+Every file GPUDesk saves (history, exports, user catalog) goes through
+:func:`atomic_write_bytes`. Its rules, and why:
+
+- A regular file is replaced atomically: the new bytes go to a temporary file
+  in the same folder, which is fsynced and renamed over the target, so a
+  reader sees the old content or the new, never a truncated file.
+- A symlink is written *through*, to its target (atomically, in the target's
+  folder): replacing the link itself would silently detach the user's file.
+- A character device (``/dev/null``, a terminal), a FIFO or a file reached
+  through ``/proc``/``/dev/fd`` (``/dev/stdout`` redirected to a file) is
+  written directly, with no rename: renaming over it would replace the device
+  node (as root, ``/dev/null`` itself) or the shell's redirection.
+- Anything else that is not a regular file (a directory, a block device, a
+  socket) is refused with :class:`UnsafeTargetError`, and nothing is touched.
+- A kill between creating the temporary file and renaming it leaves a hidden
+  ``.NAME.XXXXXXXX.tmp`` behind; the next write to that folder removes such
+  files of ours that are older than :data:`STALE_TEMP_AGE_S`.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import stat
 import tempfile
+import time
 from pathlib import Path
+
+#: A temporary file of ours this old is a leftover of a killed write, never one in use.
+STALE_TEMP_AGE_S = 60.0
+#: Our temporary files: ".<part of the target's name>.<8 mkstemp characters>.tmp".
+_TEMP_PATTERN = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+#: Keep the temporary name within a file system's 255-byte limit for long targets.
+_MAX_PREFIX_BYTES = 200
+#: Folders whose entries are views of open file descriptors, not files to replace.
+_FD_FOLDERS = ("/proc/", "/dev/fd/")
+
+
+class UnsafeTargetError(OSError):
+    """The target exists and is not something GPUDesk may write (a directory, a
+    block device, a socket, a FIFO with no reader); ``strerror`` says which."""
 
 
 def _process_umask() -> int:
@@ -21,36 +57,123 @@ def _process_umask() -> int:
     return 0o022
 
 
-def _target_mode(path: Path) -> int:
-    """The replaced file's permissions, or what a plain open() would give a new file."""
+def _new_file_mode() -> int:
+    return 0o666 & ~_process_umask()
+
+
+def _temp_prefix(name: str) -> str:
+    encoded = name.encode("utf-8", "surrogateescape")[:_MAX_PREFIX_BYTES]
+    return "." + encoded.decode("utf-8", "ignore") + "."
+
+
+def _is_fd_view(path: Path) -> bool:
+    text = os.path.abspath(path)
+    return text.startswith(_FD_FOLDERS) or text in ("/dev/stdout", "/dev/stderr")
+
+
+def remove_stale_temporaries(folder: Path, *, now: float | None = None) -> list[Path]:
+    """Remove our leftover temporary files in ``folder``; return what was removed.
+
+    Only regular files of this user matching our name pattern and older than
+    :data:`STALE_TEMP_AGE_S` go: a write in progress (ours or another
+    process's) is younger than that. Errors are ignored: this is tidying.
+    """
+    removed: list[Path] = []
+    now = time.time() if now is None else now
     try:
-        return stat.S_IMODE(path.stat().st_mode)
+        names = os.listdir(folder)
     except OSError:
-        return 0o666 & ~_process_umask()
+        return removed
+    for name in names:
+        if not _TEMP_PATTERN.match(name):
+            continue
+        candidate = folder / name
+        try:
+            info = candidate.lstat()
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            if now - info.st_mtime < STALE_TEMP_AGE_S:
+                continue
+            candidate.unlink()
+        except OSError:
+            continue
+        removed.append(candidate)
+    return removed
+
+
+def _write_directly(path: Path, data: bytes, *, fifo: bool = False, truncate: bool = False) -> None:
+    """Write into an existing device, FIFO or descriptor view, without renaming."""
+    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+    if fifo:
+        # Opening a FIFO for writing blocks until a reader comes; never hang.
+        flags |= os.O_NONBLOCK
+    if truncate:
+        flags |= os.O_TRUNC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if fifo and exc.errno == errno.ENXIO:
+            raise UnsafeTargetError(errno.ENXIO, "it is a FIFO with no reader", str(path)) from exc
+        raise
+    try:
+        if fifo:
+            os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder.
+    """Write ``data`` to ``path`` by the rules in this module's docstring.
 
-    The temporary file is fsynced and renamed over ``path``, so readers see
-    either the old content or the new, never a truncated file. The result has
-    the replaced file's permissions, or the usual ones for a new file (mkstemp
-    alone would leave it private, 0600).
+    A new or replaced regular file gets the replaced file's permissions, or the
+    usual ones for a new file (mkstemp alone would leave it private, 0600).
 
     Raises:
-        OSError: the folder is missing or unwritable, or the disk is full;
-            the original file (if any) is untouched.
+        UnsafeTargetError: ``path`` is a directory, a block device, a socket
+            or a FIFO nobody reads; nothing was written.
+        OSError: the folder is missing or unwritable, the name is too long or
+            the disk is full; the original file (if any) is untouched.
     """
     path = Path(path)
-    mode = _target_mode(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if not str(path) or str(path) == ".":
+        raise UnsafeTargetError(errno.ENOENT, "no file name given", str(path))
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None  # new file, or a symlink to a file not yet there
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise UnsafeTargetError(errno.EISDIR, "it is a directory", str(path))
+        if stat.S_ISFIFO(info.st_mode):
+            _write_directly(path, data, fifo=True)
+            return
+        if stat.S_ISCHR(info.st_mode):
+            _write_directly(path, data)
+            return
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a block device" if stat.S_ISBLK(info.st_mode) else "not a regular file"
+            raise UnsafeTargetError(errno.EINVAL, f"it is {kind}", str(path))
+        if _is_fd_view(path):
+            _write_directly(path, data, truncate=True)
+            return
+    # Through any symlinks to the file they name (which may not exist yet).
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(info.st_mode) if info is not None else _new_file_mode()
+    remove_stale_temporaries(target.parent)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=_temp_prefix(target.name), suffix=".tmp", dir=target.parent
+    )
     try:
         with os.fdopen(fd, "wb") as tmp:
             os.fchmod(tmp.fileno(), mode)
             tmp.write(data)
             tmp.flush()
             os.fsync(tmp.fileno())
-        os.replace(tmp_name, path)
+        os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
@@ -58,4 +181,105 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` as UTF-8."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+class FileTooLargeError(OSError):
+    """A file over the size limit its reader sets; ``strerror`` gives the limit."""
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``max_bytes``.
+
+    Untrusted files are read only through here: a FIFO would block the reader
+    forever, ``/dev/zero`` would never end, a huge file would fill memory. The
+    file is opened without blocking and checked on the open descriptor, so a
+    file swapped for a FIFO between a check and the read cannot hang us.
+
+    Raises:
+        UnsafeTargetError: not a regular file (a directory, FIFO, device, socket).
+        FileTooLargeError: larger than ``max_bytes``.
+        OSError: missing, unreadable, a symlink loop, a name too long.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeTargetError(errno.EINVAL, f"it is {_kind_of(info.st_mode)}", str(path))
+        limit = f"larger than the {_size_text(max_bytes)} limit"
+        if info.st_size > max_bytes:
+            raise FileTooLargeError(errno.EFBIG, limit, str(path))
+        chunks: list[bytes] = []
+        total = 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:  # it grew while we read
+            raise FileTooLargeError(errno.EFBIG, limit, str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _size_text(size: int) -> str:
+    if size >= 1 << 20 and size % (1 << 20) == 0:
+        return f"{size >> 20} MiB"
+    if size >= 1 << 10 and size % (1 << 10) == 0:
+        return f"{size >> 10} KiB"
+    return f"{size} bytes"
+
+
+def check_writable(path: Path) -> None:
+    """Fail early, before any work, for a target :func:`atomic_write_bytes` would refuse.
+
+    Raises:
+        UnsafeTargetError: a directory, block device, socket; an empty name.
+        OSError: the name is too long, a symlink loop, the folder is missing,
+            not a folder or not writable (``strerror`` says which).
+    """
+    path = Path(path)
+    if not str(path) or str(path) == ".":
+        raise UnsafeTargetError(errno.ENOENT, "no file name given", str(path))
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # the folder check below words it
+    else:
+        if stat.S_ISDIR(info.st_mode):
+            raise UnsafeTargetError(errno.EISDIR, "it is a directory", str(path))
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISCHR(info.st_mode)) and not stat.S_ISFIFO(
+            info.st_mode
+        ):
+            raise UnsafeTargetError(errno.EINVAL, f"it is {_kind_of(info.st_mode)}", str(path))
+        if not stat.S_ISREG(info.st_mode) or _is_fd_view(path):
+            return  # written in place; opening it is the check
+    folder = Path(os.path.realpath(path)).parent
+    try:
+        folder_info = os.stat(folder)
+    except FileNotFoundError:
+        raise OSError(errno.ENOENT, f"folder {folder} does not exist", str(path)) from None
+    except NotADirectoryError:
+        raise OSError(errno.ENOTDIR, f"folder {folder} does not exist", str(path)) from None
+    if not stat.S_ISDIR(folder_info.st_mode):
+        raise OSError(errno.ENOTDIR, f"folder {folder} does not exist", str(path))
+    if not os.access(folder, os.W_OK):
+        raise OSError(errno.EACCES, f"folder {folder} is not writable", str(path))

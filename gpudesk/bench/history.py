@@ -15,7 +15,12 @@ from pathlib import Path
 
 from gpudesk.bench.results import MAX_RESULT_BYTES, BenchResult, ResultFileError, parse_result
 from gpudesk.paths import user_data_dir
-from gpudesk.storage import atomic_write_text
+from gpudesk.storage import (
+    FileTooLargeError,
+    UnsafeTargetError,
+    atomic_write_text,
+    read_regular_file,
+)
 
 
 def history_dir() -> Path:
@@ -72,13 +77,17 @@ def load_run(path: Path) -> BenchResult:
     """
     source = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_RESULT_BYTES:
-            raise ResultFileError(source, "(file)", f"larger than {MAX_RESULT_BYTES // 2**20} MiB")
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_RESULT_BYTES)
+    except (UnsafeTargetError, FileTooLargeError) as exc:
+        raise ResultFileError(source, "(file)", f"skipped: {exc.strerror}") from exc
     except OSError as exc:
         raise ResultFileError(source, "(file)", f"cannot read: {exc.strerror or exc}") from exc
-    return parse_result(data, source)
+    try:
+        return parse_result(data, source)
+    except ResultFileError:
+        raise
+    except Exception as exc:  # whatever a crafted file does, it is that file's problem
+        raise ResultFileError(source, "(file)", f"cannot load: {type(exc).__name__}") from exc
 
 
 def list_runs(directory: Path | None = None) -> tuple[list[HistoryItem], list[ResultFileError]]:
@@ -86,9 +95,12 @@ def list_runs(directory: Path | None = None) -> tuple[list[HistoryItem], list[Re
     folder = directory or history_dir()
     items: list[HistoryItem] = []
     problems: list[ResultFileError] = []
-    if not folder.is_dir():
-        return items, problems
-    for path in folder.glob("*.json"):
+    try:
+        paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    except OSError as exc:
+        problems.append(ResultFileError(str(folder), "(folder)", f"cannot read: {exc.strerror}"))
+        paths = []
+    for path in paths:
         try:
             items.append(HistoryItem(path, load_run(path)))
         except ResultFileError as exc:
@@ -105,7 +117,9 @@ def import_run(source: Path, directory: Path | None = None) -> HistoryItem:
         OSError: the history folder cannot be written.
     """
     result = load_run(source)
-    imported = result.model_copy(update={"imported_from": str(source)})
+    # The path as valid text within the field's limit, so the saved copy reloads.
+    where = str(source).encode("utf-8", "backslashreplace").decode("utf-8")[:2000]
+    imported = result.model_copy(update={"imported_from": where})
     return HistoryItem(save_run(imported, directory), imported)
 
 

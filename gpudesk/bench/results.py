@@ -26,6 +26,11 @@ from gpudesk import __version__
 from gpudesk.bench.backends.base import DeviceInfo
 
 SCHEMA_VERSION = 1
+#: Run times outside these are corrupt or crafted, and break local-time display.
+EARLIEST_START = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+LATEST_START = dt.datetime(2200, 1, 1, tzinfo=dt.UTC)
+#: Deeper JSON than this is not something ``gpudesk bench --json`` writes.
+MAX_JSON_DEPTH = 32
 ResultTest = Literal["gemm", "copy", "h2d", "d2h"]
 Unit = Literal["TFLOPS", "GB/s"]
 NonNegative = Annotated[float, Field(ge=0)]
@@ -159,7 +164,16 @@ class BenchResult(BaseModel):
     @classmethod
     def _aware_time(cls, value: dt.datetime) -> dt.datetime:
         # Untrusted files may omit the offset; UTC is what gpudesk writes.
-        return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        try:
+            utc = aware.astimezone(dt.UTC)  # year 1 at +23:59 falls off the calendar
+        except (OverflowError, ValueError):
+            utc = None
+        if utc is None or not EARLIEST_START <= utc < LATEST_START:
+            raise ValueError(
+                f"must be a time from {EARLIEST_START.year} to {LATEST_START.year - 1}"
+            )
+        return aware
 
     @property
     def ok(self) -> bool:
@@ -205,6 +219,11 @@ MAX_RESULT_BYTES = 16 * 1024 * 1024
 def parse_result(data: bytes | str, source: str) -> BenchResult:
     """Validate JSON text from anywhere (history, another machine) into a result.
 
+    Types are strict (``true`` is not a number, ``"1"`` is not a schema
+    version), nesting is at most :data:`MAX_JSON_DEPTH` levels, text holds no
+    lone surrogates (they cannot be saved or shown), and times lie between
+    :data:`EARLIEST_START` and :data:`LATEST_START`.
+
     Raises:
         ResultFileError: not JSON, not an object, a newer schema, or a field
             that is missing or wrong; the message names the field.
@@ -213,14 +232,21 @@ def parse_result(data: bytes | str, source: str) -> BenchResult:
         raise ResultFileError(source, "(file)", f"larger than {MAX_RESULT_BYTES // 2**20} MiB")
     try:
         raw = json.loads(data, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ResultFileError(source, "(json)", "nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ResultFileError(source, "(json)", f"not valid JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise ResultFileError(
             source, "(file)", "expected a JSON object from `gpudesk bench --json`"
         )
+    _check_shape(raw, source)
     version = raw.get("schema_version", SCHEMA_VERSION)
-    if isinstance(version, int) and version > SCHEMA_VERSION:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ResultFileError(
+            source, "schema_version", f"must be a whole number from 1, not {version!r}"
+        )
+    if version > SCHEMA_VERSION:
         raise ResultFileError(
             source,
             "schema_version",
@@ -228,15 +254,47 @@ def parse_result(data: bytes | str, source: str) -> BenchResult:
         )
     if "started_at" not in raw:
         # Older or hand-made files: keep them importable; the time is unknown.
-        raw["started_at"] = dt.datetime(1970, 1, 1, tzinfo=dt.UTC).isoformat()
+        raw["started_at"] = EARLIEST_START.isoformat()
     try:
-        return BenchResult.model_validate(raw)
+        # Strict JSON-mode validation: no bool-as-number, no number-as-string.
+        return BenchResult.model_validate_json(json.dumps(raw), strict=True)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         location = ".".join(str(part) for part in first["loc"]) or "(file)"
         more = exc.error_count() - 1
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         raise ResultFileError(source, location, f"{first['msg']}{suffix}") from exc
+
+
+def _check_shape(raw: dict[str, object], source: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_JSON_DEPTH` and lone surrogates, by location.
+
+    Iterative, so a crafted file cannot exhaust the stack here either.
+    """
+    stack: list[tuple[object, tuple[str, ...]]] = [(raw, ())]
+    while stack:
+        value, where = stack.pop()
+        if len(where) > MAX_JSON_DEPTH:
+            location = ".".join(where[:3]) + "..."
+            raise ResultFileError(source, location, f"nested deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, str):
+            _check_text(value, where, source)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key, where, source)
+                stack.append((item, (*where, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*where, str(index))) for index, item in enumerate(value))
+
+
+def _check_text(text: str, where: tuple[str, ...], source: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        location = ".".join(where) or "(file)"
+        raise ResultFileError(
+            source, location, "text with a lone surrogate (\\ud800-\\udfff) is not valid Unicode"
+        ) from None
 
 
 def _reject_constant(name: str) -> float:

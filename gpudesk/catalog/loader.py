@@ -7,15 +7,18 @@ Bad data never stops the rest from loading: every problem becomes a
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import tomli as tomllib  # mypyc-compiled: parses ~2.5x faster than the stdlib tomllib
 from pydantic import ValidationError
 
 from gpudesk.catalog.schema import LEGACY_CLOUD_FIELDS, CatalogEntry
 from gpudesk.paths import bundled_catalog_dir, user_catalog_dir
+from gpudesk.storage import FileTooLargeError, UnsafeTargetError, read_regular_file
 
 META_FILE = "_meta.toml"
 #: A GPU entry is a page of text; anything far larger is not a catalog file.
@@ -68,25 +71,54 @@ def read_entry(
 ) -> tuple[CatalogEntry | None, list[CatalogProblem], list[CatalogProblem]]:
     """Parse and validate one TOML file: ``(entry, problems, notices)``.
 
-    Never raises for bad content. Notices name deprecated fields that still
-    loaded (the pre-``cloud_rates`` price fields).
+    Never raises: whatever goes wrong with one file (unreadable, not a regular
+    file, over :data:`MAX_ENTRY_FILE_BYTES`, not UTF-8, bad TOML, nested too
+    deeply, invalid fields, or anything unexpected) becomes that file's
+    problem. Notices name deprecated fields that still loaded (the
+    pre-``cloud_rates`` price fields).
     """
     try:
-        if path.stat().st_size > MAX_ENTRY_FILE_BYTES:
-            return None, [_too_large(path)], []
-        raw = path.read_bytes()
+        return _read_entry(path)
+    except Exception as exc:  # a bad file must never stop the rest from loading
+        problem = CatalogProblem(path, "(file)", f"cannot load: {type(exc).__name__}: {exc}")
+        return None, [problem], []
+
+
+def _read_text(path: Path) -> tuple[str | None, CatalogProblem | None]:
+    """The file's text, or the problem that stops it being read (never raises for I/O)."""
+    try:
+        raw = read_regular_file(path, MAX_ENTRY_FILE_BYTES)
+    except UnsafeTargetError as exc:
+        return None, CatalogProblem(path, "(file)", f"skipped: {exc.strerror}, not a regular file")
+    except FileTooLargeError:
+        return None, _too_large(path)
     except OSError as exc:
-        return None, [CatalogProblem(path, "(file)", f"cannot read: {exc.strerror or exc}")], []
-    if len(raw) > MAX_ENTRY_FILE_BYTES:  # grew between stat and read
-        return None, [_too_large(path)], []
+        return None, CatalogProblem(path, "(file)", f"cannot read: {exc.strerror or exc}")
     try:
-        text = raw.decode("utf-8")
+        # "utf-8-sig": editors on Windows save a byte-order mark first.
+        return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
-        return None, [CatalogProblem(path, "(file)", f"not UTF-8 text: {exc.reason}")], []
+        return None, CatalogProblem(path, "(file)", f"not UTF-8 text: {exc.reason}")
+
+
+def _parse_toml(path: Path, text: str) -> tuple[dict[str, Any] | None, CatalogProblem | None]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text), None
     except tomllib.TOMLDecodeError as exc:
-        return None, [CatalogProblem(path, "(toml)", f"syntax error: {exc}")], []
+        return None, CatalogProblem(path, "(toml)", f"syntax error: {exc}")
+    except RecursionError:
+        return None, CatalogProblem(path, "(toml)", "nested too deeply")
+
+
+def _read_entry(
+    path: Path,
+) -> tuple[CatalogEntry | None, list[CatalogProblem], list[CatalogProblem]]:
+    text, problem = _read_text(path)
+    if text is None:
+        return None, [problem] if problem else [], []
+    data, problem = _parse_toml(path, text)
+    if data is None:
+        return None, [problem] if problem else [], []
     legacy = [name for name in LEGACY_CLOUD_FIELDS if name in data]
     notices = [CatalogProblem(path, ", ".join(legacy), _LEGACY_NOTICE)] if legacy else []
     try:
@@ -97,6 +129,8 @@ def read_entry(
             for error in exc.errors(include_url=False)
         ]
         return None, problems, notices
+    except RecursionError:
+        return None, [CatalogProblem(path, "(file)", "nested too deeply")], notices
     if entry.id != path.stem:
         return (
             entry,
@@ -155,29 +189,71 @@ def _shown(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _entry_files(directory: Path) -> list[Path]:
-    return sorted(
-        path for path in directory.rglob("*.toml") if not path.name.startswith(("_", "."))
-    )
+def _entry_files(directory: Path, problems: list[CatalogProblem]) -> list[Path]:
+    """Every ``*.toml`` entry file below ``directory``; unreadable folders are problems.
+
+    Symlinked folders are not followed (a link loop cannot trap the walk);
+    symlinked files are, and are then checked like any other file.
+    """
+
+    def unreadable(error: OSError) -> None:
+        where = Path(error.filename) if error.filename else directory
+        problems.append(
+            CatalogProblem(where, "(folder)", f"cannot read: {error.strerror or error}")
+        )
+
+    found: list[Path] = []
+    for folder, _subfolders, names in os.walk(directory, onerror=unreadable):
+        found.extend(
+            Path(folder) / name
+            for name in names
+            if name.endswith(".toml") and not name.startswith(("_", "."))
+        )
+    return sorted(found)
 
 
-def _read_catalog_date(directory: Path) -> dt.date | None:
+def _read_catalog_date(directory: Path) -> tuple[dt.date | None, list[CatalogProblem]]:
     meta = directory / META_FILE
     try:
-        value = tomllib.loads(meta.read_text("utf-8")).get("catalog_date")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    return value if isinstance(value, dt.date) else None
+        os.lstat(meta)
+    except FileNotFoundError:
+        return None, []  # optional
+    except OSError:
+        pass  # reported by the read below
+    try:
+        text, problem = _read_text(meta)
+        if text is None:
+            return None, [problem] if problem else []
+        data, problem = _parse_toml(meta, text)
+    except Exception as exc:  # as for entry files: the file's problem, never a crash
+        return None, [CatalogProblem(meta, "(file)", f"cannot load: {type(exc).__name__}: {exc}")]
+    if data is None:
+        return None, [problem] if problem else []
+    value = data.get("catalog_date")
+    if value is None:
+        return None, []
+    if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+        return None, [CatalogProblem(meta, "catalog_date", "must be a TOML date (2026-05-01)")]
+    return value, []
 
 
 def load_directory(directory: Path) -> Catalog:
     """Load one folder of entry files; a duplicate id inside it is a problem."""
-    catalog = Catalog(catalog_date=_read_catalog_date(directory))
-    if not directory.is_dir():
+    catalog = Catalog()
+    try:
+        is_folder = directory.is_dir()
+    except OSError as exc:  # a name too long, a link loop
+        catalog.problems.append(
+            CatalogProblem(directory, "(folder)", f"cannot read: {exc.strerror or exc}")
+        )
+        return catalog
+    if not is_folder:
         catalog.problems.append(CatalogProblem(directory, "(folder)", "not a folder"))
         return catalog
+    catalog.catalog_date, meta_problems = _read_catalog_date(directory)
+    catalog.problems.extend(meta_problems)
     seen: dict[str, Path] = {}
-    for path in _entry_files(directory):
+    for path in _entry_files(directory, catalog.problems):
         entry, problems, notices = read_entry(path)
         catalog.problems.extend(problems)
         catalog.notices.extend(notices)
@@ -212,10 +288,25 @@ def load_catalog(
         sources.append(bundled_catalog_dir())
     if include_user:
         user_dir = user_catalog_dir()
-        if user_dir.is_dir():
+        if user_folder_present(user_dir):
             sources.append(user_dir)
     sources.extend(Path(directory) for directory in extra_dirs)
     return merge(load_directory(directory) for directory in sources)
+
+
+def user_folder_present(user_dir: Path) -> bool:
+    """Whether the user's catalog folder should be loaded: it exists in any form.
+
+    A missing folder is normal (nothing added yet); anything else there (a
+    file, an unreadable folder) is loaded so that its problem is reported.
+    """
+    try:
+        os.lstat(user_dir)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def merge(parts: Iterable[Catalog]) -> Catalog:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, derived_values
 from gpudesk.catalog.schema import ENTRY_FIELDS, LEGACY_CLOUD_FIELDS, CatalogEntry
+from gpudesk.csv_text import csv_text
 
 RECORD_COLUMNS: tuple[str, ...] = ENTRY_FIELDS + LEGACY_CLOUD_FIELDS + tuple(DERIVED_METRICS)
 
@@ -30,14 +29,12 @@ def entry_record(entry: CatalogEntry) -> dict[str, Any]:
 
 
 def entries_csv(entries: Sequence[CatalogEntry]) -> str:
-    """CSV with one row per entry; lists are joined with ' | '."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(RECORD_COLUMNS)
+    """CSV with one row per entry; lists are joined with ' | '; no cell is a formula."""
+    rows: list[Iterable[str]] = [RECORD_COLUMNS]
     for entry in entries:
         record = entry_record(entry)
-        writer.writerow(_csv_cell(record.get(column)) for column in RECORD_COLUMNS)
-    return buffer.getvalue()
+        rows.append([_csv_cell(record.get(column)) for column in RECORD_COLUMNS])
+    return csv_text(rows)
 
 
 def _csv_cell(value: object) -> str:

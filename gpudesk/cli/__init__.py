@@ -7,6 +7,7 @@ headless GPU servers may lack Qt's system libraries.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,13 @@ from gpudesk.cli import (
     fleet_cmd,
     plan_cmds,
 )
-from gpudesk.cli.common import EXIT_FAILURE, EXIT_USAGE, CliError
+from gpudesk.cli.common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    CliError,
+    non_finite_flag,
+    path_argument,
+)
 
 _COMMAND_MODULES = (catalog_cmds, compare_cmd, detect_cmd, bench_cmd, plan_cmds, fleet_cmd)
 
@@ -35,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--catalog",
         action="append",
         metavar="DIR",
-        type=Path,
+        type=path_argument,
         help="extra catalog folder (repeatable); its entries override same-id ones",
     )
     parser.add_argument(
@@ -61,11 +68,15 @@ def _run_gui(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    problem = non_finite_flag(args)
+    if problem is not None:
+        parser.error(problem)  # exits 2, like every other bad argument
     handler = getattr(args, "handler", None)
     if handler is None:
         handler = _run_gui
     try:
         result: int = handler(args)
+        sys.stdout.flush()  # so that a full disk or a closed pipe is seen here
     except CliError as exc:
         print(f"gpudesk: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -74,9 +85,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     except BrokenPipeError:
         # `gpudesk list | head` closes the pipe early; that is not a failure.
+        _silence_stdout()
         sys.stderr.close()
         return 0
+    except OSError as exc:
+        # Writing our own output failed (`gpudesk list > /dev/full`) or a file
+        # we did not expect to touch misbehaved: one line, never a traceback.
+        _silence_stdout()
+        where = f" {exc.filename}" if exc.filename else " the output"
+        print(f"gpudesk: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILURE
     return result
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "build_parser", "main"]

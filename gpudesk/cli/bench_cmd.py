@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.bench.text import format_figure, size_label  # light: no numpy, no backends
-from gpudesk.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, format_table
+from gpudesk.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    check_output_path,
+    format_table,
+    path_argument,
+    write_output,
+)
 
 if TYPE_CHECKING:
     from gpudesk.bench.results import BenchResult
@@ -47,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
-        "--out", type=Path, metavar="FILE", help="also write the JSON result to FILE"
+        "--out", type=path_argument, metavar="FILE", help="also write the JSON result to FILE"
     )
     parser.add_argument(
         "--tests",
@@ -126,6 +134,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
     if args.device < 0:
         raise CliError("--device must be 0 or more", EXIT_USAGE)
+    if args.out is not None:
+        check_output_path(args.out)  # before a run of minutes, not after it
     try:
         backend = choose_backend(args.backend)
         caps = backend.capabilities(args.device)
@@ -160,10 +170,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 print(f"saved to {saved}", file=sys.stderr)
     text = result.to_json()
     if args.out is not None:
-        try:
-            atomic_write_text(args.out, text)
-        except OSError as exc:
-            raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
+        write_output(args.out, lambda: atomic_write_text(args.out, text))
     if args.json:
         sys.stdout.write(text)
     else:

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from gpudesk.catalog.loader import load_directory
+from gpudesk.catalog.loader import load_directory, user_folder_present
 from gpudesk.catalog.metrics import METRICS, derived_values
 from gpudesk.catalog.query import (
     CatalogFilter,
@@ -28,6 +28,7 @@ from gpudesk.cli.common import (
     CliError,
     format_table,
     load_catalog_for,
+    path_argument,
     print_json,
 )
 from gpudesk.paths import bundled_catalog_dir, user_catalog_dir
@@ -60,9 +61,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     validate.add_argument(
         "dirs",
         nargs="*",
-        type=Path,
+        type=path_argument,
         metavar="DIR",
-        help="folders to check (default: the bundled and user catalogs)",
+        help="folders to check (default: the bundled and user catalogs, and any --catalog DIR)",
     )
     validate.set_defaults(handler=run_validate)
 
@@ -195,18 +196,17 @@ def _wrap(text: str, width: int, indent: str) -> str:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    dirs: list[Path] = list(args.dirs)
-    if not dirs:
+    extra: list[Path] = list(getattr(args, "catalog", None) or [])
+    dirs: list[Path] = [*args.dirs, *extra]
+    if not args.dirs:
+        # What every other command loads: bundled, the user's folder, --catalog DIRs.
         dirs = [bundled_catalog_dir()]
-        if user_catalog_dir().is_dir():
+        if user_folder_present(user_catalog_dir()):
             dirs.append(user_catalog_dir())
+        dirs.extend(extra)
     problem_count = 0
     entry_count = 0
     for directory in dirs:
-        if not directory.is_dir():
-            print(f"{directory}: (folder): not a folder", file=sys.stderr)
-            problem_count += 1
-            continue
         part = load_directory(directory)
         entry_count += len(part.entries)
         for problem in part.problems:

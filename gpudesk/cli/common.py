@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,51 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_FAILURE) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def path_argument(text: str) -> Path:
+    """An argparse type for a file or folder: an empty string is not a path.
+
+    (``Path("")`` is the current folder: ``--catalog ''`` would scan it all.)
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a file or folder name")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError("a path cannot contain a NUL character")
+    return Path(text)
+
+
+def non_finite_flag(args: argparse.Namespace) -> str | None:
+    """The first option holding NaN or an infinity, worded for the user, or None.
+
+    Checked once for every subcommand (present and future): ``float("nan")``
+    parses, and NaN passes every range check by comparing false.
+    """
+    for dest, value in vars(args).items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for item in values:
+            if isinstance(item, float) and not math.isfinite(item):
+                flag = "--" + dest.replace("_", "-")
+                return f"argument {flag}: {item!r} is not a finite number"
+    return None
+
+
+def check_output_path(path: Path) -> None:
+    """Fail early, before any work, for an output path that cannot be written."""
+    from gpudesk.storage import check_writable
+
+    try:
+        check_writable(path)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def write_output(path: Path, action: Callable[[], object]) -> None:
+    """Run ``action`` (which writes ``path``); an OS error becomes a one-line CliError."""
+    try:
+        action()
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def load_catalog_for(args: argparse.Namespace, *, report_problems: bool = True) -> Catalog:

@@ -7,14 +7,23 @@ render offscreen, so ``--json`` and ``--csv`` work on a server without Qt.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from gpudesk.catalog.query import NameLookupError, find_entry
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.cli.common import EXIT_OK, EXIT_USAGE, CliError, load_catalog_for, print_json
+from gpudesk.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    check_output_path,
+    load_catalog_for,
+    path_argument,
+    print_json,
+    write_output,
+)
 
 MIN_GPUS = 2
 MAX_GPUS = 6
@@ -27,10 +36,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     compare.add_argument("names", nargs="+", metavar="NAME", help="id, name or fragment")
     compare.add_argument("--json", action="store_true", help="print the side-by-side table")
-    compare.add_argument("--csv", type=Path, metavar="FILE", help="write the table as CSV")
-    compare.add_argument("--png", type=Path, metavar="FILE", help="write the radar chart as PNG")
-    compare.add_argument("--svg", type=Path, metavar="FILE", help="write the radar chart as SVG")
-    compare.add_argument("--pdf", type=Path, metavar="FILE", help="write a PDF report")
+    compare.add_argument("--csv", type=path_argument, metavar="FILE", help="write the table as CSV")
+    compare.add_argument(
+        "--png", type=path_argument, metavar="FILE", help="write the radar chart as PNG"
+    )
+    compare.add_argument(
+        "--svg", type=path_argument, metavar="FILE", help="write the radar chart as SVG"
+    )
+    compare.add_argument("--pdf", type=path_argument, metavar="FILE", help="write a PDF report")
     compare.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size")
     compare.add_argument(
         "--include-local",
@@ -57,17 +70,6 @@ def resolve_selection(entries: list[CatalogEntry], names: list[str]) -> list[Cat
     return selected
 
 
-def _check_output_path(path: Path) -> None:
-    """Fail early, before any work, for a path that cannot be written."""
-    if path.is_dir():
-        raise CliError(f"cannot write {path}: it is a directory")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise CliError(f"cannot write {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise CliError(f"cannot write {path}: folder {parent} is not writable")
-
-
 def run_compare(args: argparse.Namespace) -> int:
     catalog = load_catalog_for(args)
     selected = resolve_selection(catalog.entries, args.names)
@@ -81,7 +83,7 @@ def run_compare(args: argparse.Namespace) -> int:
             ) from exc
     outputs = [path for path in (args.csv, args.png, args.svg, args.pdf) if path is not None]
     for path in outputs:
-        _check_output_path(path)
+        check_output_path(path)
 
     from gpudesk.compare.table import build_comparison
 
@@ -89,16 +91,18 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.csv is not None:
         from gpudesk.storage import atomic_write_text
 
-        _write(args.csv, lambda: atomic_write_text(args.csv, comparison.to_csv()))
+        write_output(args.csv, lambda: atomic_write_text(args.csv, comparison.to_csv()))
     if args.png is not None or args.svg is not None:
         export_radar = _offscreen_radar_exporter()
         for path, image_format in ((args.png, "png"), (args.svg, "svg")):
             if path is not None:
-                _write(path, lambda p=path, f=image_format: export_radar(selected, p, f, catalog))
+                write_output(
+                    path, functools.partial(export_radar, selected, path, image_format, catalog)
+                )
     if args.pdf is not None:
         from gpudesk.report.pdf import write_pdf_report
 
-        _write(
+        write_output(
             args.pdf,
             lambda: write_pdf_report(
                 selected,
@@ -125,11 +129,3 @@ def _offscreen_radar_exporter() -> Any:
     except ImportError as exc:
         raise CliError(f"--png/--svg need the Qt libraries (PySide6): {exc}") from exc
     return export_radar
-
-
-def _write(path: Path, action: Any) -> None:
-    try:
-        action()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise CliError(f"cannot write {path}: {reason}") from exc

@@ -15,8 +15,6 @@ are different kinds of number.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from typing import Any
 
 from gpudesk.catalog.metrics import METRICS, Metric, MetricGroup
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.csv_text import csv_text
 from gpudesk.measured import MeasuredSeries
 
 #: Column id of the "this machine (measured)" column.
@@ -321,10 +320,9 @@ class Comparison:
 
         Columns: ``group, key, label, unit``, one per GPU (raw values, empty
         where missing), then with a baseline one ``NAME / BASELINE`` ratio
-        column per other GPU, then ``best`` (ids joined by ";").
+        column per other GPU, then ``best`` (ids joined by ";"). No cell can
+        become a spreadsheet formula (:func:`gpudesk.csv_text.safe_cell`).
         """
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
         baseline = self._baseline_column()
         ratio_indices = [
             index
@@ -336,7 +334,7 @@ class Comparison:
         if baseline is not None:
             header += [f"{self.columns[index].name} / {baseline.name}" for index in ratio_indices]
         header.append("best")
-        writer.writerow(header)
+        lines: list[list[str]] = [header]
         for row in self.rows:
             line: list[str] = [row.group.value, row.key, row.label, row.unit]
             line += [_csv_value(value) for value in row.values]
@@ -345,8 +343,8 @@ class Comparison:
                     _csv_value(row.ratios[index]) if row.ratios else "" for index in ratio_indices
                 ]
             line.append(";".join(row.best_ids))
-            writer.writerow(line)
-        return buffer.getvalue()
+            lines.append(line)
+        return csv_text(lines)
 
     def to_text(self) -> str:
         """The table as aligned plain text (Copy as text), best values marked with "*"."""

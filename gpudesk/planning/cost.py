@@ -10,6 +10,8 @@ counted, nor cloud storage and egress.
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict
 
 from gpudesk.catalog.schema import CatalogEntry
@@ -21,6 +23,8 @@ DEFAULT_UTILISATION = 0.8
 #: USD per kWh; roughly the US residential average in 2024 (EIA Electric Power Monthly).
 DEFAULT_KWH_PRICE_USD = 0.15
 DEFAULT_YEARS = 3.0
+#: The horizon is counted in whole months: less than one month cannot be shown.
+MIN_YEARS = 1 / 12
 MAX_YEARS = 20.0
 MAX_COUNT = 64
 
@@ -103,8 +107,25 @@ class CostResult(BaseModel):
         }
 
 
+_LABELS = {
+    "purchase_usd": "purchase price",
+    "tdp_w": "TDP",
+    "cloud_hourly_usd": "cloud price",
+    "hours_per_day": "hours per day",
+    "kwh_price_usd": "electricity price",
+    "resale_usd": "resale value",
+}
+
+
 def _check(inputs: CostInputs) -> None:
-    problems: list[str] = []
+    # NaN compares false with every bound below, so it is refused first, by name.
+    problems = [
+        f"{_LABELS.get(name, name)} {value!r} is not a finite number"
+        for name, value in inputs.model_dump().items()
+        if isinstance(value, float) and not math.isfinite(value)
+    ]
+    if problems:
+        raise PlanningInputError("; ".join(problems))
     if not 0 < inputs.purchase_usd <= 10_000_000:
         problems.append(f"purchase price ${inputs.purchase_usd:g} must be above 0")
     if not 0 < inputs.tdp_w <= 5000:
@@ -119,8 +140,11 @@ def _check(inputs: CostInputs) -> None:
         problems.append(f"utilisation {inputs.utilisation:g} must be above 0 and at most 1")
     if not 0 <= inputs.kwh_price_usd <= 10:
         problems.append(f"electricity price ${inputs.kwh_price_usd:g}/kWh must be 0 to 10")
-    if not 0 < inputs.years <= MAX_YEARS:
-        problems.append(f"years {inputs.years:g} must be above 0 and at most {MAX_YEARS:g}")
+    if not MIN_YEARS <= inputs.years <= MAX_YEARS:
+        problems.append(
+            f"years {inputs.years:g} must be at least one month (1/12 of a year) "
+            f"and at most {MAX_YEARS:g}"
+        )
     if inputs.resale_usd < 0:
         problems.append(f"resale value ${inputs.resale_usd:g} cannot be negative")
     elif inputs.resale_usd >= inputs.purchase_usd > 0:

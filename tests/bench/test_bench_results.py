@@ -98,10 +98,10 @@ def test_minimal_contract_file_is_accepted() -> None:
         (lambda d: d["results"][0].update(test="fft"), "results.0.test", "Input should be"),
         (lambda d: d["results"][0].update(value=None), "results.0", "must say why"),
         (lambda d: d["results"][0].update(size="big"), "results.0.size", "integer"),
-        (lambda d: d.update(results="none"), "results", "tuple"),
+        (lambda d: d.update(results="none"), "results", "array"),
         (lambda d: d["device"].pop("name"), "device.name", "Field required"),
         (lambda d: d.update(schema_version=99), "schema_version", "newer gpudesk"),
-        (lambda d: d.update(environment=[1, 2]), "environment", "dictionary"),
+        (lambda d: d.update(environment=[1, 2]), "environment", "object"),
     ],
 )
 def test_malformed_files_name_the_field(mutate, field: str, message: str) -> None:  # type: ignore[no-untyped-def]
