@@ -34,6 +34,16 @@ def _isolated_user_data(
 
 
 @pytest.fixture(autouse=True)
+def _no_host_gpus(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Detection reads an empty sysfs tree and no Mac, unless a test builds its own."""
+    monkeypatch.setenv("GPUDESK_SYSFS_ROOT", str(tmp_path_factory.mktemp("empty-sysfs")))
+    monkeypatch.delenv("GPUDESK_SYSTEM_PROFILER_JSON", raising=False)
+    monkeypatch.setattr("gpudesk.hardware.apple.is_macos", lambda: False)
+
+
+@pytest.fixture(autouse=True)
 def _no_leaked_threads() -> Iterator[None]:
     """Fail a test that leaves a Python or Qt thread running."""
     before = set(threading.enumerate())

@@ -1,21 +1,26 @@
-"""``gpudesk detect``: this machine's GPUs (through NVML), CPU and RAM.
+"""``gpudesk detect``: this machine's GPUs (NVML, amdsmi, sysfs, system_profiler), CPU and RAM.
 
-Exit codes: 0 when at least one GPU answered, 3 when none did (the status and
-its hint are still printed), 1 on an unexpected failure.
+Exit codes: 0 when at least one GPU was found (an NVIDIA card without a
+working driver counts: it is on the bus, reported with a hint), 3 when none
+was (the status and its hint are still printed), 2 for a ``--sysfs`` that is
+not a folder, 1 on an unexpected failure.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.cli.common import (
     EXIT_NOTHING_DETECTED,
     EXIT_OK,
+    EXIT_USAGE,
     CliError,
     load_catalog_for,
     print_json,
 )
+from gpudesk.hardware.models import DeviceSource
 
 if TYPE_CHECKING:
     from gpudesk.hardware.match import CatalogMatch
@@ -28,25 +33,42 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "detect",
         help="show this machine's GPUs, CPU and RAM",
         description=(
-            "Detect NVIDIA GPUs through NVML (MIG instances listed under their GPU), match "
-            "each to the catalog, and show the CPU and RAM. Exit 0 when a GPU was found, "
-            "3 when none was (the reason and a hint are printed), 1 on failure."
+            "Detect GPUs: NVIDIA through NVML (MIG instances listed under their GPU), every "
+            "GPU on the PCI bus through sysfs (AMD through amdsmi first when installed; "
+            "NVIDIA cards whose driver is missing, with a hint), Apple Silicon through "
+            "system_profiler. Match each to the catalog, and show the CPU and RAM. Exit 0 "
+            "when a GPU was found, 3 when none was (the reason and a hint are printed), "
+            "2 for a bad --sysfs, 1 on failure."
         ),
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--sysfs",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="read the PCI bus from this sysfs folder instead of /sys (a host's /sys "
+        "mounted in a container, or a captured tree)",
+    )
     parser.set_defaults(handler=run_detect)
 
 
 def run_detect(args: argparse.Namespace) -> int:
     from gpudesk.hardware.detect import detect
-    from gpudesk.hardware.match import match_devices
+    from gpudesk.hardware.match import match_devices, with_catalog_names
 
+    sysfs: Path | None = args.sysfs
+    if sysfs is not None and not sysfs.is_dir():
+        raise CliError(f"--sysfs {sysfs}: not a folder", EXIT_USAGE)
     try:
-        result = detect()
+        result = detect(sysfs_root=sysfs)
     except Exception as exc:  # the contract: 1 on an unexpected failure, never a traceback
         raise CliError(f"detection failed unexpectedly: {type(exc).__name__}: {exc}") from exc
     catalog = load_catalog_for(args)
     matches = match_devices(result.gpus, catalog.entries)
+    result = result.model_copy(
+        update={"gpus": with_catalog_names(result.gpus, matches, catalog.entries)}
+    )
     if args.json:
         print_json(detection_json(result, matches))
     else:
@@ -66,6 +88,8 @@ def _gpu_lines(gpu: GpuSnapshot, match: CatalogMatch) -> list[str]:
 
     if gpu.lost:
         return [f"GPU {gpu.index}  {gpu.name or 'unknown'}  LOST (stopped answering)"]
+    if gpu.source is not DeviceSource.NVML:
+        return _other_gpu_lines(gpu, match)
     lines = [
         f"GPU {gpu.index}  {gpu.name or 'unknown'}",
         f"  catalog   {match.description}",
@@ -84,6 +108,42 @@ def _gpu_lines(gpu: GpuSnapshot, match: CatalogMatch) -> list[str]:
         f"  features  ECC {text.on_off(gpu.ecc_enabled)}, MIG {text.mig_text(gpu)}, "
         f"clock events: {text.clock_events_text(gpu)}",
     ]
+    return lines
+
+
+def _other_gpu_lines(gpu: GpuSnapshot, match: CatalogMatch) -> list[str]:
+    """A GPU found by sysfs, amdsmi or system_profiler: what that source knows."""
+    from gpudesk.hardware import text
+
+    where = f" on {gpu.pci_bus_id}" if gpu.pci_bus_id else ""
+    state = ", driver not loaded" if gpu.driver_loaded is False else ""
+    lines = [
+        f"GPU {gpu.index}  {gpu.name or 'unknown'}{where}{state}  "
+        f"[{gpu.vendor or 'unknown vendor'}, via {gpu.source.value}]",
+        f"  catalog   {match.description}",
+    ]
+    if gpu.hint:
+        lines.append(f"  hint      {gpu.hint}")
+    if gpu.pci_device_id:
+        lines.append(f"  ids       {text.pci_ids_text(gpu)}, driver {gpu.kernel_driver or 'none'}")
+    lines.append(f"  memory    {text.memory_text(gpu)}")
+    if gpu.memory_for_models_mib is not None:
+        lines.append(
+            f"  for models {gpu.memory_for_models_mib:,} MiB (unified memory less macOS's)"
+        )
+    if gpu.gpu_core_count is not None:
+        lines.append(f"  GPU cores {gpu.gpu_core_count}")
+    if gpu.source is not DeviceSource.SYSTEM_PROFILER:
+        lines.extend(
+            [
+                f"  clocks    core {text.clock_text(gpu.sm_clock_mhz, gpu.sm_clock_max_mhz)}, "
+                f"memory {text.clock_text(gpu.memory_clock_mhz, gpu.memory_clock_max_mhz)}",
+                f"  power     {text.power_text(gpu)}",
+                f"  thermal   {text.temperature_text(gpu)}, fan {text.fan_text(gpu)}",
+                f"  load      {text.utilization_text(gpu)}",
+                f"  PCIe      {text.pcie_text(gpu)}",
+            ]
+        )
     return lines
 
 
@@ -107,23 +167,27 @@ def detection_text(result: DetectionResult, matches: list[CatalogMatch]) -> str:
 
     lines: list[str] = []
     physical = [gpu for gpu in result.gpus if gpu.kind is DeviceKind.GPU]
-    if result.usable_gpus:
-        count = len(physical)
+    nvml_count = sum(1 for gpu in physical if gpu.source is DeviceSource.NVML)
+    if nvml_count:
         lines.append(
             f"NVIDIA driver {result.driver_version or text.NA}, "
             f"CUDA {result.cuda_driver_version or text.NA}, "
-            f"{count} GPU{'s' if count != 1 else ''}"
+            f"{nvml_count} GPU{'s' if nvml_count != 1 else ''}"
         )
-    else:
+    if not result.usable_gpus:
         lines.append(f"No GPU detected: {title_for(result.status)} [{result.status.value}]")
-    if result.status is not NvmlStatus.OK:
+    elif not nvml_count or len(physical) > nvml_count:
+        lines.append(f"Found: {result.status_text}")
+    if result.status is not NvmlStatus.OK and result.nvml_problem_matters:
         if result.usable_gpus:
             lines.append(f"warning: {title_for(result.status)} [{result.status.value}]")
         lines.append(f"hint: {result.hint}")
         if result.detail:
             lines.append(f"detail: {result.detail}")
-    elif result.detail:  # e.g. one GPU could not be opened while the others were
+    elif result.status is NvmlStatus.OK and result.detail:
+        # e.g. one GPU could not be opened while the others were
         lines.append(f"note: {result.detail}")
+    lines.extend(f"note: {note}" for note in result.notes)
     for gpu, match in zip(result.gpus, matches, strict=True):
         if gpu.kind is DeviceKind.MIG:
             lines.append(_mig_line(gpu, match))
@@ -133,4 +197,6 @@ def detection_text(result: DetectionResult, matches: list[CatalogMatch]) -> str:
     lines.append("")
     lines.append(f"CPU  {text.cpu_text(result.cpu)}")
     lines.append(f"RAM  {text.ram_text(result.ram_total_gib)}")
+    if result.os_version:
+        lines.append(f"OS   {result.os_version}")
     return "\n".join(lines)

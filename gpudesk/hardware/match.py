@@ -1,6 +1,7 @@
 """Map a detected device to a catalog entry, and say how.
 
-In order: the PCI device id (``pci_device_ids``), the exact NVML name
+In order: the PCI vendor and device id (``0x1002:0x74a1``: a device id alone
+is not unique across vendors), the exact NVML name
 (``nvml_names``), then a normalised name plus the memory size (the RTX 3080
 10GB and 12GB report the same NVML name). A MIG instance takes its physical
 GPU's entry. When nothing matches, the closest entries are offered.
@@ -140,14 +141,37 @@ def closest_entries(
     return tuple(entry_id for _, entry_id in scored[:limit])
 
 
+#: PCI vendor ids by catalog vendor name, for entries that do not state ``pci_vendor_id``.
+_VENDOR_IDS = {"nvidia": "0x10de", "amd": "0x1002", "intel": "0x8086", "apple": "0x106b"}
+
+
+def entry_pci_ids(entry: CatalogEntry) -> tuple[str, ...]:
+    """The entry's "0x1002:0x74a1" ids (the schema's ``pci_ids`` where it has them)."""
+    stated = getattr(entry, "pci_ids", None)
+    if isinstance(stated, tuple):
+        return tuple(str(item) for item in stated)
+    vendor = getattr(entry, "pci_vendor_id", None) or _VENDOR_IDS.get(entry.vendor.casefold())
+    if vendor is None:
+        return ()
+    return tuple(f"{vendor}:{device}" for device in entry.pci_device_ids)
+
+
+def _pci_found(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> list[CatalogEntry]:
+    """Entries with the device's vendor:device id (device id alone when no vendor is known)."""
+    device = (gpu.pci_device_id or "").lower()
+    if gpu.pci_vendor_id:
+        wanted = f"{gpu.pci_vendor_id.lower()}:{device}"
+        return [entry for entry in entries if wanted in entry_pci_ids(entry)]
+    return [entry for entry in entries if device in entry.pci_device_ids]
+
+
 def match_device(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMatch:
     """Match one physical GPU (a MIG instance is matched as its own name here).
 
     Use :func:`match_devices` to give MIG instances their parent's entry.
     """
     if gpu.pci_device_id:
-        wanted_id = gpu.pci_device_id.lower()
-        found = [entry for entry in entries if wanted_id in entry.pci_device_ids]
+        found = _pci_found(gpu, entries)
         if found:
             picked = _pick(gpu, found, MatchMethod.PCI_DEVICE_ID)
             if picked is not None:
@@ -193,6 +217,27 @@ def match_device(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMa
     return CatalogMatch(
         catalog_id=None, method=MatchMethod.NONE, candidates=tuple(candidates[:_MAX_CANDIDATES])
     )
+
+
+def with_catalog_names(
+    gpus: Sequence[GpuSnapshot], matches: Sequence[CatalogMatch], entries: Sequence[CatalogEntry]
+) -> tuple[GpuSnapshot, ...]:
+    """Devices that reported no name (sysfs knows only ids) named after their catalog entry."""
+    names = {entry.id: entry.name for entry in entries}
+    named: list[GpuSnapshot] = []
+    for gpu, match in zip(gpus, matches, strict=True):
+        if gpu.name is None and match.catalog_id in names:
+            gpu = gpu.model_copy(update={"name": names[str(match.catalog_id)]})
+        elif gpu.name is None and gpu.pci_device_id:
+            vendor = (gpu.pci_vendor_id or "").removeprefix("0x")
+            gpu = gpu.model_copy(
+                update={
+                    "name": f"{gpu.vendor or 'PCI'} device {vendor}:"
+                    f"{gpu.pci_device_id.removeprefix('0x')}"
+                }
+            )
+        named.append(gpu)
+    return tuple(named)
 
 
 def match_devices(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class NvmlStatus(StrEnum):
@@ -32,7 +32,7 @@ STATUS_HINTS: dict[NvmlStatus, str] = {
     NvmlStatus.OK: "NVML is working.",
     NvmlStatus.LIBRARY_NOT_FOUND: (
         "No NVIDIA driver found (libnvidia-ml is missing): install the NVIDIA driver if this "
-        "machine has an NVIDIA GPU; AMD, Intel and Apple GPUs are not detected. "
+        "machine has an NVIDIA GPU (AMD, Intel and Apple GPUs do not need it). "
         "The CPU benchmark still works."
     ),
     NvmlStatus.DRIVER_NOT_LOADED: (
@@ -92,6 +92,19 @@ class DeviceKind(StrEnum):
     MIG = "mig"
 
 
+class DeviceSource(StrEnum):
+    """Where a device's figures came from."""
+
+    NVML = "nvml"
+    AMDSMI = "amdsmi"
+    SYSFS = "sysfs"
+    SYSTEM_PROFILER = "system_profiler"
+
+
+#: Where each source gets live figures from; system_profiler has none (a snapshot only).
+LIVE_SOURCES = frozenset({DeviceSource.NVML, DeviceSource.AMDSMI, DeviceSource.SYSFS})
+
+
 class GpuSnapshot(BaseModel):
     """One physical GPU, or one MIG instance (``kind == "mig"``) linked to its parent."""
 
@@ -108,11 +121,22 @@ class GpuSnapshot(BaseModel):
     mig_compute_instance_id: int | None = None
     #: True when the device stopped answering (NVML "GPU is lost").
     lost: bool = False
+    #: "NVIDIA", "AMD", "Intel", "Apple" (None when the vendor id is not one we know).
+    vendor: str | None = None
+    source: DeviceSource = DeviceSource.NVML
+    #: Whether a kernel driver that can run compute work is bound (None: unknown).
+    driver_loaded: bool | None = None
+    #: The kernel driver bound to the PCI device ("amdgpu", "nouveau"), from sysfs.
+    kernel_driver: str | None = None
+    #: What to do about this device, when something is wrong with it (no driver bound...).
+    hint: str | None = None
 
     pci_bus_id: str | None = None
     #: Like the catalog's ``pci_device_ids``: "0x2684".
     pci_device_id: str | None = None
     pci_vendor_id: str | None = None
+    pci_subsystem_vendor_id: str | None = None
+    pci_subsystem_device_id: str | None = None
 
     memory_total_mib: int | None = None
     memory_used_mib: int | None = None
@@ -145,6 +169,14 @@ class GpuSnapshot(BaseModel):
     pcie_gen_max: int | None = None
     pcie_width_current: int | None = None
     pcie_width_max: int | None = None
+    #: Link speed per lane as sysfs gives it ("16.0 GT/s PCIe" -> 16.0).
+    pcie_speed_current_gts: float | None = None
+    pcie_speed_max_gts: float | None = None
+
+    #: Apple Silicon: GPU cores; unified memory is ``memory_total_mib``.
+    gpu_core_count: int | None = None
+    #: Memory a model can use: for unified memory, the total less what the OS keeps.
+    memory_for_models_mib: int | None = None
 
     ecc_enabled: bool | None = None
     mig_enabled: bool | None = None
@@ -163,6 +195,31 @@ class GpuSnapshot(BaseModel):
     retired_pages_pending: bool | None = None
     remapped_rows_pending: bool | None = None
     remapped_rows_failure: bool | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable key for this device: the NVML UUID, else its PCI address, else source+index."""
+        if self.uuid:
+            return self.uuid
+        if self.pci_bus_id:
+            return f"pci:{self.pci_bus_id}"
+        return f"{self.source.value}:{self.index}"
+
+    @property
+    def has_live_figures(self) -> bool:
+        """Whether the live monitor can sample this device.
+
+        Physical, answering, from a source with live figures, with its driver
+        loaded; on sysfs only amdgpu publishes live figures (busy %, memory,
+        hwmon), and i915 its local memory use.
+        """
+        if self.kind is not DeviceKind.GPU or self.lost or self.source not in LIVE_SOURCES:
+            return False
+        if self.driver_loaded is False:
+            return False
+        if self.source is DeviceSource.SYSFS:
+            return self.kernel_driver == "amdgpu" or self.memory_used_mib is not None
+        return True
 
     @property
     def memory_total_gib(self) -> float | None:
@@ -184,6 +241,7 @@ class DeviceSample(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    #: The device's :attr:`GpuSnapshot.key` (the NVML UUID for NVIDIA GPUs).
     uuid: str
     index: int | None = None
     lost: bool = False
@@ -226,6 +284,31 @@ class DetectionResult(BaseModel):
     gpus: tuple[GpuSnapshot, ...] = ()
     cpu: CpuInfo = Field(default_factory=CpuInfo)
     ram_total_gib: float | None = None
+    #: The operating system's version where a source reports it ("macOS 15.1").
+    os_version: str | None = None
+    #: What the other sources found or why they could not be used, one sentence each
+    #: ("amdsmi is not installed: AMD figures read from sysfs").
+    notes: tuple[str, ...] = ()
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status_text(self) -> str:
+        """What was found and what was not: "2 AMD GPUs via sysfs; NVML library not found"."""
+        return describe_detection(self)
+
+    @property
+    def nvml_problem_matters(self) -> bool:
+        """Whether NVML's state is a problem worth showing.
+
+        A missing NVML library on a machine whose GPUs are all AMD, Intel or Apple
+        is normal, not a problem; any other failure, or an NVIDIA device on the bus,
+        or no GPU at all, is.
+        """
+        if self.status is NvmlStatus.OK:
+            return False
+        if self.status is NvmlStatus.LIBRARY_NOT_FOUND and self.usable_gpus:
+            return any(gpu.vendor == "NVIDIA" for gpu in self.gpus)
+        return True
 
     @property
     def usable_gpus(self) -> tuple[GpuSnapshot, ...]:
@@ -235,6 +318,44 @@ class DetectionResult(BaseModel):
     @property
     def physical_gpus(self) -> tuple[GpuSnapshot, ...]:
         return tuple(gpu for gpu in self.gpus if gpu.kind is DeviceKind.GPU)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+#: How each source is named in the status sentence.
+_SOURCE_WORDS = {
+    DeviceSource.NVML: "NVML",
+    DeviceSource.AMDSMI: "amdsmi",
+    DeviceSource.SYSFS: "sysfs",
+    DeviceSource.SYSTEM_PROFILER: "system_profiler",
+}
+
+
+def describe_detection(result: DetectionResult) -> str:
+    """One line: the GPUs found, by vendor and source, then what NVML said when it failed."""
+    groups: dict[tuple[str, DeviceSource, bool], int] = {}
+    for gpu in result.physical_gpus:
+        if gpu.lost:
+            continue
+        without_driver = gpu.driver_loaded is False
+        group = (gpu.vendor or "unknown", gpu.source, without_driver)
+        groups[group] = groups.get(group, 0) + 1
+    parts = []
+    for (vendor, source, without_driver), count in groups.items():
+        text = f"{_plural(count, f'{vendor} GPU')} via {_SOURCE_WORDS[source]}"
+        if without_driver:
+            text += " (driver not loaded)"
+        parts.append(text)
+    lost = sum(1 for gpu in result.physical_gpus if gpu.lost)
+    if lost:
+        parts.append(f"{_plural(lost, 'GPU')} lost")
+    if not parts:
+        parts.append("No GPU found")
+    if result.status is not NvmlStatus.OK:
+        parts.append(title_for(result.status))
+    return "; ".join(parts)
 
 
 def hint_for(status: NvmlStatus) -> str:

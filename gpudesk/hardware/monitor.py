@@ -2,7 +2,10 @@
 
 The sampler is plain Python (the GUI calls :meth:`Monitor.sample` off its
 thread once a second); a device that stops answering is marked lost and never
-queried again, and the others keep going.
+queried again, and the others keep going. NVIDIA GPUs are sampled through
+NVML; AMD and Intel GPUs found on the PCI bus through amdsmi (when detection
+used it) and sysfs. A Mac's GPU has no live figures without root
+(``powermetrics``) and is not sampled.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from gpudesk.hardware.models import DeviceKind, DeviceSample, GpuSnapshot
+from gpudesk.hardware.amd_smi import AmdSmi, default_amdsmi
+from gpudesk.hardware.models import DeviceSample, DeviceSource, GpuSnapshot
 from gpudesk.hardware.nvml import GpuLostError, Nvml, NvmlUnavailableError
+from gpudesk.hardware.sysfs import SysfsReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +60,11 @@ class Monitor:
 
     Args:
         nvml: NVML access (the same instance detection used).
-        devices: detected devices; MIG instances and lost GPUs are skipped
-            (NVML gives no live utilization for MIG instances).
+        devices: detected devices; MIG instances, lost GPUs and devices without
+            live figures are skipped (NVML gives no live utilization for MIG instances).
         clock: seconds since the epoch; tests pass their own.
+        sysfs_root: the sysfs tree detection read (``/sys`` when None).
+        amdsmi: the amdsmi access detection used, if any.
     """
 
     def __init__(
@@ -64,13 +72,18 @@ class Monitor:
         nvml: Nvml,
         devices: Sequence[GpuSnapshot],
         clock: Callable[[], float] = time.time,
+        *,
+        sysfs_root: Path | None = None,
+        amdsmi: AmdSmi | None = None,
     ) -> None:
         self._nvml = nvml
         self._clock = clock
+        self._sysfs = SysfsReader(sysfs_root)
+        self._amdsmi = amdsmi if amdsmi is not None else default_amdsmi()
         self._devices = [
             device
             for device in devices
-            if device.kind is DeviceKind.GPU and device.uuid and not device.lost
+            if device.has_live_figures and (device.source is not DeviceSource.NVML or device.uuid)
         ]
         self._handles: dict[str, Any] = {}
         self._lost: set[str] = set()
@@ -82,7 +95,26 @@ class Monitor:
     def is_lost(self, uuid: str) -> bool:
         return uuid in self._lost
 
+    def _sample_bus(self, device: GpuSnapshot) -> DeviceSample:
+        """A sysfs (and amdsmi, where it knows the device) reading."""
+        sample = self._sysfs.sample(device)
+        if sample.lost:
+            self._lost.add(device.key)
+            return sample
+        if device.source is DeviceSource.AMDSMI:
+            live = self._amdsmi.sample(device.pci_bus_id or "")
+            if live:
+                known = {
+                    key: value for key, value in live.items() if key in DeviceSample.model_fields
+                }
+                sample = sample.model_copy(update=known)
+        return sample
+
     def _sample_one(self, device: GpuSnapshot) -> DeviceSample:
+        if device.source is not DeviceSource.NVML:
+            if device.key in self._lost:
+                return DeviceSample(uuid=device.key, index=device.index, lost=True)
+            return self._sample_bus(device)
         uuid = device.uuid or ""
         if uuid in self._lost:
             return DeviceSample(uuid=uuid, index=device.index, lost=True)

@@ -71,6 +71,20 @@ def power_limit_text(gpu: GpuSnapshot) -> str:
     return text
 
 
+def pci_ids_text(gpu: GpuSnapshot) -> str:
+    """ "PCI 1002:74a1 (subsystem 1002:74a1)" from the "0x"-prefixed ids."""
+
+    def bare(value: str | None) -> str:
+        return NA if value is None else value.removeprefix("0x")
+
+    text = f"PCI {bare(gpu.pci_vendor_id)}:{bare(gpu.pci_device_id)}"
+    if gpu.pci_subsystem_vendor_id or gpu.pci_subsystem_device_id:
+        text += (
+            f" (subsystem {bare(gpu.pci_subsystem_vendor_id)}:{bare(gpu.pci_subsystem_device_id)})"
+        )
+    return text
+
+
 def pcie_text(gpu: GpuSnapshot) -> str:
     """ "gen 1 x16 (max gen 4 x16)"; the current link drops at idle to save power."""
     if all(

@@ -222,3 +222,63 @@ def test_real_nvml_end_to_end_on_this_machine_without_a_driver() -> None:
     assert text.returncode == 3
     assert text.stdout.startswith("No GPU detected: NVIDIA driver not installed")
     assert "hint: No NVIDIA driver found" in text.stdout
+
+
+def _library_missing() -> fakes.FakePynvml:
+    import pynvml
+
+    return fakes.init_failure(pynvml.NVMLError_LibraryNotFound)
+
+
+def test_done_when_mi300x_arc_and_a_driverless_4090_from_a_fake_sysfs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, use_fake: None
+) -> None:
+    """The issue's check, against the bundled catalog: all three listed, exit 0."""
+    from hardware import fake_sysfs as trees
+
+    trees.done_when_tree(tmp_path / "sys")
+    code, out, _ = _run(capsys, _library_missing(), "--sysfs", str(tmp_path / "sys"), "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert set(data) >= CONTRACT_KEYS | {"status_text", "notes"}
+    by_bus = {gpu["pci_bus_id"]: gpu for gpu in data["gpus"]}
+    assert set(by_bus) == {trees.MI300X, trees.ARC, trees.RTX_4090}
+    mi300x, arc, rtx = by_bus[trees.MI300X], by_bus[trees.ARC], by_bus[trees.RTX_4090]
+    assert (mi300x["vendor"], mi300x["source"], mi300x["driver_loaded"]) == ("AMD", "sysfs", True)
+    assert (mi300x["catalog_id"], mi300x["catalog_match"]) == ("mi300x", "pci_device_id")
+    assert mi300x["memory_total_mib"] == 192 * 1024 and mi300x["memory_used_mib"] == 3 * 1024
+    assert (arc["vendor"], arc["catalog_id"]) == ("Intel", "arc-b580")
+    assert (rtx["vendor"], rtx["catalog_id"], rtx["driver_loaded"]) == ("NVIDIA", "rtx-4090", False)
+    assert rtx["name"] == "NVIDIA GeForce RTX 4090"  # the catalog's name: sysfs has only ids
+    assert "No kernel driver is bound" in rtx["hint"]
+    assert data["status"] == "library_not_found"  # NVML's own status, as before
+    assert data["status_text"].startswith("1 NVIDIA GPU via sysfs (driver not loaded)")
+    assert "1 AMD GPU via sysfs" in data["status_text"]
+
+    code, text, _ = _run(capsys, _library_missing(), "--sysfs", str(tmp_path / "sys"))
+    assert code == 0
+    assert (
+        f"GPU 0  NVIDIA GeForce RTX 4090 on {trees.RTX_4090}, driver not loaded  "
+        "[NVIDIA, via sysfs]"
+    ) in text
+    assert "  memory    3,072 / 196,608 MiB used" in text
+    assert "  PCIe      gen 5 x16 (max gen 5 x16)" in text
+
+
+def test_sysfs_that_is_not_a_folder_is_bad_usage(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, use_fake: None
+) -> None:
+    code, out, err = _run(capsys, fakes.two_gpus(), "--sysfs", str(tmp_path / "nope"), "--json")
+    assert code == 2 and out == ""
+    assert "--sysfs" in err and "not a folder" in err
+
+
+def test_an_empty_bus_and_no_nvml_exits_3(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, use_fake: None
+) -> None:
+    code, out, _ = _run(capsys, _library_missing(), "--sysfs", str(tmp_path), "--json")
+    data = json.loads(out)
+    assert code == 3 and data["gpus"] == []
+    assert data["status_text"] == (
+        "No GPU found; NVIDIA driver not installed (NVML library not found)"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import pytest
 from hardware import fake_pynvml as fakes
@@ -108,3 +109,23 @@ def test_history_na_is_nan_and_series_stay_aligned() -> None:
 def test_history_capacity_must_be_positive() -> None:
     with pytest.raises(ValueError, match="capacity"):
         MonitorHistory(capacity=0)
+
+
+def test_sysfs_gpus_are_sampled_next_to_nvml_ones(tmp_path: Path) -> None:
+    from hardware import fake_sysfs as trees
+
+    tree = trees.FakeSysfs(tmp_path)
+    tree.add(trees.mi300x())
+    tree.add(trees.rtx_4090(driver=None, address="0000:02:00.0"))  # no driver: no figures
+    nvml = Nvml(module=fakes.two_gpus())
+    result = detect(nvml, sysfs_root=tmp_path)
+    monitor = Monitor(nvml, result.gpus, sysfs_root=tmp_path)
+    assert [device.source.value for device in monitor.devices] == ["nvml", "nvml", "sysfs"]
+    tree.write(trees.MI300X, "gpu_busy_percent", "64")
+    sample = monitor.sample()
+    amd = sample.devices[2]
+    assert amd.uuid == f"pci:{trees.MI300X}"
+    assert (amd.utilization_gpu_percent, amd.temperature_c, amd.power_draw_w) == (64, 41, 152.3)
+    (tmp_path / "bus" / "pci" / "devices" / trees.MI300X).unlink()
+    assert monitor.sample().devices[2].lost
+    assert monitor.is_lost(f"pci:{trees.MI300X}")

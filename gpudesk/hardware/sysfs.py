@@ -1,0 +1,437 @@
+"""GPUs on the PCI bus, read from Linux sysfs, before (and without) any vendor library.
+
+What is read, and from where (``ROOT`` is ``/sys`` or a host's ``/sys`` mounted elsewhere):
+
+- ``ROOT/bus/pci/devices/*``: every device whose ``class`` is a display, 3D or
+  processing-accelerator class (0x0300xx VGA, 0x0302xx 3D, 0x0380xx other
+  display, 0x1200xx accelerator) and whose vendor is a GPU vendor we know
+  (NVIDIA, AMD, Intel, Habana). Virtual and BMC display adapters (QEMU, ASPEED)
+  are not GPUs and are left out. Per device: ``vendor``, ``device``,
+  ``subsystem_vendor``, ``subsystem_device``, ``current_link_speed``,
+  ``max_link_speed``, ``current_link_width``, ``max_link_width`` and the
+  ``driver`` link.
+- amdgpu, in the same directory (the DRM card's ``device``): ``mem_info_vram_total``
+  and ``mem_info_vram_used`` (bytes), ``gpu_busy_percent``, ``mem_busy_percent``,
+  ``pp_dpm_sclk`` / ``pp_dpm_mclk`` (the current level is marked ``*``),
+  ``product_name``, and ``hwmon/hwmon*/``: ``temp*_input`` (millidegrees C, the
+  ``edge`` sensor first), ``power1_average`` or ``power1_input`` (microwatts),
+  ``power1_cap`` / ``power1_cap_default`` (microwatts), ``pwm1`` (0-255).
+  Kernel documentation: Documentation/gpu/amdgpu/thermal.rst and
+  driver-misc.rst (https://docs.kernel.org/gpu/amdgpu/).
+- Intel xe: ``tile*/physical_vram_size_bytes``; i915:
+  ``drm/card*/lmem_total_bytes`` / ``lmem_avail_bytes`` where the driver has them.
+
+Every attribute is read the same guarded way: a regular file only, at most
+:data:`MAX_ATTRIBUTE_BYTES`, decoded as text; anything missing, unreadable,
+oversized or unparsable is ``None`` ("n/a") for that field, never an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpudesk.hardware.models import DeviceSample, DeviceSource, GpuSnapshot
+
+#: sysfs attributes are at most a page (4 KiB); anything longer is not an attribute.
+MAX_ATTRIBUTE_BYTES = 4096
+#: At most this many directory entries are looked at per listing (a real bus has < 300).
+MAX_ENTRIES = 4096
+#: The environment variable that points detection at another sysfs root (tests, containers).
+SYSFS_ROOT_ENV = "GPUDESK_SYSFS_ROOT"
+
+#: PCI class codes (upper 16 bits of ``class``) of GPUs and accelerators.
+GPU_CLASSES = frozenset({0x0300, 0x0302, 0x0380, 0x1200})
+
+#: PCI vendor ids of GPU makers (PCI ID Repository, https://pci-ids.ucw.cz/).
+VENDOR_NAMES: dict[str, str] = {
+    "0x10de": "NVIDIA",
+    "0x1002": "AMD",
+    "0x8086": "Intel",
+    "0x1da3": "Intel",  # Habana Labs (Gaudi), an Intel company
+}
+
+#: Kernel drivers that run compute work (as opposed to nouveau, radeon, vfio-pci...).
+COMPUTE_DRIVERS = frozenset({"nvidia", "amdgpu", "xe", "i915", "habanalabs"})
+
+_HEX_ID = re.compile(r"^0x[0-9a-fA-F]{4}$")
+_CLASS = re.compile(r"^0x[0-9a-fA-F]{6}$")
+_INT = re.compile(r"^[0-9]{1,19}$")
+_LINK_SPEED = re.compile(r"^([0-9]{1,3}(?:\.[0-9]{1,3})?) ?GT/s")
+_DPM_LEVEL = re.compile(r"^\s*[0-9]{1,3}:\s*([0-9]{1,6})\s*[Mm][Hh][Zz]\s*(\*)?\s*$")
+_PCI_ADDRESS = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+_DRIVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+#: PCIe generation by the per-lane rate its link trains at (GT/s).
+_GEN_BY_SPEED: tuple[tuple[float, int], ...] = (
+    (2.5, 1),
+    (5.0, 2),
+    (8.0, 3),
+    (16.0, 4),
+    (32.0, 5),
+    (64.0, 6),
+    (128.0, 7),
+)
+
+
+def default_sysfs_root() -> Path:
+    """``/sys``, or the folder named by ``GPUDESK_SYSFS_ROOT``."""
+    return Path(os.environ.get(SYSFS_ROOT_ENV) or "/sys")
+
+
+def read_attribute(path: Path) -> str | None:
+    """The stripped text of one sysfs attribute, or None when it cannot be trusted.
+
+    Only a regular file is read (never a FIFO, a device or a directory), at most
+    :data:`MAX_ATTRIBUTE_BYTES`; invalid UTF-8, NUL bytes and over-long files are None.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_ATTRIBUTE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_ATTRIBUTE_BYTES or b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
+
+
+def parse_int(text: str | None) -> int | None:
+    """A non-negative decimal integer, or None."""
+    if text is None or not _INT.match(text):
+        return None
+    return int(text)
+
+
+def parse_hex_id(text: str | None) -> str | None:
+    """A PCI id like "0x10de" (lower case), or None."""
+    if text is None or not _HEX_ID.match(text):
+        return None
+    return text.lower()
+
+
+def parse_link_speed(text: str | None) -> float | None:
+    """GT/s per lane from "16.0 GT/s PCIe" (None for "Unknown" or garbage)."""
+    if text is None:
+        return None
+    found = _LINK_SPEED.match(text)
+    if found is None:
+        return None
+    speed = float(found.group(1))
+    return speed if speed > 0 else None
+
+
+def pcie_generation(speed_gts: float | None) -> int | None:
+    """The PCIe generation whose rate this is (16.0 -> 4), None if it is no known rate."""
+    if speed_gts is None:
+        return None
+    for rate, generation in _GEN_BY_SPEED:
+        if abs(speed_gts - rate) < 0.01:
+            return generation
+    return None
+
+
+def parse_dpm_levels(text: str | None) -> tuple[int | None, int | None]:
+    """(current, highest) MHz from a ``pp_dpm_*`` table ("1: 1800Mhz *" lines)."""
+    if text is None:
+        return None, None
+    levels: list[int] = []
+    current: int | None = None
+    for line in text.splitlines()[:64]:
+        found = _DPM_LEVEL.match(line)
+        if found is None:
+            if line.strip():
+                return None, None  # not a dpm table: trust none of it
+            continue
+        mhz = int(found.group(1))
+        levels.append(mhz)
+        if found.group(2):
+            current = mhz
+    return current, (max(levels) if levels else None)
+
+
+def _list_dir(path: Path) -> list[str]:
+    """Names in a directory, sorted, at most :data:`MAX_ENTRIES`; [] when unreadable."""
+    names: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) >= MAX_ENTRIES:
+                    break
+    except (OSError, ValueError):
+        return []
+    return sorted(names)
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _driver_name(device_dir: Path) -> str | None:
+    """The bound driver's name: the ``driver`` link's last part, None when unbound."""
+    link = device_dir / "driver"
+    try:
+        target = os.readlink(link)
+    except (OSError, ValueError):
+        return None
+    name = os.path.basename(target.rstrip("/"))
+    return name if _DRIVER_NAME.match(name) else None
+
+
+def _mib(value_bytes: int | None) -> int | None:
+    return None if value_bytes is None else value_bytes // (1024 * 1024)
+
+
+@dataclass(frozen=True, slots=True)
+class PciDevice:
+    """One GPU-class device found on the bus."""
+
+    address: str
+    path: Path
+    class_code: int
+    vendor_id: str
+    device_id: str
+    driver: str | None
+
+    @property
+    def vendor(self) -> str:
+        return VENDOR_NAMES[self.vendor_id]
+
+
+def list_gpu_devices(root: Path) -> list[PciDevice]:
+    """GPU-class devices of known GPU vendors on the bus under ``root``, in address order."""
+    bus = root / "bus" / "pci" / "devices"
+    found: list[PciDevice] = []
+    for address in _list_dir(bus):
+        if not _PCI_ADDRESS.match(address):
+            continue
+        path = bus / address
+        class_text = read_attribute(path / "class")
+        if class_text is None or not _CLASS.match(class_text):
+            continue
+        class_code = int(class_text, 16)
+        if class_code >> 8 not in GPU_CLASSES:
+            continue
+        vendor_id = parse_hex_id(read_attribute(path / "vendor"))
+        device_id = parse_hex_id(read_attribute(path / "device"))
+        if vendor_id not in VENDOR_NAMES or device_id is None:
+            continue
+        found.append(
+            PciDevice(
+                address=address.lower(),
+                path=path,
+                class_code=class_code,
+                vendor_id=vendor_id,
+                device_id=device_id,
+                driver=_driver_name(path),
+            )
+        )
+    return found
+
+
+def _hwmon_dir(device_dir: Path) -> Path | None:
+    """The device's first hwmon directory (``hwmon/hwmonN``), if any."""
+    base = device_dir / "hwmon"
+    for name in _list_dir(base):
+        if name.startswith("hwmon") and _is_dir(base / name):
+            return base / name
+    return None
+
+
+#: Which amdgpu temperature sensor stands for "the GPU": edge, else junction (hotspot).
+_TEMPERATURE_LABELS = ("edge", "junction", "hotspot")
+
+
+def _hwmon_temperature_c(hwmon: Path) -> int | None:
+    """The GPU temperature in whole degrees C (sensors are in millidegrees)."""
+    inputs: dict[str, int] = {}
+    unlabelled: list[int] = []
+    for index in range(1, 9):
+        value = parse_int(read_attribute(hwmon / f"temp{index}_input"))
+        if value is None or value > 200_000:
+            continue
+        label = read_attribute(hwmon / f"temp{index}_label")
+        if label:
+            inputs.setdefault(label.lower(), value)
+        unlabelled.append(value)
+    for label in _TEMPERATURE_LABELS:
+        if label in inputs:
+            return round(inputs[label] / 1000)
+    return round(unlabelled[0] / 1000) if unlabelled else None
+
+
+def _hwmon_watts(hwmon: Path, *names: str) -> float | None:
+    """The first readable of these microwatt attributes, in watts (one decimal)."""
+    for name in names:
+        value = parse_int(read_attribute(hwmon / name))
+        if value is not None and value < 100_000_000_000:
+            return round(value / 1_000_000, 1)
+    return None
+
+
+def _fan_percent(hwmon: Path) -> int | None:
+    pwm = parse_int(read_attribute(hwmon / "pwm1"))
+    if pwm is None or pwm > 255:
+        return None
+    return round(pwm * 100 / 255)
+
+
+def _percent(path: Path) -> int | None:
+    value = parse_int(read_attribute(path))
+    return value if value is not None and value <= 100 else None
+
+
+def _intel_memory(device_dir: Path) -> tuple[int | None, int | None]:
+    """(total, used) MiB of Intel local memory where xe or i915 publish it."""
+    total = 0
+    seen = False
+    for name in _list_dir(device_dir):
+        if name.startswith("tile") and name[4:].isdigit():
+            size = parse_int(read_attribute(device_dir / name / "physical_vram_size_bytes"))
+            if size is not None:
+                total += size
+                seen = True
+    if seen:
+        return _mib(total), None
+    for name in _list_dir(device_dir / "drm"):
+        if not name.startswith("card"):
+            continue
+        card = device_dir / "drm" / name
+        lmem_total = parse_int(read_attribute(card / "lmem_total_bytes"))
+        if lmem_total is None:
+            continue
+        available = parse_int(read_attribute(card / "lmem_avail_bytes"))
+        used = None if available is None or available > lmem_total else lmem_total - available
+        return _mib(lmem_total), _mib(used)
+    return None, None
+
+
+def _printable(text: str | None, limit: int = 120) -> str | None:
+    if not text or len(text) > limit or not text.isprintable():
+        return None
+    return text
+
+
+class SysfsReader:
+    """Reads GPUs from one sysfs tree.
+
+    Args:
+        root: the sysfs mount (``/sys``, or a host's ``/sys`` mounted elsewhere).
+    """
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root if root is not None else default_sysfs_root()
+
+    def devices(self) -> list[PciDevice]:
+        return list_gpu_devices(self.root)
+
+    def read_all(self) -> list[GpuSnapshot]:
+        """A snapshot of every GPU on the bus (indices are left for the caller)."""
+        return [self.read_device(device) for device in self.devices()]
+
+    def read_device(self, device: PciDevice) -> GpuSnapshot:
+        """Identity, link and driver of any GPU; amdgpu and Intel figures where published."""
+        path = device.path
+        speed_current = parse_link_speed(read_attribute(path / "current_link_speed"))
+        speed_max = parse_link_speed(read_attribute(path / "max_link_speed"))
+        fields: dict[str, object] = {
+            "source": DeviceSource.SYSFS,
+            "vendor": device.vendor,
+            "pci_bus_id": device.address,
+            "pci_vendor_id": device.vendor_id,
+            "pci_device_id": device.device_id,
+            "pci_subsystem_vendor_id": parse_hex_id(read_attribute(path / "subsystem_vendor")),
+            "pci_subsystem_device_id": parse_hex_id(read_attribute(path / "subsystem_device")),
+            "pcie_speed_current_gts": speed_current,
+            "pcie_speed_max_gts": speed_max,
+            "pcie_gen_current": pcie_generation(speed_current),
+            "pcie_gen_max": pcie_generation(speed_max),
+            "pcie_width_current": _link_width(read_attribute(path / "current_link_width")),
+            "pcie_width_max": _link_width(read_attribute(path / "max_link_width")),
+            "kernel_driver": device.driver,
+            "driver_loaded": device.driver in COMPUTE_DRIVERS,
+        }
+        if device.driver == "amdgpu":
+            fields.update(self._amdgpu_fields(path))
+        elif device.vendor == "Intel" and device.driver in {"xe", "i915"}:
+            total, used = _intel_memory(path)
+            fields["memory_total_mib"] = total
+            fields["memory_used_mib"] = used
+            if total is not None and used is not None:
+                fields["memory_free_mib"] = total - used
+        return GpuSnapshot.model_validate(fields)
+
+    def _amdgpu_fields(self, path: Path) -> dict[str, object]:
+        total = _mib(parse_int(read_attribute(path / "mem_info_vram_total")))
+        used = _mib(parse_int(read_attribute(path / "mem_info_vram_used")))
+        if total is not None and used is not None and used > total:
+            used = None
+        sclk, sclk_max = parse_dpm_levels(read_attribute(path / "pp_dpm_sclk"))
+        mclk, mclk_max = parse_dpm_levels(read_attribute(path / "pp_dpm_mclk"))
+        fields: dict[str, object] = {
+            "name": _printable(read_attribute(path / "product_name")),
+            "memory_total_mib": total,
+            "memory_used_mib": used,
+            "memory_free_mib": None if total is None or used is None else total - used,
+            "utilization_gpu_percent": _percent(path / "gpu_busy_percent"),
+            "utilization_memory_percent": _percent(path / "mem_busy_percent"),
+            "sm_clock_mhz": sclk,
+            "sm_clock_max_mhz": sclk_max,
+            "memory_clock_mhz": mclk,
+            "memory_clock_max_mhz": mclk_max,
+        }
+        hwmon = _hwmon_dir(path)
+        if hwmon is not None:
+            fields["temperature_c"] = _hwmon_temperature_c(hwmon)
+            fields["power_draw_w"] = _hwmon_watts(hwmon, "power1_average", "power1_input")
+            fields["power_limit_w"] = _hwmon_watts(hwmon, "power1_cap")
+            fields["power_default_limit_w"] = _hwmon_watts(hwmon, "power1_cap_default")
+            fields["fan_percent"] = _fan_percent(hwmon)
+        return fields
+
+    def sample(self, gpu: GpuSnapshot) -> DeviceSample:
+        """One live reading of a device found by :meth:`read_all` (matched by PCI address).
+
+        A device no longer on the bus is ``lost``.
+        """
+        path = self.root / "bus" / "pci" / "devices" / (gpu.pci_bus_id or "")
+        if not gpu.pci_bus_id or not _is_dir(path):
+            return DeviceSample(uuid=gpu.key, index=gpu.index, lost=True)
+        fields: dict[str, object] = {"uuid": gpu.key, "index": gpu.index}
+        if gpu.kernel_driver == "amdgpu":
+            live = self._amdgpu_fields(path)
+            for key in (
+                "utilization_gpu_percent",
+                "utilization_memory_percent",
+                "memory_used_mib",
+                "temperature_c",
+                "fan_percent",
+                "power_draw_w",
+                "sm_clock_mhz",
+            ):
+                fields[key] = live.get(key)
+        elif gpu.vendor == "Intel":
+            fields["memory_used_mib"] = _intel_memory(path)[1]
+        return DeviceSample.model_validate(fields)
+
+
+def _link_width(text: str | None) -> int | None:
+    width = parse_int(text)
+    # sysfs says 255 (or 0) when the width is unknown.
+    return width if width is not None and 0 < width <= 32 else None
