@@ -141,27 +141,12 @@ def closest_entries(
     return tuple(entry_id for _, entry_id in scored[:limit])
 
 
-#: PCI vendor ids by catalog vendor name, for entries that do not state ``pci_vendor_id``.
-_VENDOR_IDS = {"nvidia": "0x10de", "amd": "0x1002", "intel": "0x8086", "apple": "0x106b"}
-
-
-def entry_pci_ids(entry: CatalogEntry) -> tuple[str, ...]:
-    """The entry's "0x1002:0x74a1" ids (the schema's ``pci_ids`` where it has them)."""
-    stated = getattr(entry, "pci_ids", None)
-    if isinstance(stated, tuple):
-        return tuple(str(item) for item in stated)
-    vendor = getattr(entry, "pci_vendor_id", None) or _VENDOR_IDS.get(entry.vendor.casefold())
-    if vendor is None:
-        return ()
-    return tuple(f"{vendor}:{device}" for device in entry.pci_device_ids)
-
-
 def _pci_found(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> list[CatalogEntry]:
     """Entries with the device's vendor:device id (device id alone when no vendor is known)."""
     device = (gpu.pci_device_id or "").lower()
     if gpu.pci_vendor_id:
         wanted = f"{gpu.pci_vendor_id.lower()}:{device}"
-        return [entry for entry in entries if wanted in entry_pci_ids(entry)]
+        return [entry for entry in entries if wanted in entry.pci_ids]
     return [entry for entry in entries if device in entry.pci_device_ids]
 
 
