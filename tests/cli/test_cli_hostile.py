@@ -71,7 +71,7 @@ def test_one_month_horizon_is_accepted(capsys: pytest.CaptureFixture[str]) -> No
 def test_list_to_a_full_disk_is_one_line_and_exit_1() -> None:
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
-    for argv in (["list"], ["list", "--json"], ["list", "--csv"], ["show", "4090"]):
+    for argv in (["list"], ["list", "--json"], ["list", "--csv"], ["show", "rtx-4090"]):
         with open("/dev/full", "wb") as full:
             done = subprocess.run(
                 [sys.executable, "-m", "gpudesk", *argv],
@@ -92,7 +92,7 @@ def test_an_output_name_over_255_bytes_is_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str
 ) -> None:
     target = tmp_path / f"{LONG}.out"
-    code, _, err = run_cli(capsys, "compare", "4090", "a100-80gb-pcie", flag, str(target))
+    code, _, err = run_cli(capsys, "compare", "rtx-4090", "a100-80gb-pcie", flag, str(target))
     assert code == 1
     assert err.strip().splitlines() == [f"gpudesk: cannot write {target}: File name too long"]
 
@@ -167,7 +167,7 @@ def test_compare_csv_to_a_device_writes_into_it_and_leaves_it_a_device(
         os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
     else:
         device = Path("/dev/null")
-    code, _, err = run_cli(capsys, "compare", "4090", "a100-80gb-pcie", "--csv", str(device))
+    code, _, err = run_cli(capsys, "compare", "rtx-4090", "a100-80gb-pcie", "--csv", str(device))
     assert code == 0, err
     assert stat.S_ISCHR(device.stat().st_mode)
 
@@ -179,7 +179,7 @@ def test_compare_csv_through_a_symlink_keeps_the_link(
     real.write_text("old", "utf-8")
     link = tmp_path / "link.csv"
     link.symlink_to(real)
-    code, _, _ = run_cli(capsys, "compare", "4090", "a100-80gb-pcie", "--csv", str(link))
+    code, _, _ = run_cli(capsys, "compare", "rtx-4090", "a100-80gb-pcie", "--csv", str(link))
     assert code == 0
     assert link.is_symlink()
     assert real.read_text("utf-8").startswith("group,key,label,unit")
