@@ -15,7 +15,13 @@ Measuring policy, the same for every backend:
   sliced calls; :class:`gpudesk.progress.Cancelled` propagates after every
   buffer is released;
 * a test that fails becomes a result row with ``error``; a backend that
-  cannot start becomes a result with ``error``. Nothing here raises for that.
+  cannot start becomes a result with ``error``. Nothing here raises for that;
+* a sticky device error (:class:`DeviceFailed`: an illegal address, a launch
+  failure) ends the run: that test's row says so, later tests are not run, and
+  the result's ``error`` tells the user to restart, since every later call in
+  the process would fail the same way;
+* a GEMM in FP32 storage that the backend ran with TF32 tensor-core math is a
+  ``tf32`` row, set against the TF32 peak, never an FP32 row.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from pydantic import JsonValue
 
 from gpudesk.bench.backends.base import (
     Backend,
+    DeviceFailed,
     OutOfMemory,
     Session,
     Workload,
@@ -169,6 +176,17 @@ class _Run:
         #: Whether the last workload made could split its calls (CPU) or not (GPU).
         self.last_sliceable = False
         self.t0 = time.monotonic()
+        #: Set by a sticky device error: the run stops.
+        self.device_failure: str | None = None
+
+    def device_failed(
+        self, test: ResultTest, dtype: str, size: int, exc: DeviceFailed, notes: list[str]
+    ) -> Measurement:
+        """The row of the test that met a sticky device error; marks the run as stopped."""
+        self.device_failure = str(exc)
+        return self.error_row(
+            test, dtype, size, f"the device failed (sticky CUDA error): {exc}", notes
+        )
 
     # -- progress -----------------------------------------------------------------
 
@@ -258,6 +276,8 @@ class _Run:
                 size = smaller
             except Cancelled:
                 raise
+            except DeviceFailed as exc:
+                return self.device_failed(test, dtype, size, exc, notes)
             except Exception as exc:  # one failing test must not end the run
                 return self.error_row(
                     test, dtype, size, f"{type(exc).__name__}: {exc}", notes, host_memory
@@ -319,6 +339,16 @@ class _Run:
     def gemm(self, dtype: str, tf32_enabled: bool | None) -> Measurement:
         on_rep = self.begin(f"GEMM {dtype.upper()} n={self.plan.gemm_size}", self.plan.repetitions)
         notes: list[str] = []
+        row = self._gemm(dtype, tf32_enabled, on_rep, notes)
+        return as_tf32_if_it_was(row)
+
+    def _gemm(
+        self,
+        dtype: str,
+        tf32_enabled: bool | None,
+        on_rep: Callable[[int], None],
+        notes: list[str],
+    ) -> Measurement:
         planned = self.plan.gemm_size
         free = self.session.free_memory_bytes()
         element = bytes_per_element(dtype)
@@ -352,6 +382,8 @@ class _Run:
             )
         except Cancelled:
             raise
+        except DeviceFailed as exc:
+            return self.device_failed("gemm", dtype, n, exc, notes)
         except Exception as exc:
             return self.error_row("gemm", dtype, n, f"{type(exc).__name__}: {exc}", notes)
         finally:
@@ -496,6 +528,14 @@ class _Run:
         return points
 
 
+def as_tf32_if_it_was(row: Measurement) -> Measurement:
+    """An FP32-storage GEMM that ran with TF32 math is a TF32 row (TF32 peak, TF32 label)."""
+    if row.test != "gemm" or row.dtype != "fp32" or row.tf32_enabled is not True:
+        return row
+    note = "FP32 storage with TF32 tensor-core math (the backend's setting): reported as TF32"
+    return row.model_copy(update={"dtype": "tf32", "notes": (*row.notes, note)})
+
+
 def _tf32_setting(environment: dict[str, JsonValue], dtype: str) -> bool | None:
     """TF32 state for an FP32-storage GEMM on CUDA, as the session reported it."""
     if dtype == "tf32":
@@ -504,6 +544,41 @@ def _tf32_setting(environment: dict[str, JsonValue], dtype: str) -> bool | None:
         value = environment.get("fp32_gemm_uses_tf32")
         return value if isinstance(value, bool) else None
     return None
+
+
+def _steps(
+    plan: BenchPlan,
+    run: _Run,
+    environment: dict[str, JsonValue],
+    cache_bytes: int | None,
+    results: list[Measurement],
+    sweep: list[Measurement],
+) -> list[Callable[[], None]]:
+    """The plan's tests in order, each appending its rows when called."""
+
+    def gemm(dtype: str) -> Callable[[], None]:
+        tf32 = _tf32_setting(environment, dtype)
+        return lambda: results.append(run.gemm(dtype, tf32))
+
+    def transfer(direction: Literal["h2d", "d2h"], pinned: bool) -> Callable[[], None]:
+        return lambda: results.append(run.transfer(direction, pinned))
+
+    def sweep_of(dtype: str) -> Callable[[], None]:
+        tf32 = _tf32_setting(environment, dtype)
+        return lambda: sweep.extend(as_tf32_if_it_was(row) for row in run.sweep(dtype, tf32))
+
+    steps: list[Callable[[], None]] = []
+    if "gemm" in plan.tests:
+        steps.extend(gemm(dtype) for dtype in plan.gemm_dtypes)
+    if "copy" in plan.tests:
+        steps.append(lambda: results.append(run.copy(cache_bytes)))
+    directions: tuple[Literal["h2d", "d2h"], ...] = ("h2d", "d2h")
+    for direction in directions:
+        if direction in plan.tests:
+            steps.extend(transfer(direction, pinned) for pinned in (False, True))
+    if "sweep" in plan.tests:
+        steps.extend(sweep_of(dtype) for dtype in plan.sweep_dtypes)
+    return steps
 
 
 def run_benchmark(
@@ -570,22 +645,23 @@ def run_benchmark(
         run = _Run(plan, session, progress)
         results: list[Measurement] = []
         sweep: list[Measurement] = []
+        steps = _steps(plan, run, environment, device.last_level_cache_bytes, results, sweep)
         telemetry_source.start()
         try:
-            if "gemm" in plan.tests:
-                for dtype in plan.gemm_dtypes:
-                    results.append(run.gemm(dtype, _tf32_setting(environment, dtype)))
-            if "copy" in plan.tests:
-                results.append(run.copy(device.last_level_cache_bytes))
-            for direction in ("h2d", "d2h"):
-                if direction in plan.tests:
-                    for pinned in (False, True):
-                        results.append(run.transfer(direction, pinned))
-            if "sweep" in plan.tests:
-                for dtype in plan.sweep_dtypes:
-                    sweep.extend(run.sweep(dtype, _tf32_setting(environment, dtype)))
+            for step in steps:
+                step()
+                if run.device_failure is not None:
+                    break
         finally:
             telemetry = telemetry_source.stop()
+        run_error = None
+        if run.device_failure is not None:
+            run_error = (
+                f"stopped: the device failed with a sticky CUDA error ({run.device_failure}); "
+                "this process cannot use it again, so the remaining tests were not run. "
+                "Run the benchmark again in a new process; if it recurs, check `nvidia-smi` "
+                "and the kernel log (`dmesg`) for Xid errors"
+            )
         progress.report(1.0, "done")
         return BenchResult(
             backend=backend.name,
@@ -599,6 +675,7 @@ def run_benchmark(
             duration_s=time.monotonic() - t0,
             telemetry=telemetry,
             notes=tuple(run.notes),
+            error=run_error[:2000] if run_error else None,
         )
     except Cancelled:
         raise

@@ -33,6 +33,8 @@ RADAR_AXES: tuple[str, ...] = (
     "memory_gb",
     "bandwidth_gbs",
     "fp32_tflops",
+    # Its own axis: a TF32 measurement (or peak) is never shown on the FP32 axis.
+    "tf32_tensor_tflops",
     "fp16_tensor_tflops",
     "bf16_tensor_tflops",
     "fp64_tflops",

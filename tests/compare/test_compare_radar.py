@@ -149,3 +149,13 @@ def test_check_axes() -> None:
         check_axes((*AXES5[:4], "memory_gb"))
     with pytest.raises(ValueError, match="unknown"):
         check_axes((*AXES5[:4], "speed"))
+
+
+def test_tf32_has_its_own_axis_apart_from_fp32() -> None:
+    from gpudesk.bench.measured import METRIC_FOR
+    from gpudesk.compare.radar import RADAR_AXES
+
+    assert "tf32_tensor_tflops" in RADAR_AXES and "fp32_tflops" in RADAR_AXES
+    # a measured TF32 row lands on the TF32 axis, an FP32 row on the FP32 one
+    assert METRIC_FOR[("gemm", "tf32")] == "tf32_tensor_tflops"
+    assert METRIC_FOR[("gemm", "fp32")] == "fp32_tflops"

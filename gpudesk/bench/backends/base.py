@@ -28,6 +28,48 @@ class BackendError(Exception):
     """The backend cannot run at all (import, driver or device failure)."""
 
 
+class DeviceFailed(BackendError):
+    """A sticky CUDA error: the device context is unusable for the rest of this process.
+
+    After an illegal address or a launch failure every later CUDA call in the
+    process fails the same way, so the runner stops instead of failing each test.
+    """
+
+
+#: Allocation failures that are out-of-memory in all but name: cuBLAS cannot get its
+#: workspace, the CUDA runtime cannot allocate (device or pinned host memory).
+OOM_MARKERS: tuple[str, ...] = (
+    "out of memory",
+    "cublas_status_alloc_failed",
+    "cudaerrormemoryallocation",
+    "cuda_error_out_of_memory",
+)
+#: Errors after which the CUDA context is corrupt until the process exits (CUDA
+#: runtime API docs, cudaError_t: "the process must be terminated and relaunched").
+STICKY_MARKERS: tuple[str, ...] = (
+    "illegal memory access",
+    "cudaerrorillegaladdress",
+    "unspecified launch failure",
+    "cudaerrorlaunchfailure",
+    "device-side assert",
+    "cudaerrorassert",
+    "misaligned address",
+    "cudaerrormisalignedaddress",
+    "illegal instruction",
+    "cudaerrorillegalinstruction",
+    "uncorrectable ecc error",
+    "cudaerroreccuncorrectable",
+    "hardware stack error",
+    "cudaerrorhardwarestackerror",
+)
+
+
+def error_mentions(exc: BaseException, markers: tuple[str, ...]) -> bool:
+    """Whether the error's text names one of ``markers`` (case-insensitive)."""
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return any(marker in text for marker in markers)
+
+
 class BackendStatus(BaseModel):
     """Whether a backend can run on this machine, and if not, why."""
 

@@ -3,8 +3,8 @@
 ``cupy`` is imported only here, and only when the backend is used; without it
 (or without a CUDA driver) the backend reports itself unavailable with the
 reason. CuPy has no bfloat16 arrays, and its FP32 GEMM uses TF32 only when
-the ``CUPY_TF32=1`` environment variable was set before import: the result
-records which.
+the ``CUPY_TF32=1`` environment variable was set before import: then the FP32
+GEMM is measured and reported as ``tf32``, set against the TF32 tensor peak.
 """
 
 from __future__ import annotations
@@ -17,16 +17,55 @@ from typing import Any, Literal
 from pydantic import JsonValue
 
 from gpudesk.bench.backends.base import (
+    OOM_MARKERS,
+    STICKY_MARKERS,
     BackendError,
     BackendStatus,
+    DeviceFailed,
     DeviceInfo,
     OutOfMemory,
     TimerName,
     Workload,
+    error_mentions,
 )
 from gpudesk.bench.plan import Capabilities
 
 INSTALL_HINT = "install it with `pip install 'gpudesk[cupy]'` (matching your CUDA version)"
+#: cudaError_t / cublasStatus_t codes (CUDA runtime API and cuBLAS docs).
+_CUDA_ERROR_MEMORY_ALLOCATION = 2
+_CUBLAS_STATUS_ALLOC_FAILED = 3
+_STICKY_CUDA_ERRORS = frozenset({214, 700, 710, 714, 715, 716, 719})
+
+
+def tf32_enabled_at_import() -> bool:
+    """CuPy reads ``CUPY_TF32`` once, at import: FP32 matmul then uses TF32 tensor cores."""
+    return os.environ.get("CUPY_TF32") == "1"
+
+
+def is_oom(cupy: Any, exc: BaseException) -> bool:
+    """Out of memory in all its CuPy forms: the pool's OutOfMemoryError, a failed
+    pinned host allocation (CUDARuntimeError cudaErrorMemoryAllocation), and a
+    cuBLAS workspace that could not be allocated (CUBLAS_STATUS_ALLOC_FAILED)."""
+    found = getattr(getattr(getattr(cupy, "cuda", None), "memory", None), "OutOfMemoryError", None)
+    if isinstance(exc, MemoryError) or (isinstance(found, type) and isinstance(exc, found)):
+        return True
+    status = getattr(exc, "status", None)
+    name = type(exc).__name__
+    if name == "CUDARuntimeError" and status == _CUDA_ERROR_MEMORY_ALLOCATION:
+        return True
+    if name == "CUBLASError" and status == _CUBLAS_STATUS_ALLOC_FAILED:
+        return True
+    return error_mentions(exc, OOM_MARKERS)
+
+
+def is_sticky(exc: BaseException) -> bool:
+    """A CUDA error after which this process's context is unusable (illegal address...)."""
+    status = getattr(exc, "status", None)
+    if type(exc).__name__ in ("CUDARuntimeError", "CUDADriverError") and (
+        status in _STICKY_CUDA_ERRORS
+    ):
+        return True
+    return error_mentions(exc, STICKY_MARKERS)
 
 
 def _text(value: Any) -> str:
@@ -118,10 +157,12 @@ class CupyBackend:
     def capabilities(self, device_index: int) -> Capabilities:
         cupy = self._require()
         device = self._device(cupy, device_index)
+        # With CUPY_TF32=1 an FP32 GEMM is a TF32 GEMM: it is listed (and measured) as tf32.
+        fp32 = "tf32" if tf32_enabled_at_import() else "fp32"
         return Capabilities(
             kind="cuda",
             tests=("gemm", "copy", "h2d", "d2h", "sweep"),
-            gemm_dtypes=("fp64", "fp32", "fp16"),
+            gemm_dtypes=("fp64", fp32, "fp16"),
             last_level_cache_bytes=device.last_level_cache_bytes,
         )
 
@@ -156,17 +197,16 @@ class CupySession:
 
     @contextlib.contextmanager
     def allocating(self, what: str) -> Iterator[None]:
-        """Turn CuPy's out-of-memory errors into :class:`OutOfMemory`."""
-        oom_types: tuple[type[BaseException], ...] = (MemoryError,)
-        memory = getattr(self.cupy.cuda, "memory", None)
-        found = getattr(memory, "OutOfMemoryError", None)
-        if isinstance(found, type):
-            oom_types = (*oom_types, found)
+        """Out-of-memory becomes :class:`OutOfMemory`; a sticky CUDA error :class:`DeviceFailed`."""
         try:
             yield
-        except oom_types as exc:
-            self.free_pools()
-            raise OutOfMemory(f"{what}: {exc}") from exc
+        except Exception as exc:
+            if is_oom(self.cupy, exc):
+                self.free_pools()
+                raise OutOfMemory(f"{what}: {exc}") from exc
+            if is_sticky(exc):
+                raise DeviceFailed(f"{what}: {exc}") from exc
+            raise
 
     def free_pools(self) -> None:
         with contextlib.suppress(Exception):
@@ -174,15 +214,19 @@ class CupySession:
             self.cupy.get_default_pinned_memory_pool().free_all_blocks()
 
     def free_memory_bytes(self) -> int | None:
+        """The driver's free memory plus the blocks CuPy's pool holds unused (reused first)."""
         free, _total = self.cupy.cuda.runtime.memGetInfo()
-        return int(free)
+        pooled = 0
+        with contextlib.suppress(Exception):
+            pooled = int(self.cupy.get_default_memory_pool().free_bytes())
+        return int(free) + max(0, pooled)
 
     def environment(self) -> dict[str, JsonValue]:
         runtime = self.cupy.cuda.runtime
         env: dict[str, JsonValue] = {
             "cupy": str(getattr(self.cupy, "__version__", "unknown")),
             "compute_capability": self.device.compute_capability,
-            "fp32_gemm_uses_tf32": os.environ.get("CUPY_TF32") == "1",
+            "fp32_gemm_uses_tf32": tf32_enabled_at_import(),
         }
         for key, function in (
             ("cuda_runtime", "runtimeGetVersion"),
@@ -195,8 +239,13 @@ class CupySession:
 
     def gemm(self, dtype: str, n: int) -> Workload:
         cp = self.cupy
-        if dtype not in ("fp64", "fp32", "fp16"):
-            raise BackendError(f"CuPy measures fp64, fp32 and fp16 GEMM, not {dtype}")
+        if dtype not in ("fp64", "fp32", "tf32", "fp16"):
+            raise BackendError(f"CuPy measures fp64, fp32/tf32 and fp16 GEMM, not {dtype}")
+        if dtype == "tf32" and not tf32_enabled_at_import():
+            raise BackendError(
+                "CuPy uses TF32 for FP32 GEMM only when CUPY_TF32=1 is set before it is "
+                "imported: set it to measure tf32"
+            )
         with self.allocating(f"GEMM {dtype} n={n}"):
             if dtype == "fp16":
                 # cupy.random draws float32/float64 only.

@@ -15,12 +15,16 @@ from typing import Any, Literal
 from pydantic import JsonValue
 
 from gpudesk.bench.backends.base import (
+    OOM_MARKERS,
+    STICKY_MARKERS,
     BackendError,
     BackendStatus,
+    DeviceFailed,
     DeviceInfo,
     OutOfMemory,
     TimerName,
     Workload,
+    error_mentions,
 )
 from gpudesk.bench.plan import Capabilities
 
@@ -38,11 +42,68 @@ def _dtype(torch: Any, name: str) -> Any:
 
 
 def is_oom(torch: Any, exc: BaseException) -> bool:
-    """Whether ``exc`` is a CUDA out-of-memory error (typed since torch 1.13)."""
+    """Whether ``exc`` means "not enough memory": CUDA OOM (typed since torch 1.13),
+    a cuBLAS workspace that could not be allocated, or a failed pinned host allocation."""
     oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
     if isinstance(oom_type, type) and isinstance(exc, oom_type):
         return True
-    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+    return isinstance(exc, RuntimeError | MemoryError) and error_mentions(exc, OOM_MARKERS)
+
+
+def is_sticky(exc: BaseException) -> bool:
+    """Whether ``exc`` is a CUDA error that leaves the context unusable (illegal address...)."""
+    return isinstance(exc, RuntimeError) and error_mentions(exc, STICKY_MARKERS)
+
+
+TorchBuildKind = Literal["cuda", "rocm", "cpu"]
+
+
+def torch_build(torch: Any) -> tuple[TorchBuildKind, str | None]:
+    """Which GPU runtime this PyTorch was built for, and its version.
+
+    A ROCm build also answers ``torch.cuda.*`` (HIP behind the CUDA names) but
+    has ``torch.version.hip`` set and ``torch.version.cuda`` None.
+    """
+    version = getattr(torch, "version", None)
+    hip = getattr(version, "hip", None)
+    if hip:
+        return "rocm", str(hip)
+    cuda = getattr(version, "cuda", None)
+    if cuda:
+        return "cuda", str(cuda)
+    return "cpu", None
+
+
+def _sm(capability: str) -> int:
+    major, _, minor = capability.partition(".")
+    return int(major) * 10 + int(minor or 0)
+
+
+def missing_kernels(arch_list: list[str], capability: str) -> bool:
+    """Whether a torch built for ``arch_list`` (``get_arch_list()``) has no kernels for the card.
+
+    A ``sm_XY`` cubin runs on the same major version at minor >= Y; ``compute_XY``
+    PTX is compiled by the driver for any card at XY or later; ``sm_XYa``
+    (architecture-specific) runs on XY only (CUDA C Programming Guide,
+    "Binary Compatibility" and "PTX Compatibility").
+    """
+    if not arch_list:
+        return False  # an unusual build that does not say: let the run show it
+    card = _sm(capability)
+    for arch in arch_list:
+        kind, _, number = arch.partition("_")
+        specific = number.endswith(("a", "f"))
+        digits = number.rstrip("af")
+        if not digits.isdigit():
+            continue
+        built = int(digits)
+        if kind == "compute" and built <= card:
+            return False
+        if kind == "sm" and (
+            built == card or (not specific and built // 10 == card // 10 and built <= card)
+        ):
+            return False
+    return True
 
 
 class TorchBackend:
@@ -76,7 +137,16 @@ class TorchBackend:
             )
         version = str(getattr(torch, "__version__", "unknown"))
         try:
-            if getattr(torch.version, "cuda", None) is None:
+            build, runtime = torch_build(torch)
+            if build == "rocm":
+                reason = (
+                    f"PyTorch {version} is a ROCm build (HIP {runtime}), for AMD GPUs: "
+                    "this backend measures NVIDIA GPUs through CUDA"
+                )
+                return BackendStatus(
+                    name=self.name, available=False, reason=reason, version=version
+                )
+            if build == "cpu":
                 reason = f"PyTorch {version} is a CPU-only build; {INSTALL_HINT}"
                 return BackendStatus(
                     name=self.name, available=False, reason=reason, version=version
@@ -154,11 +224,28 @@ class TorchBackend:
     def open(self, device_index: int) -> TorchSession:
         torch = self._require()
         device = self._device(torch, device_index)
+        arch_list = _arch_list(torch)
+        capability = device.compute_capability or "0.0"
+        if missing_kernels(arch_list, capability):
+            raise BackendError(
+                f"PyTorch {torch.__version__} has no kernels for {device.name} (compute "
+                f"capability {capability}, sm_{_sm(capability)}): it was built for "
+                f"{', '.join(arch_list)}. Install a PyTorch build that supports this GPU "
+                "(a newer CUDA wheel)"
+            )
         try:
             torch.cuda.set_device(device_index)
         except Exception as exc:
             raise BackendError(f"cannot use CUDA device {device_index}: {exc}") from exc
         return TorchSession(torch, device)
+
+
+def _arch_list(torch: Any) -> list[str]:
+    """``torch.cuda.get_arch_list()``: the GPU architectures this build has kernels for."""
+    try:
+        return [str(arch) for arch in torch.cuda.get_arch_list()]
+    except Exception:  # old torch without it, or CUDA not initialisable: unknown
+        return []
 
 
 class _Tf32:
@@ -198,18 +285,32 @@ class TorchSession:
 
     @contextlib.contextmanager
     def allocating(self, what: str) -> Iterator[None]:
-        """Turn a CUDA out-of-memory error into :class:`OutOfMemory`."""
+        """Out-of-memory becomes :class:`OutOfMemory`; a sticky CUDA error :class:`DeviceFailed`."""
         try:
             yield
         except Exception as exc:
             if is_oom(self.torch, exc):
-                self.torch.cuda.empty_cache()
+                with contextlib.suppress(Exception):
+                    self.torch.cuda.empty_cache()
                 raise OutOfMemory(f"{what}: {exc}") from exc
+            if is_sticky(exc):
+                raise DeviceFailed(f"{what}: {exc}") from exc
             raise
 
     def free_memory_bytes(self) -> int | None:
-        free, _total = self.torch.cuda.mem_get_info(self.cuda_device)
-        return int(free)
+        """The driver's free memory plus what PyTorch's allocator caches but does not use.
+
+        ``mem_get_info`` counts blocks the caching allocator holds as used, but
+        a new tensor reuses them first.
+        """
+        cuda = self.torch.cuda
+        free, _total = cuda.mem_get_info(self.cuda_device)
+        cached = 0
+        with contextlib.suppress(Exception):
+            cached = int(cuda.memory_reserved(self.cuda_device)) - int(
+                cuda.memory_allocated(self.cuda_device)
+            )
+        return int(free) + max(0, cached)
 
     def environment(self) -> dict[str, JsonValue]:
         torch = self.torch
@@ -218,6 +319,8 @@ class TorchSession:
             cudnn = torch.backends.cudnn.version()
         return {
             "torch": str(torch.__version__),
+            "torch_build": torch_build(torch)[0],
+            "torch_arch_list": list(_arch_list(torch)),
             "cuda_runtime": getattr(torch.version, "cuda", None),
             "cudnn": cudnn,
             "compute_capability": self.device.compute_capability,
