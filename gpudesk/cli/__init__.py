@@ -20,6 +20,7 @@ from gpudesk.cli import (
     detect_cmd,
     fleet_cmd,
     plan_cmds,
+    speed_cmd,
 )
 from gpudesk.cli.common import (
     EXIT_FAILURE,
@@ -29,7 +30,15 @@ from gpudesk.cli.common import (
     path_argument,
 )
 
-_COMMAND_MODULES = (catalog_cmds, compare_cmd, detect_cmd, bench_cmd, plan_cmds, fleet_cmd)
+_COMMAND_MODULES = (
+    catalog_cmds,
+    compare_cmd,
+    detect_cmd,
+    bench_cmd,
+    plan_cmds,
+    fleet_cmd,
+    speed_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

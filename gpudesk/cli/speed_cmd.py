@@ -1,0 +1,460 @@
+"""``gpudesk speed``: how fast a model runs on catalog GPUs, and what a token costs.
+
+Module-level imports stay cheap: the planning modules load inside the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpudesk.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    format_table,
+    load_catalog_for,
+)
+
+if TYPE_CHECKING:
+    from gpudesk.planning.speed.estimate import SpeedEstimate, SpeedRequest
+    from gpudesk.planning.speed.hardware import DeviceRates
+    from gpudesk.planning.speed.physics import ModelCosts
+
+_MODES = ("decode", "prefill", "serve", "train")
+_ENGINES = ("llama.cpp", "vllm", "tensorrt-llm", "transformers")
+_DTYPES = ("fp32", "bf16", "fp16")
+_QUANTS = tuple(
+    [
+        "fp32",
+        "bf16",
+        "fp16",
+        "fp8",
+        "int8",
+        "int4",
+        "nf4",
+        "awq",
+        "gptq",
+        "mxfp4",
+        "q4_0",
+        "q4_k_m",
+        "q5_k_m",
+        "q6_k",
+        "q8_0",
+    ]
+)
+_KV = ("fp16", "bf16", "fp8", "q8_0", "q4_0", "fp32")
+_METHODS = ("full", "lora", "qlora")
+_CHECKPOINTING = ("none", "selective", "full")
+
+#: SpeedRequest / CostSettings field -> the flag a person typed.
+FLAG_FOR_FIELD = {
+    "count": "--count",
+    "batch": "--batch",
+    "concurrency": "--concurrency",
+    "seq_in": "--seq-in",
+    "seq_out": "--seq-out",
+    "context": "--context",
+    "tokens": "--tokens",
+    "mfu": "--mfu",
+}
+
+#: The ``--json`` result keys the issue names, in order; more keys follow them.
+RESULT_KEYS = (
+    "gpu_id",
+    "count",
+    "tokens_per_s",
+    "low",
+    "high",
+    "bound_tokens_per_s",
+    "limited_by",
+    "efficiency",
+    "basis",
+    "time_to_first_token_s",
+    "time_s",
+    "usd_per_million_tokens",
+    "usd_total",
+)
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``speed``."""
+    speed = subparsers.add_parser(
+        "speed",
+        help="how fast: tokens/s for decode, prefill, serving or training, and $ per token",
+        description=(
+            "Estimate tokens/s (with a range, the limit that applies and its basis) for a model "
+            "on catalog GPUs, from a model fitted to published measurements and calibrated with "
+            "this machine's benchmark when there is one; and USD per 1M tokens or per training "
+            "run, renting and owning. Without --gpu, every catalog GPU that holds the workload "
+            "on up to --count cards is ranked."
+        ),
+    )
+    what = speed.add_mutually_exclusive_group()
+    what.add_argument(
+        "--model", metavar="PRESET", help="a bundled preset (gpudesk fit --list-models)"
+    )
+    what.add_argument("--params", metavar="N", help="parameter count (7B, 350M): an assumed shape")
+    what.add_argument(
+        "--config", metavar="PATH", type=Path, help="a Hugging Face config.json or its folder"
+    )
+    speed.add_argument("--mode", choices=_MODES, required=True, help="the workload")
+    speed.add_argument(
+        "--gpu", action="append", metavar="NAME", help="catalog id or name (repeatable)"
+    )
+    speed.add_argument("--all", action="store_true", help="rank every catalog GPU (the default)")
+    speed.add_argument(
+        "--count",
+        type=int,
+        metavar="N",
+        help="GPUs: with --gpu, how many (default 1); else the most to consider (default 8)",
+    )
+    speed.add_argument("--dtype", choices=_DTYPES, help="weight dtype when --quant is not given")
+    speed.add_argument("--quant", choices=_QUANTS, help="weight format (default bf16)")
+    speed.add_argument(
+        "--kv-quant", choices=_KV, default="fp16", help="KV-cache format (default fp16)"
+    )
+    speed.add_argument(
+        "--engine", choices=_ENGINES, default="vllm", help="inference engine (default vllm)"
+    )
+    speed.add_argument(
+        "--batch", type=int, default=1, metavar="B", help="decode/prefill batch (default 1)"
+    )
+    speed.add_argument(
+        "--concurrency", type=int, metavar="C", help="serve: sequences at once (default: what fits)"
+    )
+    speed.add_argument(
+        "--seq-in", type=int, metavar="N", help="prompt tokens (train: sequence length)"
+    )
+    speed.add_argument("--seq-out", type=int, metavar="N", help="generated tokens")
+    speed.add_argument(
+        "--context", type=int, metavar="N", help="decode: KV-cache length (default in + out/2)"
+    )
+    speed.add_argument("--tokens", type=float, metavar="N", help="train: tokens to train on (1e9)")
+    speed.add_argument(
+        "--method", choices=_METHODS, default="full", help="train: full, lora, qlora"
+    )
+    speed.add_argument(
+        "--checkpointing",
+        choices=_CHECKPOINTING,
+        default="none",
+        help="train: activation recomputation",
+    )
+    speed.add_argument("--mfu", type=float, metavar="F", help="train: utilisation to assume (0-1)")
+    speed.add_argument("--cloud-hourly", type=float, metavar="USD", help="rent price per GPU-hour")
+    speed.add_argument(
+        "--years", type=float, default=3.0, metavar="Y", help="owning: years to amortise over"
+    )
+    speed.add_argument(
+        "--no-calibration", action="store_true", help="ignore this machine's benchmark history"
+    )
+    speed.add_argument("--json", action="store_true", help="machine-readable output")
+    speed.set_defaults(handler=run_speed)
+
+
+def _usage(message: str) -> CliError:
+    return CliError(message, EXIT_USAGE)
+
+
+def _model_costs(args: argparse.Namespace) -> tuple[ModelCosts, dict[str, Any]]:
+    from gpudesk.planning.architecture import assumed_shape, load_hf_config
+    from gpudesk.planning.errors import PlanningInputError
+    from gpudesk.planning.memory import parse_param_count
+    from gpudesk.planning.quant import QuantFormat
+    from gpudesk.planning.speed.estimate import KvFormat, model_costs
+    from gpudesk.planning.speed.shapes import shape_for
+
+    if args.model is None and args.params is None and args.config is None:
+        raise _usage("give --model PRESET, --params N or --config PATH")
+    quant_name = args.quant or args.dtype or "bf16"
+    described: dict[str, Any] = {}
+    try:
+        if args.model is not None:
+            shape = shape_for(args.model)
+            described["model"] = args.model
+        elif args.params is not None:
+            shape, assumed = assumed_shape(parse_param_count(args.params))
+            described["params"] = args.params
+            described["assumed_fields"] = list(assumed)
+        else:
+            shape = load_hf_config(args.config)
+            described["config"] = str(args.config)
+    except PlanningInputError as exc:
+        flag = "--model" if args.model else "--params" if args.params else "--config"
+        raise _usage(f"{flag}: {exc}") from exc
+    quant = QuantFormat(quant_name)
+    if args.mode == "train" and args.method == "qlora":
+        quant = QuantFormat.NF4
+    costs = model_costs(shape, quant, KvFormat(args.kv_quant))
+    described.update(
+        {
+            "shape": shape.summary(),
+            "params_total": shape.total_params,
+            "params_active": shape.active_params,
+            "quant": quant.value,
+            "kv_quant": args.kv_quant,
+            "weights_gb": round(costs.in_memory_bytes / 1e9, 3),
+            "weights_streamed_per_token_gb": round(costs.streamed_bytes / 1e9, 3),
+        }
+    )
+    return costs, described
+
+
+def _request(args: argparse.Namespace) -> SpeedRequest:
+    from gpudesk.planning.quant import QuantFormat
+    from gpudesk.planning.speed.data import Checkpointing
+    from gpudesk.planning.speed.estimate import (
+        Engine,
+        KvFormat,
+        Mode,
+        SpeedInputError,
+        SpeedRequest,
+        TrainMethod,
+    )
+
+    if args.tokens is not None and not math.isfinite(args.tokens):
+        raise _usage("--tokens must be a finite number such as 1e9")
+    if args.mfu is not None and not math.isfinite(args.mfu):
+        raise _usage("--mfu must be a number above 0 and at most 1")
+    request = SpeedRequest(
+        mode=Mode(args.mode),
+        engine=Engine(args.engine),
+        quant=QuantFormat(args.quant or args.dtype or "bf16"),
+        kv_quant=KvFormat(args.kv_quant),
+        count=args.count if args.count is not None and args.gpu else 1,
+        batch=args.batch,
+        concurrency=args.concurrency,
+        seq_in=args.seq_in,
+        seq_out=args.seq_out,
+        context=args.context,
+        tokens=args.tokens,
+        train_method=TrainMethod(args.method),
+        checkpointing=Checkpointing(args.checkpointing),
+        mfu=args.mfu,
+    )
+    try:
+        resolved = request.resolved()
+        if args.count is not None and not args.gpu:
+            request.model_copy(update={"count": args.count}).resolved()
+    except SpeedInputError as exc:
+        raise _usage(f"{FLAG_FOR_FIELD.get(exc.field, exc.field)}: {exc}") from exc
+    return resolved
+
+
+def _check_cost_flags(args: argparse.Namespace) -> None:
+    if args.cloud_hourly is not None and not (
+        math.isfinite(args.cloud_hourly) and 0 < args.cloud_hourly <= 10_000
+    ):
+        raise _usage("--cloud-hourly must be a price above 0 and at most 10,000 USD")
+    if not (math.isfinite(args.years) and 0 < args.years <= 20):
+        raise _usage("--years must be above 0 and at most 20")
+
+
+def calibrations(args: argparse.Namespace, entries: Any) -> dict[str, DeviceRates]:
+    """This machine's benchmarks (newest per catalog GPU), as calibrated rates."""
+    if args.no_calibration:
+        return {}
+    from gpudesk.bench.history import list_runs
+    from gpudesk.planning.speed.hardware import rates_for
+    from gpudesk.planning.speed.planner import calibrate, calibration_figures
+
+    items, _problems = list_runs()
+    figures = calibration_figures([item.result for item in items])
+    by_id = {entry.id: entry for entry in entries}
+    out: dict[str, DeviceRates] = {}
+    for gpu_id, (copy, gemm, when) in figures.items():
+        entry = by_id.get(gpu_id)
+        if entry is not None:
+            out[gpu_id] = calibrate(
+                rates_for(entry), copy_gbs=copy, gemm_tflops=gemm, measured_at=when
+            )
+    return out
+
+
+def run_speed(args: argparse.Namespace) -> int:
+    from gpudesk.catalog.query import NameLookupError, find_entry
+    from gpudesk.planning.speed.estimate import NotRunnable
+    from gpudesk.planning.speed.planner import (
+        CostSettings,
+        estimates_for_entries,
+        rank_catalog,
+    )
+
+    if args.all and args.gpu:
+        raise _usage("--all ranks every GPU: give it or --gpu, not both")
+    if args.quant and args.dtype and args.quant in _DTYPES and args.quant != args.dtype:
+        raise _usage(f"--dtype {args.dtype} and --quant {args.quant} disagree; give one")
+    _check_cost_flags(args)
+    request = _request(args)
+    costs, model = _model_costs(args)
+    catalog = load_catalog_for(args)
+    settings = CostSettings(cloud_hourly_usd=args.cloud_hourly, years=args.years)
+    calibrated = calibrations(args, catalog.entries)
+    not_holding: list[str] = []
+    if args.gpu:
+        entries = []
+        for name in args.gpu:
+            try:
+                entries.append(find_entry(catalog.entries, name))
+            except NameLookupError as exc:
+                raise _usage(f"--gpu: {exc}") from exc
+        try:
+            results = estimates_for_entries(
+                entries, costs, request, settings=settings, calibrated=calibrated
+            )
+        except NotRunnable as exc:
+            raise _usage(f"--gpu/--count: {exc}") from exc
+    else:
+        ranked = rank_catalog(
+            catalog.entries,
+            costs,
+            request,
+            max_count=args.count or 8,
+            settings=settings,
+            calibrated=calibrated,
+        )
+        results = list(ranked.results)
+        not_holding = list(ranked.not_holding)
+    document = speed_json(request, model, results, not_holding)
+    if args.json:
+        from gpudesk.cli.common import print_json
+
+        print_json(document)
+    else:
+        print(speed_text(request, model, results, not_holding))
+    return EXIT_OK
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: no NaN or infinity (None instead), floats rounded to 6 significant digits."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {key: _clean(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(item) for item in value]
+    return value
+
+
+def result_json(estimate: SpeedEstimate) -> dict[str, Any]:
+    data = estimate.model_dump(mode="json")
+    ordered = {key: data.pop(key) for key in RESULT_KEYS}
+    ordered.update(data)
+    cleaned: dict[str, Any] = _clean(ordered)
+    return cleaned
+
+
+def speed_json(
+    request: SpeedRequest,
+    model: dict[str, Any],
+    results: list[SpeedEstimate],
+    not_holding: list[str],
+) -> dict[str, Any]:
+    """The ``speed --json`` document: ``workload``, ``results``, ``not_holding``."""
+    workload = request.model_dump(mode="json")
+    workload.update(model)
+    workload["label"] = request.label
+    return {
+        "workload": _clean(workload),
+        "results": [result_json(item) for item in results],
+        "not_holding": not_holding,
+    }
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    if value >= 100:
+        return f"{value:,.0f}{unit}"
+    if value >= 10:
+        return f"{value:.1f}{unit}"
+    return f"{value:.2f}{unit}"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"${value:,.2f}" if value >= 0.01 else f"${value:.4f}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def speed_text(
+    request: SpeedRequest,
+    model: dict[str, Any],
+    results: list[SpeedEstimate],
+    not_holding: list[str],
+) -> str:
+    """The human-readable ``speed`` output: a ranked table, then the first result's basis."""
+    name = model.get("model") or model.get("params") or model.get("config")
+    lines = [f"{name}: {request.label}", f"  {model['shape']}", ""]
+    train = request.mode.value == "train"
+    unit = "tokens/s (all GPUs)" if train else "tokens/s"
+    headers = ["GPU", "GPUs", unit, "range", "limit", "$/1M tok"]
+    if train:
+        headers.append("run time" if request.tokens else "per GPU")
+        headers.append("$ per run" if request.tokens else "")
+    else:
+        headers.append("TTFT")
+    rows = []
+    for item in results:
+        cells = [
+            item.gpu_id,
+            str(item.count),
+            _fmt(item.tokens_per_s),
+            f"{_fmt(item.low)}-{_fmt(item.high)}",
+            item.limited_by,
+            _usd(item.usd_per_million_tokens),
+        ]
+        if train:
+            cells.append(
+                _duration(item.time_s) if request.tokens else _fmt(item.tokens_per_s_per_gpu)
+            )
+            cells.append(_usd(item.usd_total) if request.tokens else "")
+        else:
+            ttft = item.time_to_first_token_s
+            cells.append("n/a" if ttft is None else f"{ttft * 1000:,.0f} ms")
+        rows.append(cells)
+    if rows:
+        headers = [header for header in headers]
+        lines.extend(format_table(headers, rows, right_aligned={1, 2, 3, 5, 6, 7}).splitlines())
+    else:
+        lines.append("No catalog GPU holds this workload.")
+    if results:
+        first = results[0]
+        lines.append("")
+        lines.append(
+            textwrap.fill(
+                f"{first.gpu_id}: {first.basis}. Bound {_fmt(first.bound_tokens_per_s)} tokens/s "
+                f"(estimate = {first.efficiency:.0%} of it).",
+                100,
+                break_on_hyphens=False,
+            )
+        )
+        if first.calibrated:
+            lines.append(textwrap.fill(f"Calibrated: {first.calibrated}", 100))
+        if first.cost_basis:
+            lines.append(textwrap.fill(f"Cost: {first.cost_basis}", 100, break_on_hyphens=False))
+    if not_holding:
+        lines.append("")
+        lines.append(
+            textwrap.fill(
+                "Not holding the workload: " + ", ".join(not_holding), 100, break_on_hyphens=False
+            )
+        )
+    return "\n".join(lines)

@@ -1,0 +1,627 @@
+"""How fast a workload runs on a GPU (or N of them), with a range, a limit and a basis.
+
+:func:`estimate_speed` turns a :class:`SpeedRequest`, a model's :class:`ModelCosts` and a
+GPU's :class:`DeviceRates` into a :class:`SpeedEstimate`, using the efficiencies fitted to
+the published measurements (:mod:`gpudesk.planning.speed.fitting`). Every figure says
+what limits it (memory bandwidth, compute, fixed overhead, the KV pool) and the numbers
+behind it.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudesk.planning.architecture import ModelShape
+from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.memory import OVERHEAD_FIXED_GB
+from gpudesk.planning.quant import GGML_BITS, QuantFormat, weight_bytes
+from gpudesk.planning.speed.data import Checkpointing
+from gpudesk.planning.speed.hardware import DeviceRates, Precision
+from gpudesk.planning.speed.physics import (
+    Efficiency,
+    Gpus,
+    ModelCosts,
+    decode_bound_bytes,
+    decode_bound_tokens_per_s,
+    decode_step,
+    max_sequences,
+    prefill_bound_s,
+    prefill_time,
+    serve_bound_tokens_per_s,
+    serve_times,
+    train_flops_per_token,
+    train_tokens_per_s_per_gpu,
+)
+
+MAX_COUNT = 1024
+MAX_BATCH = 65_536
+MAX_SEQ = 10_000_000
+MAX_TRAIN_TOKENS = 1e16
+
+#: Share of each GPU's memory a serving engine gives to weights + KV cache (vLLM's
+#: gpu_memory_utilization default is 0.9; TensorRT-LLM's kv_cache_free_gpu_mem_fraction
+#: is 0.9 of what the weights leave free).
+KV_POOL_MEMORY_FRACTION = 0.9
+
+
+class Engine(StrEnum):
+    LLAMA_CPP = "llama.cpp"
+    VLLM = "vllm"
+    TENSORRT_LLM = "tensorrt-llm"
+    TRANSFORMERS = "transformers"
+
+    @property
+    def splits_layers(self) -> bool:
+        """llama.cpp puts whole layers on each GPU and runs them in turn; the others
+        split every matrix (tensor parallelism) and run the GPUs together."""
+        return self is Engine.LLAMA_CPP
+
+    @property
+    def max_sequences(self) -> int | None:
+        """The engine's default cap on sequences decoding together (None: no cap)."""
+        return _MAX_SEQS[self]
+
+
+#: vLLM EngineArgs max_num_seqs default 256; TensorRT-LLM LlmArgs max_batch_size 2048.
+_MAX_SEQS: dict[Engine, int | None] = {
+    Engine.LLAMA_CPP: None,
+    Engine.VLLM: 256,
+    Engine.TENSORRT_LLM: 2048,
+    Engine.TRANSFORMERS: None,
+}
+
+
+class Mode(StrEnum):
+    DECODE = "decode"
+    PREFILL = "prefill"
+    SERVE = "serve"
+    TRAIN = "train"
+
+
+class TrainMethod(StrEnum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class KvFormat(StrEnum):
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    Q8_0 = "q8_0"
+    Q4_0 = "q4_0"
+
+    @property
+    def bytes_per_value(self) -> float:
+        if self is KvFormat.Q8_0:
+            return GGML_BITS["Q8_0"] / 8
+        if self is KvFormat.Q4_0:
+            return GGML_BITS["Q4_0"] / 8
+        return {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}[self.value]
+
+
+class SpeedInputError(PlanningInputError):
+    """A request value that cannot be used; ``field`` names the :class:`SpeedRequest` field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class SpeedRequest(BaseModel):
+    """What to estimate. Lengths left None take the mode's defaults (see :meth:`resolved`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode
+    engine: Engine = Engine.VLLM
+    quant: QuantFormat = QuantFormat.BF16
+    kv_quant: KvFormat = KvFormat.FP16
+    count: int = 1
+    batch: int = 1
+    #: serve: sequences decoding together; None = as many as the KV pool holds
+    concurrency: int | None = None
+    seq_in: int | None = None
+    seq_out: int | None = None
+    #: decode: KV-cache length while decoding; None = seq_in + seq_out / 2
+    context: int | None = None
+    #: train: tokens to train on (time and cost of the run)
+    tokens: float | None = None
+    train_method: TrainMethod = TrainMethod.FULL
+    checkpointing: Checkpointing = Checkpointing.NONE
+    #: train: hardware FLOPs utilisation to use instead of the fitted one
+    mfu: float | None = None
+
+    def resolved(self) -> SpeedRequest:
+        """Defaults filled in and every value checked.
+
+        Raises:
+            SpeedInputError: a value out of range; ``field`` names it.
+        """
+        defaults = {
+            Mode.DECODE: (512, 256),
+            Mode.PREFILL: (2048, 1),
+            Mode.SERVE: (1024, 256),
+            Mode.TRAIN: (4096, 1),
+        }[self.mode]
+        seq_in = self.seq_in if self.seq_in is not None else defaults[0]
+        seq_out = self.seq_out if self.seq_out is not None else defaults[1]
+        _check_int("count", self.count, 1, MAX_COUNT)
+        _check_int("batch", self.batch, 1, MAX_BATCH)
+        _check_int("seq_in", seq_in, 1, MAX_SEQ)
+        _check_int("seq_out", seq_out, 1, MAX_SEQ)
+        if self.concurrency is not None:
+            _check_int("concurrency", self.concurrency, 1, MAX_BATCH)
+        context = self.context
+        if context is None:
+            context = seq_in + seq_out // 2
+        _check_int("context", context, 0, MAX_SEQ)
+        if self.tokens is not None and not (
+            math.isfinite(self.tokens) and 1 <= self.tokens <= MAX_TRAIN_TOKENS
+        ):
+            raise SpeedInputError(
+                "tokens", f"tokens {self.tokens:g} must be 1 to {MAX_TRAIN_TOKENS:g}"
+            )
+        if self.mfu is not None and not (math.isfinite(self.mfu) and 0 < self.mfu <= 1):
+            raise SpeedInputError("mfu", f"utilisation {self.mfu:g} must be above 0 and at most 1")
+        if self.mode is Mode.TRAIN and self.train_method is TrainMethod.QLORA:
+            quant = QuantFormat.NF4
+        else:
+            quant = self.quant
+        return self.model_copy(
+            update={"seq_in": seq_in, "seq_out": seq_out, "context": context, "quant": quant}
+        )
+
+    @property
+    def label(self) -> str:
+        """ "decode, llama.cpp, GGUF Q4_K_M, context 768" and the like."""
+        bits = [self.mode.value]
+        if self.mode is Mode.TRAIN:
+            bits.append(self.train_method.value)
+            bits.append(f"sequence {self.seq_in}")
+            if self.checkpointing is Checkpointing.FULL:
+                bits.append("full recomputation")
+        else:
+            bits += [self.engine.value, self.quant.label]
+            if self.mode is Mode.DECODE:
+                bits.append(f"batch {self.batch}, context {self.context}")
+            elif self.mode is Mode.PREFILL:
+                bits.append(f"{self.seq_in} prompt tokens")
+            else:
+                concurrency = self.concurrency or "max"
+                bits.append(f"{self.seq_in} in / {self.seq_out} out, concurrency {concurrency}")
+        if self.count > 1:
+            bits.append(f"{self.count} GPUs")
+        return ", ".join(bits)
+
+
+def _check_int(field: str, value: int, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SpeedInputError(
+            field, f"{field} {value!r} must be a whole number from {low} to {high:,}"
+        )
+
+
+# -- model costs ------------------------------------------------------------------------
+
+
+def model_costs(shape: ModelShape, quant: QuantFormat, kv_quant: KvFormat) -> ModelCosts:
+    """Bytes and FLOPs per token of ``shape`` stored in ``quant`` (weights from quant.py)."""
+    weights = weight_bytes(shape, quant)
+    # The input embedding is a lookup, not a matmul; a tied table is also the LM head.
+    matmul_active = shape.active_params - (0 if shape.tied_embeddings else shape.embedding_params)
+    per_layer = shape.kv_values_per_token_per_layer() * kv_quant.bytes_per_value
+    return ModelCosts(
+        layers=shape.layers,
+        hidden=shape.hidden,
+        matmul_params_active=float(matmul_active),
+        params_total=float(shape.total_params),
+        attention_width=shape.heads * shape.head_dim,
+        full_layers=shape.layers - shape.sliding_layers,
+        sliding_layers=shape.sliding_layers,
+        sliding_window=shape.sliding_window,
+        kv_bytes_per_token=per_layer * shape.layers,
+        streamed_bytes=weights.streamed_per_token_bytes,
+        in_memory_bytes=weights.in_memory_bytes,
+        input_embedding_bytes=weights.input_embedding_bytes,
+        experts=shape.experts,
+        active_experts=shape.active_experts,
+    )
+
+
+def compute_precision(quant: QuantFormat, rates: DeviceRates, engine: Engine | None) -> Precision:
+    """The matmul rate a format runs at on an engine.
+
+    llama.cpp multiplies GGUF weights with int8 tensor-core kernels (MMQ) and 16-bit ones
+    through cuBLAS with FP16 accumulation; the other engines (and training) use FP8
+    tensor cores for FP8 weights where the GPU has them, and the dense 16-bit (FP32
+    accumulate) rate for 16-bit and weight-only formats, which they dequantise.
+    """
+    if quant is QuantFormat.FP32:
+        return Precision.FP32
+    if engine is Engine.LLAMA_CPP:
+        return Precision.INT8 if quant.is_gguf else Precision.FP16_ACC16
+    if quant is QuantFormat.FP8 and rates.has_fp8:
+        return Precision.FP8
+    return Precision.FP16
+
+
+# -- the estimate -----------------------------------------------------------------------
+
+
+class Roofline(BaseModel):
+    """Where a workload sits: its FLOPs per byte against the GPU's ridge point."""
+
+    model_config = ConfigDict(frozen=True)
+
+    flops_per_byte: float
+    ridge_flops_per_byte: float
+    memory_s: float
+    compute_s: float
+    overhead_s: float
+    bandwidth_gbs: float
+    peak_tflops: float
+
+
+class SpeedEstimate(BaseModel):
+    """One GPU's (or N GPUs') answer. Fields that do not apply to the mode are None."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu_id: str
+    name: str
+    count: int
+    mode: Mode
+    #: decode/serve: output tokens/s; prefill: prompt tokens/s; train: tokens/s, all GPUs
+    tokens_per_s: float
+    low: float
+    high: float
+    bound_tokens_per_s: float
+    limited_by: str
+    #: tokens_per_s / bound_tokens_per_s
+    efficiency: float
+    basis: str
+    time_to_first_token_s: float | None = None
+    time_s: float | None = None
+    concurrency: int | None = None
+    tokens_per_s_per_gpu: float | None = None
+    roofline: Roofline
+    calibrated: str | None = None
+    #: filled by :func:`gpudesk.planning.speed.costs.with_costs`
+    usd_per_million_tokens: float | None = None
+    usd_total: float | None = None
+    usd_per_million_tokens_rent: float | None = None
+    usd_per_million_tokens_own: float | None = None
+    usd_total_rent: float | None = None
+    usd_total_own: float | None = None
+    cost_basis: str | None = None
+
+
+class NotRunnable(PlanningInputError):
+    """The workload cannot run on this GPU set (no room for even one sequence)."""
+
+
+class Spread(BaseModel):
+    """Measured / estimated ratios of the fitted measurements: the range they support."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low_ratio: float = Field(gt=0)
+    high_ratio: float = Field(gt=0)
+    rows: int
+    basis: str
+
+
+def _gpus(rates: DeviceRates, request: SpeedRequest, precision: Precision) -> Gpus:
+    return Gpus(
+        bandwidth_gbs=rates.bandwidth_gbs,
+        peak_tflops=rates.peak_tflops(precision),
+        count=request.count,
+        layer_split=request.engine.splits_layers,
+    )
+
+
+def kv_pool_bytes(rates: DeviceRates, costs: ModelCosts, count: int) -> float:
+    """What is left for KV cache beside the weights and each GPU's workspace."""
+    total = count * rates.memory_gb * 1e9 * KV_POOL_MEMORY_FRACTION
+    return total - costs.in_memory_bytes - count * OVERHEAD_FIXED_GB * 1e9
+
+
+def _roofline(
+    flops: float, bytes_read: float, gpus: Gpus, memory_s: float, compute_s: float, over: float
+) -> Roofline:
+    return Roofline(
+        flops_per_byte=flops / bytes_read if bytes_read > 0 else 0.0,
+        ridge_flops_per_byte=gpus.flops_s / gpus.bandwidth_bytes_s,
+        memory_s=memory_s,
+        compute_s=compute_s,
+        overhead_s=over,
+        bandwidth_gbs=gpus.bandwidth_bytes_s / 1e9,
+        peak_tflops=gpus.flops_s / 1e12,
+    )
+
+
+def _range(value: float, spread: Spread, cap: float | None) -> tuple[float, float]:
+    low, high = value * spread.low_ratio, value * spread.high_ratio
+    if cap is not None:
+        high = min(high, cap)
+        low = min(low, cap)
+    return low, max(high, value if cap is None else min(value, cap))
+
+
+def estimate_speed(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+) -> SpeedEstimate:
+    """The estimate for one GPU type at ``request.count`` GPUs.
+
+    ``eff`` and ``eff_basis`` come from the fit for this engine and GPU generation (for
+    training ``eff.compute`` is the utilisation), ``spread`` from its residuals.
+
+    Raises:
+        NotRunnable: serving with no room for one sequence's KV cache.
+    """
+    request = request.resolved()
+    engine = None if request.mode is Mode.TRAIN else request.engine
+    precision = compute_precision(request.quant, rates, engine)
+    gpus = _gpus(rates, request, precision)
+    assert request.seq_in is not None and request.seq_out is not None
+    assert request.context is not None
+    calibrated = rates.calibration_note
+    common = {"gpu_id": rates.gpu_id, "name": rates.name, "count": request.count}
+    peak_text = f"{rates.peak_tflops(precision):,.0f} TFLOPS dense {precision.value}"
+    if precision is Precision.FP16:
+        peak_text = f"{rates.fp16_tflops:,.0f} TFLOPS dense ({rates.fp16_kind})"
+    elif precision is Precision.INT8:
+        peak_text = f"{rates.int8_tops:,.0f} TOPS dense int8"
+    if request.mode is Mode.DECODE:
+        return _decode(rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated)
+    if request.mode is Mode.PREFILL:
+        times = prefill_time(costs, gpus, eff, tokens=request.seq_in, batch=request.batch)
+        tokens = request.batch * request.seq_in
+        value = tokens / times.total_s
+        bound = tokens / prefill_bound_s(costs, gpus, tokens=request.seq_in, batch=request.batch)
+        low, high = _range(value, spread, bound)
+        flops = request.batch * costs.prefill_flops(request.seq_in)
+        basis = (
+            f"{flops / 1e12:,.2f} TFLOP for {tokens:,} prompt tokens (2 x "
+            f"{costs.matmul_params_active / 1e9:.2f}B active parameters x tokens + attention) at "
+            f"{eff.compute:.0%} of {peak_text} x {_gpu_words(gpus)} + "
+            f"{costs.layers} layers x {eff.layer_s * 1e6:.0f} us; {eff_basis}"
+        )
+        return SpeedEstimate(
+            **common,
+            mode=request.mode,
+            tokens_per_s=value,
+            low=low,
+            high=high,
+            bound_tokens_per_s=bound,
+            limited_by=times.limited_by,
+            efficiency=value / bound,
+            basis=basis,
+            time_to_first_token_s=times.total_s,
+            roofline=_roofline(
+                flops,
+                costs.in_memory_bytes,
+                gpus,
+                times.memory_s,
+                times.compute_s,
+                times.overhead_s,
+            ),
+            calibrated=calibrated,
+        )
+    if request.mode is Mode.SERVE:
+        return _serve(rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated)
+    return _train(rates, costs, request, eff, spread, eff_basis, precision, common, calibrated)
+
+
+def _gpu_words(gpus: Gpus) -> str:
+    if gpus.count == 1:
+        return "1 GPU"
+    how = "layers split, one GPU at a time" if gpus.layer_split else "tensor parallel"
+    return f"{gpus.count} GPUs ({how})"
+
+
+def _decode(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    gpus: Gpus,
+    common: dict[str, object],
+    calibrated: str | None,
+) -> SpeedEstimate:
+    assert request.context is not None and request.seq_in is not None
+    batch, context = request.batch, request.context
+    step = decode_step(costs, gpus, eff, batch=batch, context=context)
+    value = batch / step.total_s
+    bound = decode_bound_tokens_per_s(costs, gpus, batch=batch, context=context)
+    low, high = _range(value, spread, bound)
+    read = decode_bound_bytes(costs, batch=batch, context=context)
+    basis = (
+        f"{read / 1e9:.2f} GB read per step ({costs.weights_read(batch) / 1e9:.2f} GB of weights "
+        f"streamed, no input-embedding table; {batch * costs.kv_bytes(context) / 1e9:.3f} GB KV "
+        f"cache at {context:,} tokens x {batch}) at {eff.bandwidth:.0%} of "
+        f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s ({_gpu_words(gpus)}) + {costs.layers} layers "
+        f"x {eff.layer_s * 1e6:.0f} us per token"
+        + (
+            f" + {gpus.count - 1} GPU hand-overs x {eff.hop_s * 1e3:.2f} ms"
+            if gpus.layer_split and gpus.count > 1
+            else ""
+        )
+        + f"; {eff_basis}"
+    )
+    prefill = prefill_time(costs, gpus, eff, tokens=request.seq_in, batch=batch)
+    flops = batch * costs.decode_flops(context)
+    return SpeedEstimate(
+        **common,
+        mode=request.mode,
+        tokens_per_s=value,
+        low=low,
+        high=high,
+        bound_tokens_per_s=bound,
+        limited_by=step.limited_by,
+        efficiency=value / bound,
+        basis=basis,
+        time_to_first_token_s=prefill.total_s,
+        roofline=_roofline(flops, read, gpus, step.memory_s, step.compute_s, step.overhead_s),
+        calibrated=calibrated,
+    )
+
+
+def _serve(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    gpus: Gpus,
+    common: dict[str, object],
+    calibrated: str | None,
+) -> SpeedEstimate:
+    assert request.seq_in is not None and request.seq_out is not None
+    seq_in, seq_out = request.seq_in, request.seq_out
+    pool = kv_pool_bytes(rates, costs, request.count)
+    fitting = max_sequences(pool, costs, seq_in=seq_in, seq_out=seq_out) if pool > 0 else 0
+    if fitting < 1:
+        raise NotRunnable(
+            f"{rates.name} x {request.count}: no room for the KV cache of one "
+            f"{seq_in + seq_out:,}-token sequence beside "
+            f"{costs.in_memory_bytes / 1e9:.1f} GB of weights"
+        )
+    wanted = request.concurrency or request.engine.max_sequences or fitting
+    concurrency = min(wanted, fitting)
+    pool_limited = fitting < wanted
+    times = serve_times(costs, gpus, eff, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out)
+    value = times.output_tokens_per_s
+    bound = serve_bound_tokens_per_s(
+        costs, gpus, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
+    )
+    low, high = _range(value, spread, bound)
+    if pool_limited:
+        limited = "kv_pool"
+    elif times.prefill_share > 0.5:
+        limited = "compute"
+    else:
+        limited = times.step.limited_by
+    context = seq_in + seq_out / 2
+    read = costs.weights_read(concurrency) + concurrency * costs.kv_bytes(context)
+    flops = concurrency * costs.decode_flops(context)
+    pool_words = (
+        f"the KV pool ({pool / 1e9:,.1f} GB beside the weights) holds {fitting:,} sequences"
+        if fitting < 1_000_000
+        else "no KV cache"
+    )
+    basis = (
+        f"{concurrency:,} sequences decoding together ({pool_words}"
+        + (
+            f"; the engine's default cap is {request.engine.max_sequences}"
+            if request.engine.max_sequences and request.concurrency is None
+            else ""
+        )
+        + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth:.0%} of "
+        f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
+        f"{eff.compute:.0%} of {gpus.flops_s / 1e12:,.0f} TFLOPS; prefill takes "
+        f"{times.prefill_share:.0%} of the time; {eff_basis}"
+    )
+    return SpeedEstimate(
+        **common,
+        mode=request.mode,
+        tokens_per_s=value,
+        low=low,
+        high=high,
+        bound_tokens_per_s=bound,
+        limited_by=limited,
+        efficiency=value / bound,
+        basis=basis,
+        time_to_first_token_s=times.prefill_s + times.step.total_s,
+        concurrency=concurrency,
+        roofline=_roofline(
+            flops, read, gpus, times.step.memory_s, times.step.compute_s, times.step.overhead_s
+        ),
+        calibrated=calibrated,
+    )
+
+
+def _train(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    precision: Precision,
+    common: dict[str, object],
+    calibrated: str | None,
+) -> SpeedEstimate:
+    assert request.seq_in is not None
+    frozen = request.train_method is not TrainMethod.FULL
+    recompute = request.checkpointing is Checkpointing.FULL
+    utilisation = request.mfu if request.mfu is not None else eff.compute
+    peak = rates.peak_tflops(precision)
+    per_gpu = train_tokens_per_s_per_gpu(
+        costs, peak, utilisation, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
+    )
+    bound_per_gpu = train_tokens_per_s_per_gpu(
+        costs, peak, 1.0, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
+    )
+    value = per_gpu * request.count
+    bound = bound_per_gpu * request.count
+    if request.mfu is not None:
+        low, high = value, value
+        where = f"utilisation {utilisation:.0%} as given"
+    else:
+        low, high = _range(value, spread, bound)
+        where = f"utilisation {utilisation:.0%}; {eff_basis}"
+    flops = train_flops_per_token(
+        costs, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
+    )
+    factor = flops / costs.params_total
+    method = {
+        TrainMethod.FULL: "",
+        TrainMethod.LORA: " (LoRA: frozen base, no weight gradients; adapters not counted)",
+        TrainMethod.QLORA: (
+            " (QLoRA: as LoRA, computing in 16-bit; the NF4 dequantisation cost is not in "
+            "the published data and not counted, so this is optimistic)"
+        ),
+    }[request.train_method]
+    basis = (
+        f"{factor:.1f} x {costs.params_total / 1e9:.2f}B parameters FLOPs per token"
+        f"{' with full recomputation' if recompute else ''}{method} over "
+        f"{request.count} x {peak:,.0f} TFLOPS dense {precision.value} x {where}"
+    )
+    time_s = request.tokens / value if request.tokens is not None else None
+    return SpeedEstimate(
+        **common,
+        mode=request.mode,
+        tokens_per_s=value,
+        low=low,
+        high=high,
+        bound_tokens_per_s=bound,
+        limited_by="compute",
+        efficiency=value / bound,
+        basis=basis,
+        time_s=time_s,
+        tokens_per_s_per_gpu=per_gpu,
+        roofline=Roofline(
+            flops_per_byte=0.0,
+            ridge_flops_per_byte=peak * 1e12 / (rates.bandwidth_gbs * 1e9),
+            memory_s=0.0,
+            compute_s=1.0 / per_gpu,
+            overhead_s=0.0,
+            bandwidth_gbs=rates.bandwidth_gbs,
+            peak_tflops=peak,
+        ),
+        calibrated=calibrated,
+    )

@@ -1,0 +1,312 @@
+"""The arithmetic of LLM speed: bytes and FLOPs per token, and the time they take.
+
+Everything here is a plain function of numbers, so the estimator and the fit share one
+formula for each workload:
+
+- **decode** (one step of ``batch`` sequences at ``context`` tokens of KV cache): the step
+  reads the weights a token streams (:func:`gpudesk.planning.quant.weight_bytes`) plus
+  each sequence's KV cache, and computes 2 x active matmul parameters + attention FLOPs
+  per token. Time = max(bytes / effective bandwidth, FLOPs / effective compute) + a fixed
+  cost per layer (kernel launches, synchronisation), + a hop per extra GPU when the
+  engine splits layers across GPUs (llama.cpp) instead of tensors (vLLM, TensorRT-LLM).
+- **prefill**: 2 x active parameters x prompt tokens + causal attention FLOPs, at a
+  fraction of the dense tensor peak, + the fixed per-layer cost of one forward pass.
+- **serve**: continuous batching of ``concurrency`` sequences, as many as the KV pool
+  beside the weights holds: every request's prefill plus its decode steps.
+- **train**: 6 x N per token (8 x N with full activation recomputation), plus attention,
+  over GPUs x dense peak x MFU (Kaplan et al. 2020; Korthikanti et al. 2022).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: Pope et al., 'Efficiently Scaling Transformer Inference', 2022 (arXiv:2211.05102):
+#: decode reads every weight once per step; attention reads the whole KV cache.
+DECODE_SOURCE = (
+    "Pope et al., 'Efficiently Scaling Transformer Inference', 2022, arXiv:2211.05102 "
+    "(a decode step reads the weights once and each sequence's KV cache)"
+)
+TRAIN_SOURCE = (
+    "Kaplan et al. 2020 (arXiv:2001.08361): 6 x N FLOPs per training token; Korthikanti et "
+    "al. 2022 (arXiv:2205.05198): full recomputation adds a forward pass (8 x N); attention "
+    "12 x layers x hidden x sequence per token (MosaicML llm-foundry's MFU formula)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCosts:
+    """What one model costs per token, independent of the GPU.
+
+    Built by :func:`gpudesk.planning.speed.estimate.model_costs` from a shape and a
+    weight format; training-only rows of the measurement file give the first fields only.
+    """
+
+    layers: int
+    hidden: int
+    #: parameters in matrix multiplies one token uses (no input-embedding lookup)
+    matmul_params_active: float
+    #: every parameter (training counts them all: 6 x N)
+    params_total: float
+    #: attention width: query heads x head dim (attention FLOPs scale with it)
+    attention_width: int = 0
+    #: layers attending to the whole context, and sliding-window layers with their window
+    full_layers: int = 0
+    sliding_layers: int = 0
+    sliding_window: int | None = None
+    #: bytes of KV cache per token of context, summed over layers (at the KV format)
+    kv_bytes_per_token: float = 0.0
+    #: weights one decoded token streams, and every weight in memory
+    streamed_bytes: float = 0.0
+    in_memory_bytes: float = 0.0
+    input_embedding_bytes: float = 0.0
+    #: mixture of experts: experts per layer and active per token (None: dense)
+    experts: int | None = None
+    active_experts: int | None = None
+
+    def kv_bytes(self, context: float) -> float:
+        """KV cache bytes of one sequence holding ``context`` tokens (sliding layers capped)."""
+        if self.layers <= 0 or context <= 0:
+            return 0.0
+        per_layer = self.kv_bytes_per_token / self.layers
+        window = self.sliding_window if self.sliding_window is not None else context
+        return per_layer * (self.full_layers * context + self.sliding_layers * min(context, window))
+
+    def weights_read(self, batch: int) -> float:
+        """Weight bytes one decode step of ``batch`` sequences reads.
+
+        Dense models read the streamed bytes whatever the batch. A mixture of experts
+        reads the experts any of the batch's tokens picked: with ``k`` of ``E`` chosen at
+        random per token, a routed expert is missed by all ``batch`` tokens with
+        probability (1 - k/E)^batch.
+        """
+        if self.experts is None or self.active_experts is None or batch <= 1:
+            return self.streamed_bytes
+        share = self.active_experts / self.experts
+        unread = max(0.0, self.in_memory_bytes - self.input_embedding_bytes - self.streamed_bytes)
+        routed_total = unread / (1 - share) if share < 1 else 0.0
+        touched = 1 - (1 - share) ** batch
+        return self.streamed_bytes - share * routed_total + touched * routed_total
+
+    def attention_flops_decode(self, context: float) -> float:
+        """FLOPs of one token's attention over ``context`` cached tokens (QK and PV)."""
+        window = self.sliding_window if self.sliding_window is not None else context
+        attended = self.full_layers * context + self.sliding_layers * min(context, window)
+        return 4.0 * self.attention_width * attended
+
+    def attention_flops_prefill(self, tokens: float) -> float:
+        """Causal attention FLOPs of a prompt of ``tokens`` tokens (QK and PV, half masked)."""
+        window = self.sliding_window if self.sliding_window is not None else tokens
+        full = self.full_layers * tokens * tokens / 2
+        sliding = self.sliding_layers * tokens * min(tokens, window) / 2
+        return 4.0 * self.attention_width * (full + sliding)
+
+    def decode_flops(self, context: float) -> float:
+        return 2.0 * self.matmul_params_active + self.attention_flops_decode(context)
+
+    def prefill_flops(self, tokens: float) -> float:
+        return 2.0 * self.matmul_params_active * tokens + self.attention_flops_prefill(tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class StepTimes:
+    """The parts of one step, in seconds: the largest of memory and compute, plus overhead."""
+
+    memory_s: float
+    compute_s: float
+    overhead_s: float
+
+    @property
+    def total_s(self) -> float:
+        return max(self.memory_s, self.compute_s) + self.overhead_s
+
+    @property
+    def limited_by(self) -> str:
+        if self.overhead_s >= max(self.memory_s, self.compute_s):
+            return "overhead"
+        return "memory" if self.memory_s >= self.compute_s else "compute"
+
+
+@dataclass(frozen=True, slots=True)
+class Gpus:
+    """``count`` identical GPUs as an engine uses them."""
+
+    bandwidth_gbs: float
+    peak_tflops: float
+    count: int = 1
+    #: True: layers split across GPUs, run one after another (llama.cpp's default)
+    layer_split: bool = False
+
+    @property
+    def bandwidth_bytes_s(self) -> float:
+        """Bandwidth a step sees: one GPU's at a time when layers are split."""
+        parallel = 1 if self.layer_split else self.count
+        return self.bandwidth_gbs * 1e9 * parallel
+
+    @property
+    def flops_s(self) -> float:
+        parallel = 1 if self.layer_split else self.count
+        return self.peak_tflops * 1e12 * parallel
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """What an engine reaches on one GPU generation (fitted; see ``fitting``)."""
+
+    #: fraction of the datasheet bandwidth a decode step streams at (<= 1)
+    bandwidth: float
+    #: fraction of the dense tensor peak matrix multiplies reach (<= 1)
+    compute: float
+    #: fixed seconds per layer per step (kernel launches, sampling spread over layers)
+    layer_s: float
+    #: KV-cache bytes are read this many times over (>= 1: attention kernels re-read)
+    kv_factor: float = 1.0
+    #: seconds per extra GPU per step when layers are split (hand-over between GPUs)
+    hop_s: float = 0.0
+    #: seconds per sequence per step (sampling, scheduling: grows with the batch)
+    sequence_s: float = 0.0
+
+
+def decode_step(
+    costs: ModelCosts, gpus: Gpus, eff: Efficiency, *, batch: int, context: float
+) -> StepTimes:
+    """One decode step of ``batch`` sequences at ``context`` tokens of KV cache each."""
+    kv = batch * costs.kv_bytes(context)
+    memory = (costs.weights_read(batch) + eff.kv_factor * kv) / (
+        gpus.bandwidth_bytes_s * eff.bandwidth
+    )
+    compute = batch * costs.decode_flops(context) / (gpus.flops_s * eff.compute)
+    hops = (gpus.count - 1) * eff.hop_s if gpus.layer_split else 0.0
+    return StepTimes(memory, compute, costs.layers * eff.layer_s + batch * eff.sequence_s + hops)
+
+
+def decode_bound_bytes(costs: ModelCosts, *, batch: int, context: float) -> float:
+    """Bytes one decode step must read at the least: weights streamed + every KV cache."""
+    return costs.weights_read(batch) + batch * costs.kv_bytes(context)
+
+
+def decode_bound_tokens_per_s(
+    costs: ModelCosts, gpus: Gpus, *, batch: int, context: float
+) -> float:
+    """Roofline for decode: tokens/s if bandwidth and peak were reached with no overhead."""
+    memory = decode_bound_bytes(costs, batch=batch, context=context) / gpus.bandwidth_bytes_s
+    compute = batch * costs.decode_flops(context) / gpus.flops_s
+    return batch / max(memory, compute)
+
+
+def prefill_time(
+    costs: ModelCosts, gpus: Gpus, eff: Efficiency, *, tokens: float, batch: int = 1
+) -> StepTimes:
+    """One forward pass over ``batch`` prompts of ``tokens`` tokens (time to first token)."""
+    compute = batch * costs.prefill_flops(tokens) / (gpus.flops_s * eff.compute)
+    memory = costs.in_memory_bytes / (gpus.bandwidth_bytes_s * eff.bandwidth)
+    return StepTimes(memory, compute, costs.layers * eff.layer_s)
+
+
+def prefill_bound_s(costs: ModelCosts, gpus: Gpus, *, tokens: float, batch: int = 1) -> float:
+    compute = batch * costs.prefill_flops(tokens) / gpus.flops_s
+    memory = costs.in_memory_bytes / gpus.bandwidth_bytes_s
+    return max(compute, memory)
+
+
+@dataclass(frozen=True, slots=True)
+class ServeTimes:
+    """Continuous batching of ``concurrency`` requests, each ``seq_in`` in, ``seq_out`` out."""
+
+    concurrency: int
+    step: StepTimes
+    prefill_s: float  # one request's prompt, inside the batch
+    seq_out: int
+
+    @property
+    def cycle_s(self) -> float:
+        """Time for the batch to turn over once: every prefill and every decode step."""
+        return self.concurrency * self.prefill_s + self.seq_out * self.step.total_s
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        return self.concurrency * self.seq_out / self.cycle_s
+
+    @property
+    def prefill_share(self) -> float:
+        return self.concurrency * self.prefill_s / self.cycle_s
+
+
+def serve_times(
+    costs: ModelCosts,
+    gpus: Gpus,
+    eff: Efficiency,
+    *,
+    concurrency: int,
+    seq_in: int,
+    seq_out: int,
+) -> ServeTimes:
+    """Output throughput of ``concurrency`` sequences decoding together.
+
+    While decoding, the sequences hold ``seq_in + seq_out / 2`` tokens of KV cache on
+    average; each request's prompt is computed at the engine's matmul efficiency.
+    """
+    context = seq_in + seq_out / 2
+    step = decode_step(costs, gpus, eff, batch=concurrency, context=context)
+    prefill = costs.prefill_flops(seq_in) / (gpus.flops_s * eff.compute)
+    return ServeTimes(concurrency, step, prefill, seq_out)
+
+
+def serve_bound_tokens_per_s(
+    costs: ModelCosts, gpus: Gpus, *, concurrency: int, seq_in: int, seq_out: int
+) -> float:
+    perfect = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
+    return serve_times(
+        costs, gpus, perfect, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
+    ).output_tokens_per_s
+
+
+def max_sequences(kv_pool_bytes: float, costs: ModelCosts, *, seq_in: int, seq_out: int) -> int:
+    """Sequences whose KV cache (at their average length while decoding) fits the pool."""
+    per_sequence = costs.kv_bytes(seq_in + seq_out / 2)
+    if per_sequence <= 0:
+        return 1_000_000
+    return max(0, math.floor(kv_pool_bytes / per_sequence))
+
+
+# -- training ---------------------------------------------------------------------------
+
+#: FLOPs per parameter per token: forward 2, backward 4 (activations 2, weight grads 2).
+FULL_FLOPS_PER_PARAM = 6.0
+#: Frozen weights (LoRA, QLoRA): no weight-gradient matmuls, so forward 2 + backward 2.
+FROZEN_FLOPS_PER_PARAM = 4.0
+#: Full activation recomputation repeats the forward pass.
+RECOMPUTE_FLOPS_PER_PARAM = 2.0
+#: Attention per token per (layer x hidden x sequence): forward 4, x3 for training.
+ATTENTION_TRAIN_FACTOR = 12.0
+
+
+def train_flops_per_token(
+    costs: ModelCosts, *, seq: int, frozen_base: bool, full_recompute: bool
+) -> float:
+    """FLOPs the hardware does per training token (recomputation included)."""
+    per_param = FROZEN_FLOPS_PER_PARAM if frozen_base else FULL_FLOPS_PER_PARAM
+    # Attention has no weights: its backward pass is all activation gradients, so freezing
+    # the base model saves nothing there.
+    attention = ATTENTION_TRAIN_FACTOR * costs.layers * costs.hidden * seq
+    if full_recompute:
+        per_param += RECOMPUTE_FLOPS_PER_PARAM
+        attention *= (FULL_FLOPS_PER_PARAM + RECOMPUTE_FLOPS_PER_PARAM) / FULL_FLOPS_PER_PARAM
+    return per_param * costs.params_total + attention
+
+
+def train_tokens_per_s_per_gpu(
+    costs: ModelCosts,
+    peak_tflops: float,
+    utilisation: float,
+    *,
+    seq: int,
+    frozen_base: bool,
+    full_recompute: bool,
+) -> float:
+    """Tokens per second per GPU at ``utilisation`` of the dense peak."""
+    flops = train_flops_per_token(
+        costs, seq=seq, frozen_base=frozen_base, full_recompute=full_recompute
+    )
+    return peak_tflops * 1e12 * utilisation / flops

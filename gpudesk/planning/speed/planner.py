@@ -1,0 +1,333 @@
+"""The speed model put together: fitted efficiencies, catalog GPUs, costs, calibration.
+
+:func:`estimate_for` answers for one GPU type; :func:`rank_catalog` for every catalog GPU
+that holds the workload on up to ``max_count`` cards, fastest first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from gpudesk.bench.results import BenchResult
+from gpudesk.catalog.prices import default_cloud_rate
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.planning.cost import (
+    DAYS_PER_MONTH,
+    DEFAULT_HOURS_PER_DAY,
+    DEFAULT_KWH_PRICE_USD,
+    DEFAULT_UTILISATION,
+    DEFAULT_YEARS,
+)
+from gpudesk.planning.memory import FRAGMENTATION_FRACTION, OVERHEAD_FIXED_GB
+from gpudesk.planning.speed.data import Workload
+from gpudesk.planning.speed.estimate import (
+    Mode,
+    NotRunnable,
+    SpeedEstimate,
+    SpeedRequest,
+    Spread,
+    TrainMethod,
+    compute_precision,
+    estimate_speed,
+)
+from gpudesk.planning.speed.fitting import FittedParams, fitted_params
+from gpudesk.planning.speed.hardware import DeviceRates, Precision, calibrated_rates, rates_for
+from gpudesk.planning.speed.physics import Efficiency, ModelCosts
+
+#: Range widening for an engine with no published measurement in the data: its figures
+#: borrow other engines' fit (transformers' Python loop is slower than vLLM's kernels).
+UNMEASURED_ENGINE_LOW = 0.4
+#: A device-to-device copy reaches about this share of the datasheet bandwidth: GPUDesk's
+#: assumption, used only to put a benchmark's copy figure on the datasheet's scale.
+COPY_FRACTION_OF_DATASHEET = 0.9
+#: Bytes per parameter held while training, before activations (Transformer Math 101:
+#: mixed-precision AdamW 16 bytes; frozen 16-bit base 2 bytes, NF4 ~0.52 bytes, plus
+#: fp32 adapters and their optimizer, which are small).
+TRAIN_BYTES_PER_PARAM = {TrainMethod.FULL: 16.0, TrainMethod.LORA: 2.0, TrainMethod.QLORA: 0.52}
+DEFAULT_COUNTS = (1, 2, 4, 8)
+
+
+class CostSettings(BaseModel):
+    """How to price an hour of GPU time (per GPU)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cloud_hourly_usd: float | None = None  # overrides the catalog's rate
+    years: float = DEFAULT_YEARS
+    hours_per_day: float = DEFAULT_HOURS_PER_DAY
+    utilisation: float = DEFAULT_UTILISATION
+    kwh_price_usd: float = DEFAULT_KWH_PRICE_USD
+
+
+def _workload(mode: Mode) -> Workload:
+    return Workload(mode.value)
+
+
+def estimate_for(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    fitted: FittedParams | None = None,
+) -> SpeedEstimate:
+    """One GPU type's estimate with the fitted efficiency for its engine and generation.
+
+    Raises:
+        NotRunnable: serving with no room for one sequence.
+        SpeedInputError: a request value out of range.
+    """
+    fitted = fitted or fitted_params()
+    request = request.resolved()
+    workload = _workload(request.mode)
+    if request.mode is Mode.TRAIN:
+        precision = compute_precision(request.quant, rates, None)
+        utilisation, words = fitted.utilisation("train", rates.family, precision)
+        eff = Efficiency(bandwidth=1.0, compute=utilisation, layer_s=0.0)
+        low, high, rows = fitted.spread(workload, "*")
+        own = True
+    else:
+        eff, words, own = fitted.inference(request.engine, rates)
+        low, high, rows = fitted.spread(workload, request.engine.value)
+    if not own:
+        low *= UNMEASURED_ENGINE_LOW
+    spread = Spread(
+        low_ratio=low,
+        high_ratio=high,
+        rows=rows,
+        basis=f"range: 10th-90th percentile of measured/estimated over {rows} fitted rows",
+    )
+    basis = f"{words}; {spread.basis}"
+    if rates.calibrated_at is not None:
+        basis += f"; calibrated with your benchmark of {rates.calibrated_at:%Y-%m-%d}"
+    return estimate_speed(rates, costs, request, eff, spread, basis)
+
+
+# -- memory: does the workload fit ------------------------------------------------------
+
+
+def memory_needed_gb(costs: ModelCosts, request: SpeedRequest) -> float:
+    """GB all GPUs together need: weights (or training state) + KV cache or activations.
+
+    Inference: the weights, the KV cache of ``batch`` sequences at ``seq_in + seq_out``
+    (serving: one sequence, more only raise throughput), and the fixed workspace per GPU.
+    Training: :data:`TRAIN_BYTES_PER_PARAM`; activations depend on micro-batch and
+    checkpointing and are left to ``gpudesk fit``.
+    """
+    request = request.resolved()
+    assert request.seq_in is not None and request.seq_out is not None
+    overhead = request.count * OVERHEAD_FIXED_GB
+    if request.mode is Mode.TRAIN:
+        state = costs.params_total * TRAIN_BYTES_PER_PARAM[request.train_method]
+        return state * (1 + FRAGMENTATION_FRACTION) / 1e9 + overhead
+    sequences = 1 if request.mode is Mode.SERVE else request.batch
+    kv = sequences * costs.kv_bytes(request.seq_in + request.seq_out)
+    return (costs.in_memory_bytes + kv) * (1 + FRAGMENTATION_FRACTION) / 1e9 + overhead
+
+
+def holds(rates: DeviceRates, costs: ModelCosts, request: SpeedRequest) -> bool:
+    return memory_needed_gb(costs, request) <= rates.memory_gb * request.count
+
+
+# -- cost -------------------------------------------------------------------------------
+
+
+def with_costs(
+    estimate: SpeedEstimate, entry: CatalogEntry | None, settings: CostSettings
+) -> SpeedEstimate:
+    """``estimate`` with USD per 1M output tokens (and per run for training), renting
+    and owning; the headline figure is renting when a rate is known, else owning.
+
+    Renting: the GPU-hour price (``settings.cloud_hourly_usd`` or the catalog's lowest
+    on-demand rate). Owning: the purchase price spread over ``years`` of
+    ``hours_per_day`` use, plus electricity at TDP x utilisation.
+    """
+    count = estimate.count
+    rent_hourly: float | None = None
+    rent_words = ""
+    if settings.cloud_hourly_usd is not None:
+        rent_hourly = settings.cloud_hourly_usd
+        rent_words = f"${rent_hourly:g}/GPU-hour as given"
+    elif entry is not None:
+        rate = default_cloud_rate(entry)
+        if rate is not None:
+            rent_hourly = rate.usd_per_gpu_hour
+            rent_words = f"${rent_hourly:g}/GPU-hour ({rate.provider}, on demand, {rate.date})"
+    own_hourly: float | None = None
+    own_words = ""
+    if entry is not None and entry.price_usd is not None and entry.tdp_w is not None:
+        hours = settings.years * 12 * DAYS_PER_MONTH * settings.hours_per_day
+        power = entry.tdp_w / 1000 * settings.utilisation * settings.kwh_price_usd
+        own_hourly = entry.price_usd / hours + power
+        own_words = (
+            f"${entry.price_usd:,.0f} over {settings.years:g} years x "
+            f"{settings.hours_per_day:g} h/day + {entry.tdp_w} W x {settings.utilisation:g} x "
+            f"${settings.kwh_price_usd:g}/kWh = ${own_hourly:.3f}/GPU-hour"
+        )
+
+    def per_million(hourly: float | None) -> float | None:
+        if hourly is None or estimate.tokens_per_s <= 0:
+            return None
+        return count * hourly / (estimate.tokens_per_s * 3600) * 1e6
+
+    def total(hourly: float | None) -> float | None:
+        if hourly is None or estimate.time_s is None:
+            return None
+        return count * hourly * estimate.time_s / 3600
+
+    rent_m, own_m = per_million(rent_hourly), per_million(own_hourly)
+    rent_t, own_t = total(rent_hourly), total(own_hourly)
+    words = []
+    if rent_words:
+        words.append(f"renting: {rent_words}")
+    if own_words:
+        words.append(f"owning: {own_words}")
+    return estimate.model_copy(
+        update={
+            "usd_per_million_tokens": rent_m if rent_m is not None else own_m,
+            "usd_total": rent_t if rent_t is not None else own_t,
+            "usd_per_million_tokens_rent": rent_m,
+            "usd_per_million_tokens_own": own_m,
+            "usd_total_rent": rent_t,
+            "usd_total_own": own_t,
+            "cost_basis": "; ".join(words) or None,
+        }
+    )
+
+
+# -- calibration ------------------------------------------------------------------------
+
+
+def calibrate(
+    rates: DeviceRates,
+    *,
+    copy_gbs: float | None,
+    gemm_tflops: float | None,
+    measured_at: dt.datetime,
+    fitted: FittedParams | None = None,
+) -> DeviceRates:
+    """``rates`` with a benchmark of this machine in place of the datasheet figures.
+
+    The measured 16-bit GEMM stands for the share of the datasheet peak the best
+    published GEMM reaches on this generation (the fitted matmul rows).
+    """
+    fitted = fitted or fitted_params()
+    gemm_fraction, _ = fitted.utilisation("matmul", rates.family, Precision.FP16)
+    return calibrated_rates(
+        rates,
+        measured_copy_gbs=copy_gbs,
+        measured_gemm_tflops=gemm_tflops,
+        copy_fraction=COPY_FRACTION_OF_DATASHEET,
+        gemm_fraction=gemm_fraction,
+        measured_at=measured_at,
+    )
+
+
+# -- ranking ----------------------------------------------------------------------------
+
+
+class RankedEstimates(BaseModel):
+    """Every GPU that holds the workload, fastest first, and the ones that do not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    results: tuple[SpeedEstimate, ...]
+    not_holding: tuple[str, ...]
+
+
+def rank_catalog(
+    entries: Iterable[CatalogEntry],
+    costs: ModelCosts,
+    request: SpeedRequest,
+    *,
+    max_count: int = 8,
+    settings: CostSettings | None = None,
+    calibrated: dict[str, DeviceRates] | None = None,
+    fitted: FittedParams | None = None,
+) -> RankedEstimates:
+    """Each catalog GPU on the fewest of 1, 2, 4, 8 (up to ``max_count``) cards that hold
+    the workload, estimated and priced; sorted by tokens/s, fastest first.
+
+    Training runs on ``max_count`` cards when they hold it: its throughput grows with
+    the GPUs, so fewer cards would only rank slower sets above faster ones.
+    """
+    settings = settings or CostSettings()
+    counts = [count for count in DEFAULT_COUNTS if count <= max_count] or [max_count]
+    if request.mode is Mode.TRAIN:
+        counts = [max_count]
+    results: list[SpeedEstimate] = []
+    missing: list[str] = []
+    for entry in entries:
+        rates = (calibrated or {}).get(entry.id) or rates_for(entry)
+        chosen = None
+        for count in counts:
+            candidate = request.model_copy(update={"count": count})
+            if holds(rates, costs, candidate):
+                chosen = candidate
+                break
+        if chosen is None:
+            missing.append(entry.id)
+            continue
+        try:
+            estimate = estimate_for(rates, costs, chosen, fitted)
+        except NotRunnable:
+            missing.append(entry.id)
+            continue
+        results.append(with_costs(estimate, entry, settings))
+    results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
+    return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
+
+
+def estimates_for_entries(
+    entries: Sequence[CatalogEntry],
+    costs: ModelCosts,
+    request: SpeedRequest,
+    *,
+    settings: CostSettings | None = None,
+    calibrated: dict[str, DeviceRates] | None = None,
+    fitted: FittedParams | None = None,
+) -> list[SpeedEstimate]:
+    """The named GPUs at ``request.count`` each, in the order given.
+
+    Raises:
+        NotRunnable: a GPU set has no room for the workload.
+    """
+    settings = settings or CostSettings()
+    out = []
+    for entry in entries:
+        rates = (calibrated or {}).get(entry.id) or rates_for(entry)
+        if not holds(rates, costs, request):
+            raise NotRunnable(
+                f"{entry.name} x {request.count}: the workload needs "
+                f"{memory_needed_gb(costs, request):,.1f} GB, the GPUs have "
+                f"{rates.memory_gb * request.count:,.0f} GB"
+            )
+        out.append(with_costs(estimate_for(rates, costs, request, fitted), entry, settings))
+    return out
+
+
+def calibration_figures(
+    results: Iterable[BenchResult],
+) -> dict[str, tuple[float | None, float | None, dt.datetime]]:
+    """Per catalog GPU, the newest own benchmark's (copy GB/s, 16-bit GEMM TFLOPS, time).
+
+    Runs imported from other machines are skipped: they describe another card of the
+    model, not this machine. Runs with neither figure are skipped.
+    """
+    out: dict[str, tuple[float | None, float | None, dt.datetime]] = {}
+    for result in sorted(results, key=lambda item: item.started_at, reverse=True):
+        if result.imported_from is not None or result.catalog_id is None:
+            continue
+        if result.catalog_id in out:
+            continue
+        copy = result.find("copy")
+        gemm = result.find("gemm", "bf16") or result.find("gemm", "fp16")
+        if copy is None and gemm is None:
+            continue
+        out[result.catalog_id] = (
+            copy.value if copy is not None else None,
+            gemm.value if gemm is not None else None,
+            result.started_at,
+        )
+    return out

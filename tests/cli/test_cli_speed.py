@@ -1,0 +1,206 @@
+"""``gpudesk speed`` end to end on the bundled catalog: the README examples, JSON, errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpudesk.cli import main
+from gpudesk.cli.speed_cmd import RESULT_KEYS
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    code, out, err = run_cli(capsys, *argv, "--json")
+    assert code == 0, err
+    assert "NaN" not in out and "Infinity" not in out
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+def test_readme_decode_example(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        capsys,
+        "speed",
+        "--model",
+        "llama-3.1-8b",
+        "--quant",
+        "q4_k_m",
+        "--mode",
+        "decode",
+        "--engine",
+        "llama.cpp",
+        "--gpu",
+        "rtx-4090",
+    )
+    assert data["workload"]["mode"] == "decode"
+    (result,) = data["results"]
+    assert list(result)[: len(RESULT_KEYS)] == list(RESULT_KEYS)
+    assert result["gpu_id"] == "rtx-4090" and result["count"] == 1
+    # Published llama.cpp figures for this card and model are 110-130 tokens/s.
+    assert 95 < result["tokens_per_s"] < 160
+    assert result["low"] <= result["tokens_per_s"] <= result["high"] <= result["bound_tokens_per_s"]
+    assert result["limited_by"] in ("memory", "overhead")
+    assert result["time_s"] is None and result["usd_total"] is None
+    assert "no input-embedding table" in result["basis"]
+
+
+def test_readme_train_example_ranks_eight_gpu_sets(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        capsys,
+        "speed",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "train",
+        "--tokens",
+        "1e9",
+        "--count",
+        "8",
+    )
+    results = data["results"]
+    assert len(results) > 10
+    assert all(item["count"] == 8 for item in results)
+    speeds = [item["tokens_per_s"] for item in results]
+    assert speeds == sorted(speeds, reverse=True)
+    for item in results:
+        assert item["time_s"] == pytest.approx(1e9 / item["tokens_per_s"], rel=1e-4)
+        assert item["time_to_first_token_s"] is None
+    h100 = next(item for item in results if item["gpu_id"] == "h100-sxm5")
+    assert h100["usd_total"] is not None and h100["usd_total"] > 0
+
+
+def test_serve_reports_concurrency_and_costs(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        capsys,
+        "speed",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "serve",
+        "--engine",
+        "tensorrt-llm",
+        "--quant",
+        "fp8",
+        "--seq-in",
+        "128",
+        "--seq-out",
+        "2048",
+        "--gpu",
+        "h100-sxm5",
+        "--cloud-hourly",
+        "2.5",
+    )
+    (result,) = data["results"]
+    assert result["concurrency"] > 100
+    assert result["usd_per_million_tokens_rent"] == pytest.approx(
+        2.5 / (result["tokens_per_s"] * 3600) * 1e6, rel=1e-4
+    )
+
+
+def test_without_gpu_lists_only_cards_that_hold_it(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, "speed", "--model", "llama-3.1-70b", "--mode", "decode", "--count", "1")
+    assert "rtx-4090" in data["not_holding"]
+    assert all(item["count"] == 1 for item in data["results"])
+    assert {item["gpu_id"] for item in data["results"]} >= {"b200", "mi300x"}
+    assert "h200-sxm" in data["not_holding"]  # 141 GB of bf16 weights + KV + workspace
+
+
+def test_text_output_names_the_basis(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        capsys, "speed", "--params", "7B", "--mode", "prefill", "--gpu", "a100-80gb-sxm4"
+    )
+    assert code == 0
+    assert "a100-80gb-sxm4" in out and "TFLOP" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--seq-in", "0"], "--seq-in"),
+        (["--count", "0"], "--count"),
+        (["--batch", "100000000"], "--batch"),
+        (["--mfu", "1.5", "--mode", "train"], "--mfu"),
+        (["--tokens", "inf", "--mode", "train"], "--tokens"),
+        (["--gpu", "no-such-gpu"], "--gpu"),
+        (["--cloud-hourly", "-1"], "--cloud-hourly"),
+        (["--years", "0"], "--years"),
+        (["--concurrency", "0", "--mode", "serve"], "--concurrency"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+) -> None:
+    base = ["speed", "--model", "llama-3.1-8b"]
+    if "--mode" not in argv:
+        base += ["--mode", "decode"]
+    code, _, err = run_cli(capsys, *base, *argv)
+    assert code == 2
+    assert flag in err
+
+
+def test_missing_model_and_bad_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "speed", "--mode", "decode")
+    assert code == 2 and "--model" in err
+    bad = tmp_path / "config.json"
+    bad.write_text('{"hidden_size": true}', encoding="utf-8")
+    code, _, err = run_cli(capsys, "speed", "--config", str(bad), "--mode", "decode")
+    assert code == 2 and "--config" in err
+    code, _, err = run_cli(capsys, "speed", "--model", "no-such-model", "--mode", "decode")
+    assert code == 2 and "--model" in err
+
+
+def test_a_gpu_too_small_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(
+        capsys, "speed", "--model", "llama-3.1-70b", "--mode", "decode", "--gpu", "rtx-3060-12gb"
+    )
+    assert code == 2 and "--gpu" in err and "GB" in err
+
+
+def test_calibration_from_this_machines_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
+    from gpudesk.bench.backends.base import DeviceInfo
+    from gpudesk.bench.history import save_run
+    from gpudesk.bench.results import BenchResult, Measurement
+
+    when = dt.datetime(2026, 11, 20, 10, 0, tzinfo=dt.UTC)
+    result = BenchResult(
+        backend="torch-cuda",
+        device=DeviceInfo(name="NVIDIA GeForce RTX 4090", kind="cuda"),
+        catalog_id="rtx-4090",
+        results=(
+            Measurement(test="copy", dtype="bytes", size=1 << 28, value=450.0, unit="GB/s"),
+            Measurement(test="gemm", dtype="bf16", size=8192, value=80.0, unit="TFLOPS"),
+        ),
+        started_at=when,
+    )
+    save_run(result)
+    argv = [
+        "speed",
+        "--model",
+        "llama-3.1-8b",
+        "--quant",
+        "q4_k_m",
+        "--mode",
+        "decode",
+        "--engine",
+        "llama.cpp",
+        "--gpu",
+        "rtx-4090",
+    ]
+    calibrated = _json(capsys, *argv)["results"][0]
+    plain = _json(capsys, *argv, "--no-calibration")["results"][0]
+    assert "calibrated with your benchmark of 2026-11-20" in calibrated["basis"]
+    assert calibrated["calibrated"] and plain["calibrated"] is None
+    # A card measured at 450 of 1,008 GB/s decodes slower than the datasheet suggests.
+    assert calibrated["tokens_per_s"] < plain["tokens_per_s"]
+    assert not math.isnan(calibrated["bound_tokens_per_s"])

@@ -1,0 +1,94 @@
+"""The published measurements file: loads, cites, and bad files say where."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudesk.catalog.loader import load_catalog
+from gpudesk.planning.speed.data import Workload, load_measurements, parse_measurements
+from gpudesk.planning.speed.shapes import shape_for
+
+
+def test_every_measurement_cites_a_page_and_names_a_catalog_gpu() -> None:
+    data = load_measurements()
+    ids = {entry.id for entry in load_catalog([], include_user=False).entries}
+    assert len(data.measurements) >= 250
+    for row in data.measurements:
+        assert row.source.startswith("https://")
+        assert row.gpu in ids, row.label
+        if row.model is not None:
+            shape_for(row.model)  # every model resolves
+
+
+def test_breadth_of_gpus_engines_and_workloads() -> None:
+    rows = load_measurements().measurements
+    assert len({row.gpu for row in rows}) >= 15
+    assert {row.engine for row in rows} >= {"llama.cpp", "vllm", "tensorrt-llm"}
+    assert {row.workload for row in rows} == set(Workload)
+    held = [row for row in rows if row.held_out]
+    assert len(held) >= 40
+    assert {row.workload for row in held} >= {
+        Workload.DECODE,
+        Workload.PREFILL,
+        Workload.SERVE,
+        Workload.TRAIN,
+    }
+
+
+_TABLE = """
+[[table]]
+source = "https://example.org/table"
+title = "t"
+workload = "decode"
+engine = "llama.cpp"
+model = "llama-3.1-8b"
+quant = "q4_k_m"
+unit = "tokens/s"
+rows = [{{ gpu = "rtx-4090", seq_out = 128, context = 64, value = {value} }}]
+"""
+
+
+def test_a_bad_row_names_table_row_and_field() -> None:
+    assert parse_measurements(_TABLE.format(value="100.0")).measurements[0].value == 100.0
+    with pytest.raises(ValueError, match=r"table #1 \(t\), row #1.*value"):
+        parse_measurements(_TABLE.format(value="-1.0"))
+    with pytest.raises(ValueError, match="value"):
+        parse_measurements(_TABLE.format(value='"fast"'))
+    with pytest.raises(ValueError, match="decode row needs seq_out and context"):
+        parse_measurements(_TABLE.replace("seq_out = 128, ", "").format(value="1.0"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["value", "count", "batch", "workload", "unit"]),
+        st.one_of(
+            st.integers(-5, 5), st.text(max_size=5), st.booleans(), st.floats(allow_nan=True)
+        ),
+    )
+)
+def test_arbitrary_row_fields_load_or_raise_value_error(fields: dict[str, object]) -> None:
+    def toml(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str):
+            return '"' + value.replace("\\", "").replace('"', "") + '"'
+        if isinstance(value, float) and value != value:
+            return "nan"
+        return repr(value)
+
+    cells = ", ".join(f"{key} = {toml(value)}" for key, value in fields.items())
+    text = (
+        '[[table]]\nsource = "https://example.org/x"\ntitle = "x"\nworkload = "decode"\n'
+        'engine = "llama.cpp"\nmodel = "llama-3.1-8b"\nquant = "q4_k_m"\nunit = "tokens/s"\n'
+        'gpu = "rtx-4090"\nseq_out = 8\ncontext = 4\nvalue = 1.0\n'
+        f"rows = [{{ {cells} }}]\n"
+    )
+    try:
+        parsed = parse_measurements(text)
+    except ValueError:
+        return
+    row = parsed.measurements[0]
+    assert row.value > 0 and row.count >= 1
