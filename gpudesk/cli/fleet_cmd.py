@@ -199,7 +199,7 @@ def _figure(value: float | None) -> str:
 
 def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
     """The readable survey: cluster line, inventory table, outliers, failed nodes."""
-    from gpudesk.fleet.checks import Outlier
+    from gpudesk.fleet.checks import Outlier, check_label
     from gpudesk.fleet.inventory import inventory
 
     outliers = [Outlier(**item) for item in summary["outliers"]]
@@ -232,7 +232,7 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
                 f"{gemm.label} {_figure(gemm.value)} {gemm.unit}" if gemm else "",
                 f"{gemm.fraction_of_peak:.0%}" if gemm and gemm.fraction_of_peak else "",
                 f"{_figure(row.copy.value)} GB/s" if row.copy else "",
-                ", ".join(row.checks) or "ok",
+                ", ".join(check_label(check) for check in row.checks) or "ok",
             ]
         )
     if rows:

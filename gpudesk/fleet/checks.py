@@ -35,6 +35,24 @@ SLOW_FRACTION = 0.85
 BENIGN_CLOCK_EVENTS = frozenset({"gpu_idle", "applications_clocks_setting"})
 
 
+_CHECK_LABELS = {
+    "pcie_width": "narrow PCIe link",
+    "pcie_gen": "PCIe below max gen",
+    "throttle": "throttled",
+    "ecc": "ECC errors",
+    "driver": "driver differs",
+    "lost": "lost",
+}
+
+
+def check_label(check: str) -> str:
+    """A few words for a check name: "slow copy", "narrow PCIe link"."""
+    if check.startswith("measured:"):
+        what = check.removeprefix("measured:")
+        return "slow " + (what.upper() if what.startswith(("gemm", "h2d", "d2h")) else what)
+    return _CHECK_LABELS.get(check, check)
+
+
 @dataclass(frozen=True, slots=True)
 class Outlier:
     node_id: str

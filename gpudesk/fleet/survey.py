@@ -35,6 +35,7 @@ from typing import Any
 from gpudesk.fleet.checks import summarise
 from gpudesk.fleet.document import SURVEY_SCHEMA_VERSION, NodeView
 from gpudesk.fleet.node import BENCH_MODES, BenchMode, survey_this_node
+from gpudesk.progress import NullProgress, Progress
 
 #: How `auto` and explicit addresses are spelled for Ray.
 ADDRESS_HELP = "auto, HOST:PORT (the head's GCS port, 6379 by default) or ray://HOST:PORT"
@@ -199,6 +200,7 @@ def survey(
     ship_code: bool = False,
     node_task: NodeTask = survey_this_node,
     poll_s: float = 0.2,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Survey every alive node of the cluster at ``address``; the survey document.
 
@@ -210,8 +212,11 @@ def survey(
         ship_code: send this GPUDesk's package to the nodes (Ray runtime
             environment) instead of using the one installed there.
         node_task: what runs on each node (tests replace it).
+        progress: told of each finished node; cancelling it stops the survey
+            within ``poll_s`` (running tasks are cancelled, Ray disconnected).
 
     Raises:
+        Cancelled: ``progress`` was cancelled.
         FleetUnavailableError: Ray is not installed.
         FleetUsageError: a bad address, bench mode or timeout.
         ClusterUnreachableError: no cluster answered.
@@ -227,7 +232,7 @@ def survey(
     connected = _connect(ray, address, ship_code)
     try:
         alive = [node for node in ray.nodes() if node.get("Alive")]
-        rows = _run(ray, alive, bench, timeout_s, on_node, node_task, poll_s)
+        rows = _run(ray, alive, bench, timeout_s, on_node, node_task, poll_s, progress)
     finally:
         if connected:
             ray.shutdown()
@@ -253,6 +258,7 @@ def _run(
     on_node: Callable[[NodeDone], None] | None,
     node_task: NodeTask,
     poll_s: float,
+    progress: Progress | None,
 ) -> list[dict[str, Any]]:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -267,6 +273,8 @@ def _run(
         schedule = _Schedule([[job] for job in jobs])
     rows: list[dict[str, Any] | None] = [None] * len(jobs)
     finished = 0
+    progress = progress or NullProgress()
+    progress.report(0.0, f"surveying {len(jobs)} node{'s' if len(jobs) != 1 else ''}")
 
     def start(job: _Job) -> None:
         gpus = _node_gpus(job.node) if bench == "quick" else 0
@@ -285,6 +293,7 @@ def _run(
         finished += 1
         if on_node is not None:
             on_node(NodeDone(finished, len(jobs), row))
+        progress.report(finished / max(1, len(jobs)), f"{finished} of {len(jobs)} nodes answered")
         group = next(group for group in schedule.groups if job in group)
         following = group.index(job) + 1
         if following < len(group):
@@ -293,6 +302,10 @@ def _run(
     for group in schedule.groups:
         start(group[0])
     while schedule.running:
+        if progress.is_cancelled():
+            for ref in schedule.running:
+                ray.cancel(ref, force=True)
+            progress.check()  # raises Cancelled
         ready, _ = ray.wait(list(schedule.running), num_returns=1, timeout=poll_s)
         for ref in ready:
             job = schedule.running.pop(ref)

@@ -37,6 +37,7 @@ TAB_VIEWS: tuple[tuple[str, str], ...] = (
     ("Compare", "gpudesk.ui.compare_view:CompareView"),
     ("This machine", "gpudesk.ui.machine_tab:MachineTab"),
     ("Plan", "gpudesk.ui.plan.view:PlanView"),
+    ("Fleet", "gpudesk.ui.fleet_view:FleetView"),
 )
 
 _SETTINGS_GEOMETRY = "window/geometry"
@@ -182,6 +183,12 @@ class MainWindow(QMainWindow):
             self._show_counts(view.visible_count(), len(self.state.entries()))
         if title == "Compare":
             self._detect_this_machine()
+        if title == "Fleet":
+            from gpudesk.ui.fleet_view import FleetView
+
+            if isinstance(view, FleetView):
+                view.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+                view.compare_tab_requested.connect(lambda: self.show_tab("Compare"))
         fit_signal = getattr(view, "fit_filter_requested", None)
         if fit_signal is not None:
             # The Plan tab asks for "fits my workload": filter the catalog and show it.
@@ -257,6 +264,7 @@ class MainWindow(QMainWindow):
         self.open_folder_action = action("Open user catalog folder", self.open_user_catalog_folder)
         self.reload_action = action("Reload catalog", self.reload_catalog, "F5")
         self.export_action = action("Export comparison…", self.export_comparison, "Ctrl+E")
+        self.open_survey_action = action("Open fleet survey…", self.open_fleet_survey)
         self.quit_action = action("Quit", self.close, "Ctrl+Q")
         self.find_action = action("Search the catalog", self.focus_search, "Ctrl+F")
         self.add_compare_action = action("Add selected to compare", self.add_selected, "Ctrl+D")
@@ -282,6 +290,7 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.open_folder_action)
         file_menu.addAction(self.reload_action)
+        file_menu.addAction(self.open_survey_action)
         file_menu.addSeparator()
         file_menu.addAction(self.export_action)
         file_menu.addSeparator()
@@ -349,6 +358,14 @@ class MainWindow(QMainWindow):
                 f"Your catalog folder is {folder}\n(no file manager could be opened).",
             )
         return folder
+
+    def open_fleet_survey(self) -> None:
+        """File → Open fleet survey…: the Fleet tab's file dialog."""
+        self.show_tab("Fleet")
+        view = self.view("Fleet")
+        opener = getattr(view, "open_file_dialog", None)
+        if opener is not None:
+            opener()
 
     def export_comparison(self) -> None:
         try:
@@ -448,4 +465,8 @@ class MainWindow(QMainWindow):
             self._reload_worker.shutdown()
         if self._detect_worker is not None:
             self._detect_worker.shutdown()
+        fleet_view = self.built_views().get("Fleet")
+        shutdown = getattr(fleet_view, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
         super().closeEvent(event)

@@ -199,3 +199,21 @@ def test_cli_exits_1_when_a_worker_node_is_killed_and_keeps_the_others(cluster: 
     for row in rows.values():
         assert row["error"] is None
         assert row["bench"]["results"]
+
+
+def test_the_fleet_tab_surveys_the_cluster_on_a_worker(cluster: Any, qtbot: Any) -> None:
+    from ui_catalog_fixtures import small_catalog
+
+    from gpudesk.ui.fleet_view import FleetView
+    from gpudesk.ui.state import AppState
+
+    view = FleetView(AppState(catalog=small_catalog()))
+    qtbot.addWidget(view)
+    view.address_edit.setText(cluster.address)
+    view.start_survey()
+    assert not view.survey_button.isEnabled() and view.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: view._worker is None, timeout=120_000)
+    assert view.survey is not None, view.summary_label.text()
+    assert len(view.survey.nodes) == len(cluster.list_all_nodes())
+    assert view.model.rowCount() == len(view.survey.nodes)  # one CPU row per node
+    assert view.save_button.isEnabled()

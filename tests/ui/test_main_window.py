@@ -65,6 +65,7 @@ def test_menus_and_shortcuts(qtbot: QtBot, tmp_path: Path) -> None:
     assert file_items == [
         "Open user catalog folder",
         "Reload catalog",
+        "Open fleet survey…",
         "Export comparison…",
         "Quit",
     ]

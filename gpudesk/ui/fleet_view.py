@@ -1,0 +1,402 @@
+"""The Fleet tab: a Ray cluster's GPUs from a survey file or a survey run from here.
+
+Signals:
+    compare_tab_requested(): the user sent a model to Compare; show that tab.
+    status_message(str): a short line for the status bar.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.bench.text import format_figure
+from gpudesk.fleet.checks import SLOW_FRACTION, Outlier, check_label, summarise
+from gpudesk.fleet.document import SurveyFileError, SurveyView, parse_survey, read_survey
+from gpudesk.fleet.inventory import InventoryRow, inventory
+from gpudesk.progress import Progress
+from gpudesk.render.colors import series_color
+from gpudesk.storage import atomic_write_text
+from gpudesk.ui import theme
+from gpudesk.ui.state import AppState
+from gpudesk.ui.worker import TaskWorker
+
+COLUMNS = ("Node", "GPU", "Model", "Memory", "Driver", "GEMM", "of peak", "Copy", "Checks")
+_OUTLIER_COLOR = QColor("#D55E00")  # Okabe-Ito vermillion, as the charts use
+#: Beyond this many devices per model the bars are too thin to name each.
+_MAX_LABELLED_BARS = 40
+
+
+def _item(text: str, *, right: bool = False, tip: str = "") -> QStandardItem:
+    item = QStandardItem(text)
+    item.setEditable(False)
+    if right:
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    if tip:
+        item.setToolTip(tip)
+    return item
+
+
+def row_cells(row: InventoryRow) -> list[str]:
+    """The table's texts for one inventory row (a failed node shows its error)."""
+    if row.error is not None:
+        return [row.node, "", "node failed", "", "", "", "", "", row.error]
+    gemm = row.gemm
+    return [
+        row.node,
+        "CPU" if row.gpu_index is None else str(row.gpu_index),
+        row.model,
+        f"{row.memory_gib:.0f} GiB" if row.memory_gib else "n/a",
+        row.driver or "",
+        f"{gemm.dtype.upper()} {format_figure(gemm.value)} {gemm.unit}" if gemm else "",
+        f"{gemm.fraction_of_peak:.0%}" if gemm and gemm.fraction_of_peak else "",
+        f"{format_figure(row.copy.value)} GB/s" if row.copy else "",
+        ", ".join(check_label(check) for check in row.checks) or "ok",
+    ]
+
+
+class FleetView(QWidget):
+    """Inventory table, per-model throughput chart and outliers of one survey."""
+
+    compare_tab_requested = Signal()
+    status_message = Signal(str)
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.survey: SurveyView | None = None
+        self.document: dict[str, Any] | None = None
+        self.rows: list[InventoryRow] = []
+        self.outliers: list[Outlier] = []
+        self._worker: TaskWorker | None = None
+
+        self.open_button = QPushButton("Open survey…")
+        self.address_edit = QLineEdit("auto")
+        self.address_edit.setPlaceholderText("auto, HOST:PORT or ray://HOST:PORT")
+        self.address_edit.setToolTip("The Ray cluster to survey, as Ray accepts it")
+        self.bench_combo = QComboBox()
+        self.bench_combo.addItem("Detection only", "none")
+        self.bench_combo.addItem("Detection + quick benchmark", "quick")
+        self.timeout_spin = QDoubleSpinBox()
+        self.timeout_spin.setRange(1, 86_400)
+        self.timeout_spin.setValue(300)
+        self.timeout_spin.setSuffix(" s per node")
+        self.survey_button = QPushButton("Survey cluster")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.save_button = QPushButton("Save survey…")
+        self.save_button.setEnabled(False)
+        bar = QHBoxLayout()
+        bar.addWidget(self.open_button)
+        bar.addSpacing(16)
+        bar.addWidget(QLabel("Cluster:"))
+        bar.addWidget(self.address_edit, 1)
+        bar.addWidget(self.bench_combo)
+        bar.addWidget(self.timeout_spin)
+        bar.addWidget(self.survey_button)
+        bar.addWidget(self.cancel_button)
+        bar.addWidget(self.save_button)
+
+        self.summary_label = QLabel(
+            "No survey yet. Open a file from `gpudesk fleet survey --out FILE`, "
+            "or survey a running Ray cluster."
+        )
+        self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary_label.setWordWrap(True)
+
+        self.model = QStandardItemModel(0, len(COLUMNS), self)
+        self.model.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        # Survey order until the user sorts by a column.
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+
+        self.model_combo = QComboBox()
+        self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.compare_button = QPushButton("Compare this model")
+        self.compare_button.setToolTip("Add the model's catalog entry to the Compare tab")
+        self.plot = pg.PlotWidget()
+        self.plot.setMinimumHeight(220)
+        theme.follow_theme(self.plot)
+        self.outlier_text = QPlainTextEdit()
+        self.outlier_text.setReadOnly(True)
+        self.outlier_text.setPlaceholderText("Outliers appear here.")
+        chart_bar = QHBoxLayout()
+        chart_bar.addWidget(QLabel("Model:"))
+        chart_bar.addWidget(self.model_combo, 1)
+        chart_bar.addWidget(self.compare_button)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addLayout(chart_bar)
+        right_layout.addWidget(self.plot, 2)
+        right_layout.addWidget(QLabel("Outliers"))
+        right_layout.addWidget(self.outlier_text, 1)
+        splitter = QSplitter()
+        splitter.addWidget(self.table)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([760, 620])
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.summary_label)
+        layout.addWidget(splitter, 1)
+
+        self.open_button.clicked.connect(self.open_file_dialog)
+        self.survey_button.clicked.connect(self.start_survey)
+        self.cancel_button.clicked.connect(self.cancel_survey)
+        self.save_button.clicked.connect(self.save_file_dialog)
+        self.model_combo.currentIndexChanged.connect(self._draw_chart)
+        self.compare_button.clicked.connect(self.compare_selected_model)
+        self._update_buttons()
+
+    # loading ----------------------------------------------------------------
+    def open_file_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self, "Open fleet survey", str(Path.home()), "Survey JSON (*.json);;All files (*)"
+        )
+        if name:
+            self.open_file(Path(name))
+
+    def open_file(self, path: Path) -> bool:
+        """Show the survey in ``path``; on a bad file say why and keep what is shown."""
+        try:
+            view, data = read_survey(path)
+        except SurveyFileError as exc:
+            self.status_message.emit(f"Cannot open the survey: {exc}")
+            self.summary_label.setText(f"Cannot open the survey: {exc}")
+            return False
+        self.show_survey(view, data)
+        self.status_message.emit(f"Opened {path.name}")
+        return True
+
+    def show_survey(self, view: SurveyView, data: dict[str, Any]) -> None:
+        summary = summarise(view.nodes)
+        self.survey, self.document = view, {**data, "summary": summary}
+        self.outliers = [Outlier(**item) for item in summary["outliers"]]
+        self.rows = inventory(list(view.nodes), self.outliers)
+        cluster = view.cluster
+        models = ", ".join(f"{count} × {model}" for model, count in summary["by_model"].items())
+        self.summary_label.setText(
+            f"Ray cluster {cluster.address} (Ray {cluster.ray_version or 'n/a'}), surveyed "
+            f"{cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: {summary['nodes']} nodes, "
+            f"{summary['gpus']} GPUs, {summary['nodes_failed']} failed, "
+            f"{len(self.outliers)} outliers" + (f". {models}" if models else "")
+        )
+        self._fill_table()
+        self._fill_outliers()
+        self._fill_models()
+        self._update_buttons()
+
+    def _fill_table(self) -> None:
+        self.model.setRowCount(0)
+        self.table.setSortingEnabled(False)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        for row in self.rows:
+            cells = row_cells(row)
+            items = [
+                _item(text, right=column in (1, 3, 6, 7), tip=text if column == 8 else "")
+                for column, text in enumerate(cells)
+            ]
+            if row.checks or row.error is not None:
+                for item in items:
+                    item.setForeground(_OUTLIER_COLOR)
+            self.model.appendRow(items)
+        self.table.setSortingEnabled(True)
+        self.table.resizeColumnsToContents()
+
+    def _fill_outliers(self) -> None:
+        labels = {node.node_id: node.label for node in self.survey.nodes} if self.survey else {}
+        lines = []
+        for outlier in self.outliers:
+            device = "CPU" if outlier.gpu_index is None else f"GPU {outlier.gpu_index}"
+            lines.append(
+                f"{labels.get(outlier.node_id, outlier.node_id)} {device}: {outlier.message}"
+            )
+        failed = [row for row in self.rows if row.error is not None]
+        lines.extend(f"{row.node}: node failed: {row.error}" for row in failed)
+        self.outlier_text.setPlainText(
+            "\n".join(lines) if lines else "None: every device is in line."
+        )
+
+    def _fill_models(self) -> None:
+        self.model_combo.blockSignals(True)
+        self.model_combo.clear()
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            if row.error is None:
+                counts[row.model] = counts.get(row.model, 0) + 1
+        for model, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+            self.model_combo.addItem(f"{model} ({count})", model)
+        self.model_combo.blockSignals(False)
+        self._draw_chart()
+
+    def selected_model(self) -> str | None:
+        value = self.model_combo.currentData()
+        return str(value) if value is not None else None
+
+    def model_points(self, model: str) -> list[tuple[str, float, bool]]:
+        """(device label, headline GEMM value, is an outlier) for each device of ``model``."""
+        points = []
+        for row in self.rows:
+            if row.model == model and row.gemm is not None and row.gemm.value is not None:
+                device = "CPU" if row.gpu_index is None else f"GPU {row.gpu_index}"
+                points.append((f"{row.node} {device}", row.gemm.value, bool(row.checks)))
+        return points
+
+    def _draw_chart(self) -> None:
+        """Horizontal bars, one per device of the chosen model: names fit on the left."""
+        self.plot.clear()
+        model = self.selected_model()
+        points = self.model_points(model) if model else []
+        item = self.plot.getPlotItem()
+        if not points:
+            item.setTitle("No benchmark figures (survey with the quick benchmark)")
+            item.getAxis("left").setTicks(None)
+            return
+        gemm = next(row.gemm for row in self.rows if row.model == model and row.gemm)
+        item.setTitle(f"{gemm.label} per device, {model}")
+        item.setLabel("bottom", gemm.unit)
+        # Top to bottom in survey order.
+        ys = [len(points) - 1 - position for position in range(len(points))]
+        values = [value for _, value, _ in points]
+        normal = series_color(0)
+        brushes = [pg.mkBrush(_OUTLIER_COLOR if outlier else normal) for *_, outlier in points]
+        self.plot.addItem(
+            pg.BarGraphItem(x0=0, y=ys, height=0.7, width=values, brushes=brushes, pen=None)
+        )
+        if len(values) >= 2:
+            median = statistics.median(values)
+            pen = pg.mkPen(theme.muted_color(), style=Qt.PenStyle.DashLine)
+            # Both labels left of their lines (the median sits near the right edge),
+            # one above the other so they never overlap.
+            for x, text, height in (
+                (median, "fleet median", 0.98),
+                (SLOW_FRACTION * median, f"{SLOW_FRACTION:.0%} of median", 0.92),
+            ):
+                options = {
+                    "position": height,
+                    "color": theme.muted_color(),
+                    "anchors": [(1, 0), (1, 0)],
+                }
+                line = pg.InfiniteLine(x, angle=90, pen=pen, label=text, labelOpts=options)
+                self.plot.addItem(line)
+        labelled = len(points) <= _MAX_LABELLED_BARS
+        ticks = [(y, name) for y, (name, _, _) in zip(ys, points, strict=True)] if labelled else []
+        item.getAxis("left").setTicks([ticks])
+        item.setXRange(0, max(values) * 1.08)
+        item.setYRange(-0.6, len(points) - 0.4)
+
+    def compare_selected_model(self) -> None:
+        model = self.selected_model()
+        known = {entry.id for entry in self.state.entries()}
+        if model is None or model not in known:
+            self.status_message.emit(
+                f"{model or 'This model'} is not in the catalog: nothing to compare"
+            )
+            return
+        added = self.state.add_to_compare(model)
+        self.status_message.emit(
+            f"Added {model} to Compare"
+            if added
+            else f"{model} is already in Compare (or it is full)"
+        )
+        self.compare_tab_requested.emit()
+
+    # surveying ----------------------------------------------------------------
+    def start_survey(self) -> None:
+        if self._worker is not None:
+            return
+        address = self.address_edit.text().strip() or "auto"
+        bench = str(self.bench_combo.currentData())
+        timeout_s = float(self.timeout_spin.value())
+
+        def work(progress: Progress) -> dict[str, Any]:
+            from gpudesk.fleet.survey import survey
+
+            return survey(address, bench=bench, timeout_s=timeout_s, progress=progress)  # type: ignore[arg-type]
+
+        worker = TaskWorker(work, self)
+        worker.progressed.connect(lambda _fraction, text: self.summary_label.setText(text))
+        worker.finished.connect(self._survey_finished)
+        worker.failed.connect(lambda text: self.summary_label.setText(f"Survey failed: {text}"))
+        worker.cancelled.connect(lambda: self.summary_label.setText("Survey cancelled."))
+        worker.done.connect(self._survey_done)
+        self._worker = worker
+        self.summary_label.setText(f"Connecting to {address}…")
+        self._update_buttons()
+        worker.start()
+
+    def cancel_survey(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def _survey_finished(self, document: object) -> None:
+        if not isinstance(document, dict):
+            return
+        view, data = parse_survey(json.dumps(document, allow_nan=False), "survey")
+        self.show_survey(view, data)
+
+    def _survey_done(self) -> None:
+        self._worker = None
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        running = self._worker is not None
+        self.survey_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        self.open_button.setEnabled(not running)
+        self.save_button.setEnabled(self.document is not None and not running)
+        self.compare_button.setEnabled(self.model_combo.count() > 0)
+
+    def save_file_dialog(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Save fleet survey", str(Path.home() / "survey.json"), "Survey JSON (*.json)"
+        )
+        if name:
+            self.save_file(Path(name))
+
+    def save_file(self, path: Path) -> bool:
+        if self.document is None:
+            return False
+        try:
+            atomic_write_text(path, json.dumps(self.document, indent=2, allow_nan=False) + "\n")
+        except OSError as exc:
+            self.status_message.emit(f"Cannot save {path}: {exc.strerror or exc}")
+            return False
+        self.status_message.emit(f"Saved {path}")
+        return True
+
+    def shutdown(self) -> None:
+        """Stop a running survey before the window closes."""
+        if self._worker is not None:
+            self._worker.shutdown()

@@ -1,0 +1,90 @@
+"""The Fleet tab on crafted surveys: inventory, outliers, the per-model chart, Compare, files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+from survey_factory import gemm_run, gpu, node, survey
+from ui_catalog_fixtures import small_catalog
+
+from gpudesk.ui.fleet_view import COLUMNS, FleetView
+from gpudesk.ui.state import AppState
+
+
+def _survey_file(tmp_path: Path) -> Path:
+    nodes = [
+        node(f"n{i}", [gpu(0, catalog_id="a100")], [gemm_run(0, 280.0, "a100")]) for i in range(3)
+    ]
+    nodes.append(node("slow", [gpu(0, catalog_id="a100")], [gemm_run(0, 150.0, "a100")]))
+    nodes.append(node("gone", error="the node died during the survey (NodeDiedError)"))
+    path = tmp_path / "survey.json"
+    path.write_text(json.dumps(survey(nodes)))
+    return path
+
+
+def _view(qtbot: QtBot) -> FleetView:
+    view = FleetView(AppState(catalog=small_catalog()))
+    qtbot.addWidget(view)
+    return view
+
+
+def _cell(view: FleetView, row: int, column: str) -> str:
+    return str(view.model.item(row, COLUMNS.index(column)).text())
+
+
+def test_opening_a_survey_fills_inventory_outliers_and_chart(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    assert view.open_file(_survey_file(tmp_path))
+    assert view.model.rowCount() == 5
+    assert _cell(view, 0, "Node") == "host-n0"
+    assert _cell(view, 0, "Model") == "a100"
+    assert _cell(view, 0, "Checks") == "ok"
+    assert _cell(view, 3, "Checks") == "slow GEMM BF16"
+    assert _cell(view, 4, "Checks").startswith("the node died")
+    assert "5 nodes, 4 GPUs, 1 failed, 1 outliers" in view.summary_label.text()
+    assert "54% of the fleet median 280" in view.outlier_text.toPlainText()
+    assert view.selected_model() == "a100"
+    points = view.model_points("a100")
+    assert [outlier for *_, outlier in points] == [False, False, False, True]
+    assert view.save_button.isEnabled()
+
+
+def test_compare_sends_the_model_to_the_compare_selection(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    view.open_file(_survey_file(tmp_path))
+    with qtbot.waitSignal(view.compare_tab_requested):
+        view.compare_selected_model()
+    assert "a100" in view.state.compare_ids
+
+
+def test_a_bad_file_says_why_and_keeps_the_survey_shown(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    view.open_file(_survey_file(tmp_path))
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2")
+    with qtbot.waitSignal(view.status_message) as message:
+        assert not view.open_file(bad)
+    assert "bad.json" in message.args[0]
+    assert view.model.rowCount() == 5
+
+
+def test_names_render_as_plain_text(qtbot: QtBot, tmp_path: Path) -> None:
+    document = survey([node("x", [gpu(0, name="<img src=x>", catalog_id=None)])])
+    path = tmp_path / "html.json"
+    path.write_text(json.dumps(document))
+    view = _view(qtbot)
+    view.open_file(path)
+    assert _cell(view, 0, "Model") == "<img src=x>"
+    assert view.summary_label.textFormat().name == "PlainText"
+
+
+def test_save_writes_the_survey_with_a_fresh_summary(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    view.open_file(_survey_file(tmp_path))
+    out = tmp_path / "copy.json"
+    assert view.save_file(out)
+    saved = json.loads(out.read_text())
+    assert saved["summary"]["gpus"] == 4
+    assert view.save_file(tmp_path / "missing-folder" / "x.json") is False
