@@ -54,21 +54,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_detect(args: argparse.Namespace) -> int:
-    from gpudesk.hardware.detect import detect
-    from gpudesk.hardware.match import match_devices, with_catalog_names
+    from gpudesk.hardware.detect import detect_and_match
 
     sysfs: Path | None = args.sysfs
     if sysfs is not None and not sysfs.is_dir():
         raise CliError(f"--sysfs {sysfs}: not a folder", EXIT_USAGE)
+    catalog = load_catalog_for(args)
     try:
-        result = detect(sysfs_root=sysfs)
+        result, matches = detect_and_match(catalog.entries, sysfs_root=sysfs)
     except Exception as exc:  # the contract: 1 on an unexpected failure, never a traceback
         raise CliError(f"detection failed unexpectedly: {type(exc).__name__}: {exc}") from exc
-    catalog = load_catalog_for(args)
-    matches = match_devices(result.gpus, catalog.entries)
-    result = result.model_copy(
-        update={"gpus": with_catalog_names(result.gpus, matches, catalog.entries)}
-    )
     if args.json:
         print_json(detection_json(result, matches))
     else:

@@ -26,12 +26,11 @@ def survey_this_node(bench: BenchMode = "none") -> dict[str, Any]:
     # NVML numbers GPUs in PCI order; make CUDA agree before any backend loads it.
     os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
     from gpudesk.catalog.loader import load_catalog
-    from gpudesk.hardware.detect import detect, detection_document
-    from gpudesk.hardware.match import match_devices
+    from gpudesk.hardware.detect import detect_and_match, detection_document
 
     catalog = load_catalog([])
-    result = detect()
-    detection = detection_document(result, match_devices(result.gpus, catalog.entries))
+    result, matches = detect_and_match(catalog.entries)
+    detection = detection_document(result, matches)
     benches: list[dict[str, Any]] = []
     if bench == "quick":
         gpu_count = len([gpu for gpu in result.physical_gpus if not gpu.lost])

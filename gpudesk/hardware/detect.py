@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from gpudesk.hardware.sysfs import SysfsReader
 from gpudesk.progress import NullProgress, Progress
 
 if TYPE_CHECKING:
+    from gpudesk.catalog.schema import CatalogEntry
     from gpudesk.hardware.match import CatalogMatch
 
 #: What to do about an NVIDIA GPU on the bus that NVML does not list, by what is bound to it.
@@ -208,6 +209,21 @@ def detect(
         os_version=os_version,
         notes=tuple(notes),
     )
+
+
+def detect_and_match(
+    entries: Sequence[CatalogEntry], *, sysfs_root: Path | None = None
+) -> tuple[DetectionResult, list[CatalogMatch]]:
+    """Detect this machine, match each device to ``entries``, name unnamed ones after their entry.
+
+    What ``gpudesk detect`` shows and what each node of a fleet survey sends.
+    """
+    from gpudesk.hardware.match import match_devices, with_catalog_names
+
+    result = detect(sysfs_root=sysfs_root)
+    matches = match_devices(result.gpus, entries)
+    named = result.model_copy(update={"gpus": with_catalog_names(result.gpus, matches, entries)})
+    return named, matches
 
 
 def detection_document(result: DetectionResult, matches: list[CatalogMatch]) -> dict[str, Any]:
