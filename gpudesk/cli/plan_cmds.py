@@ -19,7 +19,25 @@ if TYPE_CHECKING:
 _MODES = ("inference", "train", "lora", "qlora")
 _DTYPES = ("fp32", "bf16", "fp16", "int8", "int4")
 _KV_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
-_OPTIMIZERS = ("adamw", "adamw8bit", "sgd")
+_OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "sgd")
+_QUANTS = (
+    "fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "awq", "gptq", "mxfp4",
+    "q4_0", "q4_k_m", "q5_k_m", "q6_k", "q8_0",
+)  # fmt: skip
+_ENGINES = ("transformers", "vllm", "llama.cpp", "tensorrt-llm")
+_SHARDING = ("none", "zero1", "zero2", "zero3", "fsdp")
+#: shape flags and the ModelShape field each sets (the core names fields, not flags)
+SHAPE_FLAGS = {
+    "layers": "--layers",
+    "hidden": "--hidden",
+    "heads": "--heads",
+    "kv_heads": "--kv-heads",
+    "head_dim": "--head-dim",
+    "intermediate": "--intermediate",
+    "vocab": "--vocab",
+    "experts": "--experts",
+    "active_experts": "--active-experts",
+}
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -38,11 +56,31 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     what.add_argument(
         "--model", metavar="PRESET", help="a bundled model preset (see --list-models)"
     )
+    what.add_argument(
+        "--config",
+        metavar="PATH",
+        help="a Hugging Face config.json, or a folder holding one (read from disk only)",
+    )
     what.add_argument("--list-models", action="store_true", help="list the model presets and exit")
+    shape = fit.add_argument_group(
+        "model shape", "override the preset's, the config's or the assumed shape"
+    )
+    for field, flag in SHAPE_FLAGS.items():
+        shape.add_argument(
+            flag, dest=f"shape_{field}", type=int, metavar="N", help=field.replace("_", " ")
+        )
     fit.add_argument(
         "--mode", choices=_MODES, default="inference", help="workload (default inference)"
     )
-    fit.add_argument("--dtype", choices=_DTYPES, default="bf16", help="weight dtype (default bf16)")
+    fit.add_argument(
+        "--dtype", choices=_DTYPES, default="bf16", help="compute / weight dtype (default bf16)"
+    )
+    fit.add_argument(
+        "--quant",
+        choices=_QUANTS,
+        help="how the weights are stored (default: the dtype; nf4 for qlora): GGUF "
+        "q4_0 ... q8_0 with llama.cpp's per-tensor mix, awq/gptq 4-bit g128, fp8, nf4, mxfp4",
+    )
     fit.add_argument("--batch", type=int, default=1, metavar="N", help="batch size (default 1)")
     fit.add_argument(
         "--seq",
@@ -55,6 +93,68 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--checkpointing", action="store_true", help="gradient checkpointing (training)"
     )
     fit.add_argument("--optimizer", choices=_OPTIMIZERS, default="adamw", help="default adamw")
+    train = fit.add_argument_group("training")
+    train.add_argument(
+        "--pure-bf16", action="store_true", help="bf16 weights and moments, no fp32 master copy"
+    )
+    train.add_argument(
+        "--fused-optimizer",
+        action="store_true",
+        help="optimizer step fused into backward (no full gradient buffer)",
+    )
+    train.add_argument(
+        "--cross-entropy",
+        choices=("full", "chunked", "fused"),
+        default="full",
+        help="loss: full fp32 logits (default), chunked (torchtune) or fused (Liger/CCE)",
+    )
+    train.add_argument(
+        "--lora-bf16", action="store_true", help="LoRA adapters in bf16 (default fp32, as PEFT)"
+    )
+    train.add_argument(
+        "--offload-optimizer",
+        action="store_true",
+        help="optimizer states and master weights in CPU memory (ZeRO-Offload)",
+    )
+    train.add_argument(
+        "--offload-activations",
+        action="store_true",
+        help="checkpointed activations in CPU memory (with --checkpointing)",
+    )
+    train.add_argument(
+        "--sharding",
+        choices=_SHARDING,
+        default="none",
+        help="ZeRO stage across the data-parallel GPUs (fsdp = zero3)",
+    )
+    train.add_argument(
+        "--gpus", type=int, metavar="N", help="per-GPU figures for N GPUs (default: try 1-8)"
+    )
+    train.add_argument(
+        "--tensor-parallel", type=int, default=1, metavar="T", help="tensor-parallel degree"
+    )
+    serve = fit.add_argument_group("inference")
+    serve.add_argument(
+        "--engine",
+        choices=_ENGINES,
+        help="inference engine (default transformers; llama.cpp for GGUF formats)",
+    )
+    serve.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="sequences sharing the KV cache (default: --batch)",
+    )
+    serve.add_argument(
+        "--prefill-chunk",
+        type=int,
+        metavar="N",
+        help="tokens per prefill step (vLLM max_num_batched_tokens, TensorRT-LLM "
+        "max_num_tokens; default 8192)",
+    )
+    serve.add_argument(
+        "--ubatch", type=int, metavar="N", help="llama.cpp micro-batch -ub (default 512)"
+    )
     fit.add_argument(
         "--lora-rank", type=int, default=16, metavar="R", help="LoRA rank (default 16)"
     )
@@ -128,43 +228,24 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def run_fit(args: argparse.Namespace) -> int:
     from gpudesk.planning.errors import PlanningInputError
     from gpudesk.planning.fit import fit_across
-    from gpudesk.planning.memory import (
-        DType,
-        KvDType,
-        Optimizer,
-        Workload,
-        WorkloadSpec,
-        estimate_memory,
-        parse_param_count,
-    )
-    from gpudesk.planning.presets import find_preset, generic_architecture, load_presets
+    from gpudesk.planning.presets import load_presets
 
     if args.list_models:
         _print_presets(load_presets(), as_json=args.json)
         return EXIT_OK
-    if args.params is None and args.model is None:
+    if args.params is None and args.model is None and args.config is None:
         raise CliError(
-            "give --params N (e.g. 7B) or --model PRESET (see --list-models)", EXIT_USAGE
+            "give --params N (e.g. 7B), --model PRESET (see --list-models) or --config PATH",
+            EXIT_USAGE,
         )
     try:
-        if args.model is not None:
-            model = find_preset(args.model)
-        else:
-            model = generic_architecture(parse_param_count(args.params))
-        spec = WorkloadSpec(
-            workload=Workload(args.mode),
-            dtype=DType(args.dtype),
-            batch=args.batch,
-            seq=args.seq,
-            kv_dtype=KvDType(args.kv_dtype) if args.kv_dtype else None,
-            checkpointing=args.checkpointing,
-            optimizer=Optimizer(args.optimizer),
-            lora_rank=args.lora_rank,
-            flash_attention=not args.no_flash_attention,
-        )
+        model = _fit_model(args)
+        spec = _fit_spec(args)
+        from gpudesk.planning.memory import estimate_memory
+
         estimate = estimate_memory(model, spec)
     except PlanningInputError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from exc
+        raise CliError(_flag_words(exc), EXIT_USAGE) from exc
     catalog = load_catalog_for(args)
     counts = tuple(count for count in (1, 2, 4, 8) if count <= args.max_gpus)
     report = fit_across(catalog.entries, estimate, counts)
@@ -175,6 +256,93 @@ def run_fit(args: argparse.Namespace) -> int:
     else:
         print(fit_text(report))
     return EXIT_OK
+
+
+def _shape_overrides(args: argparse.Namespace) -> dict[str, int | None]:
+    return {field: getattr(args, f"shape_{field}") for field in SHAPE_FLAGS}
+
+
+def _fit_model(args: argparse.Namespace) -> Any:
+    """The model the flags describe: a preset, a config.json or a bare count, reshaped."""
+    from gpudesk.planning.architecture import load_hf_config, with_overrides
+    from gpudesk.planning.memory import parse_param_count
+    from gpudesk.planning.presets import architecture_from_shape, find_preset, generic_architecture
+
+    overrides = _shape_overrides(args)
+    changed = {key: value for key, value in overrides.items() if value is not None}
+    if args.config is not None:
+        shape = with_overrides(load_hf_config(args.config), changed)
+        return architecture_from_shape(shape, f"config {args.config}", f"{args.config}")
+    if args.model is not None:
+        preset = find_preset(args.model)
+        if not changed or preset.shape is None:
+            return preset
+        shape = with_overrides(preset.shape, changed)
+        what = ", ".join(f"{SHAPE_FLAGS[key]} {value}" for key, value in changed.items())
+        return preset.model_copy(
+            update={
+                "name": f"{preset.name} ({what})",
+                "shape": shape,
+                "params": shape.total_params,
+                "active_params": shape.active_params if shape.is_moe else None,
+            }
+        )
+    return generic_architecture(parse_param_count(args.params), overrides)
+
+
+def _fit_spec(args: argparse.Namespace) -> Any:
+    from gpudesk.planning.memory import (
+        CrossEntropy,
+        DType,
+        Engine,
+        KvDType,
+        Optimizer,
+        Sharding,
+        Workload,
+        WorkloadSpec,
+    )
+    from gpudesk.planning.quant import QuantFormat
+
+    sharding = "zero3" if args.sharding == "fsdp" else args.sharding
+    return WorkloadSpec(
+        workload=Workload(args.mode),
+        dtype=DType(args.dtype),
+        batch=args.batch,
+        seq=args.seq,
+        kv_dtype=KvDType(args.kv_dtype) if args.kv_dtype else None,
+        checkpointing=args.checkpointing,
+        optimizer=Optimizer(args.optimizer),
+        lora_rank=args.lora_rank,
+        flash_attention=not args.no_flash_attention,
+        quant=QuantFormat(args.quant) if args.quant else None,
+        engine=Engine(args.engine) if args.engine else None,
+        concurrency=args.concurrency,
+        prefill_chunk=args.prefill_chunk,
+        ubatch=args.ubatch,
+        pure_bf16=args.pure_bf16,
+        fused_optimizer=args.fused_optimizer,
+        cross_entropy=CrossEntropy(args.cross_entropy),
+        lora_bf16=args.lora_bf16,
+        offload_optimizer=args.offload_optimizer,
+        offload_activations=args.offload_activations,
+        sharding=Sharding(sharding),
+        gpus=args.gpus if args.gpus is not None else max(1, args.tensor_parallel),
+        tensor_parallel=args.tensor_parallel,
+    )
+
+
+def _flag_words(exc: Exception) -> str:
+    """The core's typed errors, worded with the flags that set the field."""
+    from gpudesk.planning.architecture import ConfigFileError, ShapeError
+
+    if isinstance(exc, ShapeError) and exc.field in SHAPE_FLAGS:
+        return f"{SHAPE_FLAGS[exc.field]} {exc.value}: {exc.reason}"
+    if isinstance(exc, ShapeError):
+        return f"the model shape ({exc.field} = {exc.value!r}): {exc.reason}"
+    if isinstance(exc, ConfigFileError):
+        where = f"field {exc.field!r} " if exc.field else ""
+        return f"--config {exc.path}: {where}{exc.reason}"
+    return str(exc)
 
 
 def _print_presets(presets: Any, *, as_json: bool) -> None:
@@ -199,29 +367,51 @@ def _round(value: float | None, digits: int) -> float | None:
 def fit_json(report: FitReport) -> dict[str, Any]:
     """The ``fit --json`` document: total_gb, breakdown, fits, and the working."""
     from gpudesk.planning.fit import DECODE_LABEL, DECODE_SOURCE
-    from gpudesk.planning.memory import FRAGMENTATION_FRACTION, OVERHEAD_FIXED_GB
 
     estimate = report.estimate
     model = estimate.model
+    weights = estimate.weights
     return {
         "model": {
             "id": model.id,
             "name": model.name,
             "params": model.params,
+            "active_params": model.active_params,
             "kind": model.kind.value,
             "assumed_shape": model.assumed,
+            "assumed_fields": list(model.assumed_fields),
             "architecture": model.summary(),
+            "shape": model.shape.model_dump(mode="json") if model.shape else None,
             "sources": list(model.sources),
         },
         "workload": estimate.spec.model_dump(mode="json"),
         "gb_definition": "1 GB = 10^9 bytes",
         "total_gb": round(estimate.total_gb, 4),
+        "allocated_gb": round(estimate.allocated_gb, 4),
+        "host_memory_gb": round(estimate.host_gb, 4),
+        "compares_with": estimate.compares_with,
+        "per_gpu_for": estimate.fixed_gpus,
+        "usable_memory_fraction": estimate.usable_fraction,
+        "weights_format": None
+        if weights is None
+        else {
+            "format": weights.format.value,
+            "label": weights.format.label,
+            "bits_per_weight": round(weights.bits_per_weight, 4),
+            "stored_gb": round(weights.in_memory_bytes * model.params / weights.params / 1e9, 4),
+            "bulk_bits": weights.bulk_bits,
+            "embedding_bits": weights.embedding_bits,
+            "lm_head_bits": weights.lm_head_bits,
+            "streamed_per_token_gb": round(
+                weights.streamed_per_token_bytes * model.params / weights.params / 1e9, 4
+            ),
+        },
         "breakdown": {key: round(value, 4) for key, value in estimate.breakdown_gb().items()},
         "formulas": {part.key.value: part.formula for part in estimate.parts},
         "part_sources": {part.key.value: part.source for part in estimate.parts},
         "trainable_params": estimate.trainable_params,
-        "overhead_per_gpu_gb": OVERHEAD_FIXED_GB,
-        "fragmentation_fraction": FRAGMENTATION_FRACTION,
+        "overhead_per_gpu_gb": estimate.fixed_overhead_gb,
+        "fragmentation_fraction": estimate.fragmentation_fraction,
         "notes": list(estimate.notes),
         "decode_bytes_per_token": _round(estimate.decode_bytes_per_token, 0),
         "decode_note": f"{DECODE_LABEL}; an upper bound, not a prediction. {DECODE_SOURCE}",
@@ -256,17 +446,36 @@ def _wrap(text: str, indent: str) -> str:
 
 def _describe_workload(estimate: MemoryEstimate) -> str:
     spec = estimate.spec
-    bits = [spec.workload.label, f"{spec.dtype} weights"]
-    if spec.workload.value == "qlora":
-        bits[1] = f"NF4 base, {spec.dtype} compute"
+    weights = spec.quant.label if spec.quant is not None else str(spec.dtype)
+    bits = [spec.workload.label, f"{weights} weights"]
+    if spec.quant is not None and spec.quant.value != spec.dtype.value:
+        bits[1] = f"{weights} weights, {spec.dtype} compute"
+    if spec.engine is not None:
+        bits.append(spec.engine.value)
     bits.append(f"batch {spec.batch}")
     if spec.seq is not None:
         bits.append(f"{spec.seq:,} tokens")
     if estimate.model.has_kv_cache and spec.workload.value == "inference":
         bits.append(f"KV cache {spec.kv_dtype}")
+    if spec.workload.value == "inference" and spec.concurrency is not None:
+        bits.append(f"{spec.concurrency} concurrent sequences")
     if spec.workload.value != "inference":
         bits.append(spec.optimizer.label)
         bits.append("gradient checkpointing" if spec.checkpointing else "no checkpointing")
+        bits.extend(
+            label
+            for flag, label in (
+                (spec.pure_bf16, "pure bf16"),
+                (spec.fused_optimizer, "step fused into backward"),
+                (spec.cross_entropy.value != "full", f"{spec.cross_entropy.value} cross-entropy"),
+                (spec.offload_optimizer, "optimizer offloaded"),
+                (spec.offload_activations, "activations offloaded"),
+                (spec.sharding.value != "none", spec.sharding.value.upper()),
+            )
+            if flag
+        )
+    if spec.gpus > 1:
+        bits.append(f"per GPU of {spec.gpus} (tensor parallel {spec.tensor_parallel})")
     if spec.workload.value in ("lora", "qlora"):
         bits.append(f"LoRA rank {spec.lora_rank}")
     return ", ".join(bits)
@@ -289,6 +498,19 @@ def fit_text(report: FitReport) -> str:
         lines.append(f"  {part.label:<20}{part.gb:>9.2f} GB   [{refs}]")
         lines.append(_wrap(part.formula, " " * 6))
     lines.append(f"  {'Total':<20}{estimate.total_gb:>9.2f} GB")
+    lines.append(f"  {'of which tensors':<20}{estimate.allocated_gb:>9.2f} GB")
+    if estimate.host_gb:
+        lines.append(f"  {'in host memory':<20}{estimate.host_gb:>9.2f} GB   (not on the GPU)")
+    lines.append(_wrap(estimate.compares_with, "  "))
+    if model.assumed_fields:
+        lines.append(
+            _wrap(
+                "The shape is partly assumed; give --config PATH, or "
+                + ", ".join(SHAPE_FLAGS[f] for f in model.assumed_fields if f in SHAPE_FLAGS)
+                + ", for the model's real shape.",
+                "  ",
+            )
+        )
     if estimate.notes:
         lines.append("")
         lines.extend(

@@ -2,8 +2,10 @@
 
 Memory available per GPU is the catalog's ``memory_gb`` with nothing hidden taken off
 (vendors' "24 GB" cards usually have 24 GiB, ~25.8e9 bytes, which roughly covers what
-the driver reserves). More than one GPU means tensor/model parallelism, with the
-framework overhead counted again on every GPU.
+the driver reserves), times the share the engine lets itself use (vLLM: 0.9). More than
+one GPU means tensor/model parallelism, with the framework overhead counted again on
+every GPU; an estimate made for a named GPU count (sharded training) is checked at that
+count only.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class GpuFit(BaseModel):
     count: int | None
     #: memory each GPU needs at ``count`` (or at the largest count when it does not fit)
     per_gpu_gb: float
+    #: memory_gb x the engine's usable share - per_gpu_gb
     headroom_gb: float
     #: tokens/s <= count x bandwidth / bytes per token; None when not a decoder inference
     decode_tokens_per_s_upper_bound: float | None
@@ -134,8 +137,9 @@ def fit_entry(
         capability = entry.compute_capability or entry.architecture
         excluded = f"no native bf16 ({capability}, needs compute capability 8.0+); use fp16"
     chosen: int | None = None
+    usable_gb = entry.memory_gb * estimate.usable_fraction
     for count in counts:
-        if estimate.per_gpu_gb(count) <= entry.memory_gb:
+        if estimate.per_gpu_gb(count) <= usable_gb:
             chosen = count
             break
     at = chosen if chosen is not None else counts[-1]
@@ -149,7 +153,7 @@ def fit_entry(
         memory_gb=entry.memory_gb,
         count=chosen,
         per_gpu_gb=per_gpu,
-        headroom_gb=entry.memory_gb - per_gpu,
+        headroom_gb=usable_gb - per_gpu,
         decode_tokens_per_s_upper_bound=decode,
         excluded_reason=excluded,
     )
@@ -164,6 +168,8 @@ def fit_across(
     ordered = sorted(set(counts))
     if not ordered or ordered[0] < 1:
         raise ValueError("counts must be positive")
+    if estimate.fixed_gpus is not None:  # the figures are already per GPU for that count
+        ordered = [estimate.fixed_gpus]
     return FitReport(
         estimate=estimate,
         results=tuple(fit_entry(entry, estimate, ordered) for entry in entries),

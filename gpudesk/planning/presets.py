@@ -1,30 +1,28 @@
 """Model architectures for the estimator: bundled presets and the bare-count fallback.
 
-The presets live in ``presets.toml`` beside this module, each with the sources its
-numbers were copied from. A bare parameter count ("7B") gets a generic decoder shape
-(:func:`generic_architecture`), marked ``assumed`` so every output can say so.
+The presets live in ``presets.toml`` beside this module, each with the config.json and
+paper its numbers were copied from. A bare parameter count ("7B") gets an assumed
+decoder shape (:func:`generic_architecture`), marked ``assumed`` with the fields that
+were guessed, so every output can say so.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
-import math
 import tomllib
+from collections.abc import Mapping
 from enum import StrEnum
 from importlib import resources
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpudesk.planning import citations
+from gpudesk.planning.architecture import ModelShape, assumed_shape
 from gpudesk.planning.errors import PlanningInputError
 
 PRESETS_FILE = "presets.toml"
-
-#: The generic shape's assumptions (see :func:`generic_architecture`).
-GENERIC_HIDDEN_PER_LAYER = 128
-GENERIC_HEAD_DIM = 128
-GENERIC_VOCAB = 32_000
 
 
 class ModelKind(StrEnum):
@@ -34,23 +32,12 @@ class ModelKind(StrEnum):
     UNET = "unet"
 
 
-_TRANSFORMER_FIELDS = (
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "vocab",
-    "intermediate",
-    "context",
-)
-
-
 class ModelArchitecture(BaseModel):
     """The numbers the estimator needs about one model.
 
-    Transformers carry their shapes; CNNs and UNets carry activation element counts per
-    sample at ``reference_input`` instead.
+    Transformers carry their :class:`ModelShape` (from a preset or a config.json);
+    CNNs and UNets carry activation element counts per sample at ``reference_input``
+    instead. ``params`` is the published count when there is one, else the shape's own.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -58,21 +45,10 @@ class ModelArchitecture(BaseModel):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     kind: ModelKind
-    params: int = Field(gt=0)
+    params: int = Field(default=0, ge=0)
     #: parameters one token uses (mixture of experts); None means all of them
     active_params: int | None = Field(default=None, gt=0)
-    layers: int | None = Field(default=None, gt=0)
-    hidden: int | None = Field(default=None, gt=0)
-    heads: int | None = Field(default=None, gt=0)
-    kv_heads: int | None = Field(default=None, gt=0)
-    head_dim: int | None = Field(default=None, gt=0)
-    vocab: int | None = Field(default=None, gt=0)
-    intermediate: int | None = Field(default=None, gt=0)
-    context: int | None = Field(default=None, gt=0)
-    gated_mlp: bool = False
-    tied_embeddings: bool = False
-    experts: int | None = Field(default=None, gt=0)
-    experts_per_token: int | None = Field(default=None, gt=0)
+    shape: ModelShape | None = None
     activation_elements_per_sample: float | None = Field(default=None, gt=0)
     attention_score_elements_per_sample: float | None = Field(default=None, ge=0)
     inference_activation_elements_per_sample: float | None = Field(default=None, gt=0)
@@ -82,15 +58,31 @@ class ModelArchitecture(BaseModel):
     reference_input: str | None = None
     sources: tuple[str, ...] = Field(min_length=1)
     notes: str | None = None
-    #: True for the generic shape guessed from a bare parameter count
+    #: True for the shape guessed from a bare parameter count
     assumed: bool = False
+    #: which shape fields were guessed (empty when none were)
+    assumed_fields: tuple[str, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _counts_from_shape(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("shape"), dict | ModelShape):
+            shape = data["shape"]
+            shape = shape if isinstance(shape, ModelShape) else ModelShape.model_validate(shape)
+            data = {**data, "shape": shape}
+            if not data.get("params"):
+                data["params"] = shape.total_params
+            if data.get("active_params") is None and shape.is_moe:
+                data["active_params"] = shape.active_params
+        return data
 
     @model_validator(mode="after")
     def _complete_for_kind(self) -> ModelArchitecture:
         if self.is_transformer:
-            missing = [name for name in _TRANSFORMER_FIELDS if getattr(self, name) is None]
-            if missing:
-                raise ValueError(f"a {self.kind} preset needs {', '.join(missing)}")
+            if self.shape is None:
+                raise ValueError(f"a {self.kind} preset needs a shape")
+            if self.kind is ModelKind.ENCODER and self.shape.causal:
+                raise ValueError("an encoder's shape must not be causal")
         elif (
             self.activation_elements_per_sample is None
             or self.inference_activation_elements_per_sample is None
@@ -99,6 +91,8 @@ class ModelArchitecture(BaseModel):
                 f"a {self.kind} preset needs activation_elements_per_sample and "
                 "inference_activation_elements_per_sample"
             )
+        if self.params < 1:
+            raise ValueError("params must be at least 1")
         if self.active_params is not None and self.active_params > self.params:
             raise ValueError("active_params cannot exceed params")
         return self
@@ -113,14 +107,6 @@ class ModelArchitecture(BaseModel):
         return self.kind is ModelKind.DECODER
 
     @property
-    def embedding_params(self) -> int:
-        """Input embedding plus (untied) output head: what quantisers leave in 16-bit."""
-        if not self.is_transformer or self.vocab is None or self.hidden is None:
-            return 0
-        copies = 1 if self.tied_embeddings else 2
-        return min(self.params, copies * self.vocab * self.hidden)
-
-    @property
     def active_fraction(self) -> float:
         """Share of the weights one token reads (1.0 for dense models)."""
         if self.active_params is None:
@@ -129,52 +115,61 @@ class ModelArchitecture(BaseModel):
 
     def summary(self) -> str:
         """One line for people: the shape, or the reference input."""
-        if self.is_transformer:
-            shape = (
-                f"{self.layers} layers, hidden {self.hidden}, {self.heads} heads "
-                f"({self.kv_heads} KV heads x {self.head_dim}), vocab {self.vocab:,}, "
-                f"context {self.context:,}"
-            )
-            if self.experts:
-                shape += f", {self.experts} experts ({self.experts_per_token} per token)"
-            return shape
+        if self.shape is not None:
+            text = self.shape.summary()
+            if self.assumed_fields:
+                text += f" (assumed: {', '.join(self.assumed_fields)})"
+            return text
         return f"{self.kind.value}, activations per {self.reference_input}"
 
 
-def generic_architecture(params: int) -> ModelArchitecture:
-    """A dense decoder shape for a bare parameter count, plainly an assumption.
+def generic_architecture(
+    params: int, given: Mapping[str, int | None] | None = None
+) -> ModelArchitecture:
+    """A decoder for a bare parameter count: the shape fields not ``given`` are assumed.
 
-    Non-embedding parameters ~ 12 x layers x hidden^2 (Kaplan et al. 2020) and
-    hidden ~ 128 x layers (GPT-3 6.7B-175B), solved for layers; multi-head attention
-    (KV heads = heads, larger than grouped-query models), a 4 x hidden MLP and a
-    32,000-token vocabulary.
+    See :func:`gpudesk.planning.architecture.assumed_shape` for the rules; the result is
+    marked ``assumed`` and names the assumed fields, so every output can say so.
     """
-    layers = max(1, round((params / (12 * GENERIC_HIDDEN_PER_LAYER**2)) ** (1 / 3)))
-    hidden = max(64, round(math.sqrt(params / (12 * layers)) / 64) * 64)
-    head_dim = GENERIC_HEAD_DIM if hidden % GENERIC_HEAD_DIM == 0 else 64
-    heads = hidden // head_dim
+    shape, assumed = assumed_shape(params, given)
+    parts = [
+        f"{shape.layers} layers" if "layers" in assumed else "",
+        f"hidden {shape.hidden}" if "hidden" in assumed else "",
+        f"{shape.heads} heads of {shape.head_dim}" if "heads" in assumed else "",
+        f"a {shape.intermediate:,}-wide MLP" if "intermediate" in assumed else "",
+        f"a {shape.vocab:,}-token vocabulary" if "vocab" in assumed else "",
+    ]
+    guessed = ", ".join(part for part in parts if part)
+    notes = f"Shape assumed from the parameter count: {guessed}." if guessed else ""
+    if "kv_heads" in assumed:
+        notes += (
+            " KV heads assumed equal to the attention heads: grouped-query attention is not "
+            "assumed, so the KV cache is the largest such a model could have."
+        )
     return ModelArchitecture(
         id="custom",
         name=f"{format_param_count(params)} parameters",
         kind=ModelKind.DECODER,
         params=params,
-        layers=layers,
-        hidden=hidden,
-        heads=heads,
-        kv_heads=heads,
-        head_dim=head_dim,
-        vocab=GENERIC_VOCAB,
-        intermediate=4 * hidden,
-        context=131_072,
-        gated_mlp=False,
-        tied_embeddings=False,
+        shape=shape,
         sources=(citations.GPT3_SHAPES,),
-        notes=(
-            "Shape assumed from the parameter count (GPT-3-like, full multi-head attention: "
-            "models with grouped-query attention need a smaller KV cache). Pick a preset "
-            "for exact numbers."
-        ),
-        assumed=True,
+        notes=notes.strip() or None,
+        assumed=bool(assumed),
+        assumed_fields=assumed,
+    )
+
+
+def architecture_from_shape(
+    shape: ModelShape, name: str, source: str, params: int | None = None
+) -> ModelArchitecture:
+    """A model described by its shape alone (a config.json), counted from the shape."""
+    return ModelArchitecture(
+        id="config",
+        name=name,
+        kind=ModelKind.DECODER if shape.causal else ModelKind.ENCODER,
+        params=params or shape.total_params,
+        shape=shape,
+        sources=(source,),
     )
 
 

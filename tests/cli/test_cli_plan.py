@@ -124,11 +124,16 @@ def test_fit_list_models(capsys: pytest.CaptureFixture[str]) -> None:
         (["fit", "--params", "0"], "at least 1"),
         (["fit", "--params", "500T"], "absurd"),
         (["fit", "--params", "lots"], "not a number"),
-        (["fit", "--model", "gpt-17"], "Presets: llama-3.1-8b"),
+        (["fit", "--model", "gpt-17"], "Presets: llama-2-7b"),
         (["fit", "--params", "7B", "--batch", "0"], "batch size"),
         (["fit", "--params", "7B", "--seq", "-1"], "sequence length"),
         (["fit", "--params", "7B", "--mode", "train", "--dtype", "int4"], "full fine-tuning"),
         (["fit"], "--params"),
+        (["fit", "--params", "7B", "--kv-heads", "5"], "--kv-heads 5"),
+        (["fit", "--model", "llama-3.1-8b", "--kv-heads", "0"], "--kv-heads 0"),
+        (["fit", "--params", "7B", "--quant", "q4_k_m", "--mode", "lora"], "inference format"),
+        (["fit", "--params", "7B", "--gpus", "4", "--tensor-parallel", "3"], "must divide"),
+        (["fit", "--config", "/nonexistent/config.json"], "--config /nonexistent"),
     ],
 )
 def test_fit_bad_input_exits_2(
@@ -225,3 +230,112 @@ def test_cost_gpu_without_price(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     )
     assert code == 0
     assert json.loads(out)["break_even_months"] > 0
+
+
+CONFIGS = Path(__file__).parent.parent / "planning" / "configs"
+
+
+@pytest.mark.parametrize(
+    ("config", "preset"),
+    [
+        ("llama-3.1-8b", "llama-3.1-8b"),
+        ("qwen2.5-7b", "qwen2.5-7b"),
+        ("mixtral-8x7b", "mixtral-8x7b"),
+        ("deepseek-v3", "deepseek-v3"),
+    ],
+)
+def test_fit_config_gives_the_presets_kv_cache(
+    capsys: pytest.CaptureFixture[str], config: str, preset: str
+) -> None:
+    argv = ["--seq", "32768", "--engine", "vllm", "--concurrency", "4", "--json"]
+    _, out, _ = run_cli(capsys, "fit", "--config", str(CONFIGS / f"{config}.json"), *argv)
+    from_config = json.loads(out)
+    _, out, _ = run_cli(capsys, "fit", "--model", preset, *argv)
+    from_preset = json.loads(out)
+    assert from_config["breakdown"]["kv_cache"] == from_preset["breakdown"]["kv_cache"] > 0
+    assert from_config["model"]["shape"] == from_preset["model"]["shape"]
+
+
+def test_fit_config_flags_override_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    config = str(CONFIGS / "llama-3.1-8b.json")
+    _, out, _ = run_cli(capsys, "fit", "--config", config, "--seq", "8192", "--json")
+    gqa = json.loads(out)["breakdown"]["kv_cache"]
+    _, out, _ = run_cli(
+        capsys, "fit", "--config", config, "--seq", "8192", "--kv-heads", "32", "--json"
+    )
+    data = json.loads(out)
+    assert data["breakdown"]["kv_cache"] == pytest.approx(4 * gqa, rel=1e-3)
+    assert data["model"]["shape"]["kv_heads"] == 32
+
+
+def test_fit_params_alone_says_the_shape_is_assumed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "fit", "--params", "70B", "--seq", "4096", "--dtype", "fp16")
+    assert code == 0
+    words = " ".join(out.split())
+    assert "grouped-query attention is not assumed" in words
+    assert "--kv-heads" in words  # how to give the real shape
+    _, out, _ = run_cli(
+        capsys, "fit", "--params", "70B", "--seq", "4096", "--dtype", "fp16", "--json"
+    )
+    data = json.loads(out)
+    assert data["model"]["assumed_shape"] is True
+    assert "kv_heads" in data["model"]["assumed_fields"]
+    shape = data["model"]["shape"]
+    assert shape["kv_heads"] == shape["heads"]
+
+
+def test_fit_json_keys_stay_and_new_ones_are_additive(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(capsys, "fit", "--model", "llama-3.1-8b", "--quant", "q4_k_m", "--json")
+    data = json.loads(out)
+    assert {"total_gb", "breakdown", "fits", "formulas", "model", "workload"} <= set(data)
+    assert {"allocated_gb", "host_memory_gb", "compares_with", "weights_format"} <= set(data)
+    assert data["weights_format"]["bits_per_weight"] == pytest.approx(4.89, abs=0.01)
+    assert "4.89 bits per weight" in data["formulas"]["weights"]
+    assert data["workload"]["engine"] == "llama.cpp"  # GGUF defaults to llama.cpp
+    assert data["total_gb"] == pytest.approx(sum(data["breakdown"].values()), abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("document", "field"),
+    [
+        ('{"hidden_size": 4096}', "num_hidden_layers"),
+        ('{"hidden_size": true, "num_hidden_layers": 2}', "hidden_size"),
+        ("not json", None),
+        ("[1, 2]", None),
+    ],
+)
+def test_fit_malformed_config_exits_2_naming_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, document: str, field: str | None
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(document)
+    code, out, err = run_cli(capsys, "fit", "--config", str(tmp_path))
+    assert code == 2 and out == ""
+    assert "--config" in err and str(path) in err
+    if field:
+        assert f"'{field}'" in err
+
+
+def test_fit_engines_bound_the_prefill_working_set(capsys: pytest.CaptureFixture[str]) -> None:
+    """At 128k tokens transformers holds the whole prompt's working set; vLLM one chunk."""
+    base = ["fit", "--model", "llama-3.1-8b", "--seq", "131072", "--json"]
+    _, out, _ = run_cli(capsys, *base)
+    whole = json.loads(out)["breakdown"]["activations"]
+    _, out, _ = run_cli(capsys, *base, "--engine", "vllm")
+    chunked = json.loads(out)
+    assert whole > 15 and chunked["breakdown"]["activations"] < 2
+    assert chunked["usable_memory_fraction"] == 0.9
+    _, out, _ = run_cli(capsys, *base, "--engine", "vllm", "--prefill-chunk", "2048")
+    assert json.loads(out)["breakdown"]["activations"] < chunked["breakdown"]["activations"]
+
+
+def test_fit_sharded_training_is_per_gpu_at_that_count(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-70b", "--mode", "train", "--gpus", "8",
+        "--sharding", "fsdp", "--checkpointing", "--json",
+    )  # fmt: skip
+    data = json.loads(out)
+    assert data["per_gpu_for"] == 8
+    assert {item["count"] for item in data["fits"]} == {8}
+    states = sum(data["breakdown"][key] for key in ("weights", "gradients", "optimizer"))
+    assert states == pytest.approx(16 * 70_553_706_496 / 8 / 1e9, rel=1e-3)

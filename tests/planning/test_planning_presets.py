@@ -1,9 +1,13 @@
-"""The bundled presets: complete, sourced, and self-consistent."""
+"""The bundled presets: complete, sourced, and matching their published figures."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from gpudesk.planning.architecture import load_hf_config
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.presets import (
     ModelArchitecture,
@@ -14,33 +18,58 @@ from gpudesk.planning.presets import (
     load_presets,
 )
 
+CONFIGS = Path(__file__).parent / "configs"
+
+#: The issue's list (Llama 2/3.1/3.3, Qwen2.5/Qwen3 0.5-72B, DeepSeek-V3/R1, Mixtral
+#: 8x22B, Gemma 2/3, Phi-3/4) and the original eleven.
 REQUIRED = {
+    "llama-2-7b",
+    "llama-2-13b",
+    "llama-2-70b",
     "llama-3.1-8b",
     "llama-3.1-70b",
-    "mistral-7b",
-    "mixtral-8x7b",
+    "llama-3.3-70b",
+    "llama-3.1-405b",
+    "qwen2.5-0.5b",
     "qwen2.5-7b",
     "qwen2.5-72b",
+    "qwen3-0.6b",
+    "qwen3-8b",
+    "qwen3-32b",
+    "qwen3-30b-a3b",
+    "deepseek-v3",
+    "deepseek-r1",
+    "mistral-7b",
+    "mixtral-8x7b",
+    "mixtral-8x22b",
     "gemma-2-9b",
+    "gemma-2-27b",
+    "gemma-3-1b",
+    "gemma-3-27b",
     "phi-3-mini",
+    "phi-3-medium",
+    "phi-4",
     "bert-base",
     "resnet-50",
     "sdxl-unet",
 }
 
-
-def _params_from_shape(model: ModelArchitecture) -> int:
-    """Linear weights of the blocks plus embeddings (norms and biases ignored, < 0.1%)."""
-    assert model.layers and model.hidden and model.heads and model.kv_heads
-    assert model.head_dim and model.intermediate and model.vocab
-    h = model.hidden
-    q, kv = model.heads * model.head_dim, model.kv_heads * model.head_dim
-    attention = h * q * 2 + h * kv * 2
-    mlp = (3 if model.gated_mlp else 2) * h * model.intermediate * (model.experts or 1)
-    embeddings = model.vocab * h * (1 if model.tied_embeddings else 2)
-    if model.kind is ModelKind.ENCODER:
-        embeddings = (model.vocab + model.context + 2) * h if model.context else embeddings
-    return model.layers * (attention + mlp) + embeddings
+#: Parameter counts as the model cards and papers round them (billions).
+CARD_BILLIONS = {
+    "qwen3-0.6b": 0.6,
+    "qwen3-1.7b": 1.7,
+    "qwen3-4b": 4.0,
+    "qwen3-8b": 8.2,
+    "qwen3-14b": 14.8,
+    "qwen3-32b": 32.8,
+    "qwen3-30b-a3b": 30.5,
+    "qwen3-235b-a22b": 235,
+    "deepseek-v3": 671,
+    "deepseek-r1": 671,
+    "mixtral-8x22b": 141,
+    "gemma-3-1b": 1.0,
+    "phi-4-mini": 3.8,
+}
 
 
 def test_all_required_presets_exist_with_sources() -> None:
@@ -49,28 +78,71 @@ def test_all_required_presets_exist_with_sources() -> None:
     for preset in presets.values():
         assert preset.sources, preset.id
         assert not preset.assumed
+        if preset.shape is not None:
+            assert "config.json" in preset.sources[0], preset.id
 
 
-@pytest.mark.parametrize("preset_id", sorted(REQUIRED - {"resnet-50", "sdxl-unet"}))
-def test_transformer_shapes_reproduce_the_published_parameter_count(preset_id: str) -> None:
+@pytest.mark.parametrize("preset_id", sorted(p.id for p in load_presets() if p.shape is not None))
+def test_shapes_reproduce_the_published_parameter_count(preset_id: str) -> None:
+    """The shape's own count against `params` (published to the unit) within 1%, or
+    against the model card's rounded figure within its rounding."""
     preset = find_preset(preset_id)
-    assert _params_from_shape(preset) == pytest.approx(preset.params, rel=0.01)
+    assert preset.shape is not None
+    counted = preset.shape.total_params
+    if preset_id in CARD_BILLIONS:
+        card = CARD_BILLIONS[preset_id]
+        assert round(counted / 1e9, 1 if card < 100 else -1) == pytest.approx(
+            card if card < 100 else round(card, -1), abs=0.051 if card < 10 else 0.1
+        ), counted
+    else:
+        assert counted == pytest.approx(preset.params, rel=0.01)
 
 
 def test_known_published_figures() -> None:
-    """Model cards: Llama 3.1 8B 8.03B, Mixtral 46.7B total / 12.9B active, BERT 110M."""
+    """Model cards: Llama 3.1 8B 8.03B; Mixtral 46.7B total / 12.9B active; DeepSeek-V3
+    671B total / 37B active; BERT 110M; ResNet-50 25,557,032."""
     assert find_preset("llama-3.1-8b").params == 8_030_261_248
     mixtral = find_preset("mixtral-8x7b")
     assert round(mixtral.params / 1e9, 1) == 46.7
     assert mixtral.active_params is not None and round(mixtral.active_params / 1e9, 1) == 12.9
+    deepseek = find_preset("deepseek-v3")
+    assert round(deepseek.params / 1e9) == 671
+    assert deepseek.active_params is not None and round(deepseek.active_params / 1e9) in (37, 38)
     assert round(find_preset("bert-base").params / 1e6, -1) == 110
     assert find_preset("resnet-50").params == 25_557_032
 
 
 def test_grouped_query_attention_heads() -> None:
-    assert find_preset("llama-3.1-70b").kv_heads == 8
-    assert find_preset("qwen2.5-7b").kv_heads == 4
-    assert find_preset("phi-3-mini").kv_heads == 32  # full multi-head attention
+    def kv(preset_id: str) -> int:
+        shape = find_preset(preset_id).shape
+        assert shape is not None
+        return shape.kv_heads
+
+    assert kv("llama-3.1-70b") == 8
+    assert kv("qwen2.5-7b") == 4
+    assert kv("llama-2-7b") == 32  # full multi-head attention
+    assert kv("llama-2-70b") == 8
+
+
+@pytest.mark.parametrize(
+    ("config", "preset_id"),
+    [
+        ("llama-3.1-8b", "llama-3.1-8b"),
+        ("qwen2.5-7b", "qwen2.5-7b"),
+        ("mixtral-8x7b", "mixtral-8x7b"),
+        ("deepseek-v3", "deepseek-v3"),
+        ("gemma-2-9b", "gemma-2-9b"),
+    ],
+)
+def test_config_json_gives_the_preset_shape_and_kv_cache(config: str, preset_id: str) -> None:
+    """The same KV cache from a real config.json as from the matching preset."""
+    loaded = load_hf_config(CONFIGS / f"{config}.json")
+    preset = find_preset(preset_id).shape
+    assert preset is not None
+    for tokens in (1, 4096, 32768):
+        assert loaded.kv_cache_bytes(tokens, 2.0) == preset.kv_cache_bytes(tokens, 2.0)
+    assert loaded.total_params == preset.total_params
+    assert json.loads((CONFIGS / f"{config}.json").read_text())["vocab_size"] == preset.vocab
 
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "Llama 3.1 8B", "LLAMA-3.1-8b", " mistral-7b "])
@@ -90,19 +162,29 @@ def test_unknown_preset_lists_them_all() -> None:
 def test_generic_shape_for_7b() -> None:
     """12 x L x h^2 ~ 7e9 with h ~ 128 L: L = 33, h = 4224 (Kaplan 2020, GPT-3 table 2.1)."""
     model = generic_architecture(7_000_000_000)
-    assert model.assumed
-    assert model.layers == 33
-    assert model.hidden == 4224
-    assert model.kv_heads == model.heads  # conservative: no grouped-query attention
-    assert 12 * model.layers * model.hidden**2 == pytest.approx(7e9, rel=0.03)
-    assert "assumed" in (model.notes or "")
+    assert model.assumed and model.shape is not None
+    assert (model.shape.layers, model.shape.hidden) == (33, 4224)
+    assert model.shape.kv_heads == model.shape.heads  # conservative: no grouped-query attention
+    assert 12 * model.shape.layers * model.shape.hidden**2 == pytest.approx(7e9, rel=0.03)
+    assert "grouped-query attention is not assumed" in (model.notes or "")
+    assert "kv_heads" in model.assumed_fields
+
+
+def test_given_shape_fields_are_not_assumed() -> None:
+    model = generic_architecture(
+        70_000_000_000, {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8}
+    )
+    assert model.shape is not None and model.shape.kv_heads == 8
+    assert "kv_heads" not in model.assumed_fields
+    assert "grouped-query" not in (model.notes or "")
+    assert model.params == 70_000_000_000
 
 
 @pytest.mark.parametrize("params", [1, 1000, 350_000_000, 1_500_000_000_000])
 def test_generic_shape_is_valid_for_any_size(params: int) -> None:
-    model = generic_architecture(params)
-    assert model.hidden is not None and model.heads is not None and model.head_dim is not None
-    assert model.heads * model.head_dim == model.hidden
+    shape = generic_architecture(params).shape
+    assert shape is not None
+    assert shape.heads * shape.head_dim == shape.hidden
 
 
 @pytest.mark.parametrize(
