@@ -468,8 +468,7 @@ def _check(model: ModelArchitecture, spec: WorkloadSpec) -> None:
         raise PlanningInputError(f"GPU count {spec.gpus} must be between 1 and {MAX_GPUS:,}")
     if spec.tensor_parallel < 1 or spec.gpus % spec.tensor_parallel:
         raise PlanningInputError(
-            f"tensor-parallel degree {spec.tensor_parallel} must divide the "
-            f"GPU count {spec.gpus}"
+            f"tensor-parallel degree {spec.tensor_parallel} must divide the GPU count {spec.gpus}"
         )
     fmt = _weight_format(spec)
     w = spec.workload
@@ -615,8 +614,7 @@ def _weights_part(
             host = stored.input_embedding_bytes * scale
             base -= host
             formula += (
-                f"; the {_gb(host):.2f} GB input embedding table stays in host memory "
-                "(llama.cpp)"
+                f"; the {_gb(host):.2f} GB input embedding table stays in host memory (llama.cpp)"
             )
         source = fmt.source
         if not fmt.is_plain and not fmt.is_gguf:
@@ -798,9 +796,8 @@ def _training_activations(
         resident = OFFLOAD_RESIDENT_LAYERS if spec.offload_activations else layers
         kept = CHECKPOINT_BYTES * shape.hidden * tokens * scale * resident / tp
         layer_phase = layer + transient
-        kept_text = (
-            f"checkpointed inputs 2·s·b·h x {resident} layers"
-            + (" (the rest offloaded to host memory)" if spec.offload_activations else "")
+        kept_text = f"checkpointed inputs 2·s·b·h x {resident} layers" + (
+            " (the rest offloaded to host memory)" if spec.offload_activations else ""
         )
     else:
         kept = layer * layers
