@@ -16,6 +16,10 @@ def shape_from_preset(preset: ModelArchitecture | MeasuredModel) -> ModelShape:
     Raises:
         PlanningInputError: the preset is not a transformer (a CNN or UNet has no tokens).
     """
+    if isinstance(preset, ModelArchitecture):
+        if preset.shape is None:
+            raise PlanningInputError(f"{preset.name} is not a transformer: no tokens to time")
+        return preset.shape
     fields: dict[str, Any] = {}
     for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab"):
         value = getattr(preset, name)
@@ -25,12 +29,6 @@ def shape_from_preset(preset: ModelArchitecture | MeasuredModel) -> ModelShape:
     fields["context"] = preset.context
     fields["tied_embeddings"] = preset.tied_embeddings
     fields["gated_mlp"] = preset.gated_mlp
-    if isinstance(preset, ModelArchitecture):
-        if preset.kind.value != "decoder":
-            fields["causal"] = False
-        if preset.experts is not None and preset.experts_per_token is not None:
-            fields["experts"] = preset.experts
-            fields["active_experts"] = preset.experts_per_token
     return make_shape(fields)
 
 
