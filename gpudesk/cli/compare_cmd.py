@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from pathlib import Path
 from typing import Any
 
 from gpudesk.catalog.query import NameLookupError, find_entry
@@ -49,6 +50,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="add this machine (detected GPUs, latest benchmark) to the PDF",
     )
+    compare.add_argument(
+        "--fleet",
+        type=path_argument,
+        metavar="SURVEY",
+        help="add a saved fleet survey (gpudesk fleet survey --out) to the PDF",
+    )
     compare.add_argument("--baseline", metavar="NAME", help="show the others as ratios to it")
     compare.set_defaults(handler=run_compare)
 
@@ -83,6 +90,10 @@ def run_compare(args: argparse.Namespace) -> int:
     outputs = [path for path in (args.csv, args.png, args.svg, args.pdf) if path is not None]
     for path in outputs:
         check_output_path(path)
+    if args.fleet is not None and args.pdf is None:
+        raise CliError("--fleet adds a section to the PDF: use it with --pdf FILE", EXIT_USAGE)
+    # Read before anything is written: a bad survey file must cost no output.
+    fleet = _read_fleet(args.fleet) if args.fleet is not None else None
 
     from gpudesk.compare.table import build_comparison
 
@@ -109,6 +120,7 @@ def run_compare(args: argparse.Namespace) -> int:
                 catalog=catalog,
                 paper=args.paper,
                 include_local=args.include_local,
+                fleet=fleet,
             ),
         )
     if args.json or not outputs:
@@ -116,6 +128,17 @@ def run_compare(args: argparse.Namespace) -> int:
     for path in outputs:
         print(f"wrote {path}", file=sys.stderr)
     return EXIT_OK
+
+
+def _read_fleet(path: Path) -> Any:
+    """The survey for the PDF's Fleet section, or a usage error naming the file."""
+    from gpudesk.fleet.document import SurveyFileError, read_survey
+
+    try:
+        view, _ = read_survey(path)
+    except SurveyFileError as exc:
+        raise CliError(f"--fleet: {exc}", EXIT_USAGE) from exc
+    return view
 
 
 def _offscreen_radar_exporter() -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from gpudesk.fleet.checks import Outlier, bench_model, fleet_gpus, model_key
@@ -110,3 +111,46 @@ def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryR
                 )
             )
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSummary:
+    """One model of the fleet: how many devices, and the spread of their headline GEMM."""
+
+    model: str
+    devices: int
+    measured: int
+    label: str | None
+    unit: str | None
+    median: float | None
+    low: float | None
+    high: float | None
+    flagged: int
+
+
+def model_summaries(rows: list[InventoryRow]) -> list[ModelSummary]:
+    """Per model, most devices first: counts, the headline GEMM's median and range, flags."""
+    by_model: dict[str, list[InventoryRow]] = {}
+    for row in rows:
+        if row.error is None:
+            by_model.setdefault(row.model, []).append(row)
+    summaries: list[ModelSummary] = []
+    for model, items in by_model.items():
+        measured = [row.gemm for row in items if row.gemm is not None and row.gemm.value]
+        values = sorted(float(gemm.value) for gemm in measured if gemm.value is not None)
+        first = measured[0] if measured else None
+        summaries.append(
+            ModelSummary(
+                model=model,
+                devices=len(items),
+                measured=len(values),
+                label=first.label if first else None,
+                unit=first.unit if first else None,
+                median=statistics.median(values) if values else None,
+                low=values[0] if values else None,
+                high=values[-1] if values else None,
+                flagged=sum(1 for row in items if row.checks),
+            )
+        )
+    summaries.sort(key=lambda item: (-item.devices, item.model))
+    return summaries

@@ -21,7 +21,9 @@ from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry, PriceKind
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
+from gpudesk.fleet.document import SurveyView
 from gpudesk.hardware.models import DetectionResult, NvmlStatus
+from gpudesk.report.fleet_section import FleetSection, build_fleet_section
 
 MIN_GPUS = 2
 MAX_GPUS = 6
@@ -180,6 +182,8 @@ class ReportContent:
     omitted_rows: tuple[str, ...]
     notes: tuple[NoteSection, ...]
     local: LocalSection | None = None
+    #: A saved fleet survey, summarised ("Fleet" section).
+    fleet: FleetSection | None = None
     comparison: Comparison | None = field(default=None, compare=False)
     #: Compared GPUs the price/performance scatter cannot place (no price or
     #: no dense FP16 tensor figure).
@@ -580,6 +584,7 @@ def build_report(
     local: LocalData | None = None,
     include_local: bool = False,
     created_at: dt.datetime | None = None,
+    fleet: SurveyView | None = None,
 ) -> ReportContent:
     """The report's content for 2-6 GPUs.
 
@@ -590,6 +595,7 @@ def build_report(
         include_local: add the "This machine" section (it says so plainly
             when ``local`` holds nothing).
         created_at: the creation time shown (now when None).
+        fleet: a fleet survey to summarise in its own section.
 
     Raises:
         ValueError: fewer than 2 or more than 6 GPUs, or one listed twice.
@@ -616,6 +622,7 @@ def build_report(
         omitted_rows=omitted,
         notes=build_notes(entries, omitted),
         local=build_local_section(local, catalog) if include_local else None,
+        fleet=build_fleet_section(fleet) if fleet is not None else None,
         comparison=comparison,
         scatter_missing=tuple(
             entry.name

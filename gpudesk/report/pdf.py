@@ -37,6 +37,7 @@ from PySide6.QtGui import (
 from gpudesk import __version__
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.fleet.document import SurveyView
 from gpudesk.paths import resources_dir
 from gpudesk.progress import NullProgress, Progress
 from gpudesk.render.app import ensure_application
@@ -122,6 +123,7 @@ def write_pdf_report(
     progress: Progress | None = None,
     local: LocalData | None = None,
     charts: ReportCharts | None = None,
+    fleet: SurveyView | None = None,
 ) -> None:
     """Write the comparison report of 2-6 GPUs to ``path`` as PDF.
 
@@ -138,6 +140,7 @@ def write_pdf_report(
         local: this machine's data; collected now when None and ``include_local``.
         charts: the charts from :func:`prepare_charts` for the same entries
             and paper; drawn now when None.
+        fleet: a fleet survey to summarise in a "Fleet" section.
 
     Raises:
         ValueError: fewer than 2 or more than 6 GPUs, an unknown paper size,
@@ -153,7 +156,7 @@ def write_pdf_report(
     if charts is not None and charts.paper != paper:
         raise ValueError(f"charts were prepared for {charts.paper}, not {paper}")
     progress.report(0.0, "collecting the figures")
-    content = build_report(entries, catalog, local=local, include_local=False)
+    content = build_report(entries, catalog, local=local, include_local=False, fleet=fleet)
     if charts is None:
         progress.report(0.02, "drawing the charts")
         charts = prepare_charts(content.entries, catalog, paper=paper)
@@ -161,7 +164,7 @@ def write_pdf_report(
         if local is None:
             progress.report(0.05, "detecting this machine")
             local = collect_local_data()
-        content = build_report(entries, catalog, local=local, include_local=True)
+        content = build_report(entries, catalog, local=local, include_local=True, fleet=fleet)
     progress.check()
     data = render_pdf_bytes(content, charts, progress=progress)
     progress.check()
@@ -279,6 +282,8 @@ def _lay_out(flow: Flow, content: ReportContent, charts: ReportCharts) -> None:
     _charts(flow, content, charts)
     if content.local is not None:
         _this_machine(flow, content)
+    if content.fleet is not None:
+        _fleet(flow, content)
     _notes(flow, content)
 
 
@@ -586,6 +591,47 @@ def _this_machine(flow: Flow, content: ReportContent) -> None:
             flow.text(note, size_pt=8.5, indent_pt=2, after_pt=1.5, bullet=True)
     for note in local.notes:
         flow.text(note, size_pt=8.5, color=MUTED_COLOR, after_pt=1.5)
+
+
+def _fleet(flow: Flow, content: ReportContent) -> None:
+    fleet = content.fleet
+    assert fleet is not None
+    flow.heading("Fleet")
+    flow.text(fleet.heading, size_pt=9.5)
+    if fleet.models:
+        flow.space(3)
+        flow.table(
+            Table(
+                header=(
+                    Cell("Model", bold=True),
+                    Cell("Devices", bold=True),
+                    Cell("Measured (median)", bold=True),
+                    Cell("Range", bold=True),
+                    Cell("Flagged", bold=True),
+                ),
+                rows=tuple(
+                    TableRow(
+                        (
+                            Cell(model),
+                            Cell(devices, align_right=True),
+                            Cell(measured, muted=measured == "not measured"),
+                            Cell(spread, align_right=True),
+                            Cell(flagged, align_right=True),
+                        )
+                    )
+                    for model, devices, measured, spread, flagged in fleet.models
+                ),
+                column_weights=(1.8, 0.7, 1.8, 1.2, 0.7),
+                font_size_pt=8.5,
+            )
+        )
+    for title, lines in (("Outliers", fleet.outliers), ("Failed nodes", fleet.failed)):
+        if lines:
+            flow.heading(title, level=2, reserve_pt=30)
+            for line in lines:
+                flow.text(line, size_pt=8.5, indent_pt=2, after_pt=1.5, bullet=True)
+    for line in fleet.left_out:
+        flow.text(line, size_pt=8.5, color=MUTED_COLOR, after_pt=1.5)
 
 
 def _notes(flow: Flow, content: ReportContent) -> None:

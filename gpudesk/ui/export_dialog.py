@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.fleet.document import SurveyView
 from gpudesk.progress import Progress
 from gpudesk.report.pdf import ReportCharts, prepare_charts, write_pdf_report
 from gpudesk.ui.worker import TaskWorker
@@ -104,9 +105,11 @@ class ExportDialog(QDialog):
         catalog: Catalog,
         settings: QSettings | None = None,
         parent: QWidget | None = None,
+        fleet: SurveyView | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(TITLE)
+        self.fleet = fleet
         self.entries = list(entries)
         self.catalog = catalog
         self.settings = settings
@@ -141,6 +144,10 @@ class ExportDialog(QDialog):
         self.local_check = QCheckBox("Include this machine (detected GPUs, latest benchmark)")
         self.local_check.setChecked(str(self._setting(_SETTINGS_LOCAL, "false")) == "true")
 
+        self.fleet_check = QCheckBox("Include the fleet survey shown in the Fleet tab")
+        self.fleet_check.setChecked(fleet is not None)
+        self.fleet_check.setVisible(fleet is not None)
+
         self.hint_label = QLabel()
         self.hint_label.setWordWrap(True)
 
@@ -148,6 +155,8 @@ class ExportDialog(QDialog):
         form.addRow("File:", path_row)
         form.addRow("Paper:", self.paper_combo)
         form.addRow("", self.local_check)
+        if fleet is not None:
+            form.addRow("", self.fleet_check)
 
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.export_button = self.buttons.addButton(
@@ -249,6 +258,10 @@ class ExportDialog(QDialog):
         entries = list(self.entries)
         catalog = self.catalog
         export = self.export_function
+        # Passed only when asked for: the export seam's other callers know no fleet.
+        extra = (
+            {"fleet": self.fleet} if self.fleet is not None and self.fleet_check.isChecked() else {}
+        )
 
         def run(progress: Progress) -> object:
             try:
@@ -260,6 +273,7 @@ class ExportDialog(QDialog):
                     include_local=include_local,
                     progress=progress,
                     charts=charts,
+                    **extra,
                 )
             except OSError as exc:
                 raise RuntimeError(f"Cannot write {path}: {exc.strerror or exc}") from exc
@@ -381,6 +395,7 @@ def run_export_dialog(window: QWidget) -> QDialog:
         state.catalog,
         settings=settings if isinstance(settings, QSettings) else None,
         parent=window,
+        fleet=state.fleet_survey,
     )
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()

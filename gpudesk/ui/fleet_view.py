@@ -202,6 +202,7 @@ class FleetView(QWidget):
     def show_survey(self, view: SurveyView, data: dict[str, Any]) -> None:
         summary = summarise(view.nodes)
         self.survey, self.document = view, {**data, "summary": summary}
+        self.state.fleet_survey = view
         self.outliers = [Outlier(**item) for item in summary["outliers"]]
         self.rows = inventory(list(view.nodes), self.outliers)
         cluster = view.cluster

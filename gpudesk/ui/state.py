@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Signal
 
 from gpudesk.catalog.loader import Catalog, load_catalog
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.fleet.document import SurveyView
 from gpudesk.measured import MeasuredSeries
 
 MAX_COMPARE = 6
@@ -47,6 +48,8 @@ class AppState(QObject):
         self.detected_catalog_ids: list[str] = []
         #: ids the planner found to fit the user's workload; None: no such filter.
         self.fit_filter_ids: set[str] | None = None
+        #: The survey the Fleet tab shows, for the PDF export; None before one is opened.
+        self.fleet_survey: SurveyView | None = None
 
     # catalog -------------------------------------------------------------
     def entries(self) -> list[CatalogEntry]:

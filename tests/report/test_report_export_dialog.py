@@ -208,3 +208,29 @@ def test_check_target_refuses_empty_and_folders(tmp_path: Path) -> None:
     (tmp_path / "x.pdf").mkdir()
     path, problem = check_target(str(tmp_path / "x.pdf"))
     assert path is None and "is a folder" in problem
+
+
+def test_the_fleet_survey_shown_is_offered_and_passed_to_the_export(
+    qtbot: QtBot, window: FakeWindow, tmp_path: Path
+) -> None:
+    import json
+
+    from survey_factory import gpu, node, survey
+
+    from gpudesk.fleet.document import parse_survey
+
+    assert not _dialog(window).fleet_check.isVisibleTo(window)  # no survey: not offered
+    window.state.fleet_survey, _ = parse_survey(json.dumps(survey([node("a", [gpu(0)])])), "t")
+    dialog = _dialog(window)
+    assert dialog.fleet_check.isChecked()
+    received: dict[str, Any] = {}
+
+    def export(*args: Any, **kwargs: Any) -> None:
+        received.update(kwargs)
+
+    dialog.export_function = export
+    dialog.set_path(tmp_path / "r.pdf")
+    with qtbot.waitSignal(dialog.exported, timeout=10_000):
+        assert dialog.start()
+    assert received["fleet"] is window.state.fleet_survey
+    dialog.close()
