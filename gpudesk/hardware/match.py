@@ -33,6 +33,8 @@ class MatchMethod(StrEnum):
     NAME_ONLY = "name_only"
     #: A MIG instance: the entry of the physical GPU it is carved from.
     PARENT_GPU = "parent_gpu"
+    #: Apple Silicon: the chip name and its GPU core count ("Apple M3 Max", 40 cores).
+    CHIP_AND_GPU_CORES = "chip_and_gpu_cores"
     NONE = "none"
 
 
@@ -42,6 +44,7 @@ _METHOD_TEXT = {
     MatchMethod.NAME_AND_MEMORY: "by name and memory size",
     MatchMethod.NAME_ONLY: "by name only (memory size unknown)",
     MatchMethod.PARENT_GPU: "through its parent GPU",
+    MatchMethod.CHIP_AND_GPU_CORES: "by chip and GPU core count",
     MatchMethod.NONE: "not in catalog",
 }
 
@@ -168,6 +171,8 @@ def match_device(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMa
             )
     if not gpu.name:
         return CatalogMatch(catalog_id=None, method=MatchMethod.NONE)
+    if gpu.vendor == "Apple":
+        return _match_apple(gpu, entries)
     exact = gpu.name.strip().casefold()
     found = [
         entry
@@ -201,6 +206,32 @@ def match_device(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMa
             candidates.append(entry_id)
     return CatalogMatch(
         catalog_id=None, method=MatchMethod.NONE, candidates=tuple(candidates[:_MAX_CANDIDATES])
+    )
+
+
+def _match_apple(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMatch:
+    """An Apple chip is one entry per GPU core count: "Apple M3 Max (40-core GPU)"."""
+    chip = (gpu.name or "").strip().casefold()
+    same_chip = [
+        entry
+        for entry in entries
+        if entry.vendor.casefold() == "apple"
+        and entry.name.casefold().partition(" (")[0].strip() == chip
+    ]
+    wanted = f"{chip} ({gpu.gpu_core_count}-core gpu)"
+    exact = [entry for entry in same_chip if entry.name.casefold() == wanted]
+    if gpu.gpu_core_count is not None and exact:
+        return CatalogMatch(
+            catalog_id=exact[0].id,
+            method=MatchMethod.CHIP_AND_GPU_CORES,
+            candidates=_ids(exact[1:]),
+        )
+    if len(same_chip) == 1 and gpu.gpu_core_count is None:
+        return CatalogMatch(catalog_id=same_chip[0].id, method=MatchMethod.NAME_ONLY)
+    return CatalogMatch(
+        catalog_id=None,
+        method=MatchMethod.NONE,
+        candidates=_ids(same_chip[:_MAX_CANDIDATES]) or closest_entries(gpu.name or "", entries),
     )
 
 
