@@ -39,7 +39,8 @@ MONITOR_METRICS: tuple[MonitorMetric, ...] = (
     MonitorMetric("memory_used_mib", "Memory used", "MiB"),
     MonitorMetric("temperature_c", "Temperature", "°C"),
     MonitorMetric("power_draw_w", "Power", "W"),
-    MonitorMetric("sm_clock_mhz", "SM clock", "MHz"),
+    # NVIDIA's SM clock; AMD's graphics (sclk) clock.
+    MonitorMetric("sm_clock_mhz", "Core clock", "MHz"),
 )
 
 #: Five minutes at one sample a second.

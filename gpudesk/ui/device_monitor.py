@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
@@ -184,11 +185,19 @@ class MonitorPanel(QWidget):
         text = f"{metric.label} ({unit})"
         return f"{text}   {latest}" if latest else text
 
-    def set_devices(self, nvml: Nvml, devices: Sequence[GpuSnapshot]) -> None:
-        """Monitor the physical GPUs among ``devices`` (MIG and lost ones are skipped)."""
-        monitor = Monitor(nvml, devices)
-        uuids = [device.uuid or "" for device in monitor.devices]
-        if uuids != [device.uuid or "" for device in self._devices]:
+    def set_devices(
+        self, nvml: Nvml, devices: Sequence[GpuSnapshot], *, sysfs_root: Path | None = None
+    ) -> None:
+        """Monitor the GPUs among ``devices`` with live figures (MIG, lost, Apple skipped).
+
+        Args:
+            nvml: NVML access for NVIDIA GPUs.
+            devices: the detected devices.
+            sysfs_root: the sysfs tree detection read, for AMD/Intel GPUs.
+        """
+        monitor = Monitor(nvml, devices, sysfs_root=sysfs_root)
+        keys = [device.key for device in monitor.devices]
+        if keys != [device.key for device in self._devices]:
             self.history.clear()
             self.last_sample = None
             self._reported_lost.clear()
@@ -233,7 +242,7 @@ class MonitorPanel(QWidget):
                 # A bare curve item: PlotDataItem's extra processing costs more than drawing.
                 curve = pg.PlotCurveItem(pen=pen, connect="finite", skipFiniteCheck=False)
                 self.plots[metric.key].addItem(curve)
-                self._curves[(device.uuid or "", metric.key)] = curve
+                self._curves[(device.key, metric.key)] = curve
 
     def _restyle(self, *_args: object) -> None:
         """Re-color curves, legend and titles after a light/dark switch."""
@@ -241,7 +250,7 @@ class MonitorPanel(QWidget):
         for position, device in enumerate(self._devices):
             pen = pg.mkPen(device_color(position, self._style.dark), width=2)
             for metric in MONITOR_METRICS:
-                curve = self._curves.get((device.uuid or "", metric.key))
+                curve = self._curves.get((device.key, metric.key))
                 if curve is not None:
                     curve.setPen(pen)
         self._update_legend()
@@ -337,7 +346,7 @@ class MonitorPanel(QWidget):
             display = _DISPLAY[metric.key]
             latest: list[str] = []
             for position, device in enumerate(self._devices):
-                uuid = device.uuid or ""
+                uuid = device.key
                 curve = self._curves.get((uuid, metric.key))
                 if curve is None:
                     continue
@@ -366,7 +375,7 @@ class MonitorPanel(QWidget):
         for position, device in enumerate(self._devices):
             color = device_color(position, self._style.dark).name()
             name = f"GPU {device.index}: {device.name or 'unknown'}"
-            lost = device.uuid in self._reported_lost
+            lost = device.key in self._reported_lost
             suffix = f' <b style="color:{LOST_COLOR}">LOST</b>' if lost else ""
             parts.append(f'<span style="color:{color}">&#9632;</span> {name}{suffix}')
         self.legend.setText("&nbsp;&nbsp;&nbsp;".join(parts))
@@ -380,7 +389,7 @@ class MonitorPanel(QWidget):
         else:
             seconds = self._timer.interval() / 1000
             text = f"every {seconds:g} s, last {len(self.history)} samples"
-        if self._devices and all(device.uuid in self._reported_lost for device in self._devices):
+        if self._devices and all(device.key in self._reported_lost for device in self._devices):
             text = "every monitored GPU is lost"
         self.status_label.setText(text)
 

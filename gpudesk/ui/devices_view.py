@@ -9,6 +9,7 @@ rest of the app keeps working.
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QCloseEvent
@@ -26,13 +27,13 @@ from PySide6.QtWidgets import (
 
 from gpudesk.hardware import text
 from gpudesk.hardware.detect import detect
-from gpudesk.hardware.match import CatalogMatch, match_devices
+from gpudesk.hardware.match import CatalogMatch, match_devices, with_catalog_names
 from gpudesk.hardware.models import (
     DetectionResult,
     DeviceKind,
     DeviceSample,
+    DeviceSource,
     GpuSnapshot,
-    NvmlStatus,
     title_for,
 )
 from gpudesk.hardware.nvml import Nvml, default_nvml
@@ -57,11 +58,14 @@ QFrame#deviceCard, QFrame#cpuCard {
 QFrame#deviceCard[lost="true"] { border: 2px solid #c0392b; }
 QFrame#deviceCard[mig="true"] { margin-left: 22px; }
 QLabel#fieldName { color: palette(placeholder-text); }
+QLabel#deviceHint { color: #b9770e; }
 """
 
 
 #: Card fields shown on a row of their own.
-_WIDE_FIELDS = frozenset({"Memory", "PCIe", "Utilization", "Clock events", "PCI bus", "UUID"})
+_WIDE_FIELDS = frozenset(
+    {"Memory", "PCIe", "Utilization", "Clock events", "PCI bus", "UUID", "For models", "Found by"}
+)
 
 
 #: Card fields the live monitor keeps current.
@@ -122,7 +126,10 @@ class DeviceCard(QFrame):
         if color_position is not None:
             color = device_color(color_position, dark=theme.is_dark()).name()
             swatch = f'<span style="color:{color}">&#9632;</span> '
-        self.title = QLabel(f"{swatch}<b>{_escape(gpu.label)}</b>")
+        state_text = ""
+        if gpu.driver_loaded is False:
+            state_text = f' <b style="color:{LOST_COLOR}">driver not loaded</b>'
+        self.title = QLabel(f"{swatch}<b>{_escape(gpu.label)}</b>{state_text}")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         header.addWidget(self.title, 1)
@@ -137,11 +144,18 @@ class DeviceCard(QFrame):
         header.addWidget(self.compare_button)
         layout.addLayout(header)
 
+        self.hint_label = QLabel(gpu.hint or "")
+        self.hint_label.setObjectName("deviceHint")
+        self.hint_label.setWordWrap(True)
+        self.hint_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hint_label.setVisible(bool(gpu.hint))
+
         self.catalog_label = QLabel(f"Catalog: {_catalog_html(match, state)}")
         self.catalog_label.setTextFormat(Qt.TextFormat.RichText)
         self.catalog_label.setWordWrap(True)
         self.catalog_label.linkActivated.connect(self.entry_clicked)
         layout.addWidget(self.catalog_label)
+        layout.addWidget(self.hint_label)
 
         grid = QGridLayout()
         grid.setHorizontalSpacing(14)
@@ -174,6 +188,8 @@ class DeviceCard(QFrame):
     @staticmethod
     def _fields(gpu: GpuSnapshot, result: DetectionResult) -> list[tuple[str, str]]:
         na = text.NA
+        if gpu.source is not DeviceSource.NVML:
+            return DeviceCard._bus_fields(gpu)
         if gpu.kind is DeviceKind.MIG:
             return [
                 ("Memory", text.memory_text(gpu)),
@@ -207,6 +223,48 @@ class DeviceCard(QFrame):
             ("UUID", gpu.uuid or na),
         ]
 
+    @staticmethod
+    def _bus_fields(gpu: GpuSnapshot) -> list[tuple[str, str]]:
+        """A GPU found by sysfs, amdsmi or system_profiler: what that source tells."""
+        na = text.NA
+        found_by = f"{gpu.vendor or 'unknown vendor'}, via {gpu.source.value}"
+        if gpu.source is DeviceSource.SYSTEM_PROFILER:
+            for_models = na
+            if gpu.memory_for_models_mib is not None:
+                for_models = (
+                    f"{gpu.memory_for_models_mib / 1024:.1f} GiB "
+                    "(what macOS lets the GPU wire by default)"
+                )
+            return [
+                ("Memory", f"{text.memory_size_text(gpu)} unified"),
+                ("GPU cores", text.count_text(gpu.gpu_core_count)),
+                ("OS", "macOS" if gpu.vendor == "Apple" else na),
+                ("For models", for_models),
+                ("Found by", found_by),
+            ]
+        identity = [
+            ("Kernel driver", gpu.kernel_driver or "none bound"),
+            ("PCIe", text.pcie_text(gpu)),
+            ("PCI bus", f"{gpu.pci_bus_id or na}  ({text.pci_ids_text(gpu)})"),
+            ("Found by", found_by),
+        ]
+        if gpu.driver_loaded is False:
+            return identity  # without a driver the bus tells nothing more
+        return [
+            ("Memory", f"{text.memory_size_text(gpu)} ({text.memory_text(gpu)})"),
+            ("Kernel driver", gpu.kernel_driver or "none bound"),
+            ("Core clock", text.clock_text(gpu.sm_clock_mhz, gpu.sm_clock_max_mhz)),
+            ("Mem. clock", text.clock_text(gpu.memory_clock_mhz, gpu.memory_clock_max_mhz)),
+            ("Power draw", na if gpu.power_draw_w is None else f"{gpu.power_draw_w:.1f} W"),
+            ("Power limit", text.power_limit_text(gpu)),
+            ("Temperature", text.temperature_text(gpu).replace(" C", " °C")),
+            ("Fan", text.fan_text(gpu)),
+            ("PCIe", text.pcie_text(gpu)),
+            ("Utilization", text.utilization_text(gpu)),
+            ("PCI bus", f"{gpu.pci_bus_id or na}  ({text.pci_ids_text(gpu)})"),
+            ("Found by", found_by),
+        ]
+
     def update_live(self, sample: DeviceSample) -> None:
         """Show the monitor's newest reading in the fields that change."""
         if sample.lost:
@@ -225,9 +283,9 @@ class DeviceCard(QFrame):
             }
         )
         shown = dict(self._fields(live, self._result))
-        for name in _LIVE_FIELDS:
+        for name in (*_LIVE_FIELDS, "Core clock"):
             label = self.values.get(name)
-            if label is not None and label.text() != shown[name]:
+            if label is not None and name in shown and label.text() != shown[name]:
                 label.setText(shown[name])
 
     def _compare(self) -> None:
@@ -308,6 +366,8 @@ class DevicesView(QWidget):
         parent: the parent widget.
         nvml: the NVML access to use (tests pass one over a fake binding).
         autostart: detect as soon as the view exists.
+        sysfs_root: the sysfs tree to read the PCI bus from; ``/sys``, or the
+            folder named by ``GPUDESK_SYSFS_ROOT``, when None.
 
     Signals:
         detection_finished(object): the :class:`DetectionResult` was shown.
@@ -323,10 +383,12 @@ class DevicesView(QWidget):
         nvml: Nvml | None = None,
         autostart: bool = True,
         monitor_interval_ms: int | None = None,
+        sysfs_root: Path | None = None,
     ) -> None:
         super().__init__(parent)
         self.state = state
         self._nvml = nvml if nvml is not None else default_nvml()
+        self._sysfs_root = sysfs_root
         self.result: DetectionResult | None = None
         self.matches: list[CatalogMatch] = []
         self.cards: list[DeviceCard] = []
@@ -397,10 +459,10 @@ class DevicesView(QWidget):
         """Detect again on a worker thread (ignored while a detection runs)."""
         if self._worker is not None or self._closed:
             return
-        nvml = self._nvml
+        nvml, root = self._nvml, self._sysfs_root
 
         def work(progress: Progress) -> DetectionResult:
-            return detect(nvml, progress)
+            return detect(nvml, progress, sysfs_root=root)
 
         worker = TaskWorker(work)
         worker.progressed.connect(lambda fraction, message: self.summary.setText(f"{message}…"))
@@ -433,11 +495,15 @@ class DevicesView(QWidget):
 
     def show_result(self, result: DetectionResult) -> None:
         """Show a detection result: cards, diagnosis, monitor, and tell the app state."""
+        entries = self.state.entries()
+        self.matches = match_devices(result.gpus, entries)
+        result = result.model_copy(
+            update={"gpus": with_catalog_names(result.gpus, self.matches, entries)}
+        )
         self.result = result
-        self.matches = match_devices(result.gpus, self.state.entries())
         self._rebuild_cards(result)
         self.summary.setText(self._summary_text(result))
-        if result.status is NvmlStatus.OK:
+        if not result.nvml_problem_matters:
             self.diagnosis.hide()
         else:
             self.diagnosis.show_result(result)
@@ -448,7 +514,7 @@ class DevicesView(QWidget):
         )
         self.state.set_detected(detected_catalog_ids(result, self.state))
         if not self._closed:
-            self.monitor.set_devices(self._nvml, result.gpus)
+            self.monitor.set_devices(self._nvml, result.gpus, sysfs_root=self._sysfs_root)
         # Nothing to monitor: give the space to the diagnosis and the CPU card.
         self.monitor.setVisible(bool(self.monitor.devices))
         self.detection_finished.emit(result)
@@ -463,6 +529,8 @@ class DevicesView(QWidget):
         count = f"{len(physical)} GPU{'s' if len(physical) != 1 else ''}"
         if migs:
             count += f" ({migs} MIG instance{'s' if migs != 1 else ''})"
+        if any(gpu.source is not DeviceSource.NVML for gpu in physical):
+            return f"<b>{count}</b> &nbsp; {_escape(result.status_text)}, checked {time}"
         return (
             f"<b>{count}</b> &nbsp; driver {_escape(result.driver_version or text.NA)}, "
             f"CUDA {_escape(result.cuda_driver_version or text.NA)}, checked {time}"
@@ -476,7 +544,7 @@ class DevicesView(QWidget):
         position = 0
         for gpu, match in zip(result.gpus, self.matches, strict=True):
             color_position = None
-            if gpu.kind is DeviceKind.GPU and not gpu.lost and gpu.uuid:
+            if gpu.has_live_figures and (gpu.uuid or gpu.source is not DeviceSource.NVML):
                 color_position = position
                 position += 1
             card = DeviceCard(gpu, match, result, self.state, color_position)
@@ -488,7 +556,7 @@ class DevicesView(QWidget):
 
     def _mark_lost(self, uuid: str) -> None:
         for card in self.cards:
-            if card.gpu.uuid == uuid:
+            if card.gpu.key == uuid:
                 card.set_lost()
 
     def _show_live_values(self) -> None:
@@ -502,7 +570,7 @@ class DevicesView(QWidget):
 
     def card_for(self, uuid: str) -> DeviceCard | None:
         for card in self.cards:
-            if card.gpu.uuid == uuid:
+            if card.gpu.key == uuid:
                 return card
         return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes.util
 import threading
+from pathlib import Path
 
 import pytest
 from catalog_factory import make_entry
@@ -311,3 +312,68 @@ def test_background_detection_tells_the_state_without_the_view(qtbot: QtBot) -> 
         worker = detect_in_background(state, nvml=Nvml(module=fake))
     assert worker.wait(5000)
     assert state.detected_catalog_ids == ["rtx-3080-12gb"]
+
+
+def test_sysfs_gpus_get_cards_and_live_figures(qtbot: QtBot, tmp_path: Path) -> None:
+    """AMD, Intel and a driverless NVIDIA card from a fake sysfs tree, with NVML missing."""
+    import pynvml
+    from hardware import fake_sysfs as trees
+
+    from gpudesk.catalog.loader import load_catalog
+
+    tree = trees.full_tree(tmp_path)
+    state = AppState(catalog=load_catalog())
+    view = DevicesView(
+        state,
+        nvml=Nvml(module=fakes.init_failure(pynvml.NVMLError_LibraryNotFound)),
+        autostart=False,
+        monitor_interval_ms=50,
+        sysfs_root=tmp_path,
+    )
+    qtbot.addWidget(view)
+    view.resize(1300, 820)
+    view.show()
+    with qtbot.waitSignal(view.detection_finished, timeout=10_000):
+        view.refresh()
+    titles = [card.title.text() for card in view.cards]
+    assert len(titles) == 4
+    assert "NVIDIA GeForce RTX 4090" in titles[0] and "driver not loaded" in titles[0]
+    rtx = view.cards[0]
+    assert rtx.hint_label.isVisibleTo(rtx) and "No kernel driver" in rtx.hint_label.text()
+    mi300x = view.card_for(f"pci:{trees.MI300X}")
+    assert mi300x is not None and "mi300x" in mi300x.catalog_label.text()
+    assert "196,608 MiB" in mi300x.values["Memory"].text()
+    assert "4 GPUs" in view.summary.text() and "via sysfs" in view.summary.text()
+    assert view.diagnosis.isVisibleTo(view)  # an NVIDIA card is on the bus: NVML matters
+    # the two amdgpu cards are monitored; the driverless NVIDIA and the Arc have no live figures
+    assert [device.key for device in view.monitor.devices] == [
+        f"pci:{trees.RADEON}",
+        f"pci:{trees.MI300X}",
+    ]
+    tree.write(trees.MI300X, "gpu_busy_percent", "77")
+    qtbot.waitUntil(
+        lambda: view.monitor.latest_value(f"pci:{trees.MI300X}", "utilization_gpu_percent") == 77.0,
+        timeout=5000,
+    )
+    qtbot.waitUntil(lambda: "GPU 77 %" in mi300x.values["Utilization"].text(), timeout=5000)
+    view.shutdown()
+
+
+def test_an_amd_only_machine_shows_no_nvidia_diagnosis(qtbot: QtBot, tmp_path: Path) -> None:
+    import pynvml
+    from hardware import fake_sysfs as trees
+
+    trees.FakeSysfs(tmp_path).add(trees.mi300x())
+    view = DevicesView(
+        _state(),
+        nvml=Nvml(module=fakes.init_failure(pynvml.NVMLError_LibraryNotFound)),
+        autostart=False,
+        sysfs_root=tmp_path,
+    )
+    qtbot.addWidget(view)
+    view.show()
+    with qtbot.waitSignal(view.detection_finished, timeout=10_000):
+        view.refresh()
+    assert not view.diagnosis.isVisibleTo(view)
+    assert "1 AMD GPU via sysfs" in view.summary.text()
+    view.shutdown()
