@@ -115,3 +115,48 @@ def test_last_level_cache_from_sysfs(tmp_path: Path) -> None:
         (folder / "size").write_text(f"{size}\n")
     assert last_level_cache_bytes(tmp_path) == 32 * MIB
     assert last_level_cache_bytes(tmp_path / "missing") is None
+
+
+def test_chunk_bounds_cover_every_element_once() -> None:
+    from gpudesk.bench.backends.numpy_backend import chunk_bounds
+
+    for count, chunks in ((10, 3), (7, 7), (5, 8), (1, 4), (1_000_003, 16)):
+        bounds = chunk_bounds(count, chunks)
+        assert bounds[0][0] == 0 and bounds[-1][1] == count
+        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+        sizes = [stop - start for start, stop in bounds]
+        assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+
+
+def test_copy_runs_on_a_thread_per_cpu_and_copies_everything() -> None:
+    import threading
+
+    import numpy as np
+
+    from gpudesk.bench.backends import numpy_backend
+    from gpudesk.bench.backends.numpy_backend import NumpyCopy
+
+    seen: set[int] = set()
+    real_copyto = np.copyto
+
+    def spying_copyto(dst: object, src: object) -> None:
+        seen.add(threading.get_ident())
+        real_copyto(dst, src)  # type: ignore[call-overload]
+
+    workload = NumpyCopy(4 * 2**20, threads=3)
+    try:
+        assert workload._src is not None and workload._dst is not None
+        workload._src[:] = np.arange(workload._src.size)
+        numpy_backend.np.copyto = spying_copyto  # type: ignore[assignment]
+        try:
+            workload.run(3, lambda: None)
+        finally:
+            numpy_backend.np.copyto = real_copyto
+        assert np.array_equal(workload._src, workload._dst)
+        pool = [t for t in threading.enumerate() if t.name.startswith("gpudesk-copy")]
+        assert len(pool) == 3
+        assert len(seen) >= 2 and threading.get_ident() not in seen
+        assert workload.work == 2.0 * 4 * 2**20
+    finally:
+        workload.release()
+    assert not [t for t in threading.enumerate() if t.name.startswith("gpudesk-copy")]

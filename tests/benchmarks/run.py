@@ -9,7 +9,8 @@ reported as median with min..max. Targets are those of the reference machine
 10,000-entry synthetic catalog, load + validate <= 1 s, a filter change
 <= 16 ms and a sort <= 50 ms in the real table view (model work plus the
 repaint it causes); a 6-GPU PDF report <= 2 s; idle main window RSS <= 250 MB;
-``gpudesk bench --backend numpy`` FP64 GEMM >= 0.95 x a plain numpy loop.
+``gpudesk bench --backend numpy`` FP64 GEMM >= 0.95 x a plain numpy loop and
+its copy >= 0.85 x a plain threaded numpy copy of the same buffers.
 """
 
 from __future__ import annotations
@@ -263,6 +264,31 @@ def measure_cpu_bench() -> list[Figure]:
     ]
 
 
+def measure_cpu_copy() -> list[Figure]:
+    result = _python_json(
+        "import bench_cpu_copy\nprint(json.dumps(bench_cpu_copy.measure()))\n", timeout_s=600
+    )
+    ratios = [
+        bench / plain
+        for bench, plain in zip(result["bench_rounds"], result["plain_rounds"], strict=True)
+    ]
+    return [
+        Figure(
+            "CPU copy: gpudesk bench / plain threaded numpy copy",
+            ratios,
+            "x",
+            0.85,
+            higher_is_better=True,
+            note=(
+                f"{result['buffer_bytes'] / 2**20:.0f} MiB buffers, {result['threads']} threads: "
+                f"bench {result['bench_copy_gbs']:.1f} GB/s, plain threaded "
+                f"{result['plain_threaded_copy_gbs']:.1f} GB/s, one thread "
+                f"{result['plain_single_thread_copy_gbs']:.1f} GB/s (best rounds)"
+            ),
+        )
+    ]
+
+
 def _machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -296,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("PDF export", lambda: [*measure_pdf(repetitions), measure_cli_pdf(3)]),
             ("memory", lambda: measure_memory(synthetic, 3)),
             ("CPU benchmark accuracy", measure_cpu_bench),
+            ("CPU copy bandwidth", measure_cpu_copy),
         ]
         for label, step in steps:
             print(f"measuring {label} ...", file=sys.stderr, flush=True)

@@ -1,4 +1,4 @@
-"""The CPU backend: numpy GEMM (through its BLAS) and memory copy, always available."""
+"""The CPU backend: numpy GEMM (through its BLAS) and memory copy on every core, always available."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 import platform
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -161,33 +162,88 @@ def _probe_rate(rng: np.random.Generator, dtype: type[np.floating[Any]]) -> floa
     return 2.0 * n**3 / elapsed
 
 
+def copy_threads() -> int:
+    """CPUs this process may run on (its affinity mask), for the copy's thread pool."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def chunk_bounds(count: int, chunks: int) -> list[tuple[int, int]]:
+    """``chunks`` nearly equal [start, stop) ranges covering ``count`` elements."""
+    chunks = max(1, min(chunks, count))
+    step, extra = divmod(count, chunks)
+    bounds, start = [], 0
+    for index in range(chunks):
+        stop = start + step + (1 if index < extra else 0)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
 class NumpyCopy:
-    """``np.copyto(dst, src)`` on two buffers of ``nbytes``; bytes moved = 2·nbytes."""
+    """``np.copyto(dst, src)`` on two buffers of ``nbytes``, split over every core.
+
+    One core cannot saturate a memory controller, so the buffers are cut into
+    one chunk per CPU and copied on a thread pool (numpy releases the GIL while
+    copying); each thread first touches the pages it will copy. Bytes moved =
+    2·nbytes (every byte read once and written once).
+    """
 
     sliceable = False
 
-    def __init__(self, nbytes: int) -> None:
+    def __init__(self, nbytes: int, threads: int | None = None) -> None:
         count = max(1, nbytes // 8)
+        self.threads = threads or copy_threads()
+        self._chunks = chunk_bounds(count, self.threads)
+        self._pool: ThreadPoolExecutor | None = None
+        if len(self._chunks) > 1:
+            self._pool = ThreadPoolExecutor(len(self._chunks), thread_name_prefix="gpudesk-copy")
         try:
-            self._src: np.ndarray[Any, Any] | None = np.full(count, 1.5)
-            # Touch every page now, so the first timed copy does not pay page faults.
-            self._dst: np.ndarray[Any, Any] | None = np.zeros(count)
+            self._src: np.ndarray[Any, Any] | None = np.empty(count)
+            self._dst: np.ndarray[Any, Any] | None = np.empty(count)
         except MemoryError as exc:
+            self.release()
             raise OutOfMemory(f"cannot allocate two buffers of {nbytes} bytes") from exc
+        src, dst = self._src, self._dst
+
+        def touch(bounds: tuple[int, int]) -> None:
+            # Writing now maps every page on the thread that will copy it, so the
+            # first timed copy pays no page faults.
+            src[bounds[0] : bounds[1]] = 1.5
+            dst[bounds[0] : bounds[1]] = 0.0
+
+        self._each(touch)
         self.work = 2.0 * count * 8
+
+    def _each(self, function: Callable[[tuple[int, int]], None]) -> None:
+        if self._pool is None:
+            for bounds in self._chunks:
+                function(bounds)
+        else:
+            # list() waits for every chunk and re-raises a worker's exception.
+            list(self._pool.map(function, self._chunks))
 
     def run(self, iterations: int, check: Callable[[], None]) -> float:
         src, dst = self._src, self._dst
         if src is None or dst is None:
             raise RuntimeError("workload already released")
+
+        def copy(bounds: tuple[int, int]) -> None:
+            np.copyto(dst[bounds[0] : bounds[1]], src[bounds[0] : bounds[1]])
+
         start = time.perf_counter()
         for _ in range(iterations):
-            np.copyto(dst, src)
+            self._each(copy)
             check()
         return time.perf_counter() - start
 
     def release(self) -> None:
         self._src = self._dst = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
 
 # --- the CPU itself ----------------------------------------------------------
@@ -308,6 +364,7 @@ def cpu_environment() -> dict[str, JsonValue]:
         "logical_cpus": os.cpu_count(),
         "blas": list(blas),
         "blas_threads": blas[0]["threads"] if blas else None,
+        "copy_threads": copy_threads(),
     }
     # These change which OpenBLAS kernel runs, and so the figures.
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
