@@ -118,12 +118,14 @@ def test_last_level_cache_from_sysfs(tmp_path: Path) -> None:
 
 
 def test_chunk_bounds_cover_every_element_once() -> None:
+    import itertools
+
     from gpudesk.bench.backends.numpy_backend import chunk_bounds
 
     for count, chunks in ((10, 3), (7, 7), (5, 8), (1, 4), (1_000_003, 16)):
         bounds = chunk_bounds(count, chunks)
         assert bounds[0][0] == 0 and bounds[-1][1] == count
-        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))
         sizes = [stop - start for start, stop in bounds]
         assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
 

@@ -1,4 +1,4 @@
-"""The CPU backend: numpy GEMM (through its BLAS) and memory copy on every core, always available."""
+"""The CPU backend, always available: numpy GEMM (through its BLAS) and a copy on every core."""
 
 from __future__ import annotations
 
