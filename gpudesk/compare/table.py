@@ -444,6 +444,7 @@ def build_comparison(
     *,
     baseline_id: str | None = None,
     measured: MeasuredSeries | None = None,
+    extra_rows: Sequence[Row] = (),
 ) -> Comparison:
     """The side-by-side table of ``entries`` in the given order.
 
@@ -451,6 +452,9 @@ def build_comparison(
         entries: the compared GPUs (the CLI and view pass 2-6; any number works).
         baseline_id: one of the entries' ids; the others become ratios to it.
         measured: an extra "this machine (measured)" column.
+        extra_rows: text rows computed elsewhere (the Plan tab's "tokens/s for ..."),
+            one value per entry (and one for the measured column when there is one),
+            shown last in their group.
 
     Raises:
         ValueError: ``baseline_id`` is not one of the entries, or an id repeats.
@@ -479,4 +483,8 @@ def build_comparison(
         for metric in METRICS.values():
             if metric.group is group:
                 rows.append(_metric_row(metric, entries, columns, measured, baseline_index))
+    for extra in extra_rows:
+        if extra.kind is not RowKind.TEXT or len(extra.values) != len(columns):
+            raise ValueError(f"extra row {extra.key!r} needs one text value per column")
+        rows.append(extra)
     return Comparison(columns=tuple(columns), rows=tuple(rows), baseline_id=baseline_id)

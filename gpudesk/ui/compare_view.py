@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.metrics import METRICS, MetricGroup
 from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import (
@@ -299,6 +299,7 @@ class CompareView(QWidget):
         state.compare_changed.connect(self.refresh)
         state.catalog_changed.connect(self.refresh)
         state.measured_changed.connect(self.refresh)
+        state.speed_workload_changed.connect(self._on_speed_workload_changed)
         state.detected_changed.connect(self._update_detected_button)
         self._follow_theme()
         self.apply_style(self._style)
@@ -574,11 +575,34 @@ class CompareView(QWidget):
         if len(self.entries()) >= MIN_COMPARE:
             self._update_table()
 
+    def _on_speed_workload_changed(self) -> None:
+        if len(self.entries()) >= MIN_COMPARE:
+            self._update_table()
+
+    def _speed_rows(self, entries: list[CatalogEntry], with_measured: bool) -> list[Row]:
+        """The "tokens/s for ..." row while the Plan tab's "How fast?" has a workload."""
+        workload = self.state.speed_workload
+        if workload is None or not entries:
+            return []
+        from gpudesk.planning.speed.planner import SpeedWorkload, speed_cell_text, speed_cells
+
+        assert isinstance(workload, SpeedWorkload)
+        values: list[str | None] = [
+            speed_cell_text(cell) for cell in speed_cells(workload, entries)
+        ]
+        if with_measured:
+            values.append(None)
+        label = f"tokens/s for {workload.label}"
+        return [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
+
     def _update_table(self) -> None:
         entries = self.entries()
         measured = self.state.measured
         self.comparison = build_comparison(
-            entries, baseline_id=self.baseline_id(), measured=measured
+            entries,
+            baseline_id=self.baseline_id(),
+            measured=measured,
+            extra_rows=self._speed_rows(entries, measured is not None),
         )
         headers = [short_name(entry) for entry in entries]
         colors = [series_color(index) for index in range(len(entries))]

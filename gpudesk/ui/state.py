@@ -25,6 +25,7 @@ class AppState(QObject):
         detected_changed(): the catalog ids of the detected local GPUs changed.
         entry_requested(str): someone asked to show this catalog entry.
         fit_filter_changed(): the "fits my workload" id filter was set or cleared.
+        speed_workload_changed(): the "How fast?" workload was set or cleared.
     """
 
     catalog_changed = Signal()
@@ -33,6 +34,7 @@ class AppState(QObject):
     detected_changed = Signal()
     entry_requested = Signal(str)
     fit_filter_changed = Signal()
+    speed_workload_changed = Signal()
 
     def __init__(
         self,
@@ -50,6 +52,8 @@ class AppState(QObject):
         self.fit_filter_ids: set[str] | None = None
         #: The survey the Fleet tab shows, for the PDF export; None before one is opened.
         self.fleet_survey: SurveyView | None = None
+        #: the Plan tab's "How fast?" workload (a planner.SpeedWorkload); None: unset
+        self.speed_workload: object | None = None
 
     # catalog -------------------------------------------------------------
     def entries(self) -> list[CatalogEntry]:
@@ -110,6 +114,11 @@ class AppState(QObject):
             self.fit_filter_changed.emit()
 
     # this machine --------------------------------------------------------
+    def set_speed_workload(self, workload: object | None) -> None:
+        """Store the "How fast?" workload; Compare adds a tokens/s row while one is set."""
+        self.speed_workload = workload
+        self.speed_workload_changed.emit()
+
     def set_measured(self, series: MeasuredSeries | None) -> None:
         self.measured = series
         self.measured_changed.emit()

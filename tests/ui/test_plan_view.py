@@ -165,7 +165,7 @@ def test_filter_cleared_elsewhere_unchecks_the_button(view: PlanView) -> None:
 
 def test_cost_uses_catalog_price_and_matches_hand_calculation(view: PlanView) -> None:
     view.show_cost_for("card-24")
-    assert view.tabs.currentIndex() == 1
+    assert view.tabs.currentWidget() is view.cost_page
     assert view.cost_page.purchase_spin.value() == 1800.0
     assert view.cost_page.tdp_spin.value() == 450
     view.cost_page.cloud_spin.setValue(0.69)
@@ -213,7 +213,7 @@ def test_cost_for_selected_fit(view: PlanView) -> None:
     assert view.fit_page.cost_button.isEnabled()
     view.fit_page.cost_button.click()
     assert view.cost_page.cost_gpu.currentData() == "rented"
-    assert view.tabs.currentIndex() == 1
+    assert view.tabs.currentWidget() is view.cost_page
 
 
 def test_catalog_reload_refreshes(view: PlanView) -> None:

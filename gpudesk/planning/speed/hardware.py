@@ -53,6 +53,15 @@ def family_of(entry: CatalogEntry) -> str:
     return "other"
 
 
+def memory_class_of(entry: CatalogEntry) -> str:
+    """ "hbm" for stacked memory (also an APU's "unified" HBM its notes name), else "gddr"."""
+    if "hbm" in entry.memory_type.lower():
+        return "hbm"
+    if entry.memory_type.lower() == "unified" and "hbm" in (entry.notes or "").lower():
+        return "hbm"
+    return "gddr"
+
+
 class DeviceRates(BaseModel):
     """One GPU's rates as the speed model uses them, and where each came from."""
 
@@ -129,7 +138,7 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
         fp16_acc16_tflops=acc16,
         fp16_kind=kind,
         has_fp8=has_fp8,
-        memory_class="hbm" if "hbm" in entry.memory_type.lower() else "gddr",
+        memory_class=memory_class_of(entry),
         tdp_w=float(entry.tdp_w) if entry.tdp_w is not None else None,
     )
 

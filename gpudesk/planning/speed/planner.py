@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from gpudesk.bench.results import BenchResult
 from gpudesk.catalog.prices import default_cloud_rate
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.cost import (
@@ -36,6 +36,9 @@ from gpudesk.planning.speed.estimate import (
 from gpudesk.planning.speed.fitting import FittedParams, fitted_params
 from gpudesk.planning.speed.hardware import DeviceRates, Precision, calibrated_rates, rates_for
 from gpudesk.planning.speed.physics import Efficiency, ModelCosts
+
+if TYPE_CHECKING:
+    from gpudesk.bench.results import BenchResult
 
 #: Range widening for an engine with no published measurement in the data: its figures
 #: borrow other engines' fit (transformers' Python loop is slower than vLLM's kernels).
@@ -225,6 +228,51 @@ def calibrate(
 
 
 # -- ranking ----------------------------------------------------------------------------
+
+
+class SpeedWorkload(BaseModel):
+    """A workload the user set on the "How fast?" page, for Compare and the report."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    model_name: str
+    costs: ModelCosts
+    request: SpeedRequest
+
+    @property
+    def label(self) -> str:
+        return f"{self.model_name}, {self.request.label}"
+
+
+def speed_cells(
+    workload: SpeedWorkload, entries: Sequence[CatalogEntry], fitted: FittedParams | None = None
+) -> list[SpeedEstimate | None]:
+    """Per entry, the workload's estimate on the fewest of 1, 2, 4, 8 cards that hold it
+    (None when none do): the "tokens/s for ..." row of a comparison."""
+    out: list[SpeedEstimate | None] = []
+    for entry in entries:
+        ranked = rank_catalog([entry], workload.costs, workload.request, fitted=fitted)
+        out.append(ranked.results[0] if ranked.results else None)
+    return out
+
+
+def speed_cell_text(estimate: SpeedEstimate | None) -> str:
+    """ "123 (109-139) on 2 GPUs" for a table cell; "does not fit" without an estimate."""
+    if estimate is None:
+        return "does not fit on 8"
+    count = f" on {estimate.count} GPUs" if estimate.count > 1 else ""
+    return (
+        f"{_short_number(estimate.tokens_per_s)} ({_short_number(estimate.low)}-"
+        f"{_short_number(estimate.high)}){count}"
+    )
+
+
+def _short_number(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
 
 
 class RankedEstimates(BaseModel):

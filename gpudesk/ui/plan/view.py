@@ -7,11 +7,13 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from gpudesk.ui.plan.cost_page import CostPage
 from gpudesk.ui.plan.fit_page import FitPage
+from gpudesk.ui.plan.speed_page import SpeedPage
 from gpudesk.ui.state import AppState
 
 
 class PlanView(QWidget):
-    """Two pages in tabs: :class:`FitPage` ("Will it fit?") and :class:`CostPage` ("Cloud or buy?").
+    """Pages in tabs: :class:`FitPage` ("Will it fit?"), :class:`SpeedPage` ("How fast?", on
+    the same model) and :class:`CostPage` ("Cloud or buy?").
 
     Signals:
         fit_filter_requested(object): the fit page's request to filter the catalog
@@ -25,9 +27,11 @@ class PlanView(QWidget):
         self.state = state
         self.fit_page = FitPage(state)
         self.cost_page = CostPage(state)
+        self.speed_page = SpeedPage(state, self.fit_page.form)
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.fit_page, "Will it fit?")
+        self.tabs.addTab(self.speed_page, "How fast?")
         self.tabs.addTab(self.cost_page, "Cloud or buy?")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -46,6 +50,7 @@ class PlanView(QWidget):
     def recompute_now(self) -> None:
         """Recompute both pages now, without waiting for a burst of edits to settle."""
         self.fit_page.recompute_now()
+        self.speed_page.recompute_now()
         self.cost_page.recompute_now()
 
     def show_cost_for(self, gpu_id: str) -> None:

@@ -1,0 +1,99 @@
+"""The Plan tab's "How fast?" page and the Compare tab's tokens/s row."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from gpudesk.catalog.loader import load_catalog
+from gpudesk.measured import MeasuredSeries
+from gpudesk.planning.speed.planner import SpeedWorkload
+from gpudesk.ui.compare_view import CompareView
+from gpudesk.ui.plan.view import PlanView
+from gpudesk.ui.state import AppState
+
+
+@pytest.fixture
+def state() -> AppState:
+    return AppState(catalog=load_catalog([], include_user=False))
+
+
+@pytest.fixture
+def view(qtbot: QtBot, state: AppState) -> PlanView:
+    widget = PlanView(state)
+    qtbot.addWidget(widget)
+    form = widget.fit_page.form
+    form.model_combo.setCurrentIndex(form.model_combo.findData("llama-3.1-8b"))
+    widget.recompute_now()
+    return widget
+
+
+def test_decode_ranks_the_catalog_fastest_first(view: PlanView, state: AppState) -> None:
+    page = view.speed_page
+    assert page.error is None
+    speeds = [item.tokens_per_s for item in page.results]
+    assert len(speeds) > 10 and speeds == sorted(speeds, reverse=True)
+    assert page.tree.topLevelItemCount() == len(page.results)
+    assert "llama.cpp" in page.summary_label.text()
+    assert isinstance(state.speed_workload, SpeedWorkload)
+    # the first row is selected and its basis shown with the bound
+    assert "Bound" in page.basis_view.toPlainText() or "bound" in page.basis_view.toPlainText()
+    assert page.roofline.getPlotItem().listDataItems()
+
+
+def test_mode_changes_controls_and_figures(view: PlanView) -> None:
+    page = view.speed_page
+    page.mode_combo.setCurrentIndex(page.mode_combo.findData("train"))
+    page.recompute_now()
+    assert page.tokens_edit.isEnabled() and not page.engine_combo.isEnabled()
+    assert all(item.time_s is not None for item in page.results)
+    assert page.tree.headerItem().text(6) == "run time"
+
+
+def test_bad_training_tokens_show_a_message_and_keep_the_window(
+    view: PlanView, state: AppState
+) -> None:
+    page = view.speed_page
+    page.mode_combo.setCurrentIndex(page.mode_combo.findData("train"))
+    page.tokens_edit.setText("lots")
+    page.recompute_now()
+    assert page.error is not None and "lots" in page.error
+    assert page.error_label.isVisibleTo(page)
+    assert page.tree.topLevelItemCount() == 0
+    assert state.speed_workload is None
+    page.tokens_edit.setText("2e9")
+    page.recompute_now()
+    assert page.error is None and page.results
+
+
+def test_this_machine_measured_line(view: PlanView, state: AppState) -> None:
+    state.set_measured(
+        MeasuredSeries(
+            label="RTX 4090 (measured)",
+            catalog_id="rtx-4090",
+            values={"bandwidth_gbs": 800.0, "bf16_tensor_tflops": 140.0},
+            measured_at=dt.datetime(2026, 11, 2, tzinfo=dt.UTC),
+        )
+    )
+    page = view.speed_page
+    page.recompute_now()
+    assert page.measured_result is not None
+    text = page.measured_label.text()
+    assert "this machine (measured)" in text.lower() and "2026-11-02" in text
+    catalog_4090 = next(item for item in page.results if item.gpu_id == "rtx-4090")
+    assert page.measured_result.tokens_per_s < catalog_4090.tokens_per_s
+
+
+def test_compare_gets_a_tokens_per_s_row(qtbot: QtBot, view: PlanView, state: AppState) -> None:
+    compare = CompareView(state)
+    qtbot.addWidget(compare)
+    state.set_compare(["rtx-4090", "h100-sxm5"])
+    assert compare.comparison is not None
+    row = compare.comparison.row("speed")
+    assert row.label.startswith("tokens/s for Llama 3.1 8B")
+    assert all(isinstance(value, str) and value[0].isdigit() for value in row.values)
+    state.set_speed_workload(None)
+    with pytest.raises(KeyError):
+        compare.comparison.row("speed")
