@@ -648,12 +648,18 @@ def load_hf_config(path: Path | str) -> ModelShape:
     return parse_hf_config(_read_regular_file(target), target)
 
 
+def _shown(value: object) -> str:
+    """A JSON value as the file writes it (true, not True), cut short."""
+    text = json.dumps(value, allow_nan=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _key_int(config: Mapping[str, Any], key: str, path: Path) -> int | None:
     value = config.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigFileError(path, key, f"must be a whole number, not {value!r}"[:200])
+        raise ConfigFileError(path, key, f"must be a whole number, not {_shown(value)}")
     if value <= 0:
         raise ConfigFileError(path, key, f"must be positive, not {value}")
     return value
@@ -664,7 +670,7 @@ def _key_bool(config: Mapping[str, Any], key: str, path: Path) -> bool | None:
     if value is None:
         return None
     if not isinstance(value, bool):
-        raise ConfigFileError(path, key, f"must be true or false, not {value!r}"[:200])
+        raise ConfigFileError(path, key, f"must be true or false, not {_shown(value)}")
     return value
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
+from typing import Any
 
 import pytest
 from catalog_factory import make_entry
@@ -125,6 +127,95 @@ def test_training_controls_follow_the_mode(view: PlanView) -> None:
     assert view.fit_page.report is not None
     assert view.fit_page.report.estimate.trainable_params > 0
     assert view.fit_page.fits_tree.isColumnHidden(5)  # no decode speed for training
+
+
+CONFIGS = Path(__file__).parent.parent / "planning" / "configs"
+
+
+def _select(combo: Any, data: object) -> None:
+    index = combo.findData(data)
+    assert index >= 0, data
+    combo.setCurrentIndex(index)
+
+
+def test_load_config_json_gives_the_presets_kv_cache(view: PlanView) -> None:
+    form = view.fit_page.form
+    assert form.load_config(CONFIGS / "qwen2.5-7b.json")
+    form.seq_spin.setValue(32768)
+    view.recompute_now()
+    assert view.fit_page.report is not None
+    from_config = view.fit_page.report.estimate.part(PartKey.KV_CACHE).gb
+    assert "config.json" in form.model_combo.currentText()
+    assert "4 KV heads" in form.model_info.text()
+    _select(form.model_combo, "qwen2.5-7b")
+    view.recompute_now()
+    assert view.fit_page.report.estimate.part(PartKey.KV_CACHE).gb == pytest.approx(from_config)
+
+
+def test_a_malformed_config_json_says_which_field_and_keeps_the_model(
+    view: PlanView, tmp_path: Path
+) -> None:
+    form = view.fit_page.form
+    bad = tmp_path / "config.json"
+    bad.write_text('{"hidden_size": true, "num_hidden_layers": 2}')
+    assert not form.load_config(tmp_path)
+    view.recompute_now()  # a later recompute keeps the reason visible
+    assert not form.config_error_label.isHidden()
+    assert "'hidden_size'" in form.config_error_label.text()
+    assert "not true" in form.config_error_label.text()
+    assert form.model_combo.currentData() == "__custom__"
+    assert view.fit_page.report is not None  # the previous model still estimates
+    assert form.load_config(CONFIGS / "llama-3.1-8b.json")
+    assert form.config_error_label.isHidden()
+
+
+def test_assumed_shape_is_shown_and_kv_heads_can_be_given(view: PlanView) -> None:
+    form = view.fit_page.form
+    form.params_edit.setText("70B")
+    form.seq_spin.setValue(4096)
+    view.recompute_now()
+    assert "grouped-query attention is not assumed" in " ".join(form.model_info.text().split())
+    assumed_kv = view.fit_page.report.estimate.part(PartKey.KV_CACHE).gb  # type: ignore[union-attr]
+    for field, value in (("layers", 80), ("hidden", 8192), ("heads", 64), ("kv_heads", 8)):
+        form.shape_spins[field].setValue(value)
+    view.recompute_now()
+    assert view.fit_page.report is not None
+    kv = view.fit_page.report.estimate.part(PartKey.KV_CACHE).gb
+    assert kv == pytest.approx(2 * 80 * 8 * 128 * 2 * 4096 / 1e9)
+    assert kv < assumed_kv / 5
+    form.shape_spins["kv_heads"].setValue(7)  # 64 heads are not a multiple of 7
+    view.recompute_now()
+    assert view.fit_page.fit_error is not None and "KV heads 7" in view.fit_page.fit_error
+
+
+def test_quant_engine_and_training_options_reach_the_estimate(view: PlanView) -> None:
+    form = view.fit_page.form
+    _select(form.model_combo, "llama-3.1-8b")
+    _select(form.quant_combo, "q4_k_m")
+    view.recompute_now()
+    assert view.fit_page.report is not None
+    assert "4.89 bits per weight" in view.fit_page.formula_view.toPlainText()
+    assert view.fit_page.report.estimate.spec.engine is not None
+    assert view.fit_page.report.estimate.spec.engine.value == "llama.cpp"
+    _select(form.quant_combo, None)
+    form.seq_spin.setValue(131072)
+    _select(form.engine_combo, "vllm")
+    view.recompute_now()
+    assert view.fit_page.report.estimate.part(PartKey.ACTIVATIONS).gb < 2
+    assert not form.training_checks["pure_bf16"].isEnabled()
+    _select(form.mode_combo, "train")
+    form.seq_spin.setValue(2048)
+    form.checkpoint_check.setChecked(True)
+    form.training_checks["pure_bf16"].setChecked(True)
+    form.training_checks["fused_optimizer"].setChecked(True)
+    _select(form.optimizer_combo, "paged_adamw8bit")
+    _select(form.ce_combo, "chunked")
+    view.recompute_now()
+    estimate = view.fit_page.report.estimate
+    assert estimate.spec.pure_bf16 and estimate.spec.fused_optimizer
+    assert estimate.host_gb > 15  # the paged 8-bit states
+    assert "host memory" in view.fit_page.formula_view.toPlainText()
+    assert not form.engine_combo.isEnabled() and not form.training_checks["lora_bf16"].isEnabled()
 
 
 def test_double_click_opens_the_catalog_entry(qtbot: QtBot, view: PlanView) -> None:

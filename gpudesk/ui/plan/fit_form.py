@@ -3,42 +3,78 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QFileDialog,
     QFormLayout,
     QGroupBox,
     QLabel,
     QLineEdit,
+    QPushButton,
     QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from gpudesk.planning.architecture import (
+    ConfigFileError,
+    ModelShape,
+    ShapeError,
+    load_hf_config,
+)
 from gpudesk.planning.fit import GPU_COUNTS
 from gpudesk.planning.memory import (
     DEFAULT_LORA_RANK,
     MAX_BATCH,
+    MAX_GPUS,
     MAX_LORA_RANK,
     MAX_SEQ,
+    CrossEntropy,
     DType,
+    Engine,
     KvDType,
     Optimizer,
+    Sharding,
     Workload,
     WorkloadSpec,
     parse_param_count,
 )
 from gpudesk.planning.presets import (
     ModelArchitecture,
+    architecture_from_shape,
     find_preset,
     generic_architecture,
     load_presets,
 )
+from gpudesk.planning.quant import QuantFormat
 from gpudesk.ui.plan import forms
 
 _CUSTOM = "__custom__"
+_CONFIG = "__config__"
+
+#: The shape fields a person may give with a parameter count, and their labels.
+SHAPE_CONTROLS = {
+    "layers": "Layers",
+    "hidden": "Hidden size",
+    "heads": "Attention heads",
+    "kv_heads": "KV heads",
+}
+
+CROSS_ENTROPY_TEXT = {
+    CrossEntropy.FULL: "full fp32 logits",
+    CrossEntropy.CHUNKED: "chunked (torchtune)",
+    CrossEntropy.FUSED: "fused (Liger / Cut CE)",
+}
+SHARDING_TEXT = {
+    Sharding.NONE: "none (replicas)",
+    Sharding.ZERO1: "ZeRO-1 (optimizer states)",
+    Sharding.ZERO2: "ZeRO-2 (+ gradients)",
+    Sharding.ZERO3: "ZeRO-3 / FSDP (+ weights)",
+}
 
 WORKLOAD_TEXT = {
     Workload.INFERENCE: "Inference",
@@ -59,6 +95,8 @@ class WorkloadForm(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._config_shape: ModelShape | None = None
+        self._config_path: Path | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._build())
@@ -66,6 +104,48 @@ class WorkloadForm(QWidget):
     def max_gpus(self) -> int:
         """The largest GPU count per machine to try."""
         return int(self.max_gpus_combo.currentData())
+
+    def words(self, exc: Exception) -> str:
+        """A planning error in this form's words (its controls, not the core's fields)."""
+        if isinstance(exc, ShapeError) and exc.field in SHAPE_CONTROLS:
+            return f"{SHAPE_CONTROLS[exc.field]} {exc.value}: {exc.reason}"
+        if isinstance(exc, ConfigFileError):
+            where = f"field {exc.field!r} " if exc.field else ""
+            return f"cannot use {exc.path}: {where}{exc.reason}"
+        return str(exc)
+
+    def load_config(self, path: Path) -> bool:
+        """Read a config.json (or a folder with one) and select it as the model.
+
+        Returns False, with the reason shown, when the file cannot be used.
+        """
+        try:
+            shape = load_hf_config(path)
+        except (ConfigFileError, ShapeError) as exc:
+            # Its own line: a later recompute of the fit must not hide why the file failed.
+            forms.show_error(self.config_error_label, self.words(exc))
+            return False
+        self.config_error_label.hide()
+        self._config_shape = shape
+        self._config_path = path
+        index = self.model_combo.findData(_CONFIG)
+        label = f"config.json: {path.name if path.name != 'config.json' else path.parent.name}"
+        if index < 0:
+            self.model_combo.addItem(label, _CONFIG)
+            index = self.model_combo.findData(_CONFIG)
+        else:
+            self.model_combo.setItemText(index, label)
+        self.model_combo.setCurrentIndex(index)
+        self._sync_form_enabled()
+        self.edited.emit()
+        return True
+
+    def _on_load_config(self) -> None:
+        name, _filter = QFileDialog.getOpenFileName(
+            self, "Load config.json", "", "Hugging Face config (*.json);;All files (*)"
+        )
+        if name:
+            self.load_config(Path(name))
 
     def show_error(self, message: str) -> None:
         """Show a planning error under the form (and no model description)."""
@@ -98,12 +178,31 @@ class WorkloadForm(QWidget):
         self.model_combo.setCurrentIndex(self.model_combo.findData(_CUSTOM))
         self.model_combo.currentIndexChanged.connect(self._on_model_changed)
         form.addRow("Model", self.model_combo)
+        self.config_button = QPushButton("Load config.json…")
+        self.config_button.setToolTip(
+            "A Hugging Face config.json (read from disk only): layers, heads, KV heads, "
+            "experts, sliding window and MLA as the model has them"
+        )
+        self.config_button.clicked.connect(self._on_load_config)
+        form.addRow("", self.config_button)
+        self.config_error_label = forms.error_label()
+        form.addRow(self.config_error_label)
 
         self.params_edit = QLineEdit("7B")
         self.params_edit.setPlaceholderText("e.g. 7B, 350M, 1.5T")
         self.params_edit.setToolTip("Parameter count: 7B, 350M, 1.5T, 7e9")
         self.params_edit.textChanged.connect(self._on_edited)
         form.addRow("Parameters", self.params_edit)
+
+        self.shape_spins: dict[str, QSpinBox] = {}
+        for field, label in SHAPE_CONTROLS.items():
+            spin = QSpinBox()
+            spin.setRange(0, 1_000_000)
+            spin.setSpecialValueText("assumed")
+            spin.setToolTip(f"{label} of the model; 'assumed' derives it from the count")
+            spin.valueChanged.connect(self._on_edited)
+            self.shape_spins[field] = spin
+            form.addRow(label, spin)
 
         self.mode_combo = forms.combo()
         for workload, text in WORKLOAD_TEXT.items():
@@ -118,6 +217,17 @@ class WorkloadForm(QWidget):
         self.dtype_combo.currentIndexChanged.connect(self._on_edited)
         self.dtype_label = QLabel("Weights dtype")
         form.addRow(self.dtype_label, self.dtype_combo)
+
+        self.quant_combo = forms.combo()
+        self.quant_combo.addItem("as the dtype", None)
+        for fmt in QuantFormat:
+            self.quant_combo.addItem(fmt.label, fmt.value)
+        self.quant_combo.setToolTip(
+            "How the weights are stored: GGUF with llama.cpp's per-tensor mix, AWQ/GPTQ "
+            "4-bit group 128, FP8, NF4, MXFP4; the breakdown shows the bits per weight"
+        )
+        self.quant_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Weights stored as", self.quant_combo)
 
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(1, MAX_BATCH)
@@ -140,6 +250,25 @@ class WorkloadForm(QWidget):
         self.kv_combo.currentIndexChanged.connect(self._on_edited)
         form.addRow("KV cache dtype", self.kv_combo)
 
+        self.engine_combo = forms.combo()
+        self.engine_combo.addItem("default", None)
+        for engine in Engine:
+            self.engine_combo.addItem(engine.value, engine.value)
+        self.engine_combo.setToolTip(
+            "Default: transformers (llama.cpp for GGUF). The engine bounds the prefill "
+            "working set: the whole prompt (transformers), "
+            "a chunk (vLLM, TensorRT-LLM) or a micro-batch (llama.cpp)"
+        )
+        self.engine_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Inference engine", self.engine_combo)
+
+        self.concurrency_spin = QSpinBox()
+        self.concurrency_spin.setRange(0, MAX_BATCH)
+        self.concurrency_spin.setSpecialValueText("the batch")
+        self.concurrency_spin.setToolTip("Sequences sharing the KV cache")
+        self.concurrency_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Concurrent sequences", self.concurrency_spin)
+
         self.checkpoint_check = QCheckBox("Gradient checkpointing")
         self.checkpoint_check.toggled.connect(self._on_edited)
         form.addRow("", self.checkpoint_check)
@@ -155,6 +284,39 @@ class WorkloadForm(QWidget):
         self.rank_spin.setValue(DEFAULT_LORA_RANK)
         self.rank_spin.valueChanged.connect(self._on_edited)
         form.addRow("LoRA rank", self.rank_spin)
+
+        self.training_checks: dict[str, QCheckBox] = {}
+        for key, text, tip in (
+            ("pure_bf16", "Pure bf16", "bf16 weights and moments, no fp32 master copy"),
+            ("fused_optimizer", "Step fused into backward", "no full gradient buffer"),
+            ("lora_bf16", "LoRA adapters in bf16", "default fp32, as PEFT keeps them"),
+            ("offload_optimizer", "Optimizer in CPU memory", "states + master (ZeRO-Offload)"),
+            ("offload_activations", "Activations in CPU memory", "checkpointed inputs offloaded"),
+        ):
+            check = QCheckBox(text)
+            check.setToolTip(tip)
+            check.toggled.connect(self._on_edited)
+            self.training_checks[key] = check
+            form.addRow("", check)
+
+        self.ce_combo = forms.combo()
+        for loss, text in CROSS_ENTROPY_TEXT.items():
+            self.ce_combo.addItem(text, loss.value)
+        self.ce_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Cross-entropy", self.ce_combo)
+
+        self.sharding_combo = forms.combo()
+        for sharding, text in SHARDING_TEXT.items():
+            self.sharding_combo.addItem(text, sharding.value)
+        self.sharding_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Sharding", self.sharding_combo)
+
+        self.train_gpus_spin = QSpinBox()
+        self.train_gpus_spin.setRange(1, MAX_GPUS)
+        self.train_gpus_spin.setSpecialValueText("try 1-8")
+        self.train_gpus_spin.setToolTip("Per-GPU figures for this many data-parallel GPUs")
+        self.train_gpus_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Training GPUs", self.train_gpus_spin)
 
         self.flash_check = QCheckBox("FlashAttention / SDPA")
         self.flash_check.setChecked(True)
@@ -195,12 +357,24 @@ class WorkloadForm(QWidget):
     def _sync_form_enabled(self) -> None:
         custom = self.model_combo.currentData() == _CUSTOM
         self.params_edit.setEnabled(custom)
+        for spin in self.shape_spins.values():
+            spin.setEnabled(custom)
         workload = Workload(self.mode_combo.currentData())
         training = workload is not Workload.INFERENCE
+        lora = workload in (Workload.LORA, Workload.QLORA)
         self.checkpoint_check.setEnabled(training)
         self.optimizer_combo.setEnabled(training)
-        self.rank_spin.setEnabled(workload in (Workload.LORA, Workload.QLORA))
+        self.rank_spin.setEnabled(lora)
+        for key, check in self.training_checks.items():
+            check.setEnabled(training and (key != "lora_bf16" or lora))
+        self.training_checks["pure_bf16"].setEnabled(workload is Workload.TRAIN)
+        self.training_checks["fused_optimizer"].setEnabled(workload is Workload.TRAIN)
+        self.ce_combo.setEnabled(training)
+        self.sharding_combo.setEnabled(training)
+        self.train_gpus_spin.setEnabled(training)
         self.kv_combo.setEnabled(not training)
+        self.engine_combo.setEnabled(not training)
+        self.concurrency_spin.setEnabled(not training)
         self.dtype_label.setText("Compute dtype" if workload is Workload.QLORA else "Weights dtype")
 
     def current_model(self) -> ModelArchitecture:
@@ -211,12 +385,19 @@ class WorkloadForm(QWidget):
         """
         data = self.model_combo.currentData()
         if data == _CUSTOM:
-            return generic_architecture(parse_param_count(self.params_edit.text()))
+            given = {field: spin.value() or None for field, spin in self.shape_spins.items()}
+            return generic_architecture(parse_param_count(self.params_edit.text()), given)
+        if data == _CONFIG and self._config_shape is not None and self._config_path is not None:
+            return architecture_from_shape(
+                self._config_shape, f"config.json ({self._config_path})", str(self._config_path)
+            )
         return find_preset(str(data))
 
     def current_spec(self) -> WorkloadSpec:
         """The workload the controls describe (validated by the planning core)."""
         kv = self.kv_combo.currentData()
+        training = Workload(self.mode_combo.currentData()) is not Workload.INFERENCE
+        checks = self.training_checks.items()
         return WorkloadSpec(
             workload=Workload(self.mode_combo.currentData()),
             dtype=DType(self.dtype_combo.currentData()),
@@ -227,4 +408,11 @@ class WorkloadForm(QWidget):
             optimizer=Optimizer(self.optimizer_combo.currentData()),
             lora_rank=self.rank_spin.value(),
             flash_attention=self.flash_check.isChecked(),
+            quant=QuantFormat(quant) if (quant := self.quant_combo.currentData()) else None,
+            engine=Engine(engine) if (engine := self.engine_combo.currentData()) else None,
+            concurrency=self.concurrency_spin.value() or None,
+            cross_entropy=CrossEntropy(self.ce_combo.currentData()),
+            sharding=Sharding(self.sharding_combo.currentData()),
+            gpus=self.train_gpus_spin.value() if training else 1,
+            **{key: check.isChecked() and check.isEnabled() for key, check in checks},
         )

@@ -204,7 +204,7 @@ class FitPage(QWidget):
         page.addWidget(right)
         page.setStretchFactor(0, 0)
         page.setStretchFactor(1, 1)
-        page.setSizes([340, 1000])
+        page.setSizes([420, 1000])  # the form's longest rows are the training options
         return page
 
     def _recompute_fit(self) -> None:
@@ -212,7 +212,7 @@ class FitPage(QWidget):
             model = self.form.current_model()
             estimate = estimate_memory(model, self.form.current_spec())
         except PlanningInputError as exc:
-            self._show_fit_error(str(exc))
+            self._show_fit_error(self.form.words(exc))
             return
         max_count = self.form.max_gpus()
         counts = tuple(count for count in GPU_COUNTS if count <= max_count)
@@ -304,6 +304,13 @@ class FitPage(QWidget):
             + "".join(rows)
             + "</table>"
             + (f"<ul>{notes}</ul>" if notes else "")
+            + f"<p>Tensors {estimate.allocated_gb:,.2f} GB"
+            + (
+                f"; {estimate.host_gb:,.2f} GB in host memory, not on the GPU"
+                if estimate.host_gb
+                else ""
+            )
+            + f". {html.escape(estimate.compares_with)}</p>"
             + f"<p style='color:{muted}; font-size:small'>GB = 10^9 bytes, like the vendors' "
             "memory sizes. Activations are an approximation (see the formula); the framework "
             "overhead is GPUDesk's stated choice.</p>"
@@ -461,7 +468,11 @@ class FitPage(QWidget):
 
 def _spec_suffix(report: FitReport) -> str:
     spec = report.estimate.spec
-    bits = [f"{spec.dtype}", f"batch {spec.batch}"]
+    stored = spec.quant.label if spec.quant is not None else str(spec.dtype)
+    bits = [stored if stored == str(spec.dtype) else f"{stored}, {spec.dtype} compute"]
+    if spec.engine is not None:
+        bits.append(spec.engine.value)
+    bits.append(f"batch {spec.batch}")
     if spec.seq is not None:
         bits.append(f"{spec.seq:,} tokens")
     return html.escape(", ".join(bits))
