@@ -17,6 +17,7 @@ from gpudesk.cli import (
     bench_cmd,
     catalog_cmds,
     compare_cmd,
+    desktop_cmd,
     detect_cmd,
     doctor_cmd,
     fleet_cmd,
@@ -40,6 +41,7 @@ _COMMAND_MODULES = (
     plan_cmds,
     fleet_cmd,
     speed_cmd,
+    desktop_cmd,
 )
 
 
@@ -49,24 +51,34 @@ def build_parser() -> argparse.ArgumentParser:
         description="Choose, compare and check GPUs for machine learning.",
     )
     parser.add_argument("--version", action="version", version=f"gpudesk {__version__}")
-    parser.add_argument(
-        "--catalog",
-        action="append",
-        metavar="DIR",
-        type=path_argument,
-        help="extra catalog folder (repeatable); its entries override same-id ones",
-    )
+    _add_catalog_option(parser, default=None)
     parser.add_argument(
         "--startup-check",
         action="store_true",
-        help="open the main window offscreen, wait for its first paint, print the seconds, exit",
+        help="open the main window offscreen, wait for its first paint, print the time "
+        "(like '0.293 s'), exit",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     gui = subparsers.add_parser("gui", help="open the desktop app (the default)")
     gui.set_defaults(handler=_run_gui)
     for module in _COMMAND_MODULES:
         module.register(subparsers)
+    # The global options work after the subcommand too (`gpudesk list --catalog DIR`);
+    # SUPPRESS keeps a subcommand that was not given one from erasing the global value.
+    for command in subparsers.choices.values():
+        _add_catalog_option(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _add_catalog_option(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        metavar="DIR",
+        type=path_argument,
+        default=default,
+        help="extra catalog folder (repeatable); its entries override same-id ones",
+    )
 
 
 def _run_gui(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpudesk.catalog.loader import load_directory, user_folder_present
 from gpudesk.catalog.metrics import METRICS, derived_values
+from gpudesk.catalog.names import short_name
 from gpudesk.catalog.query import (
     CatalogFilter,
     Feature,
@@ -26,27 +27,55 @@ from gpudesk.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    fit_columns,
     format_table,
     load_catalog_for,
     path_argument,
     print_json,
+    table_width,
+    terminal_width,
 )
 from gpudesk.paths import bundled_catalog_dir, user_catalog_dir
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    listing = subparsers.add_parser("list", help="list catalog GPUs, filtered and sorted")
-    listing.add_argument("--segment", action="append", choices=[s.value for s in Segment])
-    listing.add_argument("--vendor", action="append", metavar="V")
-    listing.add_argument("--min-memory-gb", type=float, metavar="N")
-    listing.add_argument("--max-price-usd", type=float, metavar="N")
-    listing.add_argument("--min-year", type=int, metavar="Y")
-    listing.add_argument("--max-year", type=int, metavar="Y")
+    listing = subparsers.add_parser(
+        "list",
+        help="list catalog GPUs, filtered and sorted",
+        description="List the catalog's GPUs, filtered and sorted. The table fits the "
+        "terminal (columns on the right are dropped; --wide shows all).",
+        epilog="sortable fields: name, id, release_year, " + ", ".join(METRICS),
+    )
+    segments = ", ".join(segment.value for segment in Segment)
+    listing.add_argument(
+        "--segment",
+        action="append",
+        choices=[segment.value for segment in Segment],
+        help=f"only this segment ({segments}); repeat for several",
+    )
+    listing.add_argument(
+        "--vendor", action="append", metavar="V", help="only this vendor (NVIDIA, AMD, Intel, ...)"
+    )
+    listing.add_argument("--min-memory-gb", type=float, metavar="N", help="at least N GB of memory")
+    listing.add_argument(
+        "--max-price-usd", type=float, metavar="N", help="priced at most N USD (unpriced GPUs drop)"
+    )
+    listing.add_argument("--min-year", type=int, metavar="Y", help="released in Y or later")
+    listing.add_argument("--max-year", type=int, metavar="Y", help="released in Y or earlier")
     listing.add_argument(
         "--require", metavar="FEATURES", help="comma list of: ecc, mig, nvlink, tensor-cores"
     )
-    listing.add_argument("--search", metavar="TEXT", default="")
-    listing.add_argument("--sort", metavar="FIELD[:desc]", help="e.g. price_usd or memory_gb:desc")
+    listing.add_argument(
+        "--search", metavar="TEXT", default="", help="words in the name, id, architecture or notes"
+    )
+    listing.add_argument(
+        "--sort",
+        metavar="FIELD[:desc]",
+        help="sort by a field (see the list below), e.g. price_usd or memory_gb:desc",
+    )
+    listing.add_argument(
+        "--wide", action="store_true", help="show every column even if wider than the terminal"
+    )
     output = listing.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print a JSON array")
     output.add_argument("--csv", action="store_true", help="print CSV")
@@ -54,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
     show = subparsers.add_parser("show", help="show one GPU with every field")
     show.add_argument("name", help='id, full name or unambiguous fragment ("4090", "a100 pcie")')
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print the entry as JSON")
     show.set_defaults(handler=run_show)
 
     validate = subparsers.add_parser("validate", help="check catalog folders, list every problem")
@@ -134,19 +163,80 @@ def run_list(args: argparse.Namespace) -> int:
     elif args.csv:
         sys.stdout.write(entries_csv(entries))
     else:
-        headers = ["ID", "Name", "Segment", *(METRICS[key].header for key in _LIST_COLUMNS)]
+        width = None if args.wide else terminal_width()
+        headers, rows = _list_table(entries, compact=False)
+        if width is not None and table_width(headers, rows) > width:
+            # Short names and headers first; then columns go from the right.
+            headers, rows = _list_table(entries, compact=True)
+        headers, rows, dropped = fit_columns(headers, rows, width)
+        numeric = {
+            index for index, header in enumerate(headers) if index >= 2 and header != "Segment"
+        }
+        print(format_table(headers, rows, right_aligned=numeric))
+        print(f"\n{len(entries)} of {len(catalog.entries)} GPUs")
+        if dropped:
+            print(f"(not shown for the terminal's width: {', '.join(dropped)}; --wide shows all)")
+    return EXIT_OK
+
+
+#: Short headers for a narrow terminal (units stay).
+_COMPACT_HEADERS = {
+    "memory_gb": "Mem GB",
+    "bandwidth_gbs": "BW GB/s",
+    "fp32_tflops": "FP32 TF",
+    "fp16_tensor_tflops": "FP16 TC TF",
+    "tdp_w": "TDP W",
+    "price_usd": "USD",
+    "fp16_tensor_tflops_per_kusd": "TF/kUSD",
+}
+_COMPACT_NAME_CHARS = 26
+_COMPACT_ORDER = (
+    "memory_gb",
+    "fp16_tensor_tflops",
+    "price_usd",
+    "bandwidth_gbs",
+    "fp16_tensor_tflops_per_kusd",
+    "fp32_tflops",
+    "tdp_w",
+)
+
+
+def _list_table(entries: list[CatalogEntry], *, compact: bool) -> tuple[list[str], list[list[str]]]:
+    def header(key: str) -> str:
+        return _COMPACT_HEADERS[key] if compact else METRICS[key].header
+
+    def name(entry: CatalogEntry) -> str:
+        if not compact:
+            return entry.name
+        text = short_name(entry)
+        return text if len(text) <= _COMPACT_NAME_CHARS else text[: _COMPACT_NAME_CHARS - 1] + "…"
+
+    if not compact:
+        headers = ["ID", "Name", "Segment", *(header(key) for key in _LIST_COLUMNS)]
         rows = [
             [
                 entry.id,
-                entry.name,
+                name(entry),
                 entry.segment.value,
                 *(METRICS[key].format(METRICS[key].value(entry)) for key in _LIST_COLUMNS),
             ]
             for entry in entries
         ]
-        print(format_table(headers, rows, right_aligned=set(range(3, len(headers)))))
-        print(f"\n{len(entries)} of {len(catalog.entries)} GPUs")
-    return EXIT_OK
+        return headers, rows
+    # Narrow terminals: the figures buyers compare first, so the right-most columns
+    # (dropped first when space runs out) matter least.
+    keys = _COMPACT_ORDER
+    headers = ["ID", "Name", *(header(key) for key in keys), "Segment"]
+    rows = [
+        [
+            entry.id,
+            name(entry),
+            *(METRICS[key].format(METRICS[key].value(entry)) for key in keys),
+            entry.segment.value,
+        ]
+        for entry in entries
+    ]
+    return headers, rows
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -102,3 +102,39 @@ def format_table(headers: list[str], rows: list[list[str]], right_aligned: set[i
 
     separator = "  ".join("-" * width for width in widths)
     return "\n".join([line(headers), separator, *(line(row) for row in rows)])
+
+
+def terminal_width() -> int | None:
+    """The terminal's columns when output goes to one (or COLUMNS says), else None: a
+    pipe or a file gets every column."""
+    import os
+    import shutil
+
+    if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def table_width(headers: list[str], rows: list[list[str]]) -> int:
+    """Characters per line of :func:`format_table`'s output."""
+    widths = [len(header) for header in headers]
+    for row in rows:
+        for index, cell in enumerate(row):
+            widths[index] = max(widths[index], len(cell))
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def fit_columns(
+    headers: list[str], rows: list[list[str]], width: int | None
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """Drop columns from the right until the table fits ``width``; the names dropped.
+
+    The first two columns (what identifies a row) always stay.
+    """
+    headers, rows = list(headers), [list(row) for row in rows]
+    dropped: list[str] = []
+    while width is not None and len(headers) > 2 and table_width(headers, rows) > width:
+        dropped.insert(0, headers.pop())
+        for row in rows:
+            row.pop()
+    return headers, rows, dropped

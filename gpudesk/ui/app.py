@@ -9,12 +9,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpudesk.render.app import create_application, display_available
+from gpudesk.render.app import create_application, display_problem
 
-NO_DISPLAY_MESSAGE = (
-    "gpudesk: no display available; use `gpudesk list` (or another subcommand) "
-    "or set QT_QPA_PLATFORM (e.g. QT_QPA_PLATFORM=offscreen)"
+#: What to do without a display; never QT_QPA_PLATFORM=offscreen, which
+#: starts an invisible window that never exits.
+NO_DISPLAY_HINT = (
+    "run gpudesk on a machine with a desktop, connect with `ssh -X` (X11 forwarding), "
+    "or use the command line: `gpudesk list`, `gpudesk compare ...`, `gpudesk --help`"
 )
+
+
+def no_display_message(problem: str) -> str:
+    return f"gpudesk: no display available ({problem}).\nhint: {NO_DISPLAY_HINT}"
 
 
 def process_start_time() -> float:
@@ -48,8 +54,9 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
     """Open the main window; with ``startup_check`` exit after its first paint."""
     if startup_check and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    if not display_available():
-        print(NO_DISPLAY_MESSAGE, file=sys.stderr)
+    problem = display_problem()
+    if problem is not None:
+        print(no_display_message(problem), file=sys.stderr)
         return 1
     started_at = process_start_time()
 
@@ -88,7 +95,7 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
         if elapsed is None:
             print("gpudesk: the main window never painted", file=sys.stderr)
             return 1
-        print(f"{elapsed:.3f}")
+        print(f"{elapsed:.3f} s")
         return 0
 
     window.show()

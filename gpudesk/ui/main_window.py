@@ -10,7 +10,14 @@ from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QUrl, qVersion
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDesktopServices,
+    QGuiApplication,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -156,12 +163,40 @@ class MainWindow(QMainWindow):
         geometry = self.settings.value(_SETTINGS_GEOMETRY)
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
+        self.fit_to_screen()
 
         self.banner.set_problems(self.state.catalog.problems)
         self.state.entry_requested.connect(self.show_entry)
         self.state.catalog_changed.connect(self._on_catalog_changed)
         self.tabs.currentChanged.connect(self._build_current_tab)
         self._build_current_tab(self.tabs.currentIndex())
+
+    def fit_to_screen(self) -> None:
+        """Keep the window (and its status bar) on the screen's available area.
+
+        The default 1400x860, or a size saved on a bigger monitor, would put
+        the status bar and scroll bars off a 1366x768 laptop screen.
+        """
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        available = screen.availableGeometry()
+        self.setMinimumSize(
+            min(self.minimumWidth(), available.width()),
+            min(self.minimumHeight(), available.height()),
+        )
+        frame = self.frameGeometry()
+        extra_w = max(0, frame.width() - self.width())
+        extra_h = max(0, frame.height() - self.height())
+        width = min(self.width(), available.width() - extra_w)
+        height = min(self.height(), available.height() - extra_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        frame = self.frameGeometry()
+        x = min(max(frame.x(), available.x()), available.right() - frame.width() + 1)
+        y = min(max(frame.y(), available.y()), available.bottom() - frame.height() + 1)
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
 
     # tabs ------------------------------------------------------------------
     def _build_current_tab(self, index: int) -> None:

@@ -102,7 +102,8 @@ def measure_startup(repetitions: int) -> list[Figure]:
     gpudesk_s: list[float] = []
     bare_s: list[float] = []
     for _ in range(repetitions):  # interleaved, so both see the same machine load
-        gpudesk_s.append(float(_run([sys.executable, "-m", "gpudesk", "--startup-check"])))
+        seconds = _run([sys.executable, "-m", "gpudesk", "--startup-check"]).split()[0]
+        gpudesk_s.append(float(seconds))
         bare_s.append(float(_run([sys.executable, str(HERE / "bare_window.py")])))
     ratios = [ours / bare for ours, bare in zip(gpudesk_s, bare_s, strict=True)]
     return [

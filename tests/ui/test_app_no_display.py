@@ -26,9 +26,42 @@ def test_no_display_prints_a_message_and_exits_1(argv: list[str]) -> None:
         check=False,
     )
     assert result.returncode == 1, result.stderr
-    assert "no display available" in result.stderr
-    assert "gpudesk list" in result.stderr and "QT_QPA_PLATFORM" in result.stderr
+    assert "no display available (neither DISPLAY nor WAYLAND_DISPLAY is set)" in result.stderr
+    assert "gpudesk list" in result.stderr
+    # offscreen would start an invisible window that never exits
+    assert "offscreen" not in result.stderr
     assert "Aborted" not in result.stderr and "qt.qpa" not in result.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11/Wayland check")
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("DISPLAY", ":937", "DISPLAY=:937: the X server does not answer"),
+        ("WAYLAND_DISPLAY", "wayland-937", "WAYLAND_DISPLAY=wayland-937: no compositor"),
+    ],
+)
+def test_a_stale_display_is_named_and_exits_1_instead_of_aborting(
+    variable: str, value: str, expected: str, tmp_path: object
+) -> None:
+    env = {
+        key: item
+        for key, item in os.environ.items()
+        if key not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
+    env[variable] = value
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "gpudesk"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert expected in result.stderr
+    assert "hint:" in result.stderr
 
 
 def test_startup_check_prints_seconds_and_leaves_settings_alone() -> None:
@@ -47,5 +80,6 @@ def test_startup_check_prints_seconds_and_leaves_settings_alone() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert 0 < float(result.stdout.strip()) < 60
+    value, unit = result.stdout.split()
+    assert unit == "s" and 0 < float(value) < 60
     assert target.read_text("utf-8") == "[General]\ntheme=dark\n"

@@ -102,8 +102,8 @@ def test_ctrl_f_focuses_search_and_ctrl_d_adds(qtbot: QtBot, tmp_path: Path) -> 
 def test_settings_round_trip_across_a_new_window(qtbot: QtBot, tmp_path: Path) -> None:
     settings_file = tmp_path / "round-trip.conf"
     first = make_window(qtbot, settings_file)
-    # The offscreen screen is 800x800: a geometry larger than it would be clamped.
-    first.resize(900, 650)
+    # The offscreen screen is 800x800: a larger geometry would be clamped to it.
+    first.resize(800, 650)
     view = catalog_view(first)
     view.filters.search.setText("ampere")
     view.filters.flush()
@@ -136,7 +136,7 @@ def test_settings_round_trip_across_a_new_window(qtbot: QtBot, tmp_path: Path) -
     assert restored.splitter.sizes() == sizes
     assert theme.current_mode() is theme.ThemeMode.DARK and theme.is_dark()
     assert second.theme_actions[theme.ThemeMode.DARK].isChecked()
-    assert (second.width(), second.height()) == (900, 650)
+    assert (second.width(), second.height()) == (800, 650)
 
 
 def test_default_settings_file_lives_in_the_config_folder(
@@ -352,3 +352,16 @@ def test_opening_compare_detects_this_machine_off_the_gui_thread(qtbot: QtBot) -
         window.close()
     finally:
         set_default_nvml(None)
+
+
+def test_the_window_fits_the_available_screen_area(qtbot: QtBot, tmp_path: Path) -> None:
+    window = make_window(qtbot, tmp_path / "s.conf")
+    screen = window.screen()
+    assert screen is not None
+    available = screen.availableGeometry()
+    assert window.width() <= available.width() and window.height() <= available.height()
+    assert available.contains(window.frameGeometry().topLeft())
+    # a size saved on a bigger monitor is clamped as well
+    window.resize(available.width() + 500, available.height() + 400)
+    window.fit_to_screen()
+    assert window.width() <= available.width() and window.height() <= available.height()
