@@ -56,8 +56,8 @@ def measure(node_count: int, repeat: int) -> dict[str, object]:
                 check=False,
             )
             times.append(time.monotonic() - t0)
-            if result.returncode != 0:
-                raise SystemExit(f"survey failed ({result.returncode}): {result.stderr[-2000:]}")
+            if result.returncode != 0 or not result.stdout.strip():
+                raise SystemExit(f"survey failed ({result.returncode}): {result.stderr[-3000:]}")
             document = json.loads(result.stdout)
             assert len(document["nodes"]) == node_count
             sizes.append(len(result.stdout.encode()))
