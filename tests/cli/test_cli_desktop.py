@@ -1,4 +1,4 @@
-"""``gpudesk install-desktop``: a launcher naming this installation, an icon, and a clean uninstall."""
+"""``gpudesk install-desktop``: a launcher naming this installation, an icon, an uninstall."""
 
 from __future__ import annotations
 
