@@ -24,15 +24,14 @@ from gpudesk.cli.common import (
     print_json,
     write_output,
 )
-
-MIN_GPUS = 2
-MAX_GPUS = 6
+from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED, is_comparable_count
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     compare = subparsers.add_parser(
         "compare",
-        help="compare 2-6 GPUs: table (JSON/CSV), radar chart (PNG/SVG), PDF report",
+        help=f"compare {MIN_COMPARED}-{MAX_COMPARED} GPUs: table (JSON/CSV), "
+        "radar chart (PNG/SVG), PDF report",
     )
     compare.add_argument("names", nargs="+", metavar="NAME", help="id, name or fragment")
     compare.add_argument("--json", action="store_true", help="print the side-by-side table")
@@ -62,8 +61,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def resolve_selection(entries: list[CatalogEntry], names: list[str]) -> list[CatalogEntry]:
     """The GPUs named, in order, or a usage error naming what was wrong."""
-    if not MIN_GPUS <= len(names) <= MAX_GPUS:
-        raise CliError(f"compare needs {MIN_GPUS} to {MAX_GPUS} GPUs, got {len(names)}", EXIT_USAGE)
+    if not is_comparable_count(len(names)):
+        raise CliError(
+            f"compare needs {MIN_COMPARED} to {MAX_COMPARED} GPUs, got {len(names)}", EXIT_USAGE
+        )
     selected: list[CatalogEntry] = []
     for name in names:
         try:

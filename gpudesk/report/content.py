@@ -20,13 +20,11 @@ from gpudesk.bench.results import BenchResult, Measurement
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry, PriceKind
+from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
 from gpudesk.fleet.document import SurveyView
 from gpudesk.hardware.models import DetectionResult, NvmlStatus
 from gpudesk.report.fleet_section import FleetSection, build_fleet_section
-
-MIN_GPUS = 2
-MAX_GPUS = 6
 
 PRICE_KIND_TEXT: dict[PriceKind, str] = {
     PriceKind.LAUNCH_MSRP: "launch list price (MSRP)",
@@ -598,11 +596,10 @@ def build_report(
         fleet: a fleet survey to summarise in its own section.
 
     Raises:
-        ValueError: fewer than 2 or more than 6 GPUs, or one listed twice.
+        ComparisonSizeError: fewer than 2 or more than 6 GPUs.
     """
     entries = tuple(entries)
-    if not MIN_GPUS <= len(entries) <= MAX_GPUS:
-        raise ValueError(f"a report compares {MIN_GPUS} to {MAX_GPUS} GPUs, got {len(entries)}")
+    check_comparison_size(len(entries))
     comparison = build_comparison(entries)
     lines = best_for_lines(entries)
     groups, omitted = spec_groups(comparison)

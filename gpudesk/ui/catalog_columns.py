@@ -13,8 +13,12 @@ from enum import Enum
 
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.names import short_name
-from gpudesk.catalog.query import CatalogFilter, Feature, has_feature, searchable_text
+from gpudesk.catalog.query import (
+    CatalogFilter,
+    FilterColumns,
+)
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.limits import MAX_COMPARED
 
 MISSING_TEXT = "n/a"
 
@@ -145,7 +149,7 @@ def _no_key(_entry: CatalogEntry) -> SortKey | None:
 COMPARE_COLUMN = Column(
     key="compare",
     header="✓",
-    tooltip="Compare: tick up to 6 GPUs (Ctrl+D adds the selected rows)",
+    tooltip=f"Compare: tick up to {MAX_COMPARED} GPUs (Ctrl+D adds the selected rows)",
     kind=ColumnKind.COMPARE,
     display=_no_text,
     sort_key=_no_key,  # the live selection decides; see CatalogIndex.order
@@ -210,7 +214,8 @@ class CatalogIndex:
     """Display strings and sort keys of every entry, computed once.
 
     The index answers two questions fast: which rows a filter keeps
-    (:meth:`matching`, the same answer as :meth:`CatalogFilter.matches`) and in
+    (:meth:`matching`: :class:`~gpudesk.catalog.query.FilterColumns`, the rule
+    :meth:`CatalogFilter.matches` uses too) and in
     which order rows go for a column (:meth:`order`, missing values last in
     both directions).
     """
@@ -222,15 +227,7 @@ class CatalogIndex:
         self.cells: list[list[str | None]] = [
             [column.display(entry) for column in COLUMNS] for entry in self.entries
         ]
-        self._segments = [entry.segment for entry in self.entries]
-        self._vendors = [entry.vendor.lower() for entry in self.entries]
-        self._memory_gb = [entry.memory_gb for entry in self.entries]
-        self._price_usd = [entry.price_usd for entry in self.entries]
-        self._year = [entry.release_year for entry in self.entries]
-        self._haystacks = [searchable_text(entry) for entry in self.entries]
-        self._features = {
-            feature: [has_feature(entry, feature) for entry in self.entries] for feature in Feature
-        }
+        self._filter_columns = FilterColumns(self.entries)
         self._orders: dict[tuple[int, bool], list[int]] = {}
 
     def __len__(self) -> int:
@@ -244,53 +241,13 @@ class CatalogIndex:
         return sorted(seen.values(), key=str.casefold)
 
     def year_range(self) -> tuple[int, int] | None:
-        return (min(self._year), max(self._year)) if self._year else None
+        return self._filter_columns.year_range()
 
     def matching(
         self, criteria: CatalogFilter, only_ids: Collection[str] | None = None
     ) -> bytearray:
         """A 0/1 mask over the rows: 1 where ``criteria`` (and ``only_ids``) keep the row."""
-        rows: Sequence[int] = range(len(self.entries))
-        if criteria.segments is not None:
-            segments = criteria.segments
-            rows = [row for row in rows if self._segments[row] in segments]
-        if criteria.vendors is not None:
-            vendors = {vendor.lower() for vendor in criteria.vendors}
-            rows = [row for row in rows if self._vendors[row] in vendors]
-        memory = self._memory_gb
-        if criteria.min_memory_gb is not None:
-            low = criteria.min_memory_gb
-            rows = [row for row in rows if memory[row] >= low]
-        if criteria.max_memory_gb is not None:
-            high = criteria.max_memory_gb
-            rows = [row for row in rows if memory[row] <= high]
-        prices = self._price_usd
-        if criteria.min_price_usd is not None:
-            low = criteria.min_price_usd
-            rows = [row for row in rows if (price := prices[row]) is not None and price >= low]
-        if criteria.max_price_usd is not None:
-            high = criteria.max_price_usd
-            rows = [row for row in rows if (price := prices[row]) is not None and price <= high]
-        years = self._year
-        if criteria.min_year is not None:
-            first = criteria.min_year
-            rows = [row for row in rows if years[row] >= first]
-        if criteria.max_year is not None:
-            last = criteria.max_year
-            rows = [row for row in rows if years[row] <= last]
-        for feature in criteria.features:
-            has = self._features[feature]
-            rows = [row for row in rows if has[row]]
-        haystacks = self._haystacks
-        for word in criteria.text.lower().split():
-            rows = [row for row in rows if word in haystacks[row]]
-        if only_ids is not None:
-            ids = self.ids
-            rows = [row for row in rows if ids[row] in only_ids]
-        mask = bytearray(len(self.entries))
-        for row in rows:
-            mask[row] = 1
-        return mask
+        return self._filter_columns.mask(criteria, only_ids)
 
     def order(self, column: int, descending: bool, compare_ids: Collection[str] = ()) -> list[int]:
         """Every row in the column's sort order; rows without a value come last.

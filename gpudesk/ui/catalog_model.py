@@ -30,6 +30,7 @@ from PySide6.QtGui import QColor
 
 from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.limits import MAX_COMPARED
 from gpudesk.ui import theme
 from gpudesk.ui.catalog_columns import (
     COLUMNS,
@@ -39,7 +40,7 @@ from gpudesk.ui.catalog_columns import (
     column_index,
 )
 from gpudesk.ui.compare_delegate import COMPARE_POSITION_ROLE
-from gpudesk.ui.state import MAX_COMPARE, AppState
+from gpudesk.ui.state import AppState
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -246,9 +247,9 @@ class CatalogTableModel(QAbstractTableModel):
             return True
         if self._state.add_to_compare(entry_id):
             return True
-        if len(self._state.compare_ids) >= MAX_COMPARE:
+        if len(self._state.compare_ids) >= MAX_COMPARED:
             self.compare_refused.emit(
-                f"The comparison holds at most {MAX_COMPARE} GPUs; remove one first."
+                f"The comparison holds at most {MAX_COMPARED} GPUs; remove one first."
             )
         return False
 

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.limits import MAX_COMPARED
 from gpudesk.ui.catalog_columns import COLUMN_KEYS, COLUMNS, column_index
 from gpudesk.ui.catalog_model import (
     COMPARE_COLUMN_INDEX,
@@ -39,7 +40,7 @@ from gpudesk.ui.compare_bar import CompareBar
 from gpudesk.ui.compare_delegate import CompareDelegate
 from gpudesk.ui.details_pane import DetailsPane
 from gpudesk.ui.filter_panel import FilterPanel
-from gpudesk.ui.state import MAX_COMPARE, AppState
+from gpudesk.ui.state import AppState
 
 _SETTINGS_HEADER = "catalog/header"
 _SETTINGS_COLUMNS = "catalog/columns"
@@ -281,16 +282,16 @@ class CatalogView(QWidget):
         for entry in entries:
             if entry.id in self.state.compare_ids:
                 continue
-            if len(self.state.compare_ids) >= MAX_COMPARE:
+            if len(self.state.compare_ids) >= MAX_COMPARED:
                 self.status_message.emit(
-                    f"The comparison holds at most {MAX_COMPARE} GPUs; remove one first."
+                    f"The comparison holds at most {MAX_COMPARED} GPUs; remove one first."
                 )
                 break
             if self.state.add_to_compare(entry.id):
                 added += 1
         if added:
             total = len(self.state.compare_ids)
-            self.status_message.emit(f"Added {added} to the comparison ({total}/{MAX_COMPARE}).")
+            self.status_message.emit(f"Added {added} to the comparison ({total}/{MAX_COMPARED}).")
         return added
 
     def remove_selected_from_compare(self) -> None:

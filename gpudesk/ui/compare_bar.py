@@ -18,9 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.catalog.names import short_name
+from gpudesk.compare.limits import MAX_COMPARED
 from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
-from gpudesk.ui.state import MAX_COMPARE, AppState
+from gpudesk.ui.state import AppState
 
 _CHIP_TEXT_WIDTH_PX = 150
 
@@ -221,11 +222,11 @@ class CompareBar(QWidget):
             chip.removed.connect(lambda entry_id=entry_id: self.state.remove_from_compare(entry_id))
             self.chip_layout.addWidget(chip)
             self.chips[entry.id] = chip
-        self.title.setText(f"<b>Compare</b> ({len(entries)} of {MAX_COMPARE})")
+        self.title.setText(f"<b>Compare</b> ({len(entries)} of {MAX_COMPARED})")
         self.hint.setVisible(not entries)
         self.chip_area.setVisible(bool(entries) or self.fit_chip is not None)
         self.clear_button.setEnabled(bool(entries))
-        self.add_button.setEnabled(len(entries) < MAX_COMPARE)
+        self.add_button.setEnabled(len(entries) < MAX_COMPARED)
 
     def fit_chip_text(self) -> str | None:
         return None if self.fit_chip is None else self.fit_chip.full_text

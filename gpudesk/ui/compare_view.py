@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 from gpudesk.catalog.metrics import METRICS, MetricGroup
 from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED
 from gpudesk.compare.radar import (
     DEFAULT_RADAR_AXES,
     MAX_AXES,
@@ -68,10 +69,12 @@ from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
 from gpudesk.render.style import ChartStyle, chart_style, measured_color
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
-from gpudesk.ui.state import MAX_COMPARE, AppState
+from gpudesk.ui.state import AppState
 
-EMPTY_MESSAGE = "Mark 2-6 GPUs in the Catalog tab (Ctrl+D) to compare them here."
-MIN_COMPARE = 2
+EMPTY_MESSAGE = (
+    f"Mark {MIN_COMPARED}-{MAX_COMPARED} GPUs in the Catalog tab (Ctrl+D) to compare them here."
+)
+
 #: Scatter and bar metric choices: every numeric figure but the year.
 PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
 _GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -510,7 +513,7 @@ class CompareView(QWidget):
         entries = self.entries()
         count = len(entries)
         self._update_detected_button()
-        if count < MIN_COMPARE:
+        if count < MIN_COMPARED:
             self.title.setText(
                 "Compare"
                 if count == 0
@@ -521,7 +524,7 @@ class CompareView(QWidget):
             self.table_model.set_comparison(None, [], [], self._style.dark)
             return
         self.title.setText(
-            f"Comparing {count} GPUs (max {MAX_COMPARE}): "
+            f"Comparing {count} GPUs (max {MAX_COMPARED}): "
             + ", ".join(short_name(entry) for entry in entries)
         )
         self.stack.setCurrentWidget(self.splitter)
@@ -548,7 +551,7 @@ class CompareView(QWidget):
             entry_id for entry_id in self._detected_to_add() if self.state.add_to_compare(entry_id)
         ]
         if not added:
-            self.status_message.emit(f"The comparison already holds {MAX_COMPARE} GPUs")
+            self.status_message.emit(f"The comparison already holds {MAX_COMPARED} GPUs")
 
     def _update_baseline_choices(self, entries: list[CatalogEntry]) -> None:
         current = self.baseline_combo.currentData()
@@ -572,7 +575,7 @@ class CompareView(QWidget):
         self.baseline_combo.setCurrentIndex(position)
 
     def _on_baseline_changed(self) -> None:
-        if len(self.entries()) >= MIN_COMPARE:
+        if len(self.entries()) >= MIN_COMPARED:
             self._update_table()
 
     def _on_speed_workload_changed(self) -> None:
@@ -650,7 +653,7 @@ class CompareView(QWidget):
 
     def _update_radar(self) -> None:
         entries = self.entries()
-        if len(entries) < MIN_COMPARE:
+        if len(entries) < MIN_COMPARED:
             return
         axes = self.axis_picker.checked_axes()
         choice = self.normalisation_choice()
@@ -665,7 +668,7 @@ class CompareView(QWidget):
 
     def _update_scatter(self) -> None:
         entries = self.entries()
-        if len(entries) < MIN_COMPARE:
+        if len(entries) < MIN_COMPARED:
             return
         x_key = str(self.x_combo.currentData())
         y_key = str(self.y_combo.currentData())
@@ -690,7 +693,7 @@ class CompareView(QWidget):
 
     def _update_bars(self) -> None:
         entries = self.entries()
-        if len(entries) < MIN_COMPARE:
+        if len(entries) < MIN_COMPARED:
             return
         self.bars.plot.set_data(
             entries, str(self.bar_combo.currentData()), measured=self.state.measured

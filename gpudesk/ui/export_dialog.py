@@ -38,13 +38,12 @@ from PySide6.QtWidgets import (
 
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED, is_comparable_count
 from gpudesk.fleet.document import SurveyView
 from gpudesk.progress import Progress
 from gpudesk.report.pdf import ReportCharts, prepare_charts, write_pdf_report
 from gpudesk.ui.worker import TaskWorker
 
-MIN_GPUS = 2
-MAX_GPUS = 6
 TITLE = "Export comparison"
 _SETTINGS_FOLDER = "export/folder"
 _SETTINGS_PAPER = "export/paper"
@@ -52,7 +51,7 @@ _SETTINGS_LOCAL = "export/include_local"
 PAPERS = (("A4", "a4"), ("Letter", "letter"))
 
 TOO_FEW_TEXT = (
-    "A report compares 2 to 6 GPUs, and {count} {verb} selected.\n\n"
+    f"A report compares {MIN_COMPARED} to {MAX_COMPARED} GPUs, and {{count}} {{verb}} selected.\n\n"
     'In the Catalog tab, select a GPU and choose "Add selected to compare" '
     "(Ctrl+D, or the compare column's check box); repeat for each GPU, then "
     "export again."
@@ -380,7 +379,7 @@ def run_export_dialog(window: QWidget) -> QDialog:
     """
     state = getattr(window, "state")  # noqa: B009 - the MainWindow's AppState
     entries = state.compare_entries()
-    if not MIN_GPUS <= len(entries) <= MAX_GPUS:
+    if not is_comparable_count(len(entries)):
         box = QMessageBox(window)
         box.setWindowTitle(TITLE)
         box.setIcon(QMessageBox.Icon.Information)

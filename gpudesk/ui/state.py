@@ -9,10 +9,9 @@ from PySide6.QtCore import QObject, Signal
 
 from gpudesk.catalog.loader import Catalog, load_catalog
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.limits import MAX_COMPARED
 from gpudesk.fleet.document import SurveyView
 from gpudesk.measured import MeasuredSeries
-
-MAX_COMPARE = 6
 
 
 class AppState(QObject):
@@ -81,7 +80,7 @@ class AppState(QObject):
 
     def add_to_compare(self, entry_id: str) -> bool:
         """Add one GPU; False when it is already there, unknown, or the selection is full."""
-        if entry_id in self.compare_ids or len(self.compare_ids) >= MAX_COMPARE:
+        if entry_id in self.compare_ids or len(self.compare_ids) >= MAX_COMPARED:
             return False
         if self.catalog.by_id(entry_id) is None:
             return False
@@ -100,7 +99,7 @@ class AppState(QObject):
         for entry_id in entry_ids:
             if entry_id in known and entry_id not in cleaned:
                 cleaned.append(entry_id)
-        cleaned = cleaned[:MAX_COMPARE]
+        cleaned = cleaned[:MAX_COMPARED]
         if cleaned != self.compare_ids:
             self.compare_ids = cleaned
             self.compare_changed.emit()

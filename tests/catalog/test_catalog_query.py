@@ -2,10 +2,13 @@ import datetime as dt
 
 import pytest
 from catalog_factory import make_entry
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpudesk.catalog.query import (
     CatalogFilter,
     Feature,
+    FilterColumns,
     NameLookupError,
     filter_entries,
     find_entry,
@@ -90,6 +93,37 @@ def _ids(entries: list) -> list[str]:
 )
 def test_filters(criteria: CatalogFilter, expected: list[str]) -> None:
     assert _ids(filter_entries(ENTRIES, criteria)) == expected
+
+
+_FILTERS = st.builds(
+    CatalogFilter,
+    text=st.sampled_from(["", "4090", "ampere", "nvidia a100", "zzz"]),
+    segments=st.none() | st.frozensets(st.sampled_from(list(Segment))),
+    vendors=st.none() | st.frozensets(st.sampled_from(["nvidia", "AMD", "intel"])),
+    min_memory_gb=st.none() | st.sampled_from([24.0, 40.0, 100.0]),
+    max_price_usd=st.none() | st.sampled_from([1600.0, 10_000.0]),
+    min_year=st.none() | st.integers(2019, 2024),
+    features=st.frozensets(st.sampled_from(list(Feature))),
+)
+
+
+@given(_FILTERS, st.none() | st.frozensets(st.sampled_from([e.id for e in ENTRIES])))
+def test_mask_over_the_catalog_agrees_with_each_entry_alone(
+    criteria: CatalogFilter, only_ids: frozenset[str] | None
+) -> None:
+    """The narrowing over columns is row-independent: the whole-catalog mask is per-entry."""
+    mask = FilterColumns(ENTRIES).mask(criteria, only_ids)
+    alone = [
+        criteria.matches(entry) and (only_ids is None or entry.id in only_ids) for entry in ENTRIES
+    ]
+    assert [bool(keep) for keep in mask] == alone
+
+
+def test_only_ids_narrows_the_mask() -> None:
+    mask = FilterColumns(ENTRIES).mask(CatalogFilter(text="a100"), {"a100-40gb-pcie", "mi300x"})
+    assert [entry.id for entry, keep in zip(ENTRIES, mask, strict=True) if keep] == [
+        "a100-40gb-pcie"
+    ]
 
 
 def test_sort_numeric_with_missing_last_both_ways() -> None:
