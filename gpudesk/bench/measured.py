@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
+from gpudesk.bench.peaks import peak_field
 from gpudesk.bench.results import BenchResult
 from gpudesk.measured import MeasuredSeries
-
-#: Catalog metric key fed by each (test, dtype) measurement.
-METRIC_FOR: dict[tuple[str, str], str] = {
-    ("gemm", "fp32"): "fp32_tflops",
-    ("gemm", "fp64"): "fp64_tflops",
-    ("gemm", "tf32"): "tf32_tensor_tflops",
-    ("gemm", "bf16"): "bf16_tensor_tflops",
-    ("gemm", "fp16"): "fp16_tensor_tflops",
-    ("copy", "bytes"): "bandwidth_gbs",
-}
 
 
 def measured_series(result: BenchResult, source: str = "") -> MeasuredSeries | None:
     """The measured figures keyed like catalog metrics; None when nothing was measured."""
     values: dict[str, float] = {}
     for row in result.results:
-        key = METRIC_FOR.get((row.test, row.dtype))
+        key = peak_field(row.test, row.dtype)  # the catalog field a row is measured against
         if key is not None and row.value is not None and key not in values:
             values[key] = row.value
     if not values:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind
+from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind, PriceKind
 
 #: A price or rate seen longer ago than this many months is flagged.
 STALE_AFTER_MONTHS = 12
@@ -61,3 +61,30 @@ def stale_note(what: str, seen: dt.date | None) -> str:
     if seen is None:
         return f"{what} undated, may be out of date"
     return f"{what} from {seen:%Y-%m}, may be out of date"
+
+
+#: How each price kind reads in a sentence ("1,599 USD, launch list price (MSRP)").
+PRICE_KIND_LABELS: dict[PriceKind, str] = {
+    PriceKind.LAUNCH_MSRP: "launch list price (MSRP)",
+    PriceKind.STREET: "street price",
+    PriceKind.USED: "used-market price",
+    PriceKind.ESTIMATE: "estimate",
+}
+#: The same in a table cell, where space is short.
+PRICE_KIND_SHORT_LABELS: dict[PriceKind, str] = {
+    PriceKind.LAUNCH_MSRP: "launch MSRP",
+    PriceKind.STREET: "street",
+    PriceKind.USED: "used",
+    PriceKind.ESTIMATE: "estimate",
+}
+
+
+def price_kind_label(kind: PriceKind | str | None, *, short: bool = False) -> str:
+    """The words for a price kind (its enum or stored value); "price" when unknown."""
+    try:
+        known = PriceKind(kind) if kind is not None else None
+    except ValueError:
+        known = None
+    if known is None:
+        return "price"
+    return (PRICE_KIND_SHORT_LABELS if short else PRICE_KIND_LABELS)[known]

@@ -10,7 +10,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gpudesk.bench.text import format_figure, size_label  # light: no numpy, no backends
+from gpudesk.bench.summary import run_summary  # light: no numpy, no backends
+from gpudesk.bench.text import format_figure, size_label
 from gpudesk.cli.common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -210,42 +211,8 @@ def _method(result: BenchResult) -> str:
 
 def render_text(result: BenchResult) -> str:
     """The human report: context lines, the results table, the sweep, the notes."""
-    lines: list[str] = []
-    device = result.device
-    lines.append(f"Device:   {result.device_name}" + (f" ({device.kind})" if device else ""))
-    env = result.environment
-    lines.append(
-        f"Backend:  {result.backend} {env.get('backend_version') or ''} ({result.mode} run)"
-    )
-    blas = env.get("blas")
-    if isinstance(blas, list) and blas and isinstance(blas[0], dict):
-        first = blas[0]
-        lines.append(
-            f"BLAS:     {first.get('library')} {first.get('version')} "
-            f"({first.get('threads')} threads, kernel {first.get('kernel')})"
-        )
-    if env.get("cuda_runtime") or env.get("driver_version"):
-        lines.append(
-            f"CUDA:     runtime {env.get('cuda_runtime') or 'n/a'}, "
-            f"driver {env.get('driver_version') or 'n/a'}"
-        )
-    lines.append(
-        "Catalog:  "
-        + (result.catalog_id or str(env.get("catalog_match") or "no catalog entry: no peaks"))
-    )
-    if result.telemetry is not None:
-        if result.telemetry.available and result.telemetry.samples:
-            summary = result.telemetry.summary()
-            lines.append(
-                f"NVML:     SM clock {format_figure(summary['sm_clock_mhz_median'])} MHz, "
-                f"power {format_figure(summary['power_w_max'])} W max, "
-                f"{format_figure(summary['temperature_c_max'])} °C max; throttle: "
-                + (", ".join(result.telemetry.throttle_reasons()) or "none")
-            )
-        elif result.telemetry.reason:
-            lines.append(f"NVML:     {result.telemetry.reason}")
+    lines = [f"{line.label + ':':<10}{line.text}" for line in run_summary(result)]
     if result.error is not None:
-        lines.append(f"FAILED:   {result.error}")
         return "\n".join(lines)
     lines.append(f"Method:   {_method(result)}")
     lines.append("")
@@ -289,5 +256,4 @@ def render_text(result: BenchResult) -> str:
     if notes:
         lines.append("")
         lines.extend(f"Note: {note}" for note in notes)
-    lines.append(f"\nTook {result.duration_s:.1f} s.")
     return "\n".join(lines)

@@ -17,28 +17,16 @@ from dataclasses import dataclass, field
 
 from gpudesk import __version__
 from gpudesk.bench.results import BenchResult, Measurement
+from gpudesk.bench.summary import run_summary
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.schema import CatalogEntry, PriceKind
+from gpudesk.catalog.prices import price_kind_label
+from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
 from gpudesk.fleet.document import SurveyView
 from gpudesk.hardware.models import DetectionResult, NvmlStatus
 from gpudesk.report.fleet_section import FleetSection, build_fleet_section
-
-PRICE_KIND_TEXT: dict[PriceKind, str] = {
-    PriceKind.LAUNCH_MSRP: "launch list price (MSRP)",
-    PriceKind.STREET: "street price",
-    PriceKind.USED: "used-market price",
-    PriceKind.ESTIMATE: "estimate",
-}
-#: The price kind in a table cell.
-PRICE_KIND_SHORT: dict[str, str] = {
-    PriceKind.LAUNCH_MSRP.value: "launch MSRP",
-    PriceKind.STREET.value: "street",
-    PriceKind.USED.value: "used",
-    PriceKind.ESTIMATE.value: "estimate",
-}
 
 
 # --------------------------------------------------------------------------
@@ -336,7 +324,7 @@ def spec_groups(comparison: Comparison) -> tuple[tuple[SpecGroup, ...], tuple[st
 def _cell_text(comparison: Comparison, row: Row, index: int) -> str:
     value = row.values[index]
     if row.key == "price_kind" and isinstance(value, str):
-        return PRICE_KIND_SHORT.get(value, value)
+        return price_kind_label(value, short=True)
     return comparison.value_text(row, index)
 
 
@@ -365,7 +353,7 @@ def _price_note(entry: CatalogEntry) -> str:
     if entry.price_usd is None:
         text = f"{entry.name}: no price in the catalog"
     else:
-        kind = PRICE_KIND_TEXT.get(entry.price_kind, "price") if entry.price_kind else "price"
+        kind = price_kind_label(entry.price_kind)
         seen = entry.price_date.isoformat() if entry.price_date else "date unknown"
         text = f"{entry.name}: {entry.price_usd:,.0f} USD, {kind}, seen {seen}"
     if entry.cloud_hourly_usd is not None:
@@ -444,14 +432,8 @@ def _bench_rows(result: BenchResult, entry: CatalogEntry | None) -> tuple[BenchR
 
 def _bench_table(title: str, result: BenchResult, catalog: Catalog) -> BenchTable:
     entry = catalog.by_id(result.catalog_id) if result.catalog_id else None
-    when = result.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
-    details = f"{result.device_name} · {result.backend} backend · {result.mode} run · {when}"
-    if entry is not None:
-        details += f" · peaks from catalog entry {entry.name}"
-    elif result.device is not None and result.device.kind == "cpu":
-        details += " · a CPU has no catalog peak"
-    else:
-        details += " · no catalog entry matched, so no peaks"
+    facts = {line.key: line.text for line in run_summary(result, entry.name if entry else None)}
+    details = " · ".join(facts[key] for key in ("device", "backend", "catalog"))
     notes = list(result.notes)
     if result.error:
         notes.insert(0, f"The run failed: {result.error}")

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.bench.results import BenchResult, Measurement
+from gpudesk.bench.summary import run_summary
 from gpudesk.bench.text import format_figure, size_label
 from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
@@ -322,54 +323,17 @@ class ResultsPane(QSplitter):
 
 
 def summary_html(result: BenchResult) -> str:
-    """Rich-text lines about one run: device, backend, BLAS/CUDA, catalog, NVML, notes."""
-
-    def esc(value: object) -> str:
-        return html.escape(str(value))
-
-    env = result.environment
-    when = result.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
-    kind = f" ({result.device.kind})" if result.device is not None else ""
-    lines = [
-        f"<b>{esc(result.device_name)}</b>{esc(kind)} — {esc(result.backend)} "
-        f"{esc(env.get('backend_version') or '')}, {esc(result.mode)} run, {esc(when)}, "
-        f"{result.duration_s:.1f} s"
-    ]
-    blas = env.get("blas")
-    if isinstance(blas, list) and blas and isinstance(blas[0], dict):
-        first = blas[0]
-        lines.append(
-            f"BLAS: {esc(first.get('library'))} {esc(first.get('version'))}, "
-            f"{esc(first.get('threads'))} threads, kernel {esc(first.get('kernel'))}"
-        )
-    if env.get("cuda_runtime") or env.get("driver_version"):
-        lines.append(
-            f"CUDA runtime {esc(env.get('cuda_runtime') or 'n/a')}, "
-            f"driver {esc(env.get('driver_version') or 'n/a')}"
-        )
-    if result.catalog_id:
-        lines.append(f"Catalog peak from <b>{esc(result.catalog_id)}</b>")
-    else:
-        match = env.get("catalog_match")
-        lines.append(
-            "No catalog entry for this device: no peak to compare with"
-            + (f" ({esc(match)})" if match else "")
-        )
-    telemetry = result.telemetry
-    if telemetry is not None and telemetry.available and telemetry.samples:
-        summary = telemetry.summary()
-        reasons = ", ".join(telemetry.throttle_reasons()) or "none"
-        lines.append(
-            "During the run: SM clock "
-            f"{format_figure(summary['sm_clock_mhz_median'])} MHz (median), "
-            f"power up to {format_figure(summary['power_w_max'])} W, "
-            f"up to {format_figure(summary['temperature_c_max'])} °C; clock events: {esc(reasons)}"
-        )
-    elif telemetry is not None and telemetry.reason:
-        lines.append(f"Telemetry: {esc(telemetry.reason)}")
-    if result.imported_from:
-        lines.append(f"Imported from {esc(result.imported_from)}")
-    if result.error:
-        lines.append(f"<span style='color:#c0392b'><b>Failed:</b> {esc(result.error)}</span>")
-    lines.extend(f"Note: {esc(note)}" for note in result.notes)
+    """Rich text of :func:`gpudesk.bench.summary.run_summary`: device and backend, notes last."""
+    lines: list[str] = []
+    for line in run_summary(result):
+        text = html.escape(line.text)
+        if line.key == "device":
+            lines.append(f"<b>{text}</b>")
+        elif line.key == "backend":
+            lines[-1] += f" — {text}"
+        elif line.key == "error":
+            lines.append(f"<span style='color:#c0392b'><b>Failed:</b> {text}</span>")
+        else:
+            lines.append(f"{html.escape(line.label)}: {text}")
+    lines.extend(f"Note: {html.escape(note)}" for note in result.notes)
     return "<br>".join(lines)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import re
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
@@ -12,8 +11,9 @@ from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, METRICS
-from gpudesk.catalog.prices import default_cloud_rate, is_stale, stale_note
+from gpudesk.catalog.prices import default_cloud_rate, is_stale, price_kind_label, stale_note
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.markup import linkify
 from gpudesk.ui import theme
 
 #: Fields with their own section below the groups, not a row in one.
@@ -112,15 +112,6 @@ _LABELS = {
 _DEVICE_TYPES = {"gpu": "GPU", "accelerator": "ML accelerator (not a GPU)", "soc": "SoC"}
 _RATE_KINDS = {"on_demand": "on-demand", "spot": "spot", "marketplace": "marketplace"}
 
-_PRICE_KINDS = {
-    "launch_msrp": "launch MSRP",
-    "street": "street price",
-    "used": "used market",
-    "estimate": "estimate",
-}
-
-_URL = re.compile(r"https?://[^\s<>\"')\]]+")
-
 
 def field_label(name: str) -> str:
     if name in METRICS:
@@ -142,26 +133,12 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
     if name == "device_type":
         return _DEVICE_TYPES.get(str(value.value), str(value.value))
     if name == "price_kind":
-        return _PRICE_KINDS.get(str(value.value), str(value.value))
+        return price_kind_label(value)
     if name == "sparsity_speedup":
         return f"{value:g}×"
     if isinstance(value, tuple):
         return ", ".join(str(item) for item in value)
     return str(value)
-
-
-def linkify(text: str) -> str:
-    """Escape ``text`` for HTML and turn every http(s) URL in it into a link."""
-    parts: list[str] = []
-    position = 0
-    for match in _URL.finditer(text):
-        url = match.group(0).rstrip(".,;:")
-        end = match.start() + len(url)
-        parts.append(html.escape(text[position : match.start()]))
-        parts.append(f'<a href="{html.escape(url, quote=True)}">{html.escape(url)}</a>')
-        position = end
-    parts.append(html.escape(text[position:]))
-    return "".join(parts)
 
 
 #: Warning text colour, readable on light and dark backgrounds.

@@ -59,7 +59,7 @@ def test_human_output_and_out_file(
     captured = capsys.readouterr()
     assert "GEMM FP64" in captured.out
     assert "% of peak" in captured.out
-    assert "no catalog entry" in captured.out
+    assert "a CPU has no catalog peak" in captured.out
     assert json.loads(target.read_text())["backend"] == "numpy"
     assert list_runs()[0] == [], "--no-save saves nothing"
 
@@ -139,7 +139,7 @@ def test_render_text_shows_percent_of_peak() -> None:
         plan, backend, ProgressState(), catalog=[catalog_entry()], probe=FixedProbe("fake-gpu")
     )
     text = render_text(result)
-    assert "Catalog:  fake-gpu" in text
+    assert "Catalog:  peaks from catalog entry fake-gpu" in text
     fp16 = result.find("gemm", "fp16")
     assert fp16 is not None and fp16.fraction_of_peak is not None
     assert f"{fp16.fraction_of_peak:5.0%}" in text

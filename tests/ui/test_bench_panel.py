@@ -193,7 +193,7 @@ def test_import_good_and_malformed_files(qtbot: QtBot, tmp_path: Path) -> None:
     assert panel.result is not None and panel.result.backend == "torch"
     assert panel.results.model.index(0, 0).data() == "GEMM BF16"
     assert panel.results.model.index(0, ResultsModel.PERCENT_COLUMN).data(FRACTION_ROLE) == 0.75
-    assert "Imported from" in panel.results.summary.text()
+    assert "imported from" in panel.results.summary.text()
     panel.history_box.measured_button.click()
     assert state.measured is not None and state.measured.values == {"bf16_tensor_tflops": 150.0}
 

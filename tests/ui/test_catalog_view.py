@@ -278,12 +278,3 @@ def test_details_groups_cover_every_field_once() -> None:
     assert len(shown) == len(set(shown))
     assert not set(shown) & SECTION_FIELDS
     assert set(shown) | SECTION_FIELDS == set(ENTRY_FIELDS)
-
-
-def test_source_urls_become_links_without_trailing_punctuation() -> None:
-    from gpudesk.ui.details_pane import linkify
-
-    html = linkify("TechPowerUp (https://www.techpowerup.com/gpu-specs/). <b>")
-    assert '<a href="https://www.techpowerup.com/gpu-specs/">' in html
-    assert html.endswith("</a>). &lt;b&gt;")
-    assert linkify("Whitepaper v2.0") == "Whitepaper v2.0"

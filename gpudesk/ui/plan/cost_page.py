@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.catalog.prices import price_kind_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.cost import (
     DEFAULT_HOURS_PER_DAY,
@@ -33,12 +34,6 @@ from gpudesk.ui.state import AppState
 
 _DEFAULT_COST_GPU = "rtx-4090"
 _DEFAULT_CLOUD_HOURLY_USD = 1.0
-_PRICE_KINDS = {
-    "launch_msrp": "launch MSRP",
-    "street": "street price",
-    "used": "used price",
-    "estimate": "estimate",
-}
 BUY_COLOR = "#0072B2"
 BREAK_EVEN_COLOR = "#2e7d32"
 CLOUD_COLOR = "#D55E00"
@@ -224,9 +219,7 @@ class CostPage(QWidget):
             spin.blockSignals(True)
         if entry.price_usd is not None:
             self.purchase_spin.setValue(entry.price_usd)
-            kind = (
-                _PRICE_KINDS.get(entry.price_kind.value, "price") if entry.price_kind else "price"
-            )
+            kind = price_kind_label(entry.price_kind)
             self.purchase_note.setText(f"Catalog: {kind}, {entry.price_date}. Edit freely.")
         else:
             self.purchase_spin.setValue(0)

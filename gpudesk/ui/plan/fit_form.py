@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.markup import linkify
 from gpudesk.planning.architecture import (
     ConfigFileError,
     ModelShape,
@@ -155,7 +156,7 @@ class WorkloadForm(QWidget):
     def show_model(self, model: ModelArchitecture) -> None:
         """Clear the error line and describe ``model`` with its sources."""
         self.fit_error_label.hide()
-        sources = "".join(f"<li>{forms.linkify(source)}</li>" for source in model.sources)
+        sources = "".join(f"<li>{linkify(source)}</li>" for source in model.sources)
         note = f"<p><i>{html.escape(model.notes)}</i></p>" if model.notes else ""
         self.model_info.setText(
             f"<p><b>{html.escape(model.name)}</b><br>{html.escape(model.summary())}</p>"

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.markup import linkify
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.fit import DECODE_SOURCE, GPU_COUNTS, FitReport, fit_across
 from gpudesk.planning.memory import (
@@ -295,7 +296,7 @@ class FitPage(QWidget):
                 f"<td valign='top' align='right' style='padding-right:10px'>"
                 f"<b>{part.gb:,.2f}&nbsp;GB</b></td>"
                 f"<td valign='top'>{html.escape(part.formula)}<br>"
-                f"<span style='color:{muted}; font-size:small'>{forms.linkify(part.source)}</span>"
+                f"<span style='color:{muted}; font-size:small'>{linkify(part.source)}</span>"
                 "</td></tr>"
             )
         notes = "".join(f"<li>{html.escape(note)}</li>" for note in estimate.notes)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -102,17 +101,3 @@ def form_scroll(box: QWidget) -> QScrollArea:
     scroll.setMinimumWidth(300)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     return scroll
-
-
-def linkify(text: str) -> str:
-    """Escape ``text`` and turn its http(s) addresses into links."""
-    words = []
-    for word in text.split(" "):
-        stripped = word.rstrip(").,;")
-        if stripped.startswith(("http://", "https://")):
-            tail = word[len(stripped) :]
-            url = html.escape(stripped, quote=True)
-            words.append(f"<a href='{url}'>{html.escape(stripped)}</a>{html.escape(tail)}")
-        else:
-            words.append(html.escape(word))
-    return " ".join(words)
