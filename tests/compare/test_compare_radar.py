@@ -152,10 +152,10 @@ def test_check_axes() -> None:
 
 
 def test_tf32_has_its_own_axis_apart_from_fp32() -> None:
-    from gpudesk.bench.measured import METRIC_FOR
+    from gpudesk.bench.peaks import peak_field
     from gpudesk.compare.radar import RADAR_AXES
 
     assert "tf32_tensor_tflops" in RADAR_AXES and "fp32_tflops" in RADAR_AXES
     # a measured TF32 row lands on the TF32 axis, an FP32 row on the FP32 one
-    assert METRIC_FOR[("gemm", "tf32")] == "tf32_tensor_tflops"
-    assert METRIC_FOR[("gemm", "fp32")] == "fp32_tflops"
+    assert peak_field("gemm", "tf32") == "tf32_tensor_tflops"
+    assert peak_field("gemm", "fp32") == "fp32_tflops"
