@@ -277,3 +277,16 @@ def match_devices(
             by_uuid[gpu.uuid] = result
         results.append(result)
     return results
+
+
+def matched_catalog_ids(gpus: Sequence[GpuSnapshot], matches: Sequence[CatalogMatch]) -> list[str]:
+    """Catalog ids of the physical GPUs that matched an entry, in device order, once each.
+
+    ``matches`` is :func:`match_devices` of ``gpus``. MIG instances and lost
+    GPUs add nothing: "this machine has an A100" counts the card, not its slices.
+    """
+    ids: list[str] = []
+    for gpu, match in zip(gpus, matches, strict=True):
+        if gpu.kind is DeviceKind.GPU and not gpu.lost and match.catalog_id not in (None, *ids):
+            ids.append(str(match.catalog_id))
+    return ids

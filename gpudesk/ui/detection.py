@@ -9,8 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 
 from gpudesk.hardware.detect import detect
-from gpudesk.hardware.match import match_devices
-from gpudesk.hardware.models import DetectionResult, DeviceKind
+from gpudesk.hardware.match import match_devices, matched_catalog_ids
+from gpudesk.hardware.models import DetectionResult
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.progress import Progress
 from gpudesk.ui.state import AppState
@@ -18,12 +18,8 @@ from gpudesk.ui.worker import TaskWorker
 
 
 def detected_catalog_ids(result: DetectionResult, state: AppState) -> list[str]:
-    """Catalog ids of the physical GPUs that matched an entry, in device order, once each."""
-    ids: list[str] = []
-    for gpu, match in zip(result.gpus, match_devices(result.gpus, state.entries()), strict=True):
-        if gpu.kind is DeviceKind.GPU and not gpu.lost and match.catalog_id not in (None, *ids):
-            ids.append(str(match.catalog_id))
-    return ids
+    """Catalog ids of this machine's GPUs (:func:`gpudesk.hardware.match.matched_catalog_ids`)."""
+    return matched_catalog_ids(result.gpus, match_devices(result.gpus, state.entries()))
 
 
 def detect_in_background(

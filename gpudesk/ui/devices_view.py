@@ -27,7 +27,12 @@ from PySide6.QtWidgets import (
 
 from gpudesk.hardware import text
 from gpudesk.hardware.detect import detect
-from gpudesk.hardware.match import CatalogMatch, match_devices, with_catalog_names
+from gpudesk.hardware.match import (
+    CatalogMatch,
+    match_devices,
+    matched_catalog_ids,
+    with_catalog_names,
+)
 from gpudesk.hardware.models import (
     DetectionResult,
     DeviceKind,
@@ -39,7 +44,6 @@ from gpudesk.hardware.models import (
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.progress import Progress
 from gpudesk.ui import theme
-from gpudesk.ui.detection import detected_catalog_ids
 from gpudesk.ui.device_monitor import (
     LOST_COLOR,
     SAMPLE_INTERVAL_MS,
@@ -512,7 +516,7 @@ class DevicesView(QWidget):
             f"<b>CPU</b>&nbsp; {_escape(text.cpu_text(result.cpu))}<br>"
             f"<b>RAM</b>&nbsp; {_escape(text.ram_text(result.ram_total_gib))}"
         )
-        self.state.set_detected(detected_catalog_ids(result, self.state))
+        self.state.set_detected(matched_catalog_ids(result.gpus, self.matches))
         if not self._closed:
             self.monitor.set_devices(self._nvml, result.gpus, sysfs_root=self._sysfs_root)
         # Nothing to monitor: give the space to the diagnosis and the CPU card.
