@@ -579,7 +579,7 @@ class CompareView(QWidget):
             self._update_table()
 
     def _on_speed_workload_changed(self) -> None:
-        if len(self.entries()) >= MIN_COMPARE:
+        if len(self.entries()) >= MIN_COMPARED:
             self._update_table()
 
     def _speed_rows(self, entries: list[CatalogEntry], with_measured: bool) -> list[Row]:
