@@ -18,7 +18,7 @@ TestName = Literal["gemm", "copy", "h2d", "d2h", "sweep"]
 ALL_TESTS: tuple[TestName, ...] = ("gemm", "copy", "h2d", "d2h", "sweep")
 #: GEMM dtypes in display order. "tf32" is FP32 storage with TF32 tensor-core math.
 ALL_DTYPES: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16")
-DeviceKindName = Literal["cpu", "cuda"]
+DeviceKindName = Literal["cpu", "cuda", "rocm", "mps"]
 Mode = Literal["quick", "full"]
 
 MIB = 1024 * 1024

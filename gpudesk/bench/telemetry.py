@@ -114,6 +114,10 @@ class SystemProbe:
     ) -> tuple[str | None, dict[str, JsonValue], TelemetrySource]:
         if device.kind == "cpu":
             return None, {}, NoTelemetry("a CPU run: NVML telemetry is for NVIDIA GPUs")
+        if device.kind == "rocm":
+            return describe_rocm_device(device, entries)
+        if device.kind == "mps":
+            return describe_mps_device(device, entries)
         return describe_cuda_device(device, entries)
 
 
@@ -207,3 +211,75 @@ def describe_cuda_device(
         }
 
     return match.catalog_id, env, SampledTelemetry(read)
+
+
+def describe_rocm_device(
+    device: DeviceInfo, entries: Sequence[CatalogEntry], sysfs_root: Any | None = None
+) -> tuple[str | None, dict[str, JsonValue], TelemetrySource]:
+    """An AMD GPU under ROCm: found on the PCI bus by its address, matched by vendor:device id.
+
+    Telemetry is the sysfs reading (graphics clock, power, temperature) once a second.
+    """
+    from gpudesk.hardware.amd_smi import normalise_bdf
+    from gpudesk.hardware.match import match_device
+    from gpudesk.hardware.sysfs import SysfsReader
+
+    reader = SysfsReader(sysfs_root)
+    wanted = None
+    if device.pci_bus_id:
+        try:
+            wanted = normalise_bdf(device.pci_bus_id)
+        except ValueError:
+            wanted = None
+    found = next((gpu for gpu in reader.read_all() if gpu.pci_bus_id == wanted), None)
+    env: dict[str, JsonValue] = {"sysfs": "found" if found is not None else "not found"}
+    snapshot = found if found is not None else _snapshot_from_device(device)
+    if found is None:
+        snapshot = snapshot.model_copy(update={"vendor": "AMD", "pci_vendor_id": "0x1002"})
+    else:
+        env["pci_id"] = f"{found.pci_vendor_id}:{found.pci_device_id}"
+        env["kernel_driver"] = found.kernel_driver
+    match = match_device(snapshot, entries)
+    env["catalog_match"] = match.description
+    if found is None:
+        return match.catalog_id, env, NoTelemetry("the GPU was not found in sysfs")
+    gpu = found
+
+    def read() -> dict[str, Any] | None:
+        sample = reader.sample(gpu)
+        if sample.lost:
+            return None
+        return {
+            "sm_clock_mhz": sample.sm_clock_mhz,
+            "power_w": sample.power_draw_w,
+            "temperature_c": sample.temperature_c,
+            "clock_event_reasons": None,
+        }
+
+    return match.catalog_id, env, SampledTelemetry(read)
+
+
+def describe_mps_device(
+    device: DeviceInfo, entries: Sequence[CatalogEntry]
+) -> tuple[str | None, dict[str, JsonValue], TelemetrySource]:
+    """The Mac's GPU: chip and GPU cores from system_profiler, matched to its catalog entry."""
+    from gpudesk.hardware.detect import default_apple_reading
+    from gpudesk.hardware.match import match_device
+
+    reading = default_apple_reading()
+    gpu = None if reading is None else reading.gpu
+    env: dict[str, JsonValue] = {
+        "apple_chip": None if gpu is None else gpu.name,
+        "apple_gpu_cores": None if gpu is None else gpu.gpu_core_count,
+        "os_version": None if reading is None else reading.os_version,
+    }
+    if gpu is None:
+        env["catalog_match"] = "not in catalog (system_profiler gave no Apple GPU)"
+        return None, env, NoTelemetry("no Apple GPU reading")
+    match = match_device(gpu, entries)
+    env["catalog_match"] = match.description
+    return (
+        match.catalog_id,
+        env,
+        NoTelemetry("Apple GPU telemetry needs root (powermetrics); not sampled"),
+    )

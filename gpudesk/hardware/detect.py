@@ -69,7 +69,7 @@ NVML_SILENT_HINT = (
 AppleReader = Callable[[], apple.AppleReading | None]
 
 
-def _default_apple() -> apple.AppleReading | None:
+def default_apple_reading() -> apple.AppleReading | None:
     """The Mac's reading, or a captured output named by the environment; None elsewhere."""
     captured = os.environ.get(apple.PROFILER_JSON_ENV)
     if captured:
@@ -182,7 +182,7 @@ def detect(
 
     os_version = None
     progress.check()
-    mac = (apple_reader or _default_apple)()
+    mac = (apple_reader or default_apple_reading)()
     if mac is not None:
         os_version = mac.os_version
         if mac.gpu is not None:

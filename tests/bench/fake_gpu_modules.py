@@ -196,10 +196,20 @@ def make_fake_torch(
     major: int = 8,
     minor: int = 0,
     new_tf32_api: bool = False,
-    arch_list: tuple[str, ...] = ("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"),
+    arch_list: tuple[str, ...] | None = None,
     cublas_fails_above_n: int | None = None,
     pinned_capacity: int | None = None,
+    mps: bool = False,
 ) -> Any:
+    """A fake torch: CUDA by default, ROCm with ``hip="6.2..."``, Apple MPS with
+    ``cuda=False, mps=True`` (a macOS build: no CUDA, ``torch.backends.mps`` and
+    ``torch.mps`` whose ``synchronize()`` waits for the queued kernels)."""
+    if arch_list is None:
+        arch_list = (
+            ("gfx90a", "gfx942", "gfx1100")
+            if hip
+            else ("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90")
+        )
     torch: Any = types.ModuleType("torch")
     sticky = _Sticky()
     torch.check_sticky = sticky.check_sticky
@@ -222,6 +232,7 @@ def make_fake_torch(
     torch.backends = types.SimpleNamespace(
         cuda=types.SimpleNamespace(matmul=matmul_settings),
         cudnn=types.SimpleNamespace(version=lambda: 90100),
+        mps=types.SimpleNamespace(is_available=lambda: mps, is_built=lambda: mps),
     )
 
     def tensor(
@@ -281,7 +292,8 @@ def make_fake_torch(
         return out
 
     props = types.SimpleNamespace(
-        name="NVIDIA Fake 80GB",
+        name="AMD Instinct MI300X" if hip else "NVIDIA Fake 80GB",
+        gcnArchName="gfx942:sramecc+:xnack-" if hip else None,
         total_memory=capacity,
         major=major,
         minor=minor,
@@ -317,6 +329,18 @@ def make_fake_torch(
         synchronize=synchronize,
         empty_cache=empty_cache,
         OutOfMemoryError=TorchOOM,
+    )
+
+    def mps_synchronize() -> None:
+        torch.mps_synchronize_calls += 1
+        torch.stream.wait()
+
+    torch.mps_synchronize_calls = 0
+    torch.mps = types.SimpleNamespace(
+        synchronize=mps_synchronize,
+        empty_cache=empty_cache,
+        recommended_max_memory=lambda: capacity * 3 // 4,
+        driver_allocated_memory=lambda: torch.memory.reserved,
     )
     torch.device = lambda kind, index: (kind, index)
     torch.randn, torch.randn_like, torch.empty_like = randn, randn_like, empty_like

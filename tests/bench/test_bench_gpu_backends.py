@@ -449,8 +449,82 @@ def test_missing_kernels(arch_list: list[str], capability: str, missing: bool) -
     assert missing_kernels(arch_list, capability) is missing
 
 
-def test_rocm_torch_is_recognised_not_taken_for_cuda_or_cpu() -> None:
-    status = TorchBackend(make_fake_torch(hip="6.2.41133")).status()
+def test_rocm_torch_without_a_visible_gpu_says_why() -> None:
+    status = TorchBackend(make_fake_torch(hip="6.2.41133", cuda=False)).status()
     assert not status.available
-    assert "ROCm build (HIP 6.2.41133)" in status.reason
+    assert "(ROCm, HIP 6.2.41133) sees no AMD GPU" in status.reason
     assert "CPU-only" not in status.reason
+
+
+def test_rocm_torch_measures_the_amd_gpu_with_hip_events() -> None:
+    """ROCm: the torch.cuda API on an AMD GPU, timed by (HIP) events, no TF32."""
+    torch = make_fake_torch(hip="6.2.41133")
+    backend = TorchBackend(torch)
+    assert backend.status().available
+    (device,) = backend.devices()
+    assert (device.kind, device.vendor, device.name) == ("rocm", "AMD", "AMD Instinct MI300X")
+    assert device.compute_capability is None  # gfx 9.4 is not a CUDA capability
+    caps = backend.capabilities(0)
+    assert caps.gemm_dtypes == ("fp64", "fp32", "fp16", "bf16")
+    result = run_benchmark(
+        timing_plan(backend, ["gemm", "copy"]), backend, ProgressState(), probe=FixedProbe(None)
+    )
+    assert result.ok, [row.error for row in result.results]
+    assert {row.timer for row in result.results} == {"cuda_events"}
+    assert result.environment["hip_runtime"] == "6.2.41133"
+    assert result.environment["gcn_arch"] == "gfx942"
+    for row in result.results:
+        rate = (
+            fakes.COPY_GBS
+            if row.test == "copy"
+            else fakes.TORCH_TFLOPS[
+                {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}[
+                    row.dtype
+                ]
+            ]
+        )
+        assert row.value is not None and 0.7 * rate <= row.value <= 1.01 * rate, row.label
+
+
+def test_rocm_torch_without_kernels_for_the_card_says_so() -> None:
+    backend = TorchBackend(make_fake_torch(hip="6.2.41133", arch_list=("gfx90a",)))
+    with pytest.raises(BackendError, match=r"no kernels for AMD Instinct MI300X \(gfx942\)"):
+        backend.open(0)
+
+
+def test_mps_measures_the_mac_gpu_between_synchronize_calls() -> None:
+    """MPS: host clock between torch.mps.synchronize() calls; fails if either is dropped."""
+    torch = make_fake_torch(cuda=False, mps=True)
+    backend = TorchBackend(torch)
+    assert backend.status().available
+    (device,) = backend.devices()
+    assert (device.kind, device.vendor) == ("mps", "Apple")
+    caps = backend.capabilities(0)
+    assert caps.gemm_dtypes == ("fp32", "fp16", "bf16") and "h2d" not in caps.tests
+    result = run_benchmark(
+        timing_plan(backend, ["gemm", "copy"]), backend, ProgressState(), probe=FixedProbe(None)
+    )
+    assert result.ok, [row.error for row in result.results]
+    assert [row.label for row in result.results] == [
+        "GEMM FP32",
+        "GEMM FP16",
+        "GEMM BF16",
+        "memory copy",
+    ]
+    assert {row.timer for row in result.results} == {"mps_synchronize"}
+    expected = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+    for row in result.results:
+        rate = fakes.COPY_GBS if row.test == "copy" else fakes.TORCH_TFLOPS[expected[row.dtype]]
+        assert row.value is not None and 0.7 * rate <= row.value <= 1.01 * rate, row.label
+    assert torch.mps_synchronize_calls >= 2 * len(result.results)
+    assert torch.memory.used == 0
+
+
+def test_mps_out_of_memory_steps_down() -> None:
+    torch = make_fake_torch(cuda=False, mps=True, capacity=7 * MIB // 2)  # 3/4 free: 2.6 MiB
+    backend = TorchBackend(torch)
+    plan = small(make_plan(backend.capabilities(0), tests=["gemm"], dtypes=["fp32"]))
+    plan = plan.model_copy(update={"gemm_size": 512})
+    result = run_benchmark(plan, backend, ProgressState(), probe=FixedProbe(None))
+    (row,) = result.results
+    assert row.value is not None and row.size is not None and row.size < 512

@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from gpudesk.bench.plan import Capabilities
 
-TimerName = Literal["perf_counter", "cuda_events"]
+#: How a run was timed: host clock (CPU), CUDA/HIP events, or the host clock between
+#: two ``torch.mps.synchronize()`` calls (MPS has no timing events).
+TimerName = Literal["perf_counter", "cuda_events", "mps_synchronize"]
 
 
 class OutOfMemory(Exception):
@@ -86,7 +88,8 @@ class DeviceInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["cpu", "cuda"]
+    #: "cuda" for NVIDIA, "rocm" for AMD through PyTorch's HIP build, "mps" for Apple.
+    kind: Literal["cpu", "cuda", "rocm", "mps"]
     index: int = 0
     name: str
     vendor: str | None = None

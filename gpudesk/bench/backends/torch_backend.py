@@ -1,14 +1,24 @@
-"""The PyTorch backend: CUDA GEMM, device copy and host/device transfers.
+"""The PyTorch backend: GEMM, device copy and host/device transfers on NVIDIA, AMD and Apple.
 
 ``torch`` is imported only here, and only when the backend is used; without
-it (or without CUDA) the backend reports itself unavailable with the reason.
-Timing uses CUDA events around the calls and waits for the end event, so the
-GPU's work is measured, not the launch (kernel launches are asynchronous).
+it (or without a GPU) the backend reports itself unavailable with the reason.
+
+- CUDA builds: NVIDIA GPUs. Timing uses CUDA events around the calls and
+  waits for the end event, so the GPU's work is measured, not the launch
+  (kernel launches are asynchronous).
+- ROCm builds (``torch.version.hip`` set): AMD GPUs through the same
+  ``torch.cuda`` API (HIP behind the CUDA names), timed with the same events
+  (HIP events). TF32 is not offered: ROCm maps it only on some Instinct parts.
+- Apple ``mps``: one device, the Mac's GPU. MPS has no timing events, so the
+  host clock is read between two ``torch.mps.synchronize()`` calls, which
+  wait for every queued kernel. No FP64 (MPS has none), no TF32, and no
+  host/device transfer (unified memory: there is no bus to measure).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
@@ -28,7 +38,10 @@ from gpudesk.bench.backends.base import (
 )
 from gpudesk.bench.plan import Capabilities
 
-INSTALL_HINT = "install it with `pip install 'gpudesk[torch]'` (a CUDA build of PyTorch)"
+INSTALL_HINT = (
+    "install it with `pip install 'gpudesk[torch]'` (a CUDA build of PyTorch; the ROCm "
+    "build for AMD GPUs; the default macOS build for Apple's MPS)"
+)
 
 
 def _dtype(torch: Any, name: str) -> Any:
@@ -74,6 +87,15 @@ def torch_build(torch: Any) -> tuple[TorchBuildKind, str | None]:
     return "cpu", None
 
 
+def mps_available(torch: Any) -> bool:
+    """Whether this torch can use Apple's Metal GPU (``torch.backends.mps``)."""
+    mps = getattr(getattr(torch, "backends", None), "mps", None)
+    try:
+        return bool(mps is not None and mps.is_available())
+    except Exception:
+        return False
+
+
 def _sm(capability: str) -> int:
     major, _, minor = capability.partition(".")
     return int(major) * 10 + int(minor or 0)
@@ -107,7 +129,7 @@ def missing_kernels(arch_list: list[str], capability: str) -> bool:
 
 
 class TorchBackend:
-    """PyTorch on CUDA devices.
+    """PyTorch on CUDA (NVIDIA), ROCm (AMD) and MPS (Apple) devices.
 
     Args:
         module: the ``torch`` module to use; imported on first use when None
@@ -138,10 +160,15 @@ class TorchBackend:
         version = str(getattr(torch, "__version__", "unknown"))
         try:
             build, runtime = torch_build(torch)
-            if build == "rocm":
+            if build == "cpu" and mps_available(torch):
+                return BackendStatus(name=self.name, available=True, version=version)
+            if build == "rocm" and (
+                not torch.cuda.is_available() or torch.cuda.device_count() == 0
+            ):
                 reason = (
-                    f"PyTorch {version} is a ROCm build (HIP {runtime}), for AMD GPUs: "
-                    "this backend measures NVIDIA GPUs through CUDA"
+                    f"PyTorch {version} (ROCm, HIP {runtime}) sees no AMD GPU (amdgpu driver "
+                    "not loaded, no access to /dev/kfd and /dev/dri (render and video "
+                    "groups), or hidden by HIP_VISIBLE_DEVICES)"
                 )
                 return BackendStatus(
                     name=self.name, available=False, reason=reason, version=version
@@ -168,8 +195,18 @@ class TorchBackend:
             )
         return BackendStatus(name=self.name, available=True, version=version)
 
+    def _kind(self, torch: Any) -> Literal["cuda", "rocm", "mps"]:
+        build, _ = torch_build(torch)
+        if build == "rocm":
+            return "rocm"
+        if build == "cpu":
+            return "mps"  # status() said available: a CPU build is available only with MPS
+        return "cuda"
+
     def devices(self) -> list[DeviceInfo]:
         torch = self._require()
+        if self._kind(torch) == "mps":
+            return [_mps_device(torch)]
         return [self._device(torch, index) for index in range(torch.cuda.device_count())]
 
     def _require(self) -> Any:
@@ -179,6 +216,10 @@ class TorchBackend:
         return self._load()
 
     def _device(self, torch: Any, index: int) -> DeviceInfo:
+        if self._kind(torch) == "mps":
+            if index != 0:
+                raise BackendError(f"no MPS device {index}: a Mac has one GPU, device 0")
+            return _mps_device(torch)
         count = torch.cuda.device_count()
         if not 0 <= index < count:
             raise BackendError(f"no CUDA device {index}: PyTorch sees {count}")
@@ -193,15 +234,17 @@ class TorchBackend:
         if isinstance(bus, int) and isinstance(slot, int):
             bus_id = f"{domain:08x}:{bus:02x}:{slot:02x}.0"
         l2 = getattr(props, "L2_cache_size", None)
+        rocm = self._kind(torch) == "rocm"
         return DeviceInfo(
-            kind="cuda",
+            kind="rocm" if rocm else "cuda",
             index=index,
             name=str(props.name),
-            vendor="NVIDIA",
+            vendor="AMD" if rocm else "NVIDIA",
             memory_total_bytes=int(props.total_memory),
             uuid=None if uuid is None else str(uuid),
             pci_bus_id=bus_id,
-            compute_capability=f"{props.major}.{props.minor}",
+            # ROCm's major.minor is the gfx version, not a CUDA compute capability.
+            compute_capability=None if rocm else f"{props.major}.{props.minor}",
             multiprocessor_count=getattr(props, "multi_processor_count", None),
             last_level_cache_bytes=int(l2) if isinstance(l2, int) and l2 > 0 else None,
         )
@@ -209,6 +252,17 @@ class TorchBackend:
     def capabilities(self, device_index: int) -> Capabilities:
         torch = self._require()
         device = self._device(torch, device_index)
+        if device.kind == "mps":
+            return Capabilities(
+                kind="mps", tests=("gemm", "copy", "sweep"), gemm_dtypes=("fp32", "fp16", "bf16")
+            )
+        if device.kind == "rocm":
+            return Capabilities(
+                kind="rocm",
+                tests=("gemm", "copy", "h2d", "d2h", "sweep"),
+                gemm_dtypes=("fp64", "fp32", "fp16", "bf16"),
+                last_level_cache_bytes=device.last_level_cache_bytes,
+            )
         major = int((device.compute_capability or "0.0").split(".")[0])
         # TF32 and BF16 tensor cores arrived with Ampere (compute capability 8.0).
         dtypes = (
@@ -221,10 +275,25 @@ class TorchBackend:
             last_level_cache_bytes=device.last_level_cache_bytes,
         )
 
-    def open(self, device_index: int) -> TorchSession:
+    def open(self, device_index: int) -> TorchSession | TorchMpsSession:
         torch = self._require()
         device = self._device(torch, device_index)
+        if device.kind == "mps":
+            return TorchMpsSession(torch, device)
         arch_list = _arch_list(torch)
+        if device.kind == "rocm":
+            arch = _gcn_arch(torch, device_index)
+            if arch_list and arch and arch not in arch_list:
+                raise BackendError(
+                    f"PyTorch {torch.__version__} has no kernels for {device.name} ({arch}): "
+                    f"it was built for {', '.join(arch_list)}. Install a ROCm build of "
+                    "PyTorch that supports this GPU"
+                )
+            try:
+                torch.cuda.set_device(device_index)
+            except Exception as exc:
+                raise BackendError(f"cannot use ROCm device {device_index}: {exc}") from exc
+            return TorchSession(torch, device)
         capability = device.compute_capability or "0.0"
         if missing_kernels(arch_list, capability):
             raise BackendError(
@@ -238,6 +307,25 @@ class TorchBackend:
         except Exception as exc:
             raise BackendError(f"cannot use CUDA device {device_index}: {exc}") from exc
         return TorchSession(torch, device)
+
+
+def _gcn_arch(torch: Any, index: int) -> str | None:
+    """The AMD GPU's gfx target ("gfx942" from "gfx942:sramecc+:xnack-"), when ROCm says."""
+    with contextlib.suppress(Exception):
+        name = getattr(torch.cuda.get_device_properties(index), "gcnArchName", None)
+        if isinstance(name, str) and name:
+            return name.split(":")[0]
+    return None
+
+
+def _mps_device(torch: Any) -> DeviceInfo:
+    """The Mac's GPU; its name and cores come from system_profiler when the run is matched."""
+    memory = None
+    with contextlib.suppress(Exception):
+        memory = int(torch.mps.recommended_max_memory())
+    return DeviceInfo(
+        kind="mps", index=0, name="Apple GPU (MPS)", vendor="Apple", memory_total_bytes=memory
+    )
 
 
 def _arch_list(torch: Any) -> list[str]:
@@ -322,6 +410,8 @@ class TorchSession:
             "torch_build": torch_build(torch)[0],
             "torch_arch_list": list(_arch_list(torch)),
             "cuda_runtime": getattr(torch.version, "cuda", None),
+            "hip_runtime": getattr(torch.version, "hip", None),
+            "gcn_arch": _gcn_arch(torch, self.device.index) if self.device.kind == "rocm" else None,
             "cudnn": cudnn,
             "compute_capability": self.device.compute_capability,
             # What the user's own code would get for FP32 matmul; the "fp32" test
@@ -414,3 +504,103 @@ class _TorchTimed:
         with contextlib.suppress(Exception):
             torch.cuda.synchronize(self._session.cuda_device)
         torch.cuda.empty_cache()
+
+
+class TorchMpsSession:
+    """Apple's GPU opened with PyTorch's ``mps`` device."""
+
+    timer: TimerName = "mps_synchronize"
+
+    def __init__(self, torch: Any, device: DeviceInfo) -> None:
+        self.torch = torch
+        self.device = device
+        self.mps_device = torch.device("mps", 0)
+
+    @contextlib.contextmanager
+    def allocating(self, what: str) -> Iterator[None]:
+        """ "MPS backend out of memory" becomes :class:`OutOfMemory`."""
+        try:
+            yield
+        except Exception as exc:
+            if isinstance(exc, RuntimeError | MemoryError) and error_mentions(exc, OOM_MARKERS):
+                with contextlib.suppress(Exception):
+                    self.torch.mps.empty_cache()
+                raise OutOfMemory(f"{what}: {exc}") from exc
+            raise
+
+    def free_memory_bytes(self) -> int | None:
+        """What Metal recommends the GPU may use, less what this process's MPS holds."""
+        mps = self.torch.mps
+        try:
+            limit = int(mps.recommended_max_memory())
+            held = int(mps.driver_allocated_memory())
+        except Exception:
+            return None
+        return max(0, limit - held)
+
+    def environment(self) -> dict[str, JsonValue]:
+        return {
+            "torch": str(self.torch.__version__),
+            "torch_build": "mps",
+            "timer_note": "host clock between torch.mps.synchronize() calls",
+        }
+
+    def gemm(self, dtype: str, n: int) -> Workload:
+        torch = self.torch
+        with self.allocating(f"GEMM {dtype} n={n}"):
+            a = torch.randn(n, n, device=self.mps_device, dtype=_dtype(torch, dtype))
+            b = torch.randn_like(a)
+            c = torch.empty_like(a)
+        return _MpsTimed(self, 2.0 * n**3, [a, b, c], lambda: torch.matmul(a, b, out=c))
+
+    def copy(self, nbytes: int) -> Workload:
+        torch = self.torch
+        count = max(1, nbytes // 4)
+        with self.allocating(f"copy of {nbytes} bytes"):
+            src = torch.ones(count, device=self.mps_device, dtype=torch.float32)
+            dst = torch.empty_like(src)
+        return _MpsTimed(self, 2.0 * count * 4, [src, dst], lambda: dst.copy_(src))
+
+    def transfer(self, direction: Literal["h2d", "d2h"], pinned: bool, nbytes: int) -> Workload:
+        raise BackendError("an Apple GPU shares the host's memory: there is no transfer to time")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.torch.mps.synchronize()
+            self.torch.mps.empty_cache()
+
+
+class _MpsTimed:
+    """Calls ``call`` between two ``torch.mps.synchronize()``: the host clock spans the GPU work."""
+
+    sliceable = False
+
+    def __init__(
+        self, session: TorchMpsSession, work: float, tensors: list[Any], call: Callable[[], Any]
+    ) -> None:
+        self._session = session
+        self.work = work
+        self._tensors: list[Any] | None = tensors
+        self._call: Callable[[], Any] | None = call
+
+    def run(self, iterations: int, check: Callable[[], None]) -> float:
+        mps = self._session.torch.mps
+        call = self._call
+        if call is None:
+            raise RuntimeError("workload already released")
+        with self._session.allocating("running"):
+            mps.synchronize()  # earlier work (allocation, random fill) is not timed
+            start = time.perf_counter()
+            for _ in range(iterations):
+                call()
+            mps.synchronize()
+            return time.perf_counter() - start
+
+    def release(self) -> None:
+        if self._tensors is None:
+            return
+        self._tensors = None
+        self._call = None
+        with contextlib.suppress(Exception):
+            self._session.torch.mps.synchronize()
+            self._session.torch.mps.empty_cache()
