@@ -26,7 +26,9 @@ from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
 from gpudesk.fleet.document import SurveyView
 from gpudesk.hardware.models import DetectionResult, NvmlStatus
+from gpudesk.planning.speed.planner import SpeedWorkload
 from gpudesk.report.fleet_section import FleetSection, build_fleet_section
+from gpudesk.report.speed_section import SpeedSection, build_speed_section
 
 
 # --------------------------------------------------------------------------
@@ -170,6 +172,8 @@ class ReportContent:
     local: LocalSection | None = None
     #: A saved fleet survey, summarised ("Fleet" section).
     fleet: FleetSection | None = None
+    #: The Plan tab's "How fast?" workload on the compared GPUs.
+    speed: SpeedSection | None = None
     comparison: Comparison | None = field(default=None, compare=False)
     #: Compared GPUs the price/performance scatter cannot place (no price or
     #: no dense FP16 tensor figure).
@@ -565,6 +569,7 @@ def build_report(
     include_local: bool = False,
     created_at: dt.datetime | None = None,
     fleet: SurveyView | None = None,
+    speed: SpeedWorkload | None = None,
 ) -> ReportContent:
     """The report's content for 2-6 GPUs.
 
@@ -576,6 +581,7 @@ def build_report(
             when ``local`` holds nothing).
         created_at: the creation time shown (now when None).
         fleet: a fleet survey to summarise in its own section.
+        speed: a "How fast?" workload to estimate on the compared GPUs.
 
     Raises:
         ComparisonSizeError: fewer than 2 or more than 6 GPUs.
@@ -602,6 +608,7 @@ def build_report(
         notes=build_notes(entries, omitted),
         local=build_local_section(local, catalog) if include_local else None,
         fleet=build_fleet_section(fleet) if fleet is not None else None,
+        speed=build_speed_section(speed, entries) if speed is not None else None,
         comparison=comparison,
         scatter_missing=tuple(
             entry.name

@@ -39,6 +39,7 @@ from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.fleet.document import SurveyView
 from gpudesk.paths import resources_dir
+from gpudesk.planning.speed.planner import SpeedWorkload
 from gpudesk.progress import NullProgress, Progress
 from gpudesk.render.app import ensure_application
 from gpudesk.render.colors import series_color
@@ -124,6 +125,7 @@ def write_pdf_report(
     local: LocalData | None = None,
     charts: ReportCharts | None = None,
     fleet: SurveyView | None = None,
+    speed: SpeedWorkload | None = None,
 ) -> None:
     """Write the comparison report of 2-6 GPUs to ``path`` as PDF.
 
@@ -141,6 +143,7 @@ def write_pdf_report(
         charts: the charts from :func:`prepare_charts` for the same entries
             and paper; drawn now when None.
         fleet: a fleet survey to summarise in a "Fleet" section.
+        speed: a "How fast?" workload for a "How fast" section.
 
     Raises:
         ValueError: fewer than 2 or more than 6 GPUs, an unknown paper size,
@@ -156,7 +159,9 @@ def write_pdf_report(
     if charts is not None and charts.paper != paper:
         raise ValueError(f"charts were prepared for {charts.paper}, not {paper}")
     progress.report(0.0, "collecting the figures")
-    content = build_report(entries, catalog, local=local, include_local=False, fleet=fleet)
+    content = build_report(
+        entries, catalog, local=local, include_local=False, fleet=fleet, speed=speed
+    )
     if charts is None:
         progress.report(0.02, "drawing the charts")
         charts = prepare_charts(content.entries, catalog, paper=paper)
@@ -164,7 +169,9 @@ def write_pdf_report(
         if local is None:
             progress.report(0.05, "detecting this machine")
             local = collect_local_data()
-        content = build_report(entries, catalog, local=local, include_local=True, fleet=fleet)
+        content = build_report(
+            entries, catalog, local=local, include_local=True, fleet=fleet, speed=speed
+        )
     progress.check()
     data = render_pdf_bytes(content, charts, progress=progress)
     progress.check()
@@ -280,6 +287,8 @@ def _lay_out(flow: Flow, content: ReportContent, charts: ReportCharts) -> None:
     _summary(flow, content)
     _spec_table(flow, content)
     _charts(flow, content, charts)
+    if content.speed is not None:
+        _speed(flow, content)
     if content.local is not None:
         _this_machine(flow, content)
     if content.fleet is not None:
@@ -591,6 +600,38 @@ def _this_machine(flow: Flow, content: ReportContent) -> None:
             flow.text(note, size_pt=8.5, indent_pt=2, after_pt=1.5, bullet=True)
     for note in local.notes:
         flow.text(note, size_pt=8.5, color=MUTED_COLOR, after_pt=1.5)
+
+
+def _speed(flow: Flow, content: ReportContent) -> None:
+    speed = content.speed
+    assert speed is not None
+    flow.heading("How fast")
+    flow.text(speed.heading, size_pt=9.5)
+    flow.space(3)
+    headers = ("GPU", "GPUs", "tokens/s", "range", "limit", speed.cost_header)
+    flow.table(
+        Table(
+            header=tuple(Cell(text, bold=True) for text in headers),
+            rows=tuple(
+                TableRow(
+                    (
+                        Cell(name),
+                        Cell(count, align_right=True),
+                        Cell(value, align_right=True, muted=not count),
+                        Cell(spread, align_right=True),
+                        Cell(limit),
+                        Cell(cost, align_right=True),
+                    )
+                )
+                for name, count, value, spread, limit, cost in speed.rows
+            ),
+            column_weights=(2.2, 0.6, 1.0, 1.3, 0.9, 1.0),
+            font_size_pt=8.5,
+        )
+    )
+    flow.space(3)
+    for line in speed.basis:
+        flow.text(line, size_pt=8, color=MUTED_COLOR, after_pt=1.5)
 
 
 def _fleet(flow: Flow, content: ReportContent) -> None:

@@ -105,10 +105,13 @@ class ExportDialog(QDialog):
         settings: QSettings | None = None,
         parent: QWidget | None = None,
         fleet: SurveyView | None = None,
+        speed: object | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(TITLE)
         self.fleet = fleet
+        #: the Plan tab's "How fast?" workload (a planner.SpeedWorkload), or None
+        self.speed = speed
         self.entries = list(entries)
         self.catalog = catalog
         self.settings = settings
@@ -147,6 +150,12 @@ class ExportDialog(QDialog):
         self.fleet_check.setChecked(fleet is not None)
         self.fleet_check.setVisible(fleet is not None)
 
+        self.speed_check = QCheckBox(
+            f"Include how fast: {getattr(speed, 'label', '')}" if speed is not None else ""
+        )
+        self.speed_check.setChecked(speed is not None)
+        self.speed_check.setVisible(speed is not None)
+
         self.hint_label = QLabel()
         self.hint_label.setWordWrap(True)
 
@@ -156,6 +165,8 @@ class ExportDialog(QDialog):
         form.addRow("", self.local_check)
         if fleet is not None:
             form.addRow("", self.fleet_check)
+        if speed is not None:
+            form.addRow("", self.speed_check)
 
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.export_button = self.buttons.addButton(
@@ -258,9 +269,11 @@ class ExportDialog(QDialog):
         catalog = self.catalog
         export = self.export_function
         # Passed only when asked for: the export seam's other callers know no fleet.
-        extra = (
+        extra: dict[str, object] = (
             {"fleet": self.fleet} if self.fleet is not None and self.fleet_check.isChecked() else {}
         )
+        if self.speed is not None and self.speed_check.isChecked():
+            extra["speed"] = self.speed
 
         def run(progress: Progress) -> object:
             try:
@@ -395,6 +408,7 @@ def run_export_dialog(window: QWidget) -> QDialog:
         settings=settings if isinstance(settings, QSettings) else None,
         parent=window,
         fleet=state.fleet_survey,
+        speed=state.speed_workload,
     )
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()

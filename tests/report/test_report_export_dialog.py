@@ -234,3 +234,34 @@ def test_the_fleet_survey_shown_is_offered_and_passed_to_the_export(
         assert dialog.start()
     assert received["fleet"] is window.state.fleet_survey
     dialog.close()
+
+
+def test_the_speed_workload_is_offered_and_passed_to_the_export(
+    qtbot: QtBot, window: FakeWindow, tmp_path: Path
+) -> None:
+    from gpudesk.planning.quant import QuantFormat
+    from gpudesk.planning.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
+    from gpudesk.planning.speed.planner import SpeedWorkload
+    from gpudesk.planning.speed.shapes import shape_for
+
+    assert not _dialog(window).speed_check.isVisibleTo(window)  # no workload: not offered
+    costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.BF16, KvFormat.FP16)
+    workload = SpeedWorkload(
+        model_name="Llama 3.1 8B",
+        costs=costs,
+        request=SpeedRequest(mode=Mode.DECODE, engine=Engine.VLLM),
+    )
+    window.state.set_speed_workload(workload)
+    dialog = _dialog(window)
+    assert dialog.speed_check.isChecked() and "Llama 3.1 8B" in dialog.speed_check.text()
+    received: dict[str, Any] = {}
+
+    def export(*args: Any, **kwargs: Any) -> None:
+        received.update(kwargs)
+
+    dialog.export_function = export
+    dialog.set_path(tmp_path / "r.pdf")
+    with qtbot.waitSignal(dialog.exported, timeout=10_000):
+        assert dialog.start()
+    assert received["speed"] is workload
+    dialog.close()

@@ -43,9 +43,6 @@ if TYPE_CHECKING:
 #: Range widening for an engine with no published measurement in the data: its figures
 #: borrow other engines' fit (transformers' Python loop is slower than vLLM's kernels).
 UNMEASURED_ENGINE_LOW = 0.4
-#: A device-to-device copy reaches about this share of the datasheet bandwidth: GPUDesk's
-#: assumption, used only to put a benchmark's copy figure on the datasheet's scale.
-COPY_FRACTION_OF_DATASHEET = 0.9
 #: Bytes per parameter held while training, before activations (Transformer Math 101:
 #: mixed-precision AdamW 16 bytes; frozen 16-bit base 2 bytes, NF4 ~0.52 bytes, plus
 #: fp32 adapters and their optimizer, which are small).
@@ -213,15 +210,20 @@ def calibrate(
     """``rates`` with a benchmark of this machine in place of the datasheet figures.
 
     The measured 16-bit GEMM stands for the share of the datasheet peak the best
-    published GEMM reaches on this generation (the fitted matmul rows).
+    published GEMM reaches on this generation (the fitted matmul rows); the measured copy
+    for the share of the datasheet bandwidth ``gpudesk doctor`` expects of a copy.
     """
+    from gpudesk.hardware.doctor import load_typical_fractions
+
     fitted = fitted or fitted_params()
     gemm_fraction, _ = fitted.utilisation("matmul", rates.family, Precision.FP16)
+    # The copy share a healthy card reaches: the same figure `gpudesk doctor` checks against.
+    copy_fraction = load_typical_fractions().copy.fraction
     return calibrated_rates(
         rates,
         measured_copy_gbs=copy_gbs,
         measured_gemm_tflops=gemm_tflops,
-        copy_fraction=COPY_FRACTION_OF_DATASHEET,
+        copy_fraction=copy_fraction,
         gemm_fraction=gemm_fraction,
         measured_at=measured_at,
     )

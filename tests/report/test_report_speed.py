@@ -1,0 +1,53 @@
+"""The report's "How fast" section: the Plan tab's workload on each compared GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pypdf import PdfReader
+
+from gpudesk.catalog.loader import load_catalog
+from gpudesk.planning.quant import QuantFormat
+from gpudesk.planning.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
+from gpudesk.planning.speed.planner import SpeedWorkload
+from gpudesk.planning.speed.shapes import shape_for
+from gpudesk.report.pdf import write_pdf_report
+from gpudesk.report.speed_section import build_speed_section
+
+
+def _workload(mode: Mode = Mode.DECODE, tokens: float | None = None) -> SpeedWorkload:
+    quant = QuantFormat.Q4_K_M if mode is Mode.DECODE else QuantFormat.BF16
+    costs = model_costs(shape_for("llama-3.1-8b"), quant, KvFormat.FP16)
+    request = SpeedRequest(mode=mode, engine=Engine.LLAMA_CPP, quant=quant, tokens=tokens)
+    return SpeedWorkload(model_name="Llama 3.1 8B", costs=costs, request=request.resolved())
+
+
+def test_one_row_per_compared_gpu_in_order() -> None:
+    catalog = load_catalog([], include_user=False)
+    entries = [catalog.by_id("rtx-4090"), catalog.by_id("rtx-3060-12gb"), catalog.by_id("gtx-1070")]
+    section = build_speed_section(_workload(), [entry for entry in entries if entry])
+    assert [row[0] for row in section.rows] == [entry.name for entry in entries if entry]
+    assert section.rows[0][1] == "1" and section.rows[0][2][0].isdigit()
+    assert "Llama 3.1 8B" in section.heading
+    assert any("fitted per engine" in line for line in section.basis)
+
+
+def test_training_section_prices_the_run() -> None:
+    catalog = load_catalog([], include_user=False)
+    entries = [catalog.by_id("h100-sxm5"), catalog.by_id("a100-80gb-sxm4")]
+    section = build_speed_section(_workload(Mode.TRAIN, 1e9), [entry for entry in entries if entry])
+    assert section.cost_header == "$ per run"
+    assert section.rows[0][5].startswith("$")
+
+
+def test_pdf_has_the_section_only_when_asked(tmp_path: Path) -> None:
+    catalog = load_catalog([], include_user=False)
+    entries = [entry for entry in (catalog.by_id("rtx-4090"), catalog.by_id("h100-sxm5")) if entry]
+    with_speed = tmp_path / "speed.pdf"
+    write_pdf_report(entries, with_speed, catalog=catalog, speed=_workload())
+    text = " ".join(" ".join(page.extract_text().split()) for page in PdfReader(with_speed).pages)
+    assert "How fast" in text and "tokens/s" in text
+    plain = tmp_path / "plain.pdf"
+    write_pdf_report(entries, plain, catalog=catalog)
+    text = " ".join(" ".join(page.extract_text().split()) for page in PdfReader(plain).pages)
+    assert "How fast" not in text
