@@ -60,9 +60,8 @@ def test_stored_fit_matches_a_fresh_fit_of_the_data() -> None:
         for key, values in stored[section].items():
             for name, value in values.items():
                 assert fresh[section][key][name] == pytest.approx(value, rel=1e-6), (
-                    section,
-                    key,
-                    name,
+                    f"fitted.json is stale at {section}/{key}/{name}: refit with "
+                    "python -m gpudesk.planning.speed.fitting"
                 )
 
 
