@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import shutil
 import sys
 import textwrap
@@ -12,6 +13,7 @@ from typing import Any
 from gpudesk.catalog.loader import load_directory, user_folder_present
 from gpudesk.catalog.metrics import METRICS, derived_values
 from gpudesk.catalog.names import short_name
+from gpudesk.catalog.prices import STALE_AFTER_MONTHS, default_cloud_rate, is_stale, stale_note
 from gpudesk.catalog.query import (
     CatalogFilter,
     Feature,
@@ -22,6 +24,7 @@ from gpudesk.catalog.query import (
 )
 from gpudesk.catalog.records import entries_csv, entry_record
 from gpudesk.catalog.schema import CatalogEntry, Segment
+from gpudesk.catalog.sourcing import sourcing_issues
 from gpudesk.cli.common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -94,6 +97,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="folders to check (default: the bundled and user catalogs, and any --catalog DIR)",
     )
+    validate.add_argument(
+        "--strict",
+        action="store_true",
+        help="also check that every source can be followed (specific pages, no home pages, "
+        "no local paths), cloud rates have a date and pricing page, and notes hold no "
+        "maintainer wording; deprecated fields count as problems",
+    )
     validate.set_defaults(handler=run_validate)
 
 
@@ -158,16 +168,17 @@ def run_list(args: argparse.Namespace) -> int:
         if sort
         else sort_entries(entries, "name")
     )
+    today = dt.date.today()
     if args.json:
-        print_json([entry_record(entry) for entry in entries])
+        print_json([_json_record(entry, today) for entry in entries])
     elif args.csv:
         sys.stdout.write(entries_csv(entries))
     else:
         width = None if args.wide else terminal_width()
-        headers, rows = _list_table(entries, compact=False)
+        headers, rows = _list_table(entries, compact=False, today=today)
         if width is not None and table_width(headers, rows) > width:
             # Short names and headers first; then columns go from the right.
-            headers, rows = _list_table(entries, compact=True)
+            headers, rows = _list_table(entries, compact=True, today=today)
         headers, rows, dropped = fit_columns(headers, rows, width)
         numeric = {
             index for index, header in enumerate(headers) if index >= 2 and header != "Segment"
@@ -176,7 +187,29 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"\n{len(entries)} of {len(catalog.entries)} GPUs")
         if dropped:
             print(f"(not shown for the terminal's width: {', '.join(dropped)}; --wide shows all)")
+        if any(_price_is_stale(entry, today) for entry in entries):
+            print(f"* price seen more than {STALE_AFTER_MONTHS} months ago, may be out of date")
     return EXIT_OK
+
+
+def _price_is_stale(entry: CatalogEntry, today: dt.date) -> bool:
+    return entry.price_usd is not None and is_stale(entry.price_date, today)
+
+
+def _list_cell(entry: CatalogEntry, key: str, today: dt.date) -> str:
+    text = METRICS[key].format(METRICS[key].value(entry))
+    if key == "price_usd" and _price_is_stale(entry, today):
+        return text + "*"
+    return text
+
+
+def _json_record(entry: CatalogEntry, today: dt.date) -> dict[str, Any]:
+    """The entry's record plus whether its price and default cloud rate are stale."""
+    record = entry_record(entry)
+    rate = default_cloud_rate(entry)
+    record["price_stale"] = None if entry.price_usd is None else _price_is_stale(entry, today)
+    record["cloud_hourly_stale"] = None if rate is None else is_stale(rate.date, today)
+    return record
 
 
 #: Short headers for a narrow terminal (units stay).
@@ -201,7 +234,9 @@ _COMPACT_ORDER = (
 )
 
 
-def _list_table(entries: list[CatalogEntry], *, compact: bool) -> tuple[list[str], list[list[str]]]:
+def _list_table(
+    entries: list[CatalogEntry], *, compact: bool, today: dt.date
+) -> tuple[list[str], list[list[str]]]:
     def header(key: str) -> str:
         return _COMPACT_HEADERS[key] if compact else METRICS[key].header
 
@@ -218,7 +253,7 @@ def _list_table(entries: list[CatalogEntry], *, compact: bool) -> tuple[list[str
                 entry.id,
                 name(entry),
                 entry.segment.value,
-                *(METRICS[key].format(METRICS[key].value(entry)) for key in _LIST_COLUMNS),
+                *(_list_cell(entry, key, today) for key in _LIST_COLUMNS),
             ]
             for entry in entries
         ]
@@ -231,7 +266,7 @@ def _list_table(entries: list[CatalogEntry], *, compact: bool) -> tuple[list[str
         [
             entry.id,
             name(entry),
-            *(METRICS[key].format(METRICS[key].value(entry)) for key in keys),
+            *(_list_cell(entry, key, today) for key in keys),
             entry.segment.value,
         ]
         for entry in entries
@@ -245,8 +280,9 @@ def run_show(args: argparse.Namespace) -> int:
         entry = find_entry(catalog.entries, args.name)
     except NameLookupError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
+    today = dt.date.today()
     if args.json:
-        print_json(entry_record(entry))
+        print_json(_json_record(entry, today))
         return EXIT_OK
     print(entry.name)
     print("=" * len(entry.name))
@@ -257,6 +293,13 @@ def run_show(args: argparse.Namespace) -> int:
         if key in ("id", "name") or value is None or value == []:
             continue
         indent = "\n" + " " * (width + 2)
+        if key == "cloud_rates":
+            lines = [_rate_line(entry, index, today) for index in range(len(entry.cloud_rates))]
+            shown = indent.join(_wrap(line, text_width, indent) for line in lines)
+            print(f"{key.ljust(width)}  {shown}")
+            continue
+        if key == "price_date" and _price_is_stale(entry, today):
+            value = f"{value}  ({stale_note('price', entry.price_date)})"
         if key in METRICS:
             shown = f"{METRICS[key].format(float(value))} {METRICS[key].unit}".rstrip()
         elif isinstance(value, bool):
@@ -275,6 +318,22 @@ def run_show(args: argparse.Namespace) -> int:
             f"{entry.fp16_tensor_sparse_tflops:,.1f} TFLOPS (x{entry.sparsity_speedup:g})."
         )
     return EXIT_OK
+
+
+def _rate_line(entry: CatalogEntry, index: int, today: dt.date) -> str:
+    rate = entry.cloud_rates[index]
+    seen = rate.date.isoformat() if rate.date else "undated"
+    line = (
+        f"{rate.provider}, {rate.kind.value.replace('_', '-')}: "
+        f"{rate.usd_per_gpu_hour:,.2f} USD/GPU-hour, seen {seen}"
+    )
+    if rate is default_cloud_rate(entry):
+        line += " [default: lowest on-demand]"
+    if is_stale(rate.date, today):
+        line += f" ({stale_note('rate', rate.date)})"
+    if rate.source:
+        line += f" {rate.source}"
+    return line
 
 
 def _wrap(text: str, width: int, indent: str) -> str:
@@ -303,7 +362,17 @@ def run_validate(args: argparse.Namespace) -> int:
             print(problem)
             problem_count += 1
         for notice in part.notices:
-            print(notice, file=sys.stderr)
+            if args.strict:
+                print(notice)
+                problem_count += 1
+            else:
+                print(notice, file=sys.stderr)
+        if args.strict:
+            for entry in part.entries:
+                origin = part.origins[entry.id]
+                for issue in sourcing_issues(entry):
+                    print(f"{origin}: {issue.field}: {issue.message}")
+                    problem_count += 1
     summary = f"{entry_count} valid entries, {problem_count} problem(s) in {len(dirs)} folder(s)"
     print(summary, file=sys.stderr)
     return EXIT_FAILURE if problem_count else EXIT_OK

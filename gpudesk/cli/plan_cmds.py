@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from gpudesk.cli.common import EXIT_OK, EXIT_USAGE, CliError, format_table, load_catalog_for
 
 if TYPE_CHECKING:
+    from gpudesk.catalog.schema import CatalogEntry
     from gpudesk.planning.cost import CostResult
     from gpudesk.planning.fit import FitReport
     from gpudesk.planning.memory import MemoryEstimate
@@ -621,15 +622,7 @@ def run_cost(args: argparse.Namespace) -> int:
         result = compute_cost(inputs)
     except PlanningInputError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
-    provenance = {
-        "purchase": "argument"
-        if args.purchase_usd is not None
-        else f"catalog ({entry.price_kind}, {entry.price_date})",
-        "cloud_hourly": "argument"
-        if args.cloud_hourly is not None
-        else f"catalog example ({entry.cloud_hourly_source}, {entry.cloud_hourly_date})",
-        "tdp": "argument" if args.tdp_w is not None else "catalog",
-    }
+    provenance = _cost_provenance(entry, args)
     if args.json:
         from gpudesk.cli.common import print_json
 
@@ -637,6 +630,38 @@ def run_cost(args: argparse.Namespace) -> int:
     else:
         print(cost_text(result, provenance))
     return EXIT_OK
+
+
+def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str, str]:
+    """Where each input came from, in words, with a staleness warning where one applies."""
+    import datetime as dt
+
+    from gpudesk.catalog.prices import default_cloud_rate, is_stale, stale_note
+
+    today = dt.date.today()
+    if args.purchase_usd is not None:
+        purchase = "argument"
+    else:
+        purchase = f"catalog ({entry.price_kind}, {entry.price_date})"
+        if is_stale(entry.price_date, today):
+            purchase += f"; {stale_note('price', entry.price_date)}"
+    rate = default_cloud_rate(entry)
+    if args.cloud_hourly is not None:
+        cloud = "argument"
+    elif rate is None:
+        cloud = "catalog"
+    else:
+        seen = rate.date.isoformat() if rate.date else "undated"
+        cloud = f"lowest on-demand catalog rate: {rate.provider}, seen {seen}"
+        if rate.source:
+            cloud += f" ({rate.source})"
+        if is_stale(rate.date, today):
+            cloud += f"; {stale_note('rate', rate.date)}"
+    return {
+        "purchase": purchase,
+        "cloud_hourly": cloud,
+        "tdp": "argument" if args.tdp_w is not None else "catalog",
+    }
 
 
 def cost_json(result: CostResult, provenance: dict[str, str]) -> dict[str, Any]:
