@@ -129,6 +129,29 @@ def test_validate_names_a_boolean_memory_and_deprecated_cloud_fields(
     assert "1 valid entries, 1 problem(s)" in err
 
 
+def test_validate_strict_flags_sources_and_deprecations(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_entry(tmp_path, "fine-gpu", sources=["https://www.nvidia.com/en-us/data-center/a10/"])
+    code, out, _ = run_cli(capsys, "validate", "--strict", str(tmp_path))
+    assert code == 0, out
+    write_entry(tmp_path, "home-page", sources=["TPU (https://www.techpowerup.com/gpu-specs/)"])
+    write_entry(
+        tmp_path,
+        "old-cloud",
+        sources=["https://www.nvidia.com/en-us/data-center/a10/"],
+        cloud_hourly_usd=0.5,
+    )
+    code, out, err = run_cli(capsys, "validate", str(tmp_path))
+    assert code == 0, "without --strict these load fine"
+    code, out, err = run_cli(capsys, "validate", "--strict", str(tmp_path))
+    assert code == 1
+    assert "home-page.toml: sources.0: https://www.techpowerup.com/gpu-specs/ is the" in out
+    assert "old-cloud.toml: cloud_hourly_usd: deprecated" in out
+    assert "old-cloud.toml: cloud_rates.0.date: a cloud rate needs the date" in out
+    assert "3 valid entries, 4 problem(s)" in err
+
+
 def test_validate_bundled_catalog_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "validate")
     assert code == 0, out

@@ -339,3 +339,77 @@ def test_fit_sharded_training_is_per_gpu_at_that_count(capsys: pytest.CaptureFix
     assert {item["count"] for item in data["fits"]} == {8}
     states = sum(data["breakdown"][key] for key in ("weights", "gradients", "optimizer"))
     assert states == pytest.approx(16 * 70_553_706_496 / 8 / 1e9, rel=1e-3)
+
+
+def _rented_gpu(tmp_path: Path) -> None:
+    import datetime as dt
+
+    write_entry(
+        tmp_path,
+        "rented-gpu",
+        tdp_w=300,
+        price_usd=9000,
+        price_kind="street",
+        price_date=dt.date(2020, 3, 1),
+        cloud_rates=[
+            {
+                "provider": "BigCloud",
+                "usd_per_gpu_hour": 4.5,
+                "kind": "on_demand",
+                "date": dt.date.today(),
+                "source": "https://bigcloud.example/pricing/gpu",
+            },
+            {
+                "provider": "SmallCloud",
+                "usd_per_gpu_hour": 1.75,
+                "kind": "on_demand",
+                "date": dt.date(2019, 6, 1),
+                "source": "https://smallcloud.example/gpus",
+            },
+            {
+                "provider": "Market",
+                "usd_per_gpu_hour": 0.9,
+                "kind": "marketplace",
+                "date": dt.date.today(),
+                "source": "https://market.example/offers",
+            },
+        ],
+    )
+
+
+def test_cost_without_flags_uses_the_lowest_on_demand_rate_and_says_which(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _rented_gpu(tmp_path)
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "cost", "rented-gpu", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["inputs"]["cloud_hourly_usd"] == 1.75, "marketplace is never the default"
+    cloud = data["provenance"]["cloud_hourly"]
+    assert cloud.startswith("lowest on-demand catalog rate: SmallCloud, seen 2019-06-01")
+    assert "https://smallcloud.example/gpus" in cloud
+    assert "rate from 2019-06, may be out of date" in cloud
+    assert "price from 2020-03, may be out of date" in data["provenance"]["purchase"]
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "cost", "rented-gpu")
+    assert code == 0
+    assert "hourly price: lowest on-demand catalog rate: SmallCloud" in out
+
+
+def test_list_and_show_flag_stale_prices(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _rented_gpu(tmp_path)
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "rented")
+    assert code == 0
+    assert "9,000*" in out
+    assert "* price seen more than 12 months ago, may be out of date" in out
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "show", "rented-gpu")
+    assert code == 0
+    flat = " ".join(out.split())  # show wraps long values to the terminal
+    assert "2020-03-01 (price from 2020-03, may be out of date)" in flat
+    assert "SmallCloud, on-demand: 1.75 USD/GPU-hour, seen 2019-06-01" in flat
+    assert "[default: lowest on-demand]" in flat
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "show", "rented-gpu", "--json")
+    record = json.loads(out)
+    assert record["price_stale"] is True and record["cloud_hourly_stale"] is True
+    assert record["cloud_hourly_usd"] == 1.75
