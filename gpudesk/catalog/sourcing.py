@@ -41,13 +41,7 @@ _PRIVATE_HOSTS = re.compile(
 #: Wording no reader should meet anywhere, provenance included (it can be unfolded).
 INTERNAL_MARKERS: tuple[str, ...] = ("ARTICLE DIFFERS", "schema field", "shared/seed")
 #: Maintainer wording that belongs in ``provenance``, not in a reader's ``notes``.
-MAINTAINER_MARKERS: tuple[str, ...] = (
-    *INTERNAL_MARKERS,
-    "ARTICLE PRICE",
-    "is stored",
-    "(stored",
-    "stored)",
-)
+MAINTAINER_MARKERS: tuple[str, ...] = (*INTERNAL_MARKERS, "ARTICLE PRICE", "(stored")
 
 
 @dataclass(frozen=True, slots=True)

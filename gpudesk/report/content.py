@@ -20,7 +20,7 @@ from gpudesk.bench.results import BenchResult, Measurement
 from gpudesk.bench.summary import run_summary
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.prices import price_kind_label
+from gpudesk.catalog.prices import default_cloud_rate, is_stale, price_kind_label, stale_note
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
@@ -353,26 +353,35 @@ FIGURE_NOTES: tuple[str, ...] = (
 )
 
 
-def _price_note(entry: CatalogEntry) -> str:
+def _price_note(entry: CatalogEntry, today: dt.date) -> str:
+    """One GPU's price line: kind, date, range note, staleness and the default cloud rate."""
     if entry.price_usd is None:
         text = f"{entry.name}: no price in the catalog"
     else:
         kind = price_kind_label(entry.price_kind)
         seen = entry.price_date.isoformat() if entry.price_date else "date unknown"
         text = f"{entry.name}: {entry.price_usd:,.0f} USD, {kind}, seen {seen}"
-    if entry.cloud_hourly_usd is not None:
-        cloud = f"; cloud rental {entry.cloud_hourly_usd:,.2f} USD/h"
-        details = [
-            part
-            for part in (
-                entry.cloud_hourly_source,
-                entry.cloud_hourly_date.isoformat() if entry.cloud_hourly_date else None,
-            )
-            if part
-        ]
-        if details:
-            cloud += f" ({', '.join(details)})"
+        if is_stale(entry.price_date, today):
+            text += f" ({stale_note('price', entry.price_date)})"
+        if entry.price_note:
+            text += f". {entry.price_note.rstrip('.')}"
+    rate = default_cloud_rate(entry)
+    if rate is not None:
+        cloud = f"; cloud rental {rate.usd_per_gpu_hour:,.2f} USD/h, the lowest on-demand rate"
+        details = [rate.provider, rate.date.isoformat() if rate.date else None]
+        cloud += f" ({', '.join(part for part in details if part)})"
+        if is_stale(rate.date, today):
+            cloud += f", {stale_note('rate', rate.date)}"
+        others = len(entry.cloud_rates) - 1
+        if others:
+            cloud += f"; {others} more rate{'s' if others > 1 else ''} in the catalog"
         text += cloud
+    elif entry.cloud_rates:
+        cheapest = min(entry.cloud_rates, key=lambda item: item.usd_per_gpu_hour)
+        text += (
+            f"; no on-demand cloud rate, {cheapest.kind.value.replace('_', '-')} from "
+            f"{cheapest.usd_per_gpu_hour:,.2f} USD/h ({cheapest.provider})"
+        )
     return text + "."
 
 
@@ -386,8 +395,14 @@ def _sparsity_note(entry: CatalogEntry) -> str | None:
     )
 
 
-def build_notes(entries: Sequence[CatalogEntry], omitted: Sequence[str]) -> tuple[NoteSection, ...]:
-    """What the figures mean, the prices and their dates, and every GPU's sources."""
+def build_notes(
+    entries: Sequence[CatalogEntry], omitted: Sequence[str], today: dt.date | None = None
+) -> tuple[NoteSection, ...]:
+    """What the figures mean, the prices and their dates, and every GPU's sources.
+
+    ``today`` is the date prices are judged stale against (the report's date).
+    """
+    today = today or dt.date.today()
     figures = list(FIGURE_NOTES)
     if omitted:
         figures.append(
@@ -397,7 +412,7 @@ def build_notes(entries: Sequence[CatalogEntry], omitted: Sequence[str]) -> tupl
     sparse = [note for entry in entries if (note := _sparsity_note(entry)) is not None]
     if sparse:
         sections.append(NoteSection("Dense and with-sparsity tensor figures", tuple(sparse)))
-    sections.append(NoteSection("Prices", tuple(_price_note(entry) for entry in entries)))
+    sections.append(NoteSection("Prices", tuple(_price_note(entry, today) for entry in entries)))
     for entry in entries:
         items = list(entry.sources)
         if entry.notes:
@@ -605,7 +620,7 @@ def build_report(
         spec_columns=tuple(names),
         spec_groups=groups,
         omitted_rows=omitted,
-        notes=build_notes(entries, omitted),
+        notes=build_notes(entries, omitted, created.date()),
         local=build_local_section(local, catalog) if include_local else None,
         fleet=build_fleet_section(fleet) if fleet is not None else None,
         speed=build_speed_section(speed, entries) if speed is not None else None,

@@ -7,12 +7,14 @@ passes instead of one Python call per row and per comparison.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.names import short_name
+from gpudesk.catalog.prices import is_stale, price_kind_label, stale_note
 from gpudesk.catalog.query import (
     CatalogFilter,
     FilterColumns,
@@ -210,6 +212,23 @@ def column_index(key: str) -> int:
     return COLUMN_KEYS.index(key)
 
 
+PRICE_COLUMN_INDEX = COLUMN_KEYS.index("price_usd")
+
+
+def price_tooltip(entry: CatalogEntry, today: dt.date) -> str | None:
+    """The price cell's tooltip: kind, date, range note and a staleness warning."""
+    if entry.price_usd is None:
+        return None
+    kind = price_kind_label(entry.price_kind)
+    seen = entry.price_date.isoformat() if entry.price_date else "undated"
+    text = f"{kind}, seen {seen}"
+    if entry.price_note:
+        text += f"\n{entry.price_note}"
+    if is_stale(entry.price_date, today):
+        text += f"\n⚠ {stale_note('price', entry.price_date)}"
+    return text
+
+
 class CatalogIndex:
     """Display strings and sort keys of every entry, computed once.
 
@@ -220,8 +239,16 @@ class CatalogIndex:
     both directions).
     """
 
-    def __init__(self, entries: Sequence[CatalogEntry]) -> None:
+    def __init__(self, entries: Sequence[CatalogEntry], today: dt.date | None = None) -> None:
+        today = today or dt.date.today()
         self.entries: list[CatalogEntry] = list(entries)
+        #: per row: the price's kind and date in words, None without a price
+        self.price_tooltips: list[str | None] = [price_tooltip(e, today) for e in self.entries]
+        #: per row: the price is older than the staleness limit
+        self.price_stale: list[bool] = [
+            entry.price_usd is not None and is_stale(entry.price_date, today)
+            for entry in self.entries
+        ]
         self.ids: list[str] = [entry.id for entry in self.entries]
         #: cell text per row and column; None where the value is missing.
         self.cells: list[list[str | None]] = [

@@ -35,6 +35,7 @@ from gpudesk.ui import theme
 from gpudesk.ui.catalog_columns import (
     COLUMNS,
     MISSING_TEXT,
+    PRICE_COLUMN_INDEX,
     CatalogIndex,
     ColumnKind,
     column_index,
@@ -110,6 +111,8 @@ class CatalogTableModel(QAbstractTableModel):
         self._compare_positions: dict[str, int] = {}
         self._sync_compare()
         self.missing_color = QColor(theme.muted_color())
+        #: text colour of a price older than the staleness limit (see the tooltip)
+        self.stale_color = QColor(theme.STALE_COLOR)
         state.compare_changed.connect(self._on_compare_changed)
         if self._follow_state_catalog:
             state.catalog_changed.connect(self._on_catalog_changed)
@@ -190,7 +193,11 @@ class CatalogTableModel(QAbstractTableModel):
         if role == _ALIGN:
             return self._alignments[column]
         if role == _FOREGROUND:
-            return self.missing_color if self._missing[row][column] else None
+            if self._missing[row][column]:
+                return self.missing_color
+            if column == PRICE_COLUMN_INDEX and self.index_data.price_stale[row]:
+                return self.stale_color
+            return None
         if role == _CHECK:
             if column != COMPARE_COLUMN_INDEX:
                 return None
@@ -209,6 +216,8 @@ class CatalogTableModel(QAbstractTableModel):
                 return self.index_data.entries[row].name
             if self._missing[row][column]:
                 return f"{COLUMNS[column].tooltip}: not in the catalog for this GPU"
+            if column == PRICE_COLUMN_INDEX:
+                return self.index_data.price_tooltips[row]
             return None
         if role == SORT_KEY_ROLE:
             return COLUMNS[column].sort_key(self.index_data.entries[row])

@@ -141,10 +141,6 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
     return str(value)
 
 
-#: Warning text colour, readable on light and dark backgrounds.
-_STALE_COLOR = "#c26a00"
-
-
 def _cloud_rates_html(entry: CatalogEntry, today: dt.date, muted: str) -> str:
     default = default_cloud_rate(entry)
     items = []
@@ -157,7 +153,9 @@ def _cloud_rates_html(entry: CatalogEntry, today: dt.date, muted: str) -> str:
         if rate is default:
             text += " <i>(used by default: lowest on-demand rate)</i>"
         if is_stale(rate.date, today):
-            text += f" <span style='color:{_STALE_COLOR}'>⚠ {stale_note('rate', rate.date)}</span>"
+            text += (
+                f" <span style='color:{theme.STALE_COLOR}'>⚠ {stale_note('rate', rate.date)}</span>"
+            )
         if rate.note:
             text += f"<br/><span style='color:{muted}'>{html.escape(rate.note)}</span>"
         if rate.source:
@@ -219,7 +217,7 @@ def entry_details_html(
             rows.append(("Tensor cores", "yes" if entry.has_tensor_cores else "no"))
         if title == "Price" and entry.price_usd is not None and is_stale(entry.price_date, today):
             warning = html.escape(stale_note("price", entry.price_date))
-            rows.append(("", f"<span style='color:{_STALE_COLOR}'>⚠ {warning}</span>"))
+            rows.append(("", f"<span style='color:{theme.STALE_COLOR}'>⚠ {warning}</span>"))
         out.append(f"<h3 style='margin-bottom:2px'>{title}</h3>{table(rows)}")
         if title == "Price" and entry.cloud_rates:
             out.append(_cloud_rates_html(entry, today, muted))

@@ -158,6 +158,11 @@ def plot_colors() -> tuple[QColor, QColor]:
     return QColor("#ffffff"), QColor("#2b2b2b")
 
 
+#: Text colour of a figure that may be out of date (a price older than a year);
+#: readable on the light and the dark palette.
+STALE_COLOR = "#c26a00"
+
+
 def banner_colors() -> tuple[QColor, QColor]:
     """(background, text) of a warning banner in the current theme."""
     if _dark:

@@ -155,6 +155,8 @@ def test_validate_strict_flags_sources_and_deprecations(
 def test_validate_bundled_catalog_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "validate")
     assert code == 0, out
+    code, out, _ = run_cli(capsys, "validate", "--strict")
+    assert code == 0, out
 
 
 _NO_QT_SCRIPT = """

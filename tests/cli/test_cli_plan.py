@@ -413,3 +413,14 @@ def test_list_and_show_flag_stale_prices(
     record = json.loads(out)
     assert record["price_stale"] is True and record["cloud_hourly_stale"] is True
     assert record["cloud_hourly_usd"] == 1.75
+
+
+@pytest.mark.parametrize("name", ["rtx-4090", "h100-sxm5"])
+def test_cost_runs_without_flags_for_the_common_gpus(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    code, out, err = run_cli(capsys, "cost", name, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["inputs"]["cloud_hourly_usd"] > 0
+    assert data["provenance"]["cloud_hourly"].startswith("lowest on-demand catalog rate: ")

@@ -138,9 +138,15 @@ def test_notes_explain_figures_and_list_prices_and_every_source() -> None:
     sparse = " ".join(sections["Dense and with-sparsity tensor figures"])
     assert "Gamma 300: FP16 tensor 835.5 TFLOPS dense; 1,671.0 TFLOPS with 2:4 sparsity" in sparse
     prices = sections["Prices"]
-    assert "Alpha 100: 1,599 USD, launch list price (MSRP), seen 2022-10-12." in prices
+    assert (
+        "Alpha 100: 1,599 USD, launch list price (MSRP), seen 2022-10-12 "
+        "(price from 2022-10, may be out of date)." in prices
+    )
     assert "Beta 200: no price in the catalog." in prices
-    assert "Gamma 300: 28,000 USD, estimate, seen 2025-01-01." in prices
+    assert (
+        "Gamma 300: 28,000 USD, estimate, seen 2025-01-01 "
+        "(price from 2025-01, may be out of date)." in prices
+    )
     assert sections["Sources: Alpha 100"] == (
         "https://example.com/alpha-whitepaper",
         "Alpha launch announcement",
@@ -157,12 +163,50 @@ def test_cloud_price_note_carries_source_and_date() -> None:
         cloud_hourly_source="Example Cloud",
         cloud_hourly_date=dt.date(2026, 2, 1),
     )
-    report = build_report([cat.by_id("alpha-100"), beta], cat)
+    report = build_report([cat.by_id("alpha-100"), beta], cat, created_at=CREATED)
     prices = next(section for section in report.notes if section.title == "Prices")
     assert (
-        "Beta 200: no price in the catalog; cloud rental 1.89 USD/h (Example Cloud, 2026-02-01)."
-        in prices.items
+        "Beta 200: no price in the catalog; cloud rental 1.89 USD/h, the lowest on-demand rate "
+        "(Example Cloud, 2026-02-01)." in prices.items
     )
+
+
+def test_price_notes_name_the_default_rate_and_flag_stale_ones() -> None:
+    cat = catalog()
+    rates = [
+        {
+            "provider": "BigCloud",
+            "usd_per_gpu_hour": 4.0,
+            "kind": "on_demand",
+            "date": dt.date(2024, 3, 5),
+            "source": "https://bigcloud.example/gpu",
+        },
+        {
+            "provider": "Market",
+            "usd_per_gpu_hour": 0.9,
+            "kind": "marketplace",
+            "date": dt.date(2025, 12, 1),
+            "source": "https://market.example/gpu",
+        },
+    ]
+    beta = entry(
+        "beta-200",
+        price_usd=20000,
+        price_kind="estimate",
+        price_date=dt.date(2024, 3, 1),
+        price_note="range $15k-$25k reported; midpoint",
+        cloud_rates=rates,
+    )
+    only_market = entry("gamma-300", cloud_rates=rates[1:])
+    report = build_report([beta, only_market], cat, created_at=CREATED)
+    prices = next(section for section in report.notes if section.title == "Prices").items
+    assert prices[0] == (
+        "Beta 200: 20,000 USD, estimate, seen 2024-03-01 (price from 2024-03, may be out of "
+        "date). range $15k-$25k reported; midpoint; cloud rental 4.00 USD/h, the lowest "
+        "on-demand rate (BigCloud, 2024-03-05), rate from 2024-03, may be out of date; "
+        "1 more rate in the catalog."
+    )
+    assert "no on-demand cloud rate, marketplace from 0.90 USD/h (Market)" in prices[1]
 
 
 @pytest.mark.parametrize("count", [1, 7])

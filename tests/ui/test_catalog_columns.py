@@ -105,3 +105,25 @@ def test_vendors_and_years_come_from_the_data() -> None:
     index = CatalogIndex(small_entries())
     assert index.vendors() == ["AMD", "Intel", "NVIDIA"]
     assert index.year_range() == (2016, 2024)
+
+
+def test_price_tooltip_says_kind_date_note_and_staleness() -> None:
+    import datetime as dt
+
+    from catalog_factory import make_entry
+
+    from gpudesk.ui.catalog_columns import CatalogIndex, price_tooltip
+
+    entry = make_entry(
+        price_usd=27_500,
+        price_kind="estimate",
+        price_date=dt.date(2024, 3, 9),
+        price_note="range $25k-$30k reported; midpoint",
+    )
+    fresh = price_tooltip(entry, dt.date(2024, 6, 1))
+    assert fresh == "estimate, seen 2024-03-09\nrange $25k-$30k reported; midpoint"
+    stale = price_tooltip(entry, dt.date(2026, 12, 1))
+    assert stale is not None and stale.endswith("⚠ price from 2024-03, may be out of date")
+    assert price_tooltip(make_entry(), dt.date(2026, 12, 1)) is None
+    index = CatalogIndex([entry, make_entry("unpriced")], today=dt.date(2026, 12, 1))
+    assert index.price_stale == [True, False]

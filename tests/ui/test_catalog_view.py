@@ -140,7 +140,12 @@ def test_cells_are_formatted_aligned_and_greyed_when_missing(view: CatalogView) 
     assert price.data(Qt.ItemDataRole.ForegroundRole) is not None
     first_price = proxy.index(0, column_index("price_usd"))
     assert first_price.data() == "249"
-    assert first_price.data(Qt.ItemDataRole.ForegroundRole) is None
+    # the fixtures' prices are from 2025-01: older than a year, so flagged
+    stale = first_price.data(Qt.ItemDataRole.ForegroundRole)
+    assert stale is not None and stale.name() == "#c26a00"
+    tip = first_price.data(Qt.ItemDataRole.ToolTipRole)
+    assert "seen 2025-01-01" in tip and "price from 2025-01, may be out of date" in tip
+    assert proxy.index(0, column_index("memory_gb")).data(Qt.ItemDataRole.ForegroundRole) is None
     alignment = Qt.AlignmentFlag(first_price.data(Qt.ItemDataRole.TextAlignmentRole))
     assert alignment & Qt.AlignmentFlag.AlignRight
     header = proxy.headerData(column_index("memory_gb"), Qt.Orientation.Horizontal)

@@ -1,0 +1,90 @@
+"""The bundled catalog as a buyer meets it: priced, rented, sourced, in plain words."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudesk.catalog.loader import load_directory
+from gpudesk.catalog.prices import default_cloud_rate
+from gpudesk.catalog.schema import CatalogEntry, Segment
+from gpudesk.catalog.sourcing import INTERNAL_MARKERS, sourcing_issues
+from gpudesk.paths import bundled_catalog_dir
+
+#: Entries still waiting for a sourced price (new in the 2026-11 catalog).
+UNPRICED_PENDING = frozenset(
+    {
+        "mi300a", "mi350x", "mi355x", "radeon-pro-w7800", "a10g", "gh200", "h800-sxm5", "l20",
+        "rtx-4500-ada", "rtx-5000-ada", "rtx-5880-ada", "rtx-pro-4000-blackwell",
+        "rtx-pro-4500-blackwell", "rtx-pro-5000-blackwell", "rtx-pro-6000-blackwell-server",
+    }
+)  # fmt: skip
+#: Datacenter entries for which no public, dated on-demand rate was found: AMD's
+#: older Instinct parts and the V100 PCIe/32 GB are rarely rented by the hour, the
+#: A30 and H200 NVL are mostly sold into private clusters; the rest are new entries.
+NO_ON_DEMAND_RATE = frozenset(
+    {
+        "mi210", "mi250x", "mi325x", "a30", "h200-nvl", "v100-pcie-16gb", "v100-sxm2-32gb",
+        "mi300a", "mi350x", "mi355x", "gaudi-3", "b300", "gh200", "h20", "h800-sxm5", "l20",
+    }
+)  # fmt: skip
+#: Cloud cards people rent by the hour: each has an on-demand rate.
+CLOUD_CONSUMER_CARDS = ("rtx-4090", "rtx-a6000", "l4", "t4")
+
+
+@pytest.fixture(scope="module")
+def entries() -> list[CatalogEntry]:
+    catalog = load_directory(bundled_catalog_dir())
+    assert catalog.problems == []
+    return catalog.entries
+
+
+def test_every_bundled_entry_passes_strict_sourcing(entries: list[CatalogEntry]) -> None:
+    issues = [(entry.id, issue) for entry in entries for issue in sourcing_issues(entry)]
+    assert issues == []
+
+
+def test_no_internal_wording_reaches_readers(entries: list[CatalogEntry]) -> None:
+    for entry in entries:
+        for text in (entry.notes or "", entry.provenance or "", *entry.sources):
+            assert not any(marker in text for marker in INTERNAL_MARKERS), entry.id
+
+
+def test_every_entry_is_priced_with_kind_and_date(entries: list[CatalogEntry]) -> None:
+    unpriced = {entry.id for entry in entries if entry.price_usd is None}
+    assert unpriced <= UNPRICED_PENDING, sorted(unpriced - UNPRICED_PENDING)
+    for entry in entries:
+        if entry.price_usd is not None:
+            assert entry.price_date is not None and entry.price_kind is not None
+
+
+def test_datacenter_gpus_and_cloud_cards_have_an_on_demand_rate(
+    entries: list[CatalogEntry],
+) -> None:
+    missing = {
+        entry.id
+        for entry in entries
+        if entry.segment is Segment.DATACENTER and default_cloud_rate(entry) is None
+    }
+    assert missing <= NO_ON_DEMAND_RATE, sorted(missing - NO_ON_DEMAND_RATE)
+    by_id = {entry.id: entry for entry in entries}
+    for entry_id in CLOUD_CONSUMER_CARDS:
+        rate = default_cloud_rate(by_id[entry_id])
+        assert rate is not None and rate.date is not None and rate.source, entry_id
+    assert by_id["rtx-5090"].cloud_rates, "the 5090 has at least a marketplace rate"
+
+
+def test_issue_findings_are_fixed(entries: list[CatalogEntry]) -> None:
+    by_id = {entry.id: entry for entry in entries}
+    pro = by_id["rtx-pro-6000-blackwell"]
+    assert (pro.fp16_tensor_tflops, pro.fp8_tensor_tflops) == (500.0, 1000.0)
+    assert "computed" in (pro.provenance or "") and pro.price_kind is not None
+    assert by_id["quadro-rtx-8000"].price_usd == 10_000
+    assert by_id["quadro-rtx-8000"].price_date is not None
+    assert by_id["quadro-rtx-8000"].price_date.year == 2018
+    assert (by_id["mi325x"].l2_cache_mb, by_id["mi325x"].l3_cache_mb) == (32, 256)
+    assert (by_id["radeon-pro-w7900"].l2_cache_mb, by_id["radeon-pro-w7900"].l3_cache_mb) == (6, 96)
+    assert "0x1002:0x744a" in by_id["radeon-pro-w7900"].pci_ids
+    assert str(by_id["rtx-2080-ti"].price_date) == "2018-09-27"
+    assert by_id["rtx-4060-ti-16gb"].nvml_names == ()
+    b200 = by_id["b200"]
+    assert (b200.fp32_tflops, b200.fp64_tflops, b200.tdp_w) == (75.0, 37.0, 1000)
