@@ -1,7 +1,8 @@
 """Whether an entry's sources are ones a reader can follow (``validate --strict``).
 
-A source is a URL of a specific page, or a document title ending in
-``" — Publisher"`` (a whitepaper, a datasheet PDF without a stable link). What
+A source is a URL of a specific page, or a document title with its publisher
+(``"... whitepaper — NVIDIA"``, a site such as ``support.apple.com``, or a
+vendor that publishes its own datasheets named in the title). What
 a reader cannot follow is flagged: a database's home page instead of the
 card's own page, no URL and no publisher, a path that only exists in someone's
 checkout, a cloud rate without its date or pricing page. Maintainer wording in
@@ -23,6 +24,12 @@ _LOCAL_PATH = re.compile(
     r"(?<![\w/.:])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.(?:txt|md|pdf|csv|json|toml)\b"
 )
 _PUBLISHER_SUFFIX = re.compile(r"\s[—–-]\s*([A-Z][\w&.,' -]{1,60})\s*$")
+# A publisher named in a title without a URL: a site ("support.apple.com") or a
+# vendor that publishes its own datasheets and whitepapers.
+_PUBLISHER_DOMAIN = re.compile(r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ai|gov|edu|de)\b")
+KNOWN_PUBLISHERS: tuple[str, ...] = (
+    "NVIDIA", "AMD", "Intel", "Apple", "Habana", "Google", "Microsoft", "AWS", "TechPowerUp",
+)  # fmt: skip
 
 #: Pages that list every card rather than one: citing them says "look it up yourself".
 _INDEX_PAGES: dict[str, tuple[re.Pattern[str], ...]] = {
@@ -80,9 +87,15 @@ def text_source_issues(text: str) -> list[str]:
         issues.append(f"{local.group(0)!r} is a local file path, not a public source")
     urls = [match.group(0).rstrip(".,;:") for match in _URL.finditer(text)]
     issues.extend(problem for url in urls if (problem := url_issue(url)) is not None)
-    if not urls and not _PUBLISHER_SUFFIX.search(text):
+    if not urls and not _names_a_publisher(without_urls):
         issues.append("no URL: give the page's URL, or the document title ending in ' — Publisher'")
     return issues
+
+
+def _names_a_publisher(text: str) -> bool:
+    if _PUBLISHER_SUFFIX.search(text) or _PUBLISHER_DOMAIN.search(text):
+        return True
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in KNOWN_PUBLISHERS)
 
 
 def sourcing_issues(entry: CatalogEntry) -> list[SourcingIssue]:
