@@ -185,10 +185,11 @@ def run_list(args: argparse.Namespace) -> int:
         }
         print(format_table(headers, rows, right_aligned=numeric))
         print(f"\n{len(entries)} of {len(catalog.entries)} GPUs")
+        price_shown = any(cell.endswith("*") for row in rows for cell in row)
+        if price_shown:
+            print(f"* price seen more than {STALE_AFTER_MONTHS} months ago, may be out of date")
         if dropped:
             print(f"(not shown for the terminal's width: {', '.join(dropped)}; --wide shows all)")
-        if any(_price_is_stale(entry, today) for entry in entries):
-            print(f"* price seen more than {STALE_AFTER_MONTHS} months ago, may be out of date")
     return EXIT_OK
 
 
