@@ -12,8 +12,15 @@ from enum import StrEnum
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QApplication,
+    QProxyStyle,
+    QStyle,
+    QStyleFactory,
+    QStyleOption,
+    QWidget,
+)
 
 
 class ThemeMode(StrEnum):
@@ -62,10 +69,48 @@ def system_prefers_dark() -> bool:
     return scheme == Qt.ColorScheme.Dark
 
 
+#: Border of check boxes and radio buttons: 3:1 against the base in both themes
+#: (WCAG 2.1 SC 1.4.11 for UI parts). Fusion derives it from the window color
+#: alone, which leaves it at about 1.2:1 on the dark palette.
+INDICATOR_BORDER = {False: QColor("#676c73"), True: QColor("#8d939c")}
+
+
+class ContrastStyle(QProxyStyle):
+    """Fusion, with check box and radio button outlines that can be seen in both themes."""
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        outlined = (
+            QStyle.PrimitiveElement.PE_IndicatorCheckBox,
+            QStyle.PrimitiveElement.PE_IndicatorRadioButton,
+        )
+        if element not in outlined:
+            return
+        painter.save()
+        # Crisp one-pixel lines: antialiasing would blend the outline to half its contrast.
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setPen(INDICATOR_BORDER[_dark])
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        rect = option.rect.adjusted(1, 1, -1, -1)
+        if element is QStyle.PrimitiveElement.PE_IndicatorRadioButton:
+            painter.drawEllipse(rect)
+        else:
+            painter.drawRect(rect)
+        painter.restore()
+
+
 def light_palette() -> QPalette:
     style = QStyleFactory.create("Fusion")
     palette = QPalette(style.standardPalette()) if style is not None else QPalette()
-    palette.setColor(QPalette.ColorRole.PlaceholderText, QColor("#80858c"))
+    # Fusion's own highlight (#308cc6) gives white text only 3.7:1.
+    palette.setColor(QPalette.ColorRole.Highlight, QColor("#2a6ebb"))
+    palette.setColor(QPalette.ColorRole.PlaceholderText, QColor("#676c73"))
     palette.setColor(QPalette.ColorRole.Link, QColor("#0b5cad"))
     palette.setColor(QPalette.ColorRole.LinkVisited, QColor("#6a3fa0"))
     palette.setColor(QPalette.ColorRole.ToolTipBase, QColor("#ffffe1"))
@@ -121,8 +166,9 @@ def apply_theme(mode: ThemeMode | str = ThemeMode.SYSTEM) -> bool:
     dark = _mode is ThemeMode.DARK or (_mode is ThemeMode.SYSTEM and system_prefers_dark())
     # Fusion draws every widget from the palette, so both palettes look right
     # on every platform; native styles ignore parts of a custom palette.
-    if app.style().name().lower() != "fusion":
-        app.setStyle("Fusion")
+    if not isinstance(app.style(), ContrastStyle):
+        base = QStyleFactory.create("Fusion")
+        app.setStyle(ContrastStyle(base) if base is not None else ContrastStyle())
     app.setPalette(dark_palette() if dark else light_palette())
     _dark = dark
     _apply_pyqtgraph_defaults()
@@ -148,7 +194,7 @@ def _on_system_scheme_changed(*_args: object) -> None:
 # colors views share ------------------------------------------------------
 def muted_color() -> QColor:
     """Text that is present but unimportant ("n/a" cells): readable in both themes."""
-    return QColor("#9aa0a8") if _dark else QColor("#80858c")
+    return QColor("#9aa0a8") if _dark else QColor("#676c73")
 
 
 def plot_colors() -> tuple[QColor, QColor]:

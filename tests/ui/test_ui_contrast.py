@@ -1,0 +1,86 @@
+"""Both themes meet WCAG AA: 4.5:1 for text, 3:1 for the parts of controls (measured, not assumed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtGui import QColor, QImage, QPalette
+from PySide6.QtWidgets import QApplication, QCheckBox, QRadioButton, QWidget
+from pytestqt.qtbot import QtBot
+
+from gpudesk.ui import theme
+
+
+def luminance(color: QColor) -> float:
+    """WCAG 2.1 relative luminance."""
+
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(color.redF())
+        + 0.7152 * channel(color.greenF())
+        + 0.0722 * channel(color.blueF())
+    )
+
+
+def contrast(first: QColor, second: QColor) -> float:
+    light, dark = sorted((luminance(first), luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.fixture(params=[theme.ThemeMode.LIGHT, theme.ThemeMode.DARK], ids=["light", "dark"])
+def themed(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[bool]:
+    yield theme.apply_theme(request.param)
+    theme.apply_theme(theme.ThemeMode.LIGHT)
+
+
+_TEXT_PAIRS = [
+    ("window text", QPalette.ColorRole.WindowText, QPalette.ColorRole.Window),
+    ("text", QPalette.ColorRole.Text, QPalette.ColorRole.Base),
+    ("button text", QPalette.ColorRole.ButtonText, QPalette.ColorRole.Button),
+    ("link on base", QPalette.ColorRole.Link, QPalette.ColorRole.Base),
+    ("link on window", QPalette.ColorRole.Link, QPalette.ColorRole.Window),
+    ("selected text", QPalette.ColorRole.HighlightedText, QPalette.ColorRole.Highlight),
+    ("tooltip", QPalette.ColorRole.ToolTipText, QPalette.ColorRole.ToolTipBase),
+    ("placeholder", QPalette.ColorRole.PlaceholderText, QPalette.ColorRole.Base),
+]
+
+
+@pytest.mark.parametrize(("what", "foreground", "background"), _TEXT_PAIRS)
+def test_palette_text_is_at_least_4_5_to_1(
+    themed: bool, what: str, foreground: QPalette.ColorRole, background: QPalette.ColorRole
+) -> None:
+    palette = QApplication.palette()
+    ratio = contrast(palette.color(foreground), palette.color(background))
+    assert ratio >= 4.5, f"{what}: {ratio:.2f}:1 in the {'dark' if themed else 'light'} theme"
+
+
+def test_shared_colors_meet_aa(themed: bool) -> None:
+    palette = QApplication.palette()
+    base = palette.color(QPalette.ColorRole.Base)
+    assert contrast(theme.muted_color(), base) >= 4.5
+    assert contrast(*theme.banner_colors()) >= 4.5
+    background, foreground = theme.plot_colors()
+    assert contrast(foreground, background) >= 4.5
+
+
+def _max_contrast_in(image: QImage, background: QColor) -> float:
+    best = 1.0
+    for y in range(image.height()):
+        for x in range(image.width()):
+            best = max(best, contrast(image.pixelColor(x, y), background))
+    return best
+
+
+@pytest.mark.parametrize("widget_class", [QCheckBox, QRadioButton])
+def test_unchecked_indicators_stand_out_3_to_1(
+    themed: bool, widget_class: type[QWidget], qtbot: QtBot
+) -> None:
+    widget = widget_class()
+    qtbot.addWidget(widget)
+    widget.resize(20, 20)  # the indicator alone: no label text in the image
+    image = widget.grab().toImage()
+    background = QApplication.palette().color(QPalette.ColorRole.Window)
+    assert _max_contrast_in(image, background) >= 3.0
