@@ -1,4 +1,4 @@
-"""Both themes meet WCAG AA: 4.5:1 for text, 3:1 for the parts of controls (measured, not assumed)."""
+"""Both themes meet WCAG AA: 4.5:1 for text, 3:1 for parts of controls, measured."""
 
 from __future__ import annotations
 
