@@ -53,15 +53,21 @@ class _Display:
     scale: float = 1.0
     decimals: int = 0
     fixed_range: tuple[float, float] | None = None
+    #: Auto-ranged axes span at least this much, so sensor noise (±0.4 °C)
+    #: is not blown up to fill the plot.
+    min_span: float = 0.0
 
 
 _DISPLAY: dict[str, _Display] = {
     "utilization_gpu_percent": _Display("%", fixed_range=(0.0, 100.0)),
     "memory_used_mib": _Display("GiB", scale=1 / 1024, decimals=1),
-    "temperature_c": _Display("°C"),
-    "power_draw_w": _Display("W", decimals=1),
-    "sm_clock_mhz": _Display("MHz"),
+    "temperature_c": _Display("°C", min_span=10.0),
+    "power_draw_w": _Display("W", decimals=1, min_span=20.0),
+    "sm_clock_mhz": _Display("MHz", min_span=200.0),
 }
+#: The window starts this wide and grows with the history to its full 5 minutes.
+MIN_WINDOW_S = 30
+NO_DATA_TEXT = "no data: not reported for this device"
 
 
 def device_color(position: int, dark: bool) -> QColor:
@@ -128,6 +134,9 @@ class MonitorPanel(QWidget):
 
         self.plots: dict[str, pg.PlotWidget] = {}
         self._curves: dict[tuple[str, str], pg.PlotCurveItem] = {}
+        self._no_data: dict[str, pg.TextItem] = {}
+        #: Metrics whose axis runs 0..capacity (memory total, power limit).
+        self._capacity_keys: set[str] = set()
         self._plot_box = QWidget()
         plots_layout = QVBoxLayout(self._plot_box)
         plots_layout.setContentsMargins(0, 0, 0, 0)
@@ -177,6 +186,10 @@ class MonitorPanel(QWidget):
         else:
             item.getAxis("bottom").setStyle(showValues=False)
         item.setTitle(self._title(metric, ""), color=style.text.name(), size="9pt")
+        no_data = pg.TextItem(NO_DATA_TEXT, color=theme.muted_color(), anchor=(0.5, 0.5))
+        no_data.setVisible(False)
+        item.addItem(no_data, ignoreBounds=True)
+        self._no_data[metric.key] = no_data
         return plot
 
     @staticmethod
@@ -232,8 +245,10 @@ class MonitorPanel(QWidget):
             item = self.plots[key].getPlotItem()
             if top:
                 item.setYRange(0, top, padding=0.02)
+                self._capacity_keys.add(key)
             else:
                 item.enableAutoRange(axis="y")
+                self._capacity_keys.discard(key)
 
     def _create_curves(self, devices: Sequence[GpuSnapshot]) -> None:
         for position, device in enumerate(devices):
@@ -342,8 +357,14 @@ class MonitorPanel(QWidget):
         if not times:
             return
         x = np.asarray(times) - times[-1]
+        # Show what exists, growing to the full window: a minute of samples must
+        # not be crammed into the right fifth of a 5-minute axis.
+        window = min(float(self.history.capacity - 1), max(float(MIN_WINDOW_S), -float(x[0])))
         for metric in MONITOR_METRICS:
             display = _DISPLAY[metric.key]
+            item = self.plots[metric.key].getPlotItem()
+            item.setXRange(-window, 0, padding=0)
+            finite: list[float] = []
             latest: list[str] = []
             for position, device in enumerate(self._devices):
                 uuid = device.key
@@ -352,12 +373,38 @@ class MonitorPanel(QWidget):
                     continue
                 y = np.asarray(self.history.values(uuid, metric.key), dtype=float) * display.scale
                 curve.setData(x, y)
+                finite.extend(float(value) for value in y[np.isfinite(y)])
                 latest.append(self._latest_text(position, uuid, metric.key, display))
-            self.plots[metric.key].getPlotItem().setTitle(
+            self._show_no_data(metric.key, not finite, window)
+            if finite and display.fixed_range is None and display.min_span:
+                self._keep_min_span(metric.key, min(finite), max(finite), display.min_span)
+            item.setTitle(
                 self._title(metric, "   ".join(latest)),
                 color=self._style.text.name(),
                 size="9pt",
             )
+
+    def _show_no_data(self, key: str, empty: bool, window: float) -> None:
+        """Say so on a plot whose metric no device reports (not an empty 0-1 axis)."""
+        label = self._no_data[key]
+        label.setVisible(empty)
+        item = self.plots[key].getPlotItem()
+        item.getAxis("left").setStyle(showValues=not empty)
+        if empty:
+            item.setYRange(0, 1, padding=0)
+            label.setPos(-window / 2, 0.5)
+
+    def _keep_min_span(self, key: str, low: float, high: float, span: float) -> None:
+        """Auto-range, but never to less than ``span`` (capacity ranges stay as set)."""
+        if key in self._capacity_keys:
+            return
+        item = self.plots[key].getPlotItem()
+        if high - low >= span:
+            item.enableAutoRange(axis="y")
+            return
+        middle = (low + high) / 2
+        bottom = max(0.0, middle - span / 2)
+        item.setYRange(bottom, bottom + span, padding=0.05)
 
     def _latest_text(self, position: int, uuid: str, key: str, display: _Display) -> str:
         color = device_color(position, self._style.dark).name()

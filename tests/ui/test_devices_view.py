@@ -377,3 +377,31 @@ def test_an_amd_only_machine_shows_no_nvidia_diagnosis(qtbot: QtBot, tmp_path: P
     assert not view.diagnosis.isVisibleTo(view)
     assert "1 AMD GPU via sysfs" in view.summary.text()
     view.shutdown()
+
+
+def test_monitor_window_grows_keeps_a_minimum_span_and_says_no_data(qtbot: QtBot) -> None:
+    from gpudesk.hardware.models import DeviceSample
+    from gpudesk.hardware.monitor import MonitorSample
+    from gpudesk.ui.device_monitor import MIN_WINDOW_S, NO_DATA_TEXT
+
+    view = _view(qtbot, fakes.two_gpus())
+    monitor = view.monitor
+    qtbot.waitUntil(lambda: len(monitor.history) > 0, timeout=10_000)
+    monitor.pause()
+    uuid = monitor.devices[0].key
+    monitor.history.clear()
+    for second in range(40):  # 40 s of a GPU at 61-62 °C that reports no fan or clock
+        monitor.history.add(
+            MonitorSample(
+                time_s=1000.0 + second,
+                devices=(DeviceSample(uuid=uuid, temperature_c=61 + second % 2),),
+            )
+        )
+    monitor.redraw()
+    x_low, x_high = monitor.plots["temperature_c"].getPlotItem().viewRange()[0]
+    assert x_high == pytest.approx(0) and -41 < x_low < -MIN_WINDOW_S  # what exists, not 300 s
+    y_low, y_high = monitor.plots["temperature_c"].getPlotItem().viewRange()[1]
+    assert y_high - y_low >= 10  # not +-0.5 °C of noise filling the plot
+    no_data = monitor._no_data["sm_clock_mhz"]
+    assert no_data.isVisible() and no_data.toPlainText() == NO_DATA_TEXT
+    assert not monitor._no_data["temperature_c"].isVisible()
