@@ -10,12 +10,14 @@ history of runs (local and imported). A finished run feeds the "this machine
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import (
     QCoreApplication,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QCloseEvent, QStandardItemModel
@@ -45,6 +47,7 @@ from gpudesk.progress import Progress
 from gpudesk.ui.bench_history import HistoryBox
 from gpudesk.ui.bench_results import ResultsPane
 from gpudesk.ui.state import AppState
+from gpudesk.ui.words import plain_words
 from gpudesk.ui.worker import TaskWorker
 
 _TEST_CHOICES: tuple[tuple[TestName, str, str], ...] = (
@@ -161,7 +164,14 @@ class BenchPanel(QWidget):
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setTextVisible(True)
         self.progress_bar.setFormat("%p%")
+        # Shown only while a run is going: an empty bar before the first run says nothing.
+        self.progress_bar.setVisible(False)
         form.addRow(self.progress_bar)
+        self._run_started = 0.0
+        self._step = ""
+        self._elapsed_timer = QTimer(self)
+        self._elapsed_timer.setInterval(500)
+        self._elapsed_timer.timeout.connect(self._show_elapsed)
         self.step_label = QLabel("Checking backends…")
         self.step_label.setWordWrap(True)
         form.addRow(self.step_label)
@@ -237,7 +247,9 @@ class BenchPanel(QWidget):
             row = self.backend_combo.count() - 1
             reason = info.status.reason or info.error
             if reason:
-                self.backend_combo.setItemData(row, reason, Qt.ItemDataRole.ToolTipRole)
+                self.backend_combo.setItemData(
+                    row, plain_words(reason), Qt.ItemDataRole.ToolTipRole
+                )
             if not info.usable and isinstance(model, QStandardItemModel):
                 item = model.item(row)
                 if item is not None:
@@ -246,7 +258,10 @@ class BenchPanel(QWidget):
         self.backend_combo.blockSignals(False)
         self._on_backend_changed()
         unavailable = [info for info in self.infos if not info.usable]
-        lines = [f"{info.backend.name}: {info.status.reason or info.error}" for info in unavailable]
+        lines = [
+            f"{info.backend.name}: {plain_words(info.status.reason or info.error or '')}"
+            for info in unavailable
+        ]
         self.step_label.setText("Ready." + ("\n" + "\n".join(lines) if lines else ""))
 
     def _auto_info(self) -> BackendInfo | None:
@@ -344,8 +359,14 @@ class BenchPanel(QWidget):
         worker.failed.connect(self._on_failed)
         worker.done.connect(lambda: self._on_run_done(worker))
         self._run_worker = worker
-        self.progress_bar.setValue(0)
-        self.progress_bar.setFormat(f"starting {backend.name} — %p%")
+        # Busy until the first step reports a fraction: a long first step must
+        # not look like a bar stuck at 0%.
+        self.progress_bar.setRange(0, 0)
+        self.progress_bar.setFormat(f"starting {backend.name}")
+        self.progress_bar.setVisible(True)
+        self._run_started = time.monotonic()
+        self._step = f"starting {backend.name}"
+        self._elapsed_timer.start()
         self.step_label.setText(f"Running {backend.name} ({plan.mode} run)…")
         self._update_buttons()
         worker.start()
@@ -357,15 +378,27 @@ class BenchPanel(QWidget):
             self.cancel_button.setEnabled(False)
 
     def _on_progress(self, fraction: float, message: str) -> None:
+        if fraction > 0 and self.progress_bar.maximum() == 0:
+            self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(round(fraction * 1000))
-        # The bar names the current step.
-        self.progress_bar.setFormat(f"{message} — %p%")
+        # The bar names the current step; the elapsed time shows it is alive.
+        self._step = message
+        self._show_elapsed()
+
+    def _show_elapsed(self) -> None:
+        elapsed = time.monotonic() - self._run_started
+        percent = "" if self.progress_bar.maximum() == 0 else " — %p%"
+        self.progress_bar.setFormat(f"{self._step}{percent} ({elapsed:.0f} s)")
+
+    def _stop_progress(self) -> None:
+        self._elapsed_timer.stop()
+        self.progress_bar.setRange(0, 1000)
+        self.progress_bar.setVisible(False)
 
     def _on_finished(self, result: object) -> None:
         if not isinstance(result, BenchResult):
             return
-        self.progress_bar.setValue(1000)
-        self.progress_bar.setFormat("%p%")
+        self._stop_progress()
         saved: Path | None = None
         try:
             saved = save_run(result, self._history_folder)
@@ -386,12 +419,12 @@ class BenchPanel(QWidget):
         self.run_finished.emit(result)
 
     def _on_cancelled(self) -> None:
-        self.progress_bar.setValue(0)
-        self.progress_bar.setFormat("%p%")
+        self._stop_progress()
         self.step_label.setText("Cancelled.")
         self.run_cancelled.emit()
 
     def _on_failed(self, message: str) -> None:
+        self._stop_progress()
         self.step_label.setText(f"Failed: {message}")
         self.run_failed.emit(message)
 

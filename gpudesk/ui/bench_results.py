@@ -48,7 +48,9 @@ class ResultsModel(QAbstractTableModel):
     """The rows of one result: a thin adapter over its list of measurements."""
 
     COLUMNS = ("Test", "Size", "Median", "Min – max", "Unit", "Catalog peak", "% of peak", "Notes")
+    PEAK_COLUMN = 5
     PERCENT_COLUMN = 6
+    NOTES_COLUMN = 7
     _NUMERIC = frozenset({1, 2, 3, 5})
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -319,7 +321,18 @@ class ResultsPane(QSplitter):
             return
         self.summary.setText(summary_html(result))
         self.model.set_rows(result.results)
+        self._hide_empty_columns()
         self.sweep_plot.show_sweep(result.sweep)
+
+    def _hide_empty_columns(self) -> None:
+        """A CPU run has no catalog peak and few notes: hide columns that are empty in every row."""
+        for column in (
+            ResultsModel.PEAK_COLUMN,
+            ResultsModel.PERCENT_COLUMN,
+            ResultsModel.NOTES_COLUMN,
+        ):
+            texts = {self.model._text(row, column) for row in self.model.rows} - {"", "n/a"}
+            self.table.setColumnHidden(column, bool(self.model.rows) and not texts)
 
 
 def summary_html(result: BenchResult) -> str:

@@ -51,6 +51,7 @@ from gpudesk.ui.device_monitor import (
     device_color,
 )
 from gpudesk.ui.state import AppState
+from gpudesk.ui.words import plain_words
 from gpudesk.ui.worker import TaskWorker
 
 _CARD_STYLE = """
@@ -117,6 +118,7 @@ class DeviceCard(QFrame):
         super().__init__(parent)
         self.gpu = gpu
         self.match = match
+        self.state = state
         self._result = result
         self.setObjectName("deviceCard")
         self.setProperty("lost", gpu.lost)
@@ -148,7 +150,7 @@ class DeviceCard(QFrame):
         header.addWidget(self.compare_button)
         layout.addLayout(header)
 
-        self.hint_label = QLabel(gpu.hint or "")
+        self.hint_label = QLabel(plain_words(gpu.hint or ""))
         self.hint_label.setObjectName("deviceHint")
         self.hint_label.setWordWrap(True)
         self.hint_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -293,8 +295,21 @@ class DeviceCard(QFrame):
                 label.setText(shown[name])
 
     def _compare(self) -> None:
-        if self.match.catalog_id is not None:
-            self.compare_clicked.emit(self.match.catalog_id)
+        """Add the matched entry to Compare, and say on the button what happened."""
+        catalog_id = self.match.catalog_id
+        if catalog_id is None:
+            return
+        already = catalog_id in self.state.compare_ids
+        self.compare_clicked.emit(catalog_id)
+        if catalog_id in self.state.compare_ids:
+            self.compare_button.setText("In Compare ✓")
+            self.compare_button.setToolTip(
+                f"{catalog_id} was already in the Compare tab"
+                if already
+                else f"Added {catalog_id} to the Compare tab"
+            )
+        else:
+            self.compare_button.setToolTip("Compare is full (6 GPUs): remove one there first")
 
     def set_lost(self) -> None:
         """Mark the device lost (it stopped answering while monitored)."""
@@ -348,16 +363,15 @@ class DiagnosisPanel(QFrame):
         if not usable:
             heading = f"No GPU detected: {heading}"
         self.title.setText(f"<b>{_escape(heading)}</b>")
-        self.hint.setText(result.hint)
-        detail = f"NVML status: {result.status.value}"
-        if result.detail:
-            detail += f"; {result.detail}"
-        self.detail.setText(detail)
+        self.hint.setText(plain_words(result.hint))
+        # The raw status code is for bug reports: the title above already says it in words.
+        self.detail.setText(f"Technical detail: {result.detail}" if result.detail else "")
+        self.detail.setVisible(bool(result.detail))
         self.works.setVisible(not usable)
 
     def show_failure(self, message: str) -> None:
         self.title.setText("<b>Detection failed</b>")
-        self.hint.setText("Press Refresh to try again; `gpudesk detect` shows the same check.")
+        self.hint.setText("Press Refresh to try again; “gpudesk detect” runs the same check.")
         self.detail.setText(message)
         self.works.setVisible(True)
 

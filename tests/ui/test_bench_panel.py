@@ -248,3 +248,40 @@ def test_percent_bar_delegate_paints(qtbot: QtBot, tmp_path: Path, matched: None
     right = image.pixelColor(rect.right() - 30, rect.center().y())
     assert left != right
     assert left.red() > left.blue()  # amber/red, not the blue of "above peak"
+
+
+def test_progress_bar_shows_only_while_running_and_starts_busy(
+    qtbot: QtBot, tmp_path: Path, matched: None
+) -> None:
+    panel, _ = make_panel(qtbot, tmp_path)
+    assert not panel.progress_bar.isVisible()  # no empty bar before the first run
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000):
+        panel.run_button.click()
+        assert panel.progress_bar.isVisible()
+        assert panel.progress_bar.maximum() == 0  # busy until a step reports progress
+    assert not panel.progress_bar.isVisible()
+
+
+def test_columns_empty_in_every_row_are_hidden(qtbot: QtBot) -> None:
+    import datetime as dt
+
+    from gpudesk.bench.results import Measurement
+    from gpudesk.ui.bench_results import ResultsPane
+
+    pane = ResultsPane()
+    qtbot.addWidget(pane)
+    cpu_row = Measurement(test="gemm", dtype="fp64", size=2048, value=0.1, unit="TFLOPS")
+    result = BenchResult(
+        backend="numpy", device=None, results=(cpu_row,), started_at=dt.datetime.now(dt.UTC)
+    )
+    pane.show_result(result)
+    for column in (
+        ResultsModel.PEAK_COLUMN,
+        ResultsModel.PERCENT_COLUMN,
+        ResultsModel.NOTES_COLUMN,
+    ):
+        assert pane.table.isColumnHidden(column)
+    with_peak = cpu_row.model_copy(update={"peak": 0.2, "fraction_of_peak": 0.5})
+    pane.show_result(result.model_copy(update={"results": (with_peak,)}))
+    assert not pane.table.isColumnHidden(ResultsModel.PERCENT_COLUMN)
+    assert pane.table.isColumnHidden(ResultsModel.NOTES_COLUMN)

@@ -17,6 +17,7 @@ from gpudesk.hardware.models import DetectionResult, NvmlStatus
 from gpudesk.hardware.nvml import Nvml
 from gpudesk.ui.devices_view import DevicesView
 from gpudesk.ui.state import AppState
+from gpudesk.ui.words import plain_words
 from gpudesk.ui.worker import running_threads
 
 
@@ -77,7 +78,7 @@ def test_every_scenario_renders(qtbot: QtBot, scenario: str) -> None:
     else:
         assert view.cards == []
         assert view.diagnosis.isVisible()
-        assert result.hint in view.diagnosis.hint.text()
+        assert plain_words(result.hint) == view.diagnosis.hint.text()
         assert not view.monitor.isVisible()
     assert "CPU" in view.cpu_label.text()
     assert view.grab().width() > 0
@@ -124,6 +125,8 @@ def test_two_gpus_cards_link_into_the_catalog_and_tell_the_state(qtbot: QtBot) -
     assert requested == ["rtx-4090"]
     first.compare_button.click()
     assert state.compare_ids == ["rtx-4090"]
+    assert first.compare_button.text() == "In Compare ✓"  # it says what it did
+    assert "Added rtx-4090" in first.compare_button.toolTip()
     assert "2 GPUs" in view.summary.text()
 
 
@@ -169,7 +172,12 @@ def test_diagnosis_panel_names_the_cause_and_the_fix(
     view = _view(qtbot, fakes.SCENARIOS[scenario](), state)
     assert view.diagnosis.isVisible()
     assert view.diagnosis.title.text().startswith("<b>No GPU detected:")
-    assert f"NVML status: {status.value}" in view.diagnosis.detail.text()
+    from gpudesk.hardware.models import title_for
+
+    # words, not the raw status code; no Markdown backticks in a label
+    assert title_for(status) in view.diagnosis.title.text()
+    assert status.value not in view.diagnosis.detail.text()
+    assert "`" not in view.diagnosis.hint.text()
     assert view.diagnosis.works.isVisible()
     assert state.detected_catalog_ids == []
     assert "No GPU detected" in view.summary.text()
