@@ -336,3 +336,24 @@ def test_in_the_main_window_the_filter_opens_the_filtered_catalog(qtbot: QtBot) 
     plan.recompute_now()
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Plan"
     assert window.state.fit_filter_ids == plan.fitting_ids
+
+
+def test_a_preset_shows_its_own_count_and_context(view: PlanView) -> None:
+    form = view.fit_page.form
+    form.params_edit.setText("7B")
+    _select(form.model_combo, "llama-3.1-8b")
+    assert form.params_edit.text() != "7B"  # not the stale custom count
+    assert form.params_edit.text().startswith("8")
+    assert form.seq_spin.specialValueText() == "2,048 (default; the model's context is 131,072)"
+    assert "as computed" not in [form.kv_combo.itemText(i) for i in range(form.kv_combo.count())]
+
+
+def test_cost_headline_says_when_the_cloud_price_is_assumed(view: PlanView) -> None:
+    view.show_cost_for("card-24")  # no cloud rate in this catalog entry
+    view.recompute_now()
+    assert "assumed" in view.cost_page.verdict_label.text()
+    view.cost_page.cloud_spin.setValue(0.69)  # the user's own price
+    view.recompute_now()
+    assert "assumed" not in view.cost_page.verdict_label.text()
+    ticks = view.cost_page.cost_plot.getPlotItem().getAxis("left").tickStrings([12000.0], 1, 1000)
+    assert ticks == ["$12,000"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 
 import pyqtgraph as pg
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.catalog.prices import price_kind_label
+from gpudesk.catalog.prices import default_cloud_rate, is_stale, price_kind_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.cost import (
     DEFAULT_HOURS_PER_DAY,
@@ -37,6 +38,13 @@ _DEFAULT_CLOUD_HOURLY_USD = 1.0
 BUY_COLOR = "#0072B2"
 BREAK_EVEN_COLOR = "#2e7d32"
 CLOUD_COLOR = "#D55E00"
+
+
+class DollarAxis(pg.AxisItem):  # type: ignore[misc]
+    """Ticks as money: "$12,000", not "12000"."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        return [f"${value * scale:,.0f}" for value in values]
 
 
 class CostPage(QWidget):
@@ -105,6 +113,9 @@ class CostPage(QWidget):
             0, 1000, 3, 0.05, " /GPU-hour", _DEFAULT_CLOUD_HOURLY_USD
         )
         self.cloud_spin.valueChanged.connect(self.schedule_update)
+        self.cloud_spin.valueChanged.connect(self._cloud_edited)
+        #: True while the cloud price is the placeholder, not a catalog or user figure.
+        self.cloud_assumed = True
         form.addRow("Cloud price", self.cloud_spin)
         self.cloud_note = forms.note_label()
         form.addRow("", self.cloud_note)
@@ -148,12 +159,12 @@ class CostPage(QWidget):
         self.cost_formulas.setTextFormat(Qt.TextFormat.RichText)
         self.cost_formulas.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         right_layout.addWidget(self.cost_formulas)
-        self.cost_plot = pg.PlotWidget()
+        self.cost_plot = pg.PlotWidget(axisItems={"left": DollarAxis("left")})
         self.cost_plot.setMenuEnabled(False)
         self.cost_plot.showGrid(x=True, y=True, alpha=0.15)
         plot_item = self.cost_plot.getPlotItem()
         plot_item.setLabel("bottom", "Months")
-        plot_item.setLabel("left", "Cumulative cost (USD)")
+        plot_item.setLabel("left", "Cumulative cost")
         theme.follow_theme(self.cost_plot)
         self.cost_legend = plot_item.addLegend(
             offset=(10, 10), labelTextColor=theme.plot_colors()[1], brush=theme.plot_colors()[0]
@@ -228,16 +239,26 @@ class CostPage(QWidget):
             self.tdp_spin.setValue(entry.tdp_w)
         else:
             self.tdp_spin.setValue(0)
-        if entry.cloud_hourly_usd is not None:
-            self.cloud_spin.setValue(entry.cloud_hourly_usd)
+        rate = default_cloud_rate(entry)
+        self.cloud_assumed = rate is None
+        if rate is not None:
+            self.cloud_spin.setValue(rate.usd_per_gpu_hour)
+            stale = " (may be out of date)" if is_stale(rate.date, dt.date.today()) else ""
             self.cloud_note.setText(
-                f"Catalog example: {entry.cloud_hourly_source or 'on-demand'}, "
-                f"{entry.cloud_hourly_date or 'undated'}. Use your provider's price."
+                f"Lowest on-demand rate in the catalog: {rate.provider}, "
+                f"{rate.date or 'undated'}{stale}. Use your provider's price."
             )
         else:
-            self.cloud_note.setText("No catalog example: enter your provider's price.")
+            self.cloud_note.setText(
+                "The catalog has no cloud price for this GPU: the price shown is an "
+                "assumption until you enter your provider's."
+            )
         for spin in (self.purchase_spin, self.tdp_spin, self.cloud_spin):
             spin.blockSignals(False)
+
+    def _cloud_edited(self) -> None:
+        # Programmatic fills block the spin's signals: this is the user typing.
+        self.cloud_assumed = False
 
     def _recompute_cost(self) -> None:
         entry = self._cost_entry()
@@ -293,6 +314,11 @@ class CostPage(QWidget):
             verdict = (
                 f"Buying breaks even after {months:.1f} months, beyond the {horizon}: "
                 "renting is cheaper over it."
+            )
+        if self.cloud_assumed:
+            verdict = (
+                f"with an assumed ${inputs.cloud_hourly_usd:,.2f} per GPU-hour (no catalog "
+                f"price), {verdict[0].lower()}{verdict[1:]}"
             )
         self.verdict_label.setText(
             f"<span style='font-size:14pt'>{name}: {verdict}</span><br>"

@@ -30,6 +30,7 @@ from gpudesk.planning.architecture import (
 from gpudesk.planning.fit import GPU_COUNTS
 from gpudesk.planning.memory import (
     DEFAULT_LORA_RANK,
+    DEFAULT_SEQ,
     MAX_BATCH,
     MAX_GPUS,
     MAX_LORA_RANK,
@@ -48,6 +49,7 @@ from gpudesk.planning.presets import (
     ModelArchitecture,
     architecture_from_shape,
     find_preset,
+    format_param_count,
     generic_architecture,
     load_presets,
 )
@@ -238,14 +240,14 @@ class WorkloadForm(QWidget):
         self.seq_spin = QSpinBox()
         self.seq_spin.setRange(0, MAX_SEQ)
         self.seq_spin.setSingleStep(512)
-        self.seq_spin.setSpecialValueText("model default")
+        self.seq_spin.setSpecialValueText(f"{DEFAULT_SEQ:,} (default)")
         self.seq_spin.setSuffix(" tokens")
         self.seq_spin.setValue(0)
         self.seq_spin.valueChanged.connect(self._on_edited)
         form.addRow("Sequence length", self.seq_spin)
 
         self.kv_combo = forms.combo()
-        self.kv_combo.addItem("as computed", None)
+        self.kv_combo.addItem("automatic (the compute dtype; FP16 for quantised weights)", None)
         for kv_dtype in KvDType:
             self.kv_combo.addItem(kv_dtype.value, kv_dtype.value)
         self.kv_combo.currentIndexChanged.connect(self._on_edited)
@@ -349,7 +351,29 @@ class WorkloadForm(QWidget):
 
     def _on_model_changed(self) -> None:
         self._sync_form_enabled()
+        self._show_model_defaults()
         self.edited.emit()
+
+    def _show_model_defaults(self) -> None:
+        """Show the chosen model's own figures instead of stale ones or vague words."""
+        custom = self.model_combo.currentData() == _CUSTOM
+        try:
+            model = None if custom else self.current_model()
+        except (KeyError, ValueError):  # PlanningInputError is a ValueError
+            model = None
+        if model is not None and model.params:
+            # The count of the preset, not what was typed for another model.
+            self.params_edit.blockSignals(True)
+            self.params_edit.setText(format_param_count(model.params))
+            self.params_edit.blockSignals(False)
+        context = model.shape.context if model is not None and model.shape is not None else None
+        if context:
+            default = min(DEFAULT_SEQ, context)
+            self.seq_spin.setSpecialValueText(
+                f"{default:,} (default; the model's context is {context:,})"
+            )
+        else:
+            self.seq_spin.setSpecialValueText(f"{DEFAULT_SEQ:,} (default)")
 
     def _on_mode_changed(self) -> None:
         self._sync_form_enabled()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.catalog.names import short_name
 from gpudesk.markup import linkify
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.fit import DECODE_SOURCE, GPU_COUNTS, FitReport, fit_across
@@ -78,6 +79,11 @@ class FitPage(QWidget):
     fit_updated = Signal(object)
     cost_requested = Signal(str)
 
+    def _gpu_name(self, gpu_id: str) -> str:
+        """A GPU's short name for prose (ids are for files and scripts)."""
+        entry = next((item for item in self.state.entries() if item.id == gpu_id), None)
+        return short_name(entry) if entry is not None else gpu_id
+
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
@@ -126,7 +132,7 @@ class FitPage(QWidget):
         self.bar_plot.setFixedHeight(96)
         plot_item = self.bar_plot.getPlotItem()
         plot_item.hideAxis("left")
-        plot_item.setLabel("bottom", "GB (10^9 bytes)")
+        plot_item.setLabel("bottom", "GB (10⁹ bytes)")
         plot_item.setYRange(-0.5, 0.5, padding=0)
         theme.follow_theme(self.bar_plot)
         self.bar_item = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6)
@@ -312,7 +318,7 @@ class FitPage(QWidget):
                 else ""
             )
             + f". {html.escape(estimate.compares_with)}</p>"
-            + f"<p style='color:{muted}; font-size:small'>GB = 10^9 bytes, like the vendors' "
+            + f"<p style='color:{muted}; font-size:small'>GB = 10⁹ bytes, like the vendors' "
             "memory sizes. Activations are an approximation (see the formula); the framework "
             "overhead is GPUDesk's stated choice.</p>"
         )
@@ -393,7 +399,7 @@ class FitPage(QWidget):
         if report.excluded:
             parts.append(
                 f"{len(report.excluded)} left out: no native {report.estimate.spec.dtype} "
-                f"({', '.join(r.gpu_id for r in report.excluded[:4])}"
+                f"({', '.join(self._gpu_name(r.gpu_id) for r in report.excluded[:4])}"
                 f"{'…' if len(report.excluded) > 4 else ''})"
             )
         text = "; ".join(parts) + "."
