@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpudesk.hardware.models import DetectionResult, DeviceKind, GpuSnapshot
+from gpudesk.hardware.models import DetectionResult, DeviceKind, DeviceSource, GpuSnapshot
 
 #: The fields compared with nvidia-smi, in the order they are queried.
 SMI_FIELDS: tuple[str, ...] = (
@@ -154,6 +154,11 @@ class DoctorReport(BaseModel):
                 if finding.severity == "error"
             )
         return named
+
+
+def is_nvidia_gpu(gpu: GpuSnapshot) -> bool:
+    """A physical GPU read through NVML: what nvidia-smi also lists (no MIG, no AMD)."""
+    return gpu.kind is DeviceKind.GPU and gpu.source is DeviceSource.NVML
 
 
 # -- nvidia-smi -----------------------------------------------------------------------
@@ -721,7 +726,7 @@ def examine(
     gpus: list[DoctorGpu] = []
     matched_rows: set[int] = set()
     for position, gpu in enumerate(detection.gpus):
-        if gpu.kind is not DeviceKind.GPU:
+        if not is_nvidia_gpu(gpu):
             continue
         findings: list[Finding] = []
         fields: dict[str, FieldAgreement] = {}
@@ -813,7 +818,7 @@ def measure_throughput(
     devices = chosen.devices()
     figures: dict[int, list[ThroughputFigure]] = {}
     for position, gpu in enumerate(detection.gpus):
-        if gpu.kind is not DeviceKind.GPU or gpu.lost or not gpu.uuid:
+        if not is_nvidia_gpu(gpu) or gpu.lost or not gpu.uuid:
             continue
         bare = gpu.uuid.removeprefix("GPU-").lower()
         device = next(
@@ -911,7 +916,7 @@ def check_machine(
     """
     from gpudesk.hardware.match import match_devices
 
-    if not any(gpu.kind is DeviceKind.GPU for gpu in detection.gpus):
+    if not any(is_nvidia_gpu(gpu) for gpu in detection.gpus):
         raise NoNvidiaGpuError(detection)
     executable = find_nvidia_smi(nvidia_smi)
     rows: list[dict[str, str | None]] | None = None

@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFrame,
     QGridLayout,
     QHBoxLayout,
@@ -50,6 +51,7 @@ from gpudesk.ui.device_monitor import (
     MonitorPanel,
     device_color,
 )
+from gpudesk.ui.health_panel import HealthPanel, HealthProblem
 from gpudesk.ui.state import AppState
 from gpudesk.ui.words import plain_words
 from gpudesk.ui.worker import TaskWorker
@@ -424,7 +426,26 @@ class DevicesView(QWidget):
         self.refresh_button.setToolTip("Detect this machine's GPUs again")
         self.refresh_button.clicked.connect(self.refresh)
         header.addWidget(self.refresh_button)
+        self.health_throughput = QCheckBox("with throughput test")
+        self.health_throughput.setToolTip(
+            "Also measure BF16/FP16 GEMM and device copy against typical achieved fractions "
+            "of the catalog peak (needs PyTorch or CuPy; takes longer)"
+        )
+        header.addWidget(self.health_throughput)
+        self.health_button = QPushButton("Check health")
+        self.health_button.setToolTip(
+            "Compare with nvidia-smi field by field and check PCIe links, throttling, ECC "
+            "errors, memory repairs and the compute mode (what `gpudesk doctor` does)"
+        )
+        self.health_button.clicked.connect(self.check_health)
+        header.addWidget(self.health_button)
         layout.addLayout(header)
+
+        self.health = HealthPanel()
+        self.health.hide()
+        layout.addWidget(self.health)
+        self._health_worker: TaskWorker | None = None
+        self._health_retired: TaskWorker | None = None
 
         self.diagnosis = DiagnosisPanel()
         self.diagnosis.hide()
@@ -592,16 +613,86 @@ class DevicesView(QWidget):
                 return card
         return None
 
+    # -- health check -----------------------------------------------------------------
+
+    @property
+    def checking_health(self) -> bool:
+        return self._health_worker is not None
+
+    def check_health(self) -> None:
+        """Run the doctor's check on a worker thread (ignored while one runs)."""
+        if self._health_worker is not None or self._closed:
+            return
+        nvml, root = self._nvml, self._sysfs_root
+        entries = list(self.state.entries())
+        skip_bench = not self.health_throughput.isChecked()
+
+        def work(progress: Progress) -> object:
+            from gpudesk.hardware import doctor
+
+            progress.report(0.0, "reading the GPUs")
+            result = detect(nvml, progress, sysfs_root=root)
+            progress.report(0.2, "asking nvidia-smi")
+            try:
+                return doctor.check_machine(
+                    result, entries, skip_bench=skip_bench, progress=progress
+                )
+            except doctor.NoNvidiaGpuError as exc:
+                return HealthProblem(
+                    "No NVIDIA GPU to check",
+                    f"{title_for(exc.detection.status)}: {exc.detection.hint}",
+                )
+            except doctor.NvidiaSmiNotFoundError:
+                return HealthProblem(
+                    "nvidia-smi not found",
+                    "The check compares GPUDesk's readings with nvidia-smi, which comes with "
+                    "the NVIDIA driver; it is not on this machine's PATH. From a terminal, "
+                    "`gpudesk doctor --nvidia-smi PATH` takes its location.",
+                )
+            except doctor.NvidiaSmiUnusableError as exc:
+                return HealthProblem("nvidia-smi cannot be run", f"{exc.path}: {exc.reason}")
+
+        worker = TaskWorker(work)
+        worker.progressed.connect(lambda fraction, message: self.health.show_running(message))
+        worker.finished.connect(self._on_health_checked)
+        worker.failed.connect(
+            lambda message: self.health.show_problem(HealthProblem("The check failed", message))
+        )
+        worker.done.connect(self._on_health_worker_done)
+        self._health_worker = worker
+        self.health_button.setEnabled(False)
+        self.health.show_running("starting")
+        self.health.show()
+        worker.start()
+
+    def _on_health_checked(self, outcome: object) -> None:
+        from gpudesk.hardware.doctor import DoctorReport
+
+        if self._closed:
+            return
+        if isinstance(outcome, DoctorReport):
+            self.health.show_report(outcome)
+        elif isinstance(outcome, HealthProblem):
+            self.health.show_problem(outcome)
+
+    def _on_health_worker_done(self) -> None:
+        worker = self._health_worker
+        if worker is not None and not worker.is_running():
+            self._health_retired = worker  # see _on_worker_done
+            self._health_worker = None
+        self.health_button.setEnabled(not self._closed)
+
     # -- shutdown -------------------------------------------------------------------
 
     def shutdown(self) -> None:
         """Stop sampling and wait for workers in flight; safe to call twice."""
         self._closed = True
         self.monitor.shutdown()
-        worker = self._worker
-        if worker is not None:
-            worker.shutdown()
-            self._worker = None
+        for name in ("_worker", "_health_worker"):
+            worker = getattr(self, name)
+            if worker is not None:
+                worker.shutdown()
+                setattr(self, name, None)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.shutdown()

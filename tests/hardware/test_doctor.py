@@ -165,3 +165,11 @@ def test_find_nvidia_smi_on_a_search_path(tmp_path: Path) -> None:
     tool.write_text(f"#!{sys.executable}\n")
     tool.chmod(0o755)
     assert doctor.find_nvidia_smi(search_path=f"/nonexistent:{tmp_path}") == tool
+
+
+def test_an_amd_gpu_is_not_an_nvidia_gpu_to_check(tmp_path: Path) -> None:
+    from gpudesk.hardware.models import DeviceSource
+
+    amd = GpuSnapshot(index=0, name="AMD Radeon RX 7900 XTX", source=DeviceSource.SYSFS)
+    with pytest.raises(doctor.NoNvidiaGpuError):
+        doctor.check_machine(_detection(amd), [], tmp_path / "nvidia-smi", skip_bench=True)

@@ -1,0 +1,110 @@
+"""The "Check health" result on This machine → Devices: ``gpudesk doctor``'s findings.
+
+The check itself is :func:`gpudesk.hardware.doctor.check_machine`, the same
+function the CLI runs; this panel only shows its report (or why it could not
+run), worded for the GUI.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+
+from gpudesk.hardware.doctor import DoctorReport, Finding
+
+#: Severity colours, readable on light and dark palettes.
+SEVERITY_COLORS = {"error": "#c0392b", "warning": "#b9770e", "info": "#5d6d7e"}
+_SEVERITY_WORDS = {"error": "Error", "warning": "Warning", "info": "Note"}
+
+
+@dataclass(frozen=True, slots=True)
+class HealthProblem:
+    """Why the check could not run (no NVIDIA GPU, no nvidia-smi), for the panel."""
+
+    title: str
+    message: str
+
+
+def _finding_html(finding: Finding) -> str:
+    color = SEVERITY_COLORS[finding.severity]
+    word = _SEVERITY_WORDS[finding.severity]
+    return (
+        f"<li><span style='color:{color}'><b>{word}</b></span> "
+        f"<i>{html.escape(finding.check)}</i>: {html.escape(finding.message)}</li>"
+    )
+
+
+def report_html(report: DoctorReport) -> str:
+    """The report as rich text: a verdict per GPU, its disagreements and findings."""
+    parts: list[str] = []
+    verdict = "All checks passed" if report.ok else "Problems found"
+    color = "#1e8449" if report.ok else SEVERITY_COLORS["error"]
+    parts.append(f"<p><b style='color:{color}'>{verdict}</b>")
+    if report.nvidia_smi:
+        parts.append(f" &nbsp;(compared with {html.escape(report.nvidia_smi)})")
+    parts.append("</p>")
+    for gpu in report.gpus:
+        name = html.escape(gpu.name or "unknown GPU")
+        parts.append(f"<p><b>GPU {gpu.index}: {name}</b>")
+        if gpu.agreement:
+            bad = gpu.disagreeing
+            agreed = len(gpu.agreement) - len(bad)
+            parts.append(f" — nvidia-smi agrees on {agreed} of {len(gpu.agreement)} fields")
+        parts.append("</p><ul>")
+        for field_name in gpu.disagreeing:
+            field = gpu.agreement[field_name]
+            parts.append(
+                f"<li><span style='color:{SEVERITY_COLORS['error']}'><b>Disagrees</b></span> "
+                f"<i>{html.escape(field_name)}</i>: GPUDesk {html.escape(str(field.gpudesk))}, "
+                f"nvidia-smi {html.escape(str(field.nvidia_smi))}</li>"
+            )
+        parts.extend(_finding_html(finding) for finding in gpu.findings)
+        if not gpu.findings and not gpu.disagreeing:
+            parts.append("<li>Nothing to report.</li>")
+        parts.append("</ul>")
+    if report.findings:
+        parts.append("<p><b>This machine</b></p><ul>")
+        parts.extend(_finding_html(finding) for finding in report.findings)
+        parts.append("</ul>")
+    return "".join(parts)
+
+
+class HealthPanel(QFrame):
+    """Shows the last health check, a problem that stopped it, or that it is running."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("healthPanel")
+        self.setStyleSheet(
+            "QFrame#healthPanel { border: 1px solid palette(mid); border-radius: 6px; }"
+        )
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 8, 12, 8)
+        self.body = QLabel()
+        self.body.setWordWrap(True)
+        self.body.setTextFormat(Qt.TextFormat.RichText)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.body)
+        self.report: DoctorReport | None = None
+
+    def show_running(self, message: str) -> None:
+        self.body.setText(f"<b>Checking health…</b> {html.escape(message)}")
+
+    def show_report(self, report: DoctorReport) -> None:
+        self.report = report
+        self.body.setText(report_html(report))
+
+    def show_problem(self, problem: HealthProblem) -> None:
+        self.report = None
+        self.body.setText(f"<b>{html.escape(problem.title)}</b><br>{html.escape(problem.message)}")
+
+    def text(self) -> str:
+        """What the panel shows, as plain text (tests, accessibility)."""
+        from PySide6.QtGui import QTextDocument
+
+        document = QTextDocument()
+        document.setHtml(self.body.text())
+        return document.toPlainText()
