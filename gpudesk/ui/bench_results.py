@@ -31,9 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.bench.peaks import peak_field
 from gpudesk.bench.results import BenchResult, Measurement
 from gpudesk.bench.summary import run_summary
 from gpudesk.bench.text import format_figure, size_label
+from gpudesk.catalog.metrics import METRICS
 from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
 
@@ -42,6 +44,15 @@ FRACTION_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 # --- results table ---------------------------------------------------------------------
+
+
+def peak_label(row: Measurement) -> str | None:
+    """Which catalog figure the row is set against: "TF32 tensor, dense" for a TF32 GEMM."""
+    if row.peak is None:
+        return None
+    field = peak_field(row.test, row.dtype)
+    metric = METRICS.get(field) if field else None
+    return metric.label if metric is not None else None
 
 
 class ResultsModel(QAbstractTableModel):
@@ -125,6 +136,9 @@ class ResultsModel(QAbstractTableModel):
             )
         if row.tf32_enabled is not None:
             lines.append(f"TF32 {'enabled' if row.tf32_enabled else 'disabled'}")
+        peak_name = peak_label(row)
+        if peak_name is not None:
+            lines.append(f"compared with the catalog's {peak_name} peak")
         if row.fraction_of_peak is not None and row.fraction_of_peak > 1.05:
             lines.append(
                 "above the catalog's peak: boost clocks, FP64 tensor cores, "
