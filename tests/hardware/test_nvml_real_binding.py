@@ -242,3 +242,29 @@ def test_json_is_strict() -> None:
     done = fake.run_gpudesk(["detect", "--json"], fake.OLD_DRIVER)
     document = json.loads(done.stdout, parse_constant=lambda name: pytest.fail(name))
     assert document["gpus"]
+
+
+@pytest.mark.gui  # Qt in the subprocess
+def test_the_gui_shows_every_card_on_a_driver_without_v3_symbols() -> None:
+    script = """
+import json, os
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from gpudesk.catalog.loader import load_catalog
+from gpudesk.ui.devices_view import DevicesView
+from gpudesk.ui.state import AppState
+view = DevicesView(AppState(catalog=load_catalog()), autostart=False)
+view.refresh()
+while view.busy:
+    app.processEvents()
+app.processEvents()
+print(json.dumps({"cards": [card.gpu.name for card in view.cards],
+                  "status": view.result.status.value,
+                  "matches": [match.catalog_id for match in view.matches]}))
+view.shutdown()
+"""
+    found = fake.run_python(script, fake.NO_V3)
+    assert found["status"] == "ok"
+    assert found["cards"] == ["NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 4090"]
+    assert found["matches"] == ["h100-sxm5", "rtx-4090"]
