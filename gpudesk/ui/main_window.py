@@ -414,17 +414,23 @@ class MainWindow(QMainWindow):
             return
         module.run_export_dialog(self)
 
-    def show_about(self) -> None:
+    def about_html(self) -> str:
+        """Help → About: what GPUDesk is, the catalog's date and size, the versions."""
         rows = "".join(
             f"<tr><td>{name}</td><td style='padding-left:12px'>{version}</td></tr>"
             for name, version in about_versions()
         )
-        QMessageBox.about(
-            self,
-            "About GPUDesk",
+        catalog = self.state.catalog
+        date = catalog.catalog_date.isoformat() if catalog.catalog_date else "date unknown"
+        return (
             "<h3>GPUDesk</h3><p>Choose, compare and check GPUs for machine learning.</p>"
-            f"<table>{rows}</table>",
+            f"<p>Catalog of {date}: {len(catalog.entries)} GPUs. Prices and cloud rates "
+            "seen more than a year ago are marked as possibly out of date.</p>"
+            f"<table>{rows}</table>"
         )
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About GPUDesk", self.about_html())
 
     # reloading ---------------------------------------------------------------
     def reload_catalog(self) -> TaskWorker | None:

@@ -263,6 +263,15 @@ def test_export_calls_the_dialog_module(
     assert calls == [window]
 
 
+def test_about_shows_the_catalog_date_and_size(qtbot: QtBot, tmp_path: Path) -> None:
+    import datetime as dt
+
+    catalog = small_catalog()
+    catalog.catalog_date = dt.date(2026, 11, 29)
+    window = make_window(qtbot, tmp_path / "s.conf", AppState(catalog=catalog))
+    assert f"Catalog of 2026-11-29: {len(catalog.entries)} GPUs" in window.about_html()
+
+
 def test_about_lists_versions_without_importing_pynvml() -> None:
     had_pynvml = "pynvml" in sys.modules
     versions = dict(about_versions())
