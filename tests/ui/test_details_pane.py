@@ -102,3 +102,17 @@ def test_pane_toggles_provenance_and_opens_web_links_outside(
     assert opened == ["https://lambda.ai/pricing"]
     pane.anchorClicked.emit(QUrl("file:///etc/passwd"))
     assert opened == ["https://lambda.ai/pricing"], "only web links leave the app"
+
+
+def test_no_bundled_entry_shows_internal_wording_even_unfolded(qtbot: QtBot) -> None:
+    from gpudesk.catalog.loader import load_directory
+    from gpudesk.catalog.sourcing import INTERNAL_MARKERS
+    from gpudesk.paths import bundled_catalog_dir
+
+    pane = DetailsPane()
+    qtbot.addWidget(pane)
+    pane.set_provenance_shown(True)
+    for entry in load_directory(bundled_catalog_dir()).entries:
+        pane.show_entry(entry)
+        text = pane.toPlainText()
+        assert not [marker for marker in INTERNAL_MARKERS if marker in text], entry.id
