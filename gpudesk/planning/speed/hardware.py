@@ -41,6 +41,7 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
     ("cdna", "cdna"),
     ("rdna", "rdna"),
     ("xe", "xe"),
+    ("apple", "apple"),
 )
 
 

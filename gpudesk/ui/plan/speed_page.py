@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.data import Checkpointing
+from gpudesk.planning.speed.data import Checkpointing, load_measurements
 from gpudesk.planning.speed.estimate import (
     Engine,
     KvFormat,
@@ -308,9 +308,10 @@ class SpeedPage(QWidget):
         self.error_label = forms.error_label()
         form.addRow(self.error_label)
         self.note_label = forms.note_label()
+        count = len(load_measurements().measurements)
         self.note_label.setText(
             "Estimates come from a model of bytes and FLOPs per token whose efficiencies "
-            "are fitted to 282 published measurements (llama.cpp, vLLM, TensorRT-LLM, "
+            f"are fitted to {count} published measurements (llama.cpp, vLLM, TensorRT-LLM, "
             "training tables); each row says its basis."
         )
         form.addRow(self.note_label)
