@@ -23,7 +23,11 @@ pytest.importorskip("ray")
 
 from gpudesk.fleet.survey import ClusterUnreachableError, survey
 
-LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+LOOPBACK_ENV = {
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_memory_monitor_refresh_ms": "0",
+}
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +199,10 @@ def test_cli_exits_1_when_a_worker_node_is_killed_and_keeps_the_others(cluster: 
     assert process.returncode == 1, err
     rows = {row["node_id"]: row for row in json.loads(out)["nodes"]}
     assert len(rows) == 4
-    assert "left the cluster" in rows.pop(extra.node_id)["error"]
+    # Usually the extra node is still waiting for its turn (it left before its task
+    # ran); on a slow machine its task may have started (then the node died under it).
+    error = rows.pop(extra.node_id)["error"]
+    assert error is not None and ("left the cluster" in error or "died" in error), error
     for row in rows.values():
         assert row["error"] is None
         assert row["bench"]["results"]
