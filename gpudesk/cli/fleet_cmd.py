@@ -8,9 +8,12 @@ reachable. ``show``: 0, or 2 for a file that cannot be read.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +125,25 @@ def _progress_line(done: NodeDone) -> None:
     )
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send everything written to stdout meanwhile to stderr, at the descriptor level.
+
+    Ray prints now and then (warnings, worker notices), from Python and from
+    its C++ core; on stdout that would break ``--json`` for every script.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _dump(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
@@ -144,13 +166,14 @@ def run_survey(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.is_dir():
         raise CliError(f"--out: {args.out} is a folder, not a file", EXIT_USAGE)
     try:
-        document = survey(
-            args.address,
-            bench=args.bench,
-            timeout_s=args.timeout,
-            on_node=_progress_line,
-            ship_code=args.ship_code,
-        )
+        with _stdout_to_stderr():
+            document = survey(
+                args.address,
+                bench=args.bench,
+                timeout_s=args.timeout,
+                on_node=_progress_line,
+                ship_code=args.ship_code,
+            )
     except FleetUnavailableError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
     except ClusterUnreachableError as exc:

@@ -23,6 +23,10 @@ pytest.importorskip("ray")
 
 from gpudesk.fleet.survey import ClusterUnreachableError, survey
 
+# Quick benchmarks on several nodes of one small machine, one after another:
+# minutes on a loaded machine, past the suite's default 120 s per test.
+pytestmark = pytest.mark.timeout(600)
+
 LOOPBACK_ENV = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     "RAY_USAGE_STATS_ENABLED": "0",
