@@ -59,3 +59,12 @@ def _no_leaked_threads() -> Iterator[None]:
         return
     running = ui_worker.running_threads()
     assert not running, f"test left QThreads running: {running}"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_gpu_colors() -> Iterator[None]:
+    """Each test starts a new session of GPU colors (without importing Qt for core tests)."""
+    yield
+    colors = sys.modules.get("gpudesk.render.colors")
+    if colors is not None:
+        colors.SESSION_SLOTS.reset()

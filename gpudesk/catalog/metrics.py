@@ -147,10 +147,16 @@ METRICS: dict[str, Metric] = {
         _metric("price_usd", "Price", "USD", _G.PRICE, False, 0),
         # the default rate: the lowest on-demand one (gpudesk.catalog.prices)
         _metric("cloud_hourly_usd", "Cloud price", "USD/h", _G.PRICE, False, 2),
+        # The unit says the whole rate: "TFLOPS" alone would read as a throughput.
         _metric(
-            "fp16_tensor_tflops_per_kusd", "FP16 tensor per 1k USD", "TFLOPS", _G.DERIVED, True, 2
+            "fp16_tensor_tflops_per_kusd",
+            "FP16 tensor (dense) per price",
+            "TFLOPS per 1k USD",
+            _G.DERIVED,
+            True,
+            2,
         ),
-        _metric("memory_gb_per_kusd", "Memory per 1k USD", "GB", _G.DERIVED, True, 2),
+        _metric("memory_gb_per_kusd", "Memory per price", "GB per 1k USD", _G.DERIVED, True, 2),
         _metric("fp32_tflops_per_w", "FP32 per watt", "TFLOPS/W", _G.DERIVED, True, 3),
         _metric(
             "fp16_tensor_tflops_per_w", "FP16 tensor per watt", "TFLOPS/W", _G.DERIVED, True, 3

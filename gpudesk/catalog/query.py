@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry, Segment
@@ -187,6 +187,73 @@ class NameLookupError(LookupError):
         super().__init__(message)
 
 
+class NameMatch(IntEnum):
+    """How well a search text matches a GPU's name; lower is better.
+
+    The one ranking rule for finding GPUs by name: the CLI's lookup
+    (:func:`find_entry`) and the catalog search both order by it, so "RTX 5090"
+    finds the RTX 5090 before a card whose notes mention it.
+    """
+
+    EXACT = 0  # the name or id, ignoring case, punctuation and vendor words
+    PREFIX = 1  # the name starts with the text
+    WORDS = 2  # every word is a whole word of the name or id
+    FRAGMENT = 3  # every word occurs inside the name or id
+    ELSEWHERE = 4  # some word only in the architecture or notes
+
+
+def name_key(entry: CatalogEntry) -> str:
+    """The entry's name as :func:`name_match` compares it (computed once per entry)."""
+    return _normalise(entry.name)
+
+
+def name_matcher(text: str) -> Callable[[str, str], tuple[NameMatch, int]]:
+    """A function ranking one entry for ``text``: ``(name_key, id) -> (match, extra words)``.
+
+    The match class is a :class:`NameMatch`; the second item counts the name's
+    words the text did not give (fewer is closer: "4090" is nearer "RTX 4090"
+    than "RTX 4090 D"). The text is normalised once, so ranking thousands of
+    rows costs a few string operations each.
+    """
+    wanted = _normalise(text)
+    words = wanted.split()
+    word_set = set(words)
+
+    def rank(entry_name_key: str, entry_id: str) -> tuple[NameMatch, int]:
+        lowered_id = entry_id.lower()
+        # Most rows of a large catalog fail here: decide them with substring tests only.
+        if not words or not all(word in entry_name_key or word in lowered_id for word in words):
+            return NameMatch.ELSEWHERE, len(entry_name_key.split())
+        name_words = entry_name_key.split()
+        extra = sum(1 for word in name_words if word not in word_set)
+        id_words = lowered_id.split("-")
+        if wanted == entry_name_key or wanted == " ".join(id_words):
+            return NameMatch.EXACT, extra
+        if entry_name_key.startswith(wanted):
+            return NameMatch.PREFIX, extra
+        if word_set <= set(name_words).union(id_words):
+            return NameMatch.WORDS, extra
+        return NameMatch.FRAGMENT, extra
+
+    return rank
+
+
+def name_match(text: str, entry_name_key: str, entry_id: str) -> tuple[NameMatch, int]:
+    """How one entry matches ``text`` (see :func:`name_matcher`)."""
+    return name_matcher(text)(entry_name_key, entry_id)
+
+
+def _best_name_match(entries: Sequence[CatalogEntry], text: str) -> CatalogEntry | None:
+    """The one entry that matches ``text`` strictly better than every other, if any."""
+    rank = name_matcher(text)
+    ranked = sorted(
+        ((rank(name_key(entry), entry.id), index) for index, entry in enumerate(entries)),
+    )
+    if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
+        return None
+    return entries[ranked[0][1]] if ranked else None
+
+
 def _normalise(text: str) -> str:
     text = text.lower().replace("geforce", " ").replace("nvidia", " ").replace("amd", " ")
     return " ".join(re.findall(r"[a-z0-9]+", text))
@@ -218,11 +285,9 @@ def find_entry(entries: Sequence[CatalogEntry], name: str) -> CatalogEntry:
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        # "RTX 4090" should not be ambiguous with "RTX 4090 D": prefer an entry
-        # whose whole-word set equals the fragment's.
-        exact = [entry for entry in matches if set(words) >= set(_normalise(entry.name).split())]
-        if len(exact) == 1:
-            return exact[0]
+        best = _best_name_match(matches, name)
+        if best is not None:
+            return best
         raise NameLookupError(name, [entry.id for entry in matches], ambiguous=True)
     names = {entry.id: entry for entry in entries}
     close = difflib.get_close_matches(wanted, list(names), n=5, cutoff=0.4)

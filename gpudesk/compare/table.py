@@ -3,10 +3,11 @@
 Rows come grouped by :class:`~gpudesk.catalog.metrics.MetricGroup`: every
 numeric figure of :data:`~gpudesk.catalog.metrics.METRICS` plus text rows
 (architecture, memory type, ECC, NVLink, ...). For each numeric row the best
-GPU is marked by the metric's direction (price and TDP: lower is better; a
-metric without a direction has no best). Tied best values are all marked; a
-missing value is never best. A chosen baseline GPU turns the other columns into
-ratios to it ("×1.8").
+GPU is marked by the metric's direction (price: lower is better; a metric
+without a direction has no best). TDP has no best: a low TDP is a small card,
+not a good one; performance per watt is the row that means something. Tied
+best values are all marked; a missing value is never best. A chosen baseline
+GPU adds to the other columns their ratio to it ("835.5 (×2.7)").
 
 An optional "this machine (measured)" column shows locally measured figures;
 it never takes part in "best", because a measured figure and a datasheet peak
@@ -22,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from gpudesk.catalog.metrics import METRICS, Metric, MetricGroup
+from gpudesk.catalog.prices import price_kind_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.csv_text import csv_text
 from gpudesk.measured import MeasuredSeries
@@ -34,6 +36,8 @@ MISSING_TEXT = "n/a"
 NOT_MEASURED_TEXT = "—"
 #: Figures where a ratio means nothing (2024 / 2022 is not "×1.0").
 NO_RATIO_KEYS = frozenset({"release_year"})
+#: Figures with a direction for charts but no "best" in the table (see above).
+NO_BEST_KEYS = frozenset({"tdp_w"})
 #: Relative tolerance under which two values count as tied for best.
 TIE_REL_TOL = 1e-9
 
@@ -65,6 +69,12 @@ def _attr(name: str) -> Callable[[CatalogEntry], TextValue]:
     return read
 
 
+def _price_kind(entry: CatalogEntry) -> TextValue:
+    if entry.price_kind is None:
+        return None
+    return price_kind_label(entry.price_kind, short=True)
+
+
 _G = MetricGroup
 #: Text rows, in the order shown inside their group (before the group's figures).
 TEXT_FIELDS: tuple[TextField, ...] = (
@@ -83,7 +93,7 @@ TEXT_FIELDS: tuple[TextField, ...] = (
     ),
     TextField("ecc", "ECC memory", _G.FEATURES, _attr("ecc")),
     TextField("nvlink", "NVLink", _G.FEATURES, _attr("nvlink")),
-    TextField("price_kind", "Price kind", _G.PRICE, _attr("price_kind")),
+    TextField("price_kind", "Price kind", _G.PRICE, _price_kind),
     TextField("price_date", "Price seen", _G.PRICE, _attr("price_date")),
 )
 
@@ -256,9 +266,10 @@ class Comparison:
         return METRICS[row.key].format(float(value))
 
     def cell_text(self, row: Row, column_index: int) -> str:
-        """What the table shows: the value, or in baseline mode the ratio to the baseline.
+        """What the table shows: the value, in baseline mode with its ratio ("835.5 (×2.7)").
 
-        The baseline column itself, text rows and missing values show the value.
+        The baseline column itself, text rows, missing values and values
+        without a ratio (the baseline lacks the figure) show the value alone.
         """
         column = self.columns[column_index]
         if (
@@ -267,9 +278,11 @@ class Comparison:
             or not row.ratios
             or column.id == self.baseline_id
             or row.values[column_index] is None
+            or row.ratios[column_index] is None
         ):
             return self.value_text(row, column_index)
-        return format_ratio(row.ratios[column_index])
+        ratio = format_ratio(row.ratios[column_index])
+        return f"{self.value_text(row, column_index)} ({ratio})"
 
     # exports ---------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -422,7 +435,8 @@ def _metric_row(
     if measured is not None:
         values.append(measured.values.get(metric.key))
     gpu_ids = [column.id for column in columns[: len(entries)]]
-    best = best_column_ids(values[: len(entries)], gpu_ids, metric.higher_is_better)
+    direction = None if metric.key in NO_BEST_KEYS else metric.higher_is_better
+    best = best_column_ids(values[: len(entries)], gpu_ids, direction)
     ratios: tuple[float | None, ...] = ()
     if baseline_index is not None and metric.key not in NO_RATIO_KEYS:
         base = values[baseline_index]

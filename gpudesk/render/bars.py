@@ -14,6 +14,7 @@ from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.bars import BarValue, bar_order
 from gpudesk.measured import MeasuredSeries
+from gpudesk.render.colors import gpu_color_slots
 from gpudesk.render.scatter import chart_axes
 from gpudesk.render.style import (
     LIGHT,
@@ -77,15 +78,16 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
         *,
         measured: MeasuredSeries | None = None,
     ) -> None:
-        """Bars of ``metric_key`` for ``entries`` (colored by position) and the measured one."""
+        """Bars of ``metric_key`` for ``entries`` (in their session colors) and the measured one."""
         metric = METRICS[metric_key]
         self.metric_key = metric_key
         self._last = (list(entries), measured)
         colors: dict[str, QColor] = {}
         values: list[BarValue] = []
-        for index, entry in enumerate(entries):
+        slots = gpu_color_slots([entry.id for entry in entries])
+        for slot, entry in zip(slots, entries, strict=True):
             values.append(BarValue(entry.id, short_name(entry), metric.value(entry)))
-            colors[entry.id] = chart_series_color(index, self._style.dark)
+            colors[entry.id] = chart_series_color(slot, self._style.dark)
         if measured is not None and metric_key in measured.values:
             values.append(BarValue(MEASURED_BAR_ID, measured.label, measured.values[metric_key]))
             colors[MEASURED_BAR_ID] = measured_color(self._style.dark)

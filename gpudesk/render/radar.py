@@ -49,6 +49,7 @@ from gpudesk.compare.radar import (
     ring_radii,
 )
 from gpudesk.measured import MeasuredSeries
+from gpudesk.render.colors import gpu_color_slots
 from gpudesk.render.style import (
     LIGHT,
     ChartStyle,
@@ -87,15 +88,16 @@ def build_radar_series(
     measured: MeasuredSeries | None = None,
     dark: bool = False,
 ) -> list[RadarSeries]:
-    """The series for ``entries`` in compare order (colors by position), then the measured one."""
+    """The series for ``entries`` in compare order (session colors), then the measured one."""
+    slots = gpu_color_slots([entry.id for entry in entries])
     series = [
         RadarSeries(
             entry.id,
             short_name(entry),
-            chart_series_color(index, dark),
+            chart_series_color(slot, dark),
             tuple(entry_values(entry, axes)),
         )
-        for index, entry in enumerate(entries)
+        for slot, entry in zip(slots, entries, strict=True)
     ]
     if measured is not None:
         values = tuple(measured_values(measured.values, axes))

@@ -21,8 +21,9 @@ from PySide6.QtWidgets import QWidget
 from gpudesk.catalog.metrics import METRICS, Metric
 from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.axes import axis_range, log_ticks
 from gpudesk.compare.pareto import ScatterPoint, pareto_frontier
-from gpudesk.render.colors import CONTEXT_COLOR
+from gpudesk.render.colors import CONTEXT_COLOR, gpu_color_slots
 from gpudesk.render.style import LIGHT, ChartStyle, chart_font, chart_series_color
 
 DEFAULT_X_KEY = "price_usd"
@@ -122,6 +123,8 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         for name in ("left", "bottom"):
             self.getAxis(name).setStyle(tickFont=chart_font(12))
         self._labels: list[pg.TextItem] = []
+        #: names of the grey (unselected) GPUs on the Pareto frontier
+        self.frontier_labels: list[pg.TextItem] = []
         self.getViewBox().sigTransformChanged.connect(self.layout_labels)
         self.x_key = DEFAULT_X_KEY
         self.y_key = DEFAULT_Y_KEY
@@ -210,13 +213,14 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self.selection_points = []
         self.missing_names = []
         colors: list[QColor] = []
-        for index, entry in enumerate(selection):
+        slots = gpu_color_slots([entry.id for entry in selection])
+        for slot, entry in zip(slots, selection, strict=True):
             point = plot(entry)
             if point is None:
                 self.missing_names.append(short_name(entry))
                 continue
             self.selection_points.append(point)
-            colors.append(chart_series_color(index, self._style.dark))
+            colors.append(chart_series_color(slot, self._style.dark))
 
         self.context_item.setData(
             x=[p.plot_x for p in self.context_points],
@@ -250,11 +254,27 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             self.legend.addItem(
                 self._missing_sample, "not plotted (n/a): " + ", ".join(self.missing_names)
             )
-        self.enableAutoRange()
-        self.autoRange(padding=0.08)
+        shown = [*self.context_points, *self.selection_points]
+        x_range = axis_range([p.x for p in shown], log=log_x)
+        y_range = axis_range([p.y for p in shown], log=log_y)
+        if x_range is not None and y_range is not None:
+            # Fit the data; a linear axis of prices or TFLOPS never pads below zero.
+            self.disableAutoRange()
+            self.setRange(xRange=x_range, yRange=y_range, padding=0)
+        else:
+            self.enableAutoRange()
+            self.autoRange(padding=0.08)
         # log ticks only once the range holds log10 values (10**40000 overflows)
-        self.getAxis("bottom").setLogMode(log_x)
-        self.getAxis("left").setLogMode(log_y)
+        for name, log, axis_span, metric in (
+            ("bottom", log_x, x_range, x_metric),
+            ("left", log_y, y_range, y_metric),
+        ):
+            axis = self.getAxis(name)
+            axis.setLogMode(log)
+            # Decades only on a log axis ("$1k", "$10k"): no crowded 2-9 labels.
+            axis.setTicks(
+                [log_ticks(*axis_span, metric.unit)] if log and axis_span is not None else None
+            )
 
     def _set_frontier(self, x_key: str, y_key: str) -> None:
         directions = frontier_directions(x_key, y_key)
@@ -268,6 +288,19 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self.frontier_item.setData(
             x=[p.plot_x for p in line], y=[p.plot_y for p in line], pen=self._frontier_pen()
         )
+        for label in self.frontier_labels:
+            self.removeItem(label)
+        self.frontier_labels = []
+        selected = {p.id for p in self.selection_points}
+        for point in line:
+            if point.id in selected:
+                continue  # a selected GPU has its own colored label
+            label = pg.TextItem(point.name, color=self._style.muted, anchor=(0, 0))
+            label.setFont(chart_font(10))
+            label.setPos(point.plot_x, point.plot_y)
+            label.setZValue(9)
+            self.addItem(label)
+            self.frontier_labels.append(label)
 
     def _set_labels(self, colors: list[QColor]) -> None:
         for label in self._labels:

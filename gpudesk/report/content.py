@@ -224,8 +224,6 @@ BEST_FOR_CRITERIA: tuple[_Criterion, ...] = (
 def _metric_text(key: str, value: float) -> str:
     metric = METRICS[key]
     text = metric.format(value)
-    if key.endswith("_per_kusd"):
-        return f"{text} {metric.unit} per 1k USD"
     return f"{text} {metric.unit}".strip()
 
 

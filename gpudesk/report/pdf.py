@@ -42,7 +42,7 @@ from gpudesk.paths import resources_dir
 from gpudesk.planning.speed.planner import SpeedWorkload
 from gpudesk.progress import NullProgress, Progress
 from gpudesk.render.app import ensure_application
-from gpudesk.render.colors import series_color
+from gpudesk.render.colors import gpu_colors
 from gpudesk.render.paint import render_radar, render_scatter
 from gpudesk.report.content import (
     BestFor,
@@ -306,12 +306,13 @@ def _cover(flow: Flow, content: ReportContent) -> None:
 def _summary(flow: Flow, content: ReportContent) -> None:
     flow.heading("Summary")
     rows = []
-    for gpu in content.gpus:
+    colors = gpu_colors([gpu.id for gpu in content.gpus])
+    for gpu, color in zip(content.gpus, colors, strict=True):
         best = ", ".join(gpu.best_for) if gpu.best_for else "—"
         rows.append(
             TableRow(
                 (
-                    Cell(gpu.name, bold=True, swatch=series_color(gpu.index)),
+                    Cell(gpu.name, bold=True, swatch=color),
                     Cell(gpu.description),
                     Cell(best),
                 )
@@ -385,8 +386,10 @@ def _spec_table(flow: Flow, content: ReportContent) -> None:
     header = (
         Cell("", bold=True),
         *(
-            Cell(name, bold=True, swatch=series_color(index))
-            for index, name in enumerate(content.spec_columns)
+            Cell(name, bold=True, swatch=color)
+            for name, color in zip(
+                content.spec_columns, gpu_colors([gpu.id for gpu in content.gpus]), strict=True
+            )
         ),
     )
     rows: list[TableRow] = []

@@ -18,6 +18,9 @@ from gpudesk.catalog.prices import is_stale, price_kind_label, stale_note
 from gpudesk.catalog.query import (
     CatalogFilter,
     FilterColumns,
+    NameMatch,
+    name_key,
+    name_matcher,
 )
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
@@ -71,8 +74,8 @@ _SHORT_HEADERS = {
     "fp16_tensor_tflops": "FP16 tensor\n(dense TFLOPS)",
     "fp8_tensor_tflops": "FP8 tensor\n(dense TFLOPS)",
     "int8_tensor_tops": "INT8 tensor\n(dense TOPS)",
-    "fp16_tensor_tflops_per_kusd": "TFLOPS per\n1k USD",
-    "memory_gb_per_kusd": "GB per\n1k USD",
+    "fp16_tensor_tflops_per_kusd": "FP16 tensor\n(TFLOPS/1k USD)",
+    "memory_gb_per_kusd": "Memory\n(GB/1k USD)",
     "fp32_tflops_per_w": "FP32 per W\n(TFLOPS/W)",
     "fp16_tensor_tflops_per_w": "FP16 tensor\nper W (TFLOPS/W)",
     "l2_cache_mb": "L2 cache\n(MB)",
@@ -255,6 +258,7 @@ class CatalogIndex:
             [column.display(entry) for column in COLUMNS] for entry in self.entries
         ]
         self._filter_columns = FilterColumns(self.entries)
+        self._name_keys = [name_key(entry) for entry in self.entries]
         self._orders: dict[tuple[int, bool], list[int]] = {}
 
     def __len__(self) -> int:
@@ -275,6 +279,22 @@ class CatalogIndex:
     ) -> bytearray:
         """A 0/1 mask over the rows: 1 where ``criteria`` (and ``only_ids``) keep the row."""
         return self._filter_columns.mask(criteria, only_ids)
+
+    def rank_by_name(self, rows: list[int], text: str) -> list[int]:
+        """``rows`` with the best name matches for ``text`` first (see :class:`NameMatch`).
+
+        The sort is stable: within one match class rows keep their given order.
+        """
+        if not text.strip():
+            return rows
+        names = self._name_keys
+        ids = self.ids
+        rank = name_matcher(text)
+
+        def match_class(row: int) -> NameMatch:
+            return rank(names[row], ids[row])[0]
+
+        return sorted(rows, key=match_class)
 
     def order(self, column: int, descending: bool, compare_ids: Collection[str] = ()) -> list[int]:
         """Every row in the column's sort order; rows without a value come last.

@@ -28,19 +28,22 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
+from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
+from gpudesk.render.colors import gpu_color_slots
 from gpudesk.ui import theme
 from gpudesk.ui.catalog_columns import (
     COLUMNS,
     MISSING_TEXT,
     PRICE_COLUMN_INDEX,
     CatalogIndex,
+    Column,
     ColumnKind,
     column_index,
 )
-from gpudesk.ui.compare_delegate import COMPARE_POSITION_ROLE
+from gpudesk.ui.compare_delegate import COMPARE_COLOR_SLOT_ROLE
 from gpudesk.ui.state import AppState
 
 ModelIndex = QModelIndex | QPersistentModelIndex
@@ -55,6 +58,7 @@ _ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
 _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _CHECK = int(Qt.ItemDataRole.CheckStateRole)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_INITIAL_ORDER = int(Qt.ItemDataRole.InitialSortOrderRole)
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 _CENTER = Qt.AlignmentFlag.AlignCenter
@@ -70,6 +74,22 @@ _FLAGS = [
     )
     for index in range(len(COLUMNS))
 ]
+
+
+def _initial_order(column: Column) -> Qt.SortOrder:
+    """The first click on a header sorts best first.
+
+    Figures where more is better (and the year: newest) sort descending; price
+    and other lower-is-better figures ascending; names A-Z; chosen GPUs first.
+    """
+    if column.kind is ColumnKind.COMPARE:
+        return Qt.SortOrder.DescendingOrder
+    if column.kind is ColumnKind.TEXT:
+        return Qt.SortOrder.AscendingOrder
+    metric = METRICS.get(column.key)
+    if metric is not None and metric.higher_is_better is False:
+        return Qt.SortOrder.AscendingOrder
+    return Qt.SortOrder.DescendingOrder
 
 
 def _alignment(kind: ColumnKind) -> Qt.AlignmentFlag:
@@ -108,6 +128,7 @@ class CatalogTableModel(QAbstractTableModel):
         self._alignments = [int(_alignment(column.kind).value) for column in COLUMNS]
         self._headers = [column.header for column in COLUMNS]
         self._header_tips = [column.tooltip for column in COLUMNS]
+        self._initial_orders = [int(_initial_order(column).value) for column in COLUMNS]
         self._compare_positions: dict[str, int] = {}
         self._sync_compare()
         self.missing_color = QColor(theme.muted_color())
@@ -137,9 +158,9 @@ class CatalogTableModel(QAbstractTableModel):
         self.set_entries(self._state.entries())
 
     def _sync_compare(self) -> None:
-        self._compare_positions = {
-            entry_id: position for position, entry_id in enumerate(self._state.compare_ids)
-        }
+        # The id's color slot: the ring shows the color the GPU has in every chart.
+        ids = self._state.compare_ids
+        self._compare_positions = dict(zip(ids, gpu_color_slots(ids), strict=True))
 
     def _on_compare_changed(self) -> None:
         self._sync_compare()
@@ -148,7 +169,7 @@ class CatalogTableModel(QAbstractTableModel):
             self.dataChanged.emit(
                 self.index(0, COMPARE_COLUMN_INDEX),
                 self.index(rows - 1, COMPARE_COLUMN_INDEX),
-                [Qt.ItemDataRole.CheckStateRole, COMPARE_POSITION_ROLE],
+                [Qt.ItemDataRole.CheckStateRole, COMPARE_COLOR_SLOT_ROLE],
             )
 
     def _on_theme_changed(self, _dark: bool) -> None:
@@ -203,7 +224,7 @@ class CatalogTableModel(QAbstractTableModel):
                 return None
             checked = self.index_data.ids[row] in self._compare_positions
             return Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
-        if role == COMPARE_POSITION_ROLE:
+        if role == COMPARE_COLOR_SLOT_ROLE:
             if column != COMPARE_COLUMN_INDEX:
                 return None
             return self._compare_positions.get(self.index_data.ids[row], -1)
@@ -233,6 +254,8 @@ class CatalogTableModel(QAbstractTableModel):
             return self._header_tips[section]
         if role == _ALIGN:
             return _CENTER
+        if role == _INITIAL_ORDER:
+            return self._initial_orders[section]
         return None
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
@@ -348,13 +371,16 @@ class CatalogProxyModel(QAbstractProxyModel):
         mask = self._mask
         index_data = self._source.index_data
         if not 0 <= self._sort_column < len(COLUMNS):
-            return [row for row in range(len(index_data)) if mask[row]]
-        order = index_data.order(
-            self._sort_column,
-            self._sort_order == Qt.SortOrder.DescendingOrder,
-            self._source.compare_ids,
-        )
-        return [row for row in order if mask[row]]
+            rows = [row for row in range(len(index_data)) if mask[row]]
+        else:
+            order = index_data.order(
+                self._sort_column,
+                self._sort_order == Qt.SortOrder.DescendingOrder,
+                self._source.compare_ids,
+            )
+            rows = [row for row in order if mask[row]]
+        # A search puts the GPUs it names first; the column sort orders the rest.
+        return index_data.rank_by_name(rows, self._criteria.text)
 
     def _relayout(self, rows: list[int]) -> None:
         """Swap in a new row list as one layout change, moving persistent indexes."""

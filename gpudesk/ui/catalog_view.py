@@ -17,11 +17,12 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
-    QHeaderView,
+    QHBoxLayout,
+    QLabel,
     QMenu,
+    QPushButton,
     QScrollArea,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +41,7 @@ from gpudesk.ui.compare_bar import CompareBar
 from gpudesk.ui.compare_delegate import CompareDelegate
 from gpudesk.ui.details_pane import DetailsPane
 from gpudesk.ui.filter_panel import FilterPanel
+from gpudesk.ui.frozen_table import FrozenColumnsTableView
 from gpudesk.ui.state import AppState
 
 _SETTINGS_HEADER = "catalog/header"
@@ -82,7 +84,8 @@ class CatalogView(QWidget):
         filter_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         self.compare_bar = CompareBar(state)
-        self.table = QTableView()
+        # The tick and the name stay in place while the figures scroll sideways.
+        self.table = FrozenColumnsTableView((COMPARE_COLUMN_INDEX, NAME_COLUMN_INDEX))
         self._setup_table()
         self.details = DetailsPane()
         self.compare_delegate = CompareDelegate(self.table)
@@ -93,6 +96,8 @@ class CatalogView(QWidget):
         center_layout.setContentsMargins(0, 6, 0, 0)
         center_layout.setSpacing(4)
         center_layout.addWidget(self.compare_bar)
+        self.no_match = self._build_no_match()
+        center_layout.addWidget(self.no_match)
         center_layout.addWidget(self.table, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -101,6 +106,8 @@ class CatalogView(QWidget):
         self.splitter.addWidget(center)
         self.splitter.addWidget(self.details)
         self.splitter.setCollapsible(1, False)
+        # Drag the details pane shut for a wider table; dragging back opens it.
+        self.splitter.setCollapsible(2, True)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setStretchFactor(2, 0)
@@ -120,10 +127,34 @@ class CatalogView(QWidget):
         self.proxy.set_only_ids(state.fit_filter_ids)
         self.proxy.set_filter(self.filters.criteria())
         self._select_first_if_none()
+        self._update_no_match()
+
+    def _build_no_match(self) -> QWidget:
+        """ "No GPUs match" with a Reset button, shown while the filters hide every GPU."""
+        notice = QFrame()
+        notice.setFrameShape(QFrame.Shape.StyledPanel)
+        row = QHBoxLayout(notice)
+        row.setContentsMargins(10, 6, 10, 6)
+        self.no_match_label = QLabel("No GPUs match these filters.")
+        font = self.no_match_label.font()
+        font.setBold(True)
+        self.no_match_label.setFont(font)
+        row.addWidget(self.no_match_label, 1)
+        self.no_match_reset = QPushButton("Reset filters")
+        self.no_match_reset.setToolTip("Clear the search and every filter")
+        self.no_match_reset.clicked.connect(self.reset_filters)
+        row.addWidget(self.no_match_reset)
+        notice.setVisible(False)
+        return notice
+
+    def _update_no_match(self) -> None:
+        nothing = self.proxy.visible_count() == 0 and self.proxy.total_count() > 0
+        self.no_match.setVisible(nothing)
 
     # the table -------------------------------------------------------------
     def _setup_table(self) -> None:
         table = self.table
+        assert isinstance(table, FrozenColumnsTableView)
         table.setModel(self.proxy)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -132,10 +163,8 @@ class CatalogView(QWidget):
         table.setCornerButtonEnabled(False)
         table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        vertical = table.verticalHeader()
-        vertical.setVisible(False)
-        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vertical.setDefaultSectionSize(table.fontMetrics().height() + 8)
+        table.verticalHeader().setVisible(False)
+        table.set_row_height(table.fontMetrics().height() + 8)
         header = table.horizontalHeader()
         header.setSectionsMovable(True)
         header.setFirstSectionMovable(False)
@@ -273,11 +302,12 @@ class CatalogView(QWidget):
     def _on_rows_changed(self, visible: int, total: int) -> None:
         self.counts_changed.emit(visible, total)
         self._select_first_if_none()
+        self._update_no_match()
 
     # compare -----------------------------------------------------------------
     def add_selected_to_compare(self) -> int:
         """Add the selected GPUs; returns how many were added."""
-        added = 0
+        added: list[str] = []
         entries = self.selected_entries()
         for entry in entries:
             if entry.id in self.state.compare_ids:
@@ -288,11 +318,13 @@ class CatalogView(QWidget):
                 )
                 break
             if self.state.add_to_compare(entry.id):
-                added += 1
+                added.append(entry.name)
         if added:
             total = len(self.state.compare_ids)
-            self.status_message.emit(f"Added {added} to the comparison ({total}/{MAX_COMPARED}).")
-        return added
+            self.status_message.emit(
+                f"Added {', '.join(added)} to the comparison ({total}/{MAX_COMPARED})."
+            )
+        return len(added)
 
     def remove_selected_from_compare(self) -> None:
         for entry in self.selected_entries():

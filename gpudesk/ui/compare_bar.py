@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.catalog.names import short_name
 from gpudesk.compare.limits import MAX_COMPARED
-from gpudesk.render.colors import series_color
+from gpudesk.render.colors import gpu_colors
 from gpudesk.ui import theme
 from gpudesk.ui.state import AppState
 
@@ -215,8 +215,9 @@ class CompareBar(QWidget):
             self.fit_chip.removed.connect(lambda: self.state.set_fit_filter(None))
             self.chip_layout.addWidget(self.fit_chip)
         entries = self.state.compare_entries()
-        for index, entry in enumerate(entries):
-            chip = Chip(short_name(entry), entry.name, series_color(index).name())
+        colors = gpu_colors([entry.id for entry in entries])
+        for color, entry in zip(colors, entries, strict=True):
+            chip = Chip(short_name(entry), entry.name, color.name())
             entry_id = entry.id
             chip.clicked.connect(lambda entry_id=entry_id: self.entry_clicked.emit(entry_id))
             chip.removed.connect(lambda entry_id=entry_id: self.state.remove_from_compare(entry_id))

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
 
-#: The row's position in the compare selection (int, -1 when not chosen).
-COMPARE_POSITION_ROLE = int(Qt.ItemDataRole.UserRole) + 3
+#: The row's color slot in the compare selection (int, -1 when not chosen).
+COMPARE_COLOR_SLOT_ROLE = int(Qt.ItemDataRole.UserRole) + 3
 
 _RING_PX = 14.0
 
@@ -39,7 +39,7 @@ class CompareDelegate(QStyledItemDelegate):
             style.drawPrimitive(
                 QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget
             )
-        position = index.data(COMPARE_POSITION_ROLE)
+        position = index.data(COMPARE_COLOR_SLOT_ROLE)
         chosen = isinstance(position, int) and position >= 0
         selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
         rect = QRectF(option.rect)  # type: ignore[attr-defined]

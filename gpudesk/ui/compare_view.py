@@ -12,11 +12,14 @@ from pathlib import Path
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QPoint,
     QSize,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QIcon, QPixmap
@@ -58,7 +61,7 @@ from gpudesk.compare.radar import (
 )
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
 from gpudesk.render.bars import DEFAULT_BAR_KEY, BarChart
-from gpudesk.render.colors import series_color
+from gpudesk.render.colors import gpu_colors
 from gpudesk.render.export import export_chart
 from gpudesk.render.radar import (
     RadarWidget,
@@ -78,6 +81,8 @@ EMPTY_MESSAGE = (
 #: Scatter and bar metric choices: every numeric figure but the year.
 PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
 _GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Row labels wider than this elide (the tooltip has the whole label).
+_ROW_LABEL_MAX_PX = 250
 
 
 def _best_colors(dark: bool) -> tuple[QColor, QColor]:
@@ -159,6 +164,8 @@ class CompareTableModel(QAbstractTableModel):
         line = self._lines[section]
         if role == Qt.ItemDataRole.DisplayRole:
             return line.upper() if isinstance(line, str) else line.header
+        if role == Qt.ItemDataRole.ToolTipRole and isinstance(line, Row):
+            return line.header  # the label may be elided
         if role == Qt.ItemDataRole.FontRole and isinstance(line, str):
             font = QFont()
             font.setBold(True)
@@ -359,7 +366,7 @@ class CompareView(QWidget):
         controls.addWidget(QLabel("Baseline:"))
         self.baseline_combo = QComboBox()
         self.baseline_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.baseline_combo.setToolTip("Show the other GPUs as ratios to this one (×1.8)")
+        self.baseline_combo.setToolTip("Show the other GPUs' ratios to this one (×1.8)")
         self.baseline_combo.currentIndexChanged.connect(self._on_baseline_changed)
         controls.addWidget(self.baseline_combo, 1)
         self.copy_button = QPushButton("Copy as text")
@@ -368,6 +375,15 @@ class CompareView(QWidget):
         self.csv_button = QPushButton("Export CSV…")
         self.csv_button.clicked.connect(self._export_csv_dialog)
         controls.addWidget(self.csv_button)
+        self.charts_below_check = QCheckBox("Charts below")
+        self.charts_below_check.setToolTip(
+            "Put the charts under the table: the whole width for six GPUs"
+        )
+        self.charts_below_check.toggled.connect(self._apply_charts_below)
+        # A click is the user's choice: from then on the layout no longer switches itself.
+        self._layout_chosen = False
+        self.charts_below_check.clicked.connect(self._on_layout_clicked)
+        controls.addWidget(self.charts_below_check)
         layout.addLayout(controls)
 
         self.table_model = CompareTableModel(self)
@@ -381,6 +397,11 @@ class CompareView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.table.viewport().installEventFilter(self)
+        # Row labels stay put while the GPU columns scroll; long ones elide (tooltip).
+        self.table.verticalHeader().setMaximumWidth(_ROW_LABEL_MAX_PX)
+        self.table.verticalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
         layout.addWidget(self.table, 1)
         self.table_note = QLabel()
         self.table_note.setWordWrap(True)
@@ -558,8 +579,9 @@ class CompareView(QWidget):
         self.baseline_combo.blockSignals(True)
         self.baseline_combo.clear()
         self.baseline_combo.addItem("none (show values)", None)
-        for index, entry in enumerate(entries):
-            self.baseline_combo.addItem(_swatch(series_color(index)), short_name(entry), entry.id)
+        colors = gpu_colors([entry.id for entry in entries])
+        for color, entry in zip(colors, entries, strict=True):
+            self.baseline_combo.addItem(_swatch(color), short_name(entry), entry.id)
         position = self.baseline_combo.findData(current) if current is not None else 0
         self.baseline_combo.setCurrentIndex(max(0, position))
         self.baseline_combo.blockSignals(False)
@@ -608,7 +630,7 @@ class CompareView(QWidget):
             extra_rows=self._speed_rows(entries, measured is not None),
         )
         headers = [short_name(entry) for entry in entries]
-        colors = [series_color(index) for index in range(len(entries))]
+        colors = gpu_colors([entry.id for entry in entries])
         baseline = self.baseline_id()
         if baseline is not None:
             headers = [
@@ -619,22 +641,27 @@ class CompareView(QWidget):
             headers.append(measured.label)
             colors.append(measured_color(False))
         self.table_model.set_comparison(self.comparison, headers, colors, self._style.dark)
+        self._give_table_room()
         self._fit_columns()
-        notes = ["Best value in each row highlighted (price and TDP: lowest)."]
+        # The splitter may not be laid out yet (the first time it is shown).
+        QTimer.singleShot(0, self, self._give_table_room)
+        notes = [
+            "Best value in each row highlighted (price: lowest; TDP has no best, see per watt)."
+        ]
         if baseline is not None:
-            notes.append("Other columns show ratios to the baseline; hover a cell for its value.")
+            notes.append("Other columns show each value with its ratio to the baseline (×2.7).")
         if measured is not None:
             notes.append(f"“{measured.label}”: measured figures only (— not measured).")
         self.table_note.setText(" ".join(notes))
 
-    def _fit_columns(self) -> None:
-        """Columns as wide as their header and numbers; long text cells elide (tooltip has all)."""
+    def _needed_widths(self) -> list[int]:
+        """Each column as wide as its header and its numbers (long text cells elide)."""
         model = self.table_model
         metrics = self.table.fontMetrics()
         bold = QFont(self.table.font())
         bold.setBold(True)
         bold_metrics = QFontMetrics(bold)
-        header = self.table.horizontalHeader()
+        widths = []
         for column in range(model.columnCount()):
             header_text = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
             width = max(metrics.horizontalAdvance(line) for line in header_text.split("\n")) + 34
@@ -643,7 +670,68 @@ class CompareView(QWidget):
                 if isinstance(line, Row) and line.kind is RowKind.METRIC:
                     text = str(model.data(model.index(row, column)) or "")
                     width = max(width, bold_metrics.horizontalAdvance(text) + 16)
-            header.resizeSection(column, min(max(width, 84), 200))
+            widths.append(min(max(width, 84), 220))
+        return widths
+
+    def _fit_columns(self) -> None:
+        """Needed widths; with room to spare (2-3 GPUs) the columns share it out."""
+        widths = self._needed_widths()
+        if not widths:
+            return
+        spare = self.table.viewport().width() - sum(widths)
+        if spare > 0:
+            share = spare // len(widths)
+            widths = [width + share for width in widths]
+        header = self.table.horizontalHeader()
+        for column, width in enumerate(widths):
+            header.resizeSection(column, width)
+
+    def _give_table_room(self) -> None:
+        """Widen the table's side of the splitter until every GPU column shows.
+
+        When the charts beside it leave too little room (six GPUs on a small
+        screen), the charts move below the table, unless the user chose the layout.
+        """
+        if self.splitter.orientation() != Qt.Orientation.Horizontal:
+            return
+        if not self.splitter.isVisible() or self.splitter.width() < 200:
+            return  # not laid out yet: its sizes say nothing about the screen
+        needed = (
+            sum(self._needed_widths())
+            + self.table.verticalHeader().width()
+            + self.table.verticalScrollBar().sizeHint().width()
+            + 2 * self.table.frameWidth()
+            + 8
+        )
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if total <= 0 or sizes[0] >= needed:
+            return
+        beside_max = total - self.chart_tabs.minimumSizeHint().width()
+        if needed <= beside_max or self._layout_chosen:
+            table_px = min(needed, max(beside_max, sizes[0]))
+            self.splitter.setSizes([table_px, total - table_px])
+        else:
+            self.set_charts_below(True)
+
+    def set_charts_below(self, below: bool) -> None:
+        """Stack the charts under the table (True) or beside it (False)."""
+        self.charts_below_check.setChecked(below)
+
+    def _on_layout_clicked(self) -> None:
+        self._layout_chosen = True
+
+    def _apply_charts_below(self, below: bool) -> None:
+        orientation = Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
+        self.splitter.setOrientation(orientation)
+        total = sum(self.splitter.sizes())
+        self.splitter.setSizes([total // 2, total - total // 2])
+        QTimer.singleShot(0, self, self._give_table_room)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
 
     def normalisation_choice(self) -> NormalisationChoice:
         return NormalisationChoice(

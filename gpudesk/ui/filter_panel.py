@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -56,7 +57,8 @@ class FilterPanel(QWidget):
         self.search.setPlaceholderText("Search GPUs… (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.search.setToolTip(
-            "Searches name, architecture and notes; every word must occur (Ctrl+F)"
+            "Searches name, architecture and notes; every word must occur. Names that"
+            " match exactly or start with the text come first (Ctrl+F; Escape clears)"
         )
         self._text_timer = QTimer(self)
         self._text_timer.setSingleShot(True)
@@ -64,6 +66,9 @@ class FilterPanel(QWidget):
         self._text_timer.timeout.connect(self._emit)
         self.search.textChanged.connect(self._text_timer.start)
         self.search.returnPressed.connect(self.flush)
+        clear_search = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.search)
+        clear_search.setContext(Qt.ShortcutContext.WidgetShortcut)
+        clear_search.activated.connect(self.clear_search)
         layout.addWidget(self.search)
 
         segment_box = QGroupBox("Segment")
@@ -188,6 +193,12 @@ class FilterPanel(QWidget):
         """Apply pending typing now."""
         self._text_timer.stop()
         self._emit()
+
+    def clear_search(self) -> None:
+        """Empty the search box and apply it now (Escape in the box)."""
+        if self.search.text():
+            self.search.clear()
+            self.flush()
 
     def focus_search(self) -> None:
         self.search.setFocus()

@@ -7,6 +7,12 @@ Prints, per operation, the median over several runs of the model work alone
 ones reuse it) and of the model work plus the repaint it causes
 (``op+paint``), in milliseconds. Targets: a filter change < 16 ms, a sort
 < 50 ms.
+
+For each filter it also measures, in the same run, a bare ``QTableView``
+(a plain model of the same display strings, no delegate, no frozen columns,
+the same size, columns, column widths and row height) switched to the same
+rows with one layout change and repainted (``bare``): the floor Qt itself
+sets. The target is filter + repaint <= 1.25x that floor.
 """
 
 from __future__ import annotations
@@ -64,28 +70,54 @@ def measure(count: int = 10_000, quiet: bool = False) -> dict[str, dict[str, lis
         app.processEvents()
     proxy = view.proxy
 
+    bare_model, bare = _bare_table(view)
+
+    def repaint_view() -> None:
+        # The whole table: its cells, headers and the frozen-columns overlay, as one frame.
+        view.table.repaint()
+
     def measure(label: str, setup: Callable[[], object], action: Callable[[], object]) -> None:
         ops: list[float] = []
         totals: list[float] = []
+        bare_totals: list[float] = []
         for _ in range(REPEATS):
             setup()
             app.processEvents()
             begin = time.perf_counter()
             action()
             done = time.perf_counter()
-            view.table.viewport().repaint()
+            repaint_view()
             painted = time.perf_counter()
             ops.append(done - begin)
             totals.append(painted - begin)
+            if label.startswith("filter"):
+                # the same rows, in a bare view: the floor for a layout change + repaint
+                shown = [
+                    proxy.mapToSource(proxy.index(row, 0)).row() for row in range(proxy.rowCount())
+                ]
+                bare_model.show_rows(list(range(bare_model.total)))
+                app.processEvents()
+                bare_begin = time.perf_counter()
+                bare_model.show_rows(shown)
+                bare.repaint()
+                bare_totals.append(time.perf_counter() - bare_begin)
         results[label] = {
             "op": [value * 1000 for value in ops],
             "op+paint": [value * 1000 for value in totals],
         }
+        if bare_totals:
+            results[label]["bare"] = [value * 1000 for value in bare_totals]
         say(
             f"{label:44s} op {statistics.median(ops) * 1000:6.2f} ms"
             f" (first {ops[0] * 1000:6.2f})"
             f"   op+paint {statistics.median(totals) * 1000:6.2f} ms"
             f"   rows {proxy.visible_count()}"
+            + (
+                f"   bare {statistics.median(bare_totals) * 1000:6.2f} ms"
+                f"   ratio {statistics.median(totals) / statistics.median(bare_totals):.2f}"
+                if bare_totals
+                else ""
+            )
         )
 
     everything = CatalogFilter()
@@ -119,7 +151,56 @@ def measure(count: int = 10_000, quiet: bool = False) -> dict[str, dict[str, lis
                 lambda column=column, order=order: view.table.sortByColumn(column, order),  # type: ignore[misc]
             )
     view.close()
+    bare.close()
     return results
+
+
+def _bare_table(view: object) -> tuple[object, object]:
+    """A plain QTableView over a plain model of ``view``'s display strings, laid out alike."""
+    from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+    from PySide6.QtWidgets import QHeaderView, QTableView
+
+    from gpudesk.ui.catalog_view import CatalogView
+
+    assert isinstance(view, CatalogView)
+    source = view.model
+    cells = [list(row) for row in source._cells]  # the same strings the real view shows
+    display = int(Qt.ItemDataRole.DisplayRole)
+
+    class BareModel(QAbstractTableModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.total = len(cells)
+            self.rows = list(range(self.total))
+
+        def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+            return 0 if parent.isValid() else len(self.rows)
+
+        def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+            return 0 if parent.isValid() else len(cells[0]) if cells else 0
+
+        def data(self, index: QModelIndex | QPersistentModelIndex, role: int = display) -> object:
+            if role == display and index.isValid():
+                return cells[self.rows[index.row()]][index.column()]
+            return None
+
+        def show_rows(self, rows: list[int]) -> None:
+            self.layoutAboutToBeChanged.emit()
+            self.rows = rows
+            self.layoutChanged.emit()
+
+    model = BareModel()
+    table = QTableView()
+    table.setModel(model)
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    table.verticalHeader().setDefaultSectionSize(view.table.verticalHeader().defaultSectionSize())
+    for column in range(model.columnCount()):
+        table.setColumnHidden(column, view.table.isColumnHidden(column))
+        table.setColumnWidth(column, view.table.columnWidth(column))
+    table.resize(view.table.size())
+    table.show()
+    return model, table
 
 
 def main() -> None:

@@ -152,6 +152,8 @@ def test_sort_unknown_key() -> None:
         ("a100 80gb", "a100-80gb-pcie"),
         ("MI300X", "mi300x"),
         ("geforce rtx 4090 d", "rtx-4090-d"),
+        # "4090" is every word of one name but only part of the other
+        ("4090", "rtx-4090"),
     ],
 )
 def test_find_entry(name: str, expected: str) -> None:
@@ -170,3 +172,18 @@ def test_find_entry_unknown_suggests_close_names() -> None:
         find_entry(ENTRIES, "rtx-4909")
     assert not info.value.ambiguous
     assert "rtx-4090" in info.value.candidates
+
+
+def test_name_match_ranks_exact_then_prefix_then_words_then_notes() -> None:
+    from gpudesk.catalog.query import NameMatch, name_key, name_match
+
+    by_id = {entry.id: entry for entry in ENTRIES}
+    rtx_4090 = by_id["rtx-4090"]
+    rtx_4090_d = by_id["rtx-4090-d"]
+    assert name_match("RTX 4090", name_key(rtx_4090), rtx_4090.id)[0] is NameMatch.EXACT
+    assert name_match("RTX 4090", name_key(rtx_4090_d), rtx_4090_d.id)[0] is NameMatch.PREFIX
+    assert name_match("4090", name_key(rtx_4090), rtx_4090.id) < name_match(
+        "4090", name_key(rtx_4090_d), rtx_4090_d.id
+    )
+    assert name_match("409", name_key(rtx_4090), rtx_4090.id)[0] is NameMatch.FRAGMENT
+    assert name_match("ada", name_key(rtx_4090), rtx_4090.id)[0] is NameMatch.ELSEWHERE

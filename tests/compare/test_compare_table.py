@@ -61,10 +61,19 @@ def test_best_is_largest_for_higher_is_better(trio: list) -> None:
     assert comparison.best("fp16_tensor_tflops") == "huge"
 
 
-def test_best_is_smallest_for_price_and_tdp(trio: list) -> None:
+def test_best_is_smallest_for_price_and_tdp_has_no_best(trio: list) -> None:
     comparison = build_comparison(trio)
     assert comparison.best("price_usd") == "small"
-    assert comparison.best("tdp_w") == "big"
+    # A low TDP is a small card, not a better one; per-watt rows carry the meaning.
+    assert comparison.best("tdp_w") is None
+    assert comparison.best("fp16_tensor_tflops_per_w") is not None
+
+
+def test_price_kind_row_shows_labels_not_keys() -> None:
+    entries = [gpu("a", price_usd=1599, price_kind="launch_msrp"), gpu("b", price_usd=900)]
+    comparison = build_comparison(entries)
+    row = comparison.row("price_kind")
+    assert [comparison.cell_text(row, i) for i in range(2)] == ["launch MSRP", "street"]
 
 
 def test_derived_metric_best(trio: list) -> None:
@@ -109,12 +118,13 @@ def test_baseline_ratios(trio: list) -> None:
     row = comparison.row("memory_gb")
     assert row.ratios == pytest.approx((1.0, 80 / 24, 94 / 24))
     assert comparison.cell_text(row, 0) == "24"  # the baseline shows its value
-    assert comparison.cell_text(row, 1) == "×3.3"
-    assert comparison.cell_text(row, 2) == "×3.9"
+    # the value stays readable beside its ratio
+    assert comparison.cell_text(row, 1) == "80 (×3.3)"
+    assert comparison.cell_text(row, 2) == "94 (×3.9)"
     fp64 = comparison.row("fp64_tflops")
     assert fp64.ratios[1] is None
     assert comparison.cell_text(fp64, 1) == "n/a"
-    assert comparison.cell_text(fp64, 2) == "×23"
+    assert comparison.cell_text(fp64, 2).endswith("(×23)")
     # a ratio of years means nothing: the year row keeps its values
     assert comparison.row("release_year").ratios == ()
     assert comparison.cell_text(comparison.row("release_year"), 1) == "2023"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtTest import QAbstractItemModelTester
 from pytestqt.qtbot import QtBot
 from ui_catalog_fixtures import small_catalog
@@ -283,3 +283,83 @@ def test_details_groups_cover_every_field_once() -> None:
     assert len(shown) == len(set(shown))
     assert not set(shown) & SECTION_FIELDS
     assert set(shown) | SECTION_FIELDS == set(ENTRY_FIELDS)
+
+
+def test_source_urls_become_links_without_trailing_punctuation() -> None:
+    from gpudesk.ui.details_pane import linkify
+
+    html = linkify("TechPowerUp (https://www.techpowerup.com/gpu-specs/). <b>")
+    assert '<a href="https://www.techpowerup.com/gpu-specs/">' in html
+    assert html.endswith("</a>). &lt;b&gt;")
+    assert linkify("Whitepaper v2.0") == "Whitepaper v2.0"
+
+
+def test_search_puts_the_named_gpu_first_and_ctrl_d_adds_it(qtbot: QtBot) -> None:
+    # The bundled catalog: other cards' notes mention the RTX 5090.
+    state = AppState()
+    widget = CatalogView(state)
+    qtbot.addWidget(widget)
+    widget.show()
+    messages: list[str] = []
+    widget.status_message.connect(messages.append)
+    widget.filters.search.setText("RTX 5090")
+    widget.filters.flush()
+    assert visible_ids(widget)[0] == "rtx-5090"
+    assert widget.visible_count() > 1  # the notes matches are still there, after it
+    widget.table.setFocus()
+    widget._select_row(0)
+    assert widget.add_selected_to_compare() == 1
+    assert state.compare_ids == ["rtx-5090"]
+    assert "RTX 5090" in messages[-1]
+
+
+def test_escape_in_the_search_box_clears_it(qtbot: QtBot, view: CatalogView) -> None:
+    view.filters.search.setText("ampere")
+    view.filters.flush()
+    assert view.visible_count() == 2
+    view.filters.search.setFocus()
+    qtbot.keyClick(view.filters.search, Qt.Key.Key_Escape)
+    assert view.filters.search.text() == ""
+    assert view.visible_count() == 6
+
+
+def test_first_click_on_a_numeric_header_sorts_best_first(qtbot: QtBot, view: CatalogView) -> None:
+    header = view.table.horizontalHeader()
+
+    def click(key: str) -> None:
+        section = column_index(key)
+        x = header.sectionViewportPosition(section) + header.sectionSize(section) // 2
+        qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
+
+    click("memory_gb")
+    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+    assert visible_ids(view)[0] == "mi300x"  # 192 GB first
+    click("price_usd")  # lower is better: cheapest first
+    assert header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
+    assert visible_ids(view)[0] == "arc-b580"
+
+
+def test_no_match_notice_with_reset(qtbot: QtBot, view: CatalogView) -> None:
+    assert not view.no_match.isVisible()
+    view.filters.search.setText("no such gpu")
+    view.filters.flush()
+    assert view.no_match.isVisible()
+    qtbot.mouseClick(view.no_match_reset, Qt.MouseButton.LeftButton)
+    assert view.visible_count() == 6
+    assert not view.no_match.isVisible()
+
+
+def test_no_match_notice_for_filters_restored_from_the_last_session(qtbot: QtBot) -> None:
+    from PySide6.QtCore import QSettings
+
+    settings = QSettings("gpudesk-tests", "no-match")
+    first = CatalogView(AppState(catalog=small_catalog()))
+    qtbot.addWidget(first)
+    first.filters.min_memory.setValue(1000)
+    first.save_settings(settings)
+    again = CatalogView(AppState(catalog=small_catalog()))
+    qtbot.addWidget(again)
+    again.show()
+    again.restore_settings(settings)
+    assert again.visible_count() == 0
+    assert again.no_match.isVisible()

@@ -274,8 +274,8 @@ def test_table_best_highlight_and_baseline_ratios(view: CompareView, state: AppS
     view.set_baseline("small")
     row = model.row_of("memory_gb")
     assert model.data(model.index(row, 0)) == "24"
-    assert model.data(model.index(row, 1)) == "×3.3"
-    assert model.data(model.index(row, 2)) == "×4.0"
+    assert model.data(model.index(row, 1)) == "80 (×3.3)"
+    assert model.data(model.index(row, 2)) == "96 (×4.0)"
     assert "80" in str(model.data(model.index(row, 1), Qt.ItemDataRole.ToolTipRole))
     assert "baseline" in str(model.headerData(0, Qt.Orientation.Horizontal))
     # the baseline survives a selection change that keeps it
@@ -386,3 +386,53 @@ def test_hovering_a_vertex_sets_the_tooltip(
     qtbot.mouseMove(viewport, view.radar.mapFromScene(item.mapToScene(pixel)))
     qtbot.waitUntil(lambda: item.toolTip() != "", timeout=2000)
     assert item.toolTip().splitlines()[:2] == ["Big GPU", "Bandwidth: 2,000 GB/s"]
+
+
+def test_six_gpus_all_show_and_two_stretch(qtbot: QtBot) -> None:
+    state = AppState()  # the bundled catalog: real names and numbers
+    view = CompareView(state)
+    qtbot.addWidget(view)
+    view.resize(1340, 700)  # a 1366x768 screen's window
+    view.show()
+    qtbot.waitExposed(view)
+    ids = ["h100-sxm5", "a100-80gb-sxm4", "rtx-4090", "rtx-5090", "mi300x", "rtx-a6000"]
+    assert all(state.catalog.by_id(gpu_id) is not None for gpu_id in ids)
+    state.set_compare(ids)
+    table = view.table
+    header = table.horizontalHeader()
+    shown = sum(header.sectionSize(column) for column in range(header.count()))
+    # every GPU column fits the table's viewport: no "best" hidden off to the right
+    assert shown <= table.viewport().width() + 1
+    state.set_compare(ids[:2])
+    shown = sum(header.sectionSize(column) for column in range(header.count()))
+    # two GPUs share out the table's width instead of leaving empty space
+    assert shown >= table.viewport().width() - header.count()
+
+
+def test_removing_a_gpu_keeps_the_others_colors(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big", "huge"])
+    before = {series.id: series.color.name() for series in view.radar.item.series}
+    state.remove_from_compare("big")
+    after = {series.id: series.color.name() for series in view.radar.item.series}
+    assert after == {key: before[key] for key in ("small", "huge")}
+
+
+def test_scatter_axes_fit_the_data_and_label_the_grey_frontier(
+    view: CompareView, state: AppState
+) -> None:
+    state.set_compare(["small", "big"])
+    plot = view.scatter.plot
+    (x_low, x_high), (y_low, _y_high) = plot.getViewBox().viewRange()
+    assert x_low >= 0.0 and y_low >= 0.0  # prices and TFLOPS never pad below zero
+    # the grey GPUs on the frontier are named
+    assert {label.toPlainText() for label in plot.frontier_labels} == {
+        "Huge GPU",
+        "Flagship GPU",
+    }
+    view.log_x_check.setChecked(True)
+    (x_low, x_high), _ = plot.getViewBox().viewRange()
+    assert 3.0 < x_low < math.log10(1600) and x_high < 5.0  # fits 1.6k..32k, not 0.01
+    ticks = plot.getAxis("bottom")._tickLevels
+    assert ticks is not None
+    # 1.6k..40k spans under two decades: 1-2-5 steps, compact dollars, nothing crowded
+    assert [label for _, label in ticks[0]] == ["$2k", "$5k", "$10k", "$20k"]

@@ -1,0 +1,211 @@
+"""A table view whose first columns stay in place while the others scroll sideways.
+
+Qt has no frozen columns; the usual answer (Qt's "Frozen Column" example) is a
+second view laid over the first one's left edge, sharing its model and
+selection model and scrolling vertically with it. The columns under the
+overlay stay in the main view too, so sorting, selection, keyboard moves and
+persistent indexes all stay the main view's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemDelegate,
+    QAbstractItemView,
+    QFrame,
+    QHeaderView,
+    QTableView,
+    QWidget,
+)
+
+
+class FrozenColumnsTableView(QTableView):
+    """A :class:`QTableView` whose ``frozen`` columns (logical indexes) never scroll away.
+
+    The frozen columns are kept at the leftmost visual positions, in the given
+    order. ``frozen_view`` is the overlay; it takes no keyboard focus, so Tab
+    and the arrow keys act on this view.
+    """
+
+    def __init__(self, frozen: Sequence[int], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._frozen = tuple(frozen)
+        overlay = QTableView(self)
+        overlay.setObjectName("frozen_columns")
+        overlay.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        overlay.verticalHeader().setVisible(False)
+        overlay.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        overlay.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        overlay.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        overlay.setFrameShape(QFrame.Shape.NoFrame)
+        overlay.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        overlay.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        overlay.setWordWrap(False)
+        overlay.setCornerButtonEnabled(False)
+        overlay.horizontalHeader().setSectionsMovable(False)
+        overlay.horizontalHeader().setHighlightSections(False)
+        overlay.horizontalHeader().setStretchLastSection(False)
+        overlay.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        overlay.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        overlay.customContextMenuRequested.connect(self._on_overlay_menu)
+        self.frozen_view = overlay
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        # Tab leaves the table for the next control instead of walking its cells.
+        self.setTabKeyNavigation(False)
+        header = self.horizontalHeader()
+        header.sectionResized.connect(self._on_section_resized)
+        header.sectionMoved.connect(self._keep_frozen_first)
+        header.sortIndicatorChanged.connect(self._on_sort_indicator_changed)
+        overlay.horizontalHeader().sectionClicked.connect(self._on_overlay_header_clicked)
+        self.verticalScrollBar().valueChanged.connect(overlay.verticalScrollBar().setValue)
+        overlay.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
+
+    @property
+    def frozen_columns(self) -> tuple[int, ...]:
+        return self._frozen
+
+    # wiring ----------------------------------------------------------------
+    def setModel(self, model: QAbstractItemModel | None) -> None:
+        super().setModel(model)
+        overlay = self.frozen_view
+        overlay.setModel(model)
+        if model is None:
+            return
+        overlay.setSelectionModel(self.selectionModel())
+        overlay.setSelectionBehavior(self.selectionBehavior())
+        overlay.setSelectionMode(self.selectionMode())
+        model.columnsInserted.connect(self._sync_columns)
+        model.modelReset.connect(self._sync_columns)
+        self._sync_columns()
+
+    def setItemDelegateForColumn(self, column: int, delegate: QAbstractItemDelegate) -> None:
+        super().setItemDelegateForColumn(column, delegate)
+        if column in self._frozen:
+            self.frozen_view.setItemDelegateForColumn(column, delegate)
+
+    def setSelectionBehavior(self, behavior: QAbstractItemView.SelectionBehavior) -> None:
+        super().setSelectionBehavior(behavior)
+        self.frozen_view.setSelectionBehavior(behavior)
+
+    def setSelectionMode(self, mode: QAbstractItemView.SelectionMode) -> None:
+        super().setSelectionMode(mode)
+        self.frozen_view.setSelectionMode(mode)
+
+    def setAlternatingRowColors(self, enable: bool) -> None:
+        super().setAlternatingRowColors(enable)
+        self.frozen_view.setAlternatingRowColors(enable)
+
+    def setColumnHidden(self, column: int, hide: bool) -> None:
+        if column in self._frozen and hide:
+            return  # a frozen column is the row's identity: always shown
+        super().setColumnHidden(column, hide)
+
+    def _sync_columns(self) -> None:
+        model = self.model()
+        if model is None:
+            return
+        overlay = self.frozen_view
+        header = self.horizontalHeader()
+        for column in range(model.columnCount()):
+            overlay.setColumnHidden(column, column not in self._frozen)
+            if column in self._frozen:
+                overlay.setColumnWidth(column, header.sectionSize(column))
+        overlay.horizontalHeader().setFixedHeight(header.height())
+        self._keep_frozen_first()
+        self._place_overlay()
+
+    def _keep_frozen_first(self, *_args: object) -> None:
+        header = self.horizontalHeader()
+        for position, column in enumerate(self._frozen):
+            if column < header.count() and header.visualIndex(column) != position:
+                header.blockSignals(True)
+                header.moveSection(header.visualIndex(column), position)
+                header.blockSignals(False)
+                self.viewport().update()
+
+    def _on_section_resized(self, column: int, _old: int, new: int) -> None:
+        if column in self._frozen:
+            self.frozen_view.setColumnWidth(column, new)
+            self._place_overlay()
+
+    def _on_sort_indicator_changed(self, section: int, order: Qt.SortOrder) -> None:
+        overlay_header = self.frozen_view.horizontalHeader()
+        overlay_header.setSortIndicatorShown(self.isSortingEnabled())
+        overlay_header.blockSignals(True)
+        overlay_header.setSortIndicator(section, order)
+        overlay_header.blockSignals(False)
+
+    def _on_overlay_header_clicked(self, section: int) -> None:
+        """A click on a frozen header sorts as a click on the main header would."""
+        if not self.isSortingEnabled():
+            return
+        header = self.horizontalHeader()
+        if header.sortIndicatorSection() == section:
+            order = (
+                Qt.SortOrder.AscendingOrder
+                if header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+                else Qt.SortOrder.DescendingOrder
+            )
+        else:
+            initial = self.model().headerData(
+                section, Qt.Orientation.Horizontal, Qt.ItemDataRole.InitialSortOrderRole
+            )
+            order = (
+                Qt.SortOrder(initial) if isinstance(initial, int) else Qt.SortOrder.AscendingOrder
+            )
+        header.setSortIndicator(section, order)
+
+    def _on_overlay_menu(self, position: QPoint) -> None:
+        mapped = self.frozen_view.viewport().mapTo(self.viewport(), position)
+        self.customContextMenuRequested.emit(mapped)
+
+    # geometry --------------------------------------------------------------
+    def frozen_width(self) -> int:
+        return sum(self.columnWidth(column) for column in self._frozen)
+
+    def _place_overlay(self) -> None:
+        frame = self.frameWidth()
+        self.frozen_view.setGeometry(
+            self.verticalHeader().width() + frame,
+            frame,
+            self.frozen_width(),
+            self.viewport().height() + self.horizontalHeader().height(),
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_overlay()
+
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        self._place_overlay()
+
+    def set_row_height(self, height_px: int) -> None:
+        """One height for every row, in both views (uniform rows: no per-row sizing)."""
+        for header in (self.verticalHeader(), self.frozen_view.verticalHeader()):
+            header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+            header.setDefaultSectionSize(height_px)
+
+    def scrollTo(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible,
+    ) -> None:
+        # Scrolling a frozen column into view would only move the others away.
+        if index.isValid() and index.column() in self._frozen:
+            sideways = self.horizontalScrollBar().value()
+            super().scrollTo(index, hint)
+            self.horizontalScrollBar().setValue(sideways)
+            return
+        super().scrollTo(index, hint)
+        if index.isValid():
+            # Keep the cell clear of the overlay: scroll left by what it covers.
+            left = self.visualRect(index).left()
+            covered = self.frozen_width() - left
+            if covered > 0:
+                bar = self.horizontalScrollBar()
+                bar.setValue(bar.value() - covered)
