@@ -324,9 +324,7 @@ def spec_groups(comparison: Comparison) -> tuple[tuple[SpecGroup, ...], tuple[st
 
 
 def _cell_text(comparison: Comparison, row: Row, index: int) -> str:
-    value = row.values[index]
-    if row.key == "price_kind" and isinstance(value, str):
-        return price_kind_label(value, short=True)
+    # The comparison already words every row (price kinds as labels).
     return comparison.value_text(row, index)
 
 
