@@ -14,6 +14,7 @@ Rules, each an ``Outlier`` with the ``check`` named here:
 - ``throttle`` — clock-event reasons active other than idle and
   application-clock settings.
 - ``ecc`` — uncorrectable ECC errors counted (volatile or aggregate).
+- ``memory_repair`` — retired pages or remapped rows pending, or a failed remap.
 - ``driver`` — a driver version that differs from the most common one among
   GPUs of the same model.
 - ``lost`` — a GPU that stopped answering.
@@ -40,6 +41,7 @@ _CHECK_LABELS = {
     "pcie_gen": "PCIe below max gen",
     "throttle": "throttled",
     "ecc": "ECC errors",
+    "memory_repair": "memory repair pending",
     "driver": "driver differs",
     "lost": "lost",
 }
@@ -162,9 +164,7 @@ def _health_outliers(item: FleetGpu) -> list[Outlier]:
                 f"clocks held back: {', '.join(active)}",
             )
         )
-    errors = max(
-        gpu.ecc_errors_uncorrected_volatile or 0, gpu.ecc_errors_uncorrected_aggregate or 0
-    )
+    errors = max(gpu.ecc_uncorrected_volatile or 0, gpu.ecc_uncorrected_aggregate or 0)
     if errors:
         out.append(
             Outlier(
@@ -174,6 +174,26 @@ def _health_outliers(item: FleetGpu) -> list[Outlier]:
                 errors,
                 None,
                 f"{errors} uncorrectable ECC error{'s' if errors != 1 else ''} counted",
+            )
+        )
+    pending = [
+        what
+        for what, flag in (
+            ("retired pages pending", gpu.retired_pages_pending),
+            ("remapped rows pending", gpu.remapped_rows_pending),
+            ("row remapping failed", gpu.remapped_rows_failure),
+        )
+        if flag
+    ]
+    if pending:
+        out.append(
+            Outlier(
+                node_id,
+                gpu.index,
+                "memory_repair",
+                ", ".join(pending),
+                None,
+                f"{', '.join(pending)}: reboot (or reset the GPU) to apply; a failure means RMA",
             )
         )
     return out

@@ -57,8 +57,12 @@ class GpuView(BaseModel):
     clock_event_reasons: tuple[_Name, ...] | None = None
     ecc_enabled: bool | None = None
     #: Uncorrectable ECC error counts, where the node's GPUDesk reports them.
-    ecc_errors_uncorrected_volatile: Annotated[int, Field(ge=0)] | None = None
-    ecc_errors_uncorrected_aggregate: Annotated[int, Field(ge=0)] | None = None
+    ecc_uncorrected_volatile: Annotated[int, Field(ge=0)] | None = None
+    ecc_uncorrected_aggregate: Annotated[int, Field(ge=0)] | None = None
+    #: Memory repairs waiting for a reboot (retired pages before Ampere, remapped rows after).
+    retired_pages_pending: bool | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
     catalog_id: _Name | None = None
 
 

@@ -64,8 +64,9 @@ def test_narrow_link_is_flagged_even_when_idle_but_a_lower_gen_only_under_load()
 def test_throttle_ecc_lost_and_driver_rules() -> None:
     nodes = [
         node("hot", [gpu(0, clock_event_reasons=["gpu_idle", "hw_thermal_slowdown"])]),
-        node("ecc", [gpu(0, ecc_errors_uncorrected_volatile=3)]),
+        node("ecc", [gpu(0, ecc_uncorrected_volatile=3)]),
         node("lost", [gpu(0, lost=True)]),
+        node("remap", [gpu(0, remapped_rows_pending=True)]),
         node("old", [gpu(0)], driver="535.104.05"),
         node("new1", [gpu(0)]),
     ]
@@ -73,6 +74,7 @@ def test_throttle_ecc_lost_and_driver_rules() -> None:
         ("hot", 0, "throttle"),
         ("ecc", 0, "ecc"),
         ("lost", 0, "lost"),
+        ("remap", 0, "memory_repair"),
         ("old", 0, "driver"),
     ]
     throttle = _outliers(nodes)[0]

@@ -115,3 +115,12 @@ def test_any_value_in_a_node_field_is_refused_cleanly_or_summarised(
     summary = summarise(view.nodes)
     json.dumps(summary, allow_nan=False)
     assert summary["nodes"] == 2
+
+
+def test_the_views_read_fields_that_detection_really_writes() -> None:
+    from gpudesk.fleet.document import DetectionView, GpuView
+    from gpudesk.hardware.models import DetectionResult, GpuSnapshot
+
+    written = set(GpuSnapshot.model_fields) | {"catalog_id"}
+    assert set(GpuView.model_fields) <= written
+    assert set(DetectionView.model_fields) <= set(DetectionResult.model_fields)
