@@ -66,6 +66,8 @@ RING_LABEL_PX = 11
 MARGIN_PX = 10.0
 LABEL_GAP_PX = 8.0
 HOVER_RADIUS_PX = 12.0
+#: More compared GPUs than this are drawn as outlines only.
+MAX_FILLED_SERIES = 3
 #: Side labels wider than this wrap when that makes the chart clearly bigger.
 SIDE_LABEL_WRAP_PX = 118.0
 
@@ -583,6 +585,15 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
             painter.setPen(QPen(self._style.muted))
             painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), text)
 
+    def fills_series(self, series: RadarSeries) -> bool:
+        """Whether ``series`` is drawn filled: up to 3 GPUs are; more are outlines only.
+
+        Four to six overlapping tints turn into one muddy blob; outlines stay
+        readable. The measured series is never filled.
+        """
+        compared = sum(1 for item in self._series if not item.measured)
+        return not series.measured and compared <= MAX_FILLED_SERIES
+
     def _draw_series(self, painter: QPainter, series: RadarSeries) -> None:
         points = self.series_points.get(series.id, [])
         pixels = self.polygon(series.id)
@@ -590,9 +601,9 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         if not present:
             return
         color = QColor(series.color)
-        if len(present) >= 3 and not series.measured:
+        if len(present) >= 3 and self.fills_series(series):
             fill = QColor(color)
-            fill.setAlpha(46 if len(self._series) <= 3 else 30)
+            fill.setAlpha(46)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QBrush(fill))
             painter.drawPolygon(QPolygonF(present))

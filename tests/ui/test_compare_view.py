@@ -436,3 +436,11 @@ def test_scatter_axes_fit_the_data_and_label_the_grey_frontier(
     assert ticks is not None
     # 1.6k..40k spans under two decades: 1-2-5 steps, compact dollars, nothing crowded
     assert [label for _, label in ticks[0]] == ["$2k", "$5k", "$10k", "$20k"]
+
+
+def test_radar_fills_up_to_three_gpus_and_outlines_more(view: CompareView, state: AppState) -> None:
+    state.set_compare(["small", "big", "huge"])
+    item = view.radar.item
+    assert all(item.fills_series(series) for series in item.series)
+    state.add_to_compare("flagship")
+    assert not any(item.fills_series(series) for series in item.series)
