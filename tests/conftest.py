@@ -1,13 +1,48 @@
-"""Test configuration: Qt offscreen, GUI tests marked, no leaked threads."""
+"""Test configuration: Qt offscreen, GUI tests marked, no leaked threads.
+
+Without Qt (the CI's Qt-free job: no PySide6, pyqtgraph or pytest-qt) the
+modules that import Qt are not collected and tests that ask for ``qtbot`` or
+``qapp`` are marked ``gui``: ``pytest -m "not gui"`` runs the rest.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+QT_AVAILABLE = all(
+    importlib.util.find_spec(name) is not None for name in ("PySide6", "pyqtgraph", "pytestqt")
+)
+#: An import of Qt, of a Qt package of ours, or of a test helper that needs Qt.
+_QT_IMPORT = re.compile(
+    r"^\s*(?:from|import)\s+(?:PySide6|shiboken6|pyqtgraph|pytestqt|gpudesk\.ui\b|"
+    r"gpudesk\.render\b|gpudesk\.report\.pdf\b|gpudesk\.report\s+import\s+pdf\b|"
+    r"ui_catalog_fixtures\b)",
+    re.MULTILINE,
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    if not QT_AVAILABLE:
+        # pytest-qt's ini key, declared so that pyproject.toml stays valid without it.
+        parser.addini("qt_api", "Qt binding for pytest-qt (unused: pytest-qt is absent)")
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Without Qt, leave out test modules that import it (they cannot even be imported)."""
+    if QT_AVAILABLE or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return bool(_QT_IMPORT.search(collection_path.read_text(encoding="utf-8"))) or None
+
 
 # Before any QApplication exists: tests never need a display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -102,20 +102,15 @@ def render_radar(
 ) -> None:
     """Paint the spec radar of ``entries`` into ``target`` as vectors.
 
-    Signature: ``render_radar(painter: QPainter, target: QRectF,
-    entries: Sequence[CatalogEntry], catalog: Catalog, *, axes=None,
-    normalisation: NormalisationChoice | None = None,
-    measured: MeasuredSeries | None = None, dark: bool = False) -> None``.
-
     Args:
         painter: an active painter (``QPdfWriter``, ``QSvgGenerator``, ``QImage``).
         target: where the chart goes, in the painter's coordinates.
         entries: the compared GPUs, in compare order (sets the colors).
-        catalog: the loaded catalog (outer ring = catalog maximum by default).
+        catalog: the loaded catalog (the outer ring when the reference is the catalog).
         axes: 5-8 metric keys from ``gpudesk.compare.radar.RADAR_AXES``;
             default ``DEFAULT_RADAR_AXES``.
         normalisation: reference (catalog/selection) and scale (linear/log);
-            default catalog maximum, linear.
+            default the compared GPUs' own maximum, linear.
         measured: an extra "this machine (measured)" series.
         dark: dark-theme colors (the chart leaves the background unpainted).
 
@@ -199,11 +194,6 @@ def render_scatter(
     log_y: bool = False,
 ) -> None:
     """Paint the catalog scatter with ``entries`` highlighted into ``target`` as vectors.
-
-    Signature: ``render_scatter(painter: QPainter, target: QRectF,
-    entries: Sequence[CatalogEntry], catalog: Catalog, *,
-    x_key: str = "price_usd", y_key: str = "fp16_tensor_tflops",
-    log_x: bool = False, log_y: bool = False) -> None``.
 
     The whole catalog is drawn in grey, ``entries`` in their compare colors
     with name labels, and the Pareto frontier as a dashed line. Light colors.

@@ -220,8 +220,6 @@ class BenchPanel(QWidget):
     def _on_check_done(self, worker: TaskWorker) -> None:
         if self._check_worker is worker:
             self._check_worker = None
-        # `done` follows QThread.finished, which fires just before the thread ends.
-        worker.wait(2000)
         self._update_buttons()
         self.backends_checked.emit()
 
@@ -431,7 +429,6 @@ class BenchPanel(QWidget):
     def _on_run_done(self, worker: TaskWorker) -> None:
         if self._run_worker is worker:
             self._run_worker = None
-        worker.wait(2000)
         self._update_buttons()
 
     # -- showing a result ------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from gpudesk.ui.state import AppState
 
@@ -15,6 +15,15 @@ _SUB_VIEWS = (
 
 
 class MachineTab(QWidget):
+    """The "This machine" tab: "Devices" (detected GPUs, live monitor) and "Benchmark".
+
+    Both views are imported when the tab is first shown; an import error is a
+    bug and is raised, not shown as a label.
+
+    Attributes:
+        views: each sub-view by its tab title.
+    """
+
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
@@ -24,9 +33,6 @@ class MachineTab(QWidget):
         self.views: dict[str, QWidget] = {}
         for title, target in _SUB_VIEWS:
             module_name, _, class_name = target.partition(":")
-            try:
-                view: QWidget = getattr(importlib.import_module(module_name), class_name)(state)
-            except ImportError as exc:
-                view = QLabel(f"Not available: {exc}")
+            view: QWidget = getattr(importlib.import_module(module_name), class_name)(state)
             self.views[title] = view
             self.tabs.addTab(view, title)

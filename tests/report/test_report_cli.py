@@ -26,6 +26,7 @@ def _compare(catalog_dir: Path, *args: str | Path) -> int:
     return main(["--catalog", str(catalog_dir), "compare", *map(str, args)])
 
 
+@pytest.mark.gui  # paints the PDF with Qt
 def test_pdf_is_written(
     catalog_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -38,6 +39,7 @@ def test_pdf_is_written(
     assert float(reader.pages[0].mediabox.height) == pytest.approx(841.9, abs=1)
 
 
+@pytest.mark.gui  # paints the PDF with Qt
 def test_letter_paper(catalog_dir: Path, tmp_path: Path) -> None:
     target = tmp_path / "report.pdf"
     assert _compare(catalog_dir, *NAMES[:2], "--pdf", target, "--paper", "letter") == 0
@@ -45,6 +47,7 @@ def test_letter_paper(catalog_dir: Path, tmp_path: Path) -> None:
     assert (float(box.width), float(box.height)) == pytest.approx((612, 792), abs=1)
 
 
+@pytest.mark.gui  # paints the PDF with Qt
 def test_include_local_adds_this_machine(catalog_dir: Path, tmp_path: Path) -> None:
     target = tmp_path / "report.pdf"
     assert _compare(catalog_dir, *NAMES[:2], "--pdf", target, "--include-local") == 0
@@ -96,6 +99,7 @@ def test_unwritable_folder_exits_1(
     assert not target.exists()
 
 
+@pytest.mark.gui  # paints the PDF with Qt
 def test_a_full_disk_exits_1_and_keeps_the_old_file(
     catalog_dir: Path,
     tmp_path: Path,
@@ -140,6 +144,7 @@ def test_bad_selection_exits_2_with_the_reason(
     assert not target.exists()
 
 
+@pytest.mark.gui  # paints the PDF with Qt
 def test_works_headless_without_a_display(catalog_dir: Path, tmp_path: Path) -> None:
     """A server over SSH: no DISPLAY, no QT_QPA_PLATFORM; the PDF still comes out."""
     env = {

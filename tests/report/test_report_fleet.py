@@ -42,6 +42,7 @@ def test_long_lists_are_capped_and_counted() -> None:
     assert section.left_out == ("5 more outliers are in the survey file.",)
 
 
+@pytest.mark.gui  # paints the PDF with Qt
 def test_compare_pdf_with_fleet_has_the_section(tmp_path: Path) -> None:
     survey_path = tmp_path / "survey.json"
     survey_path.write_text(json.dumps(_fleet_document()))
