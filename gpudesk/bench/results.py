@@ -41,6 +41,15 @@ UNIT_FOR_TEST: dict[str, Unit] = {"gemm": "TFLOPS", "copy": "GB/s", "h2d": "GB/s
 _MODEL_CONFIG = ConfigDict(frozen=True, allow_inf_nan=False, extra="ignore")
 
 
+def measurement_label(test: str, dtype: str, host_memory: str | None) -> str:
+    """The short name of a measured figure: "GEMM FP64", "memory copy", "H2D pinned"."""
+    if test == "gemm":
+        return f"GEMM {dtype.upper()}"
+    if test == "copy":
+        return "memory copy"
+    return f"{test.upper()} {host_memory or ''}".strip()
+
+
 class Measurement(BaseModel):
     """One measured figure: the median of the timed repetitions, with their min and max.
 
@@ -83,12 +92,8 @@ class Measurement(BaseModel):
 
     @property
     def label(self) -> str:
-        """A short name: "GEMM FP64", "copy", "H2D pinned"."""
-        if self.test == "gemm":
-            return f"GEMM {self.dtype.upper()}"
-        if self.test == "copy":
-            return "memory copy"
-        return f"{self.test.upper()} {self.host_memory or ''}".strip()
+        """A short name: "GEMM FP64", "memory copy", "H2D pinned"."""
+        return measurement_label(self.test, self.dtype, self.host_memory)
 
 
 class TelemetrySample(BaseModel):

@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from gpudesk.bench.results import measurement_label
+
 #: Generous for 1,000 nodes with 8 benchmarked GPUs each (about 20 kB a run).
 MAX_SURVEY_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 64
@@ -115,11 +117,7 @@ class MeasurementView(BaseModel):
 
     @property
     def label(self) -> str:
-        if self.test == "gemm":
-            return f"GEMM {self.dtype.upper()}"
-        if self.test == "copy":
-            return "memory copy"
-        return f"{self.test.upper()} {self.host_memory or ''}".strip()
+        return measurement_label(self.test, self.dtype, self.host_memory)
 
 
 class BenchView(BaseModel):
