@@ -80,6 +80,9 @@ class Chip(QFrame):
         self.remove_button.setText("✕")
         self.remove_button.setAutoRaise(True)
         self.remove_button.setToolTip(f"Remove {text}")
+        # Reachable with Tab and pressed with Space, like any button.
+        self.remove_button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.remove_button.setAccessibleName(f"Remove {text}")
         self.remove_button.clicked.connect(self.removed)
         layout.addWidget(self.remove_button)
         self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)

@@ -363,3 +363,17 @@ def test_no_match_notice_for_filters_restored_from_the_last_session(qtbot: QtBot
     again.restore_settings(settings)
     assert again.visible_count() == 0
     assert again.no_match.isVisible()
+
+
+def test_tab_leaves_the_table_and_a_chip_x_works_from_the_keyboard(
+    qtbot: QtBot, view: CatalogView
+) -> None:
+    assert not view.table.tabKeyNavigation()  # Tab moves to the next control
+    assert view.table.frozen_view.focusPolicy() == Qt.FocusPolicy.NoFocus
+    view.state.set_compare(["a100", "rtx-4090"])
+    chip = view.compare_bar.chips["a100"]
+    button = chip.remove_button
+    assert button.focusPolicy() & Qt.FocusPolicy.TabFocus
+    button.setFocus()
+    qtbot.keyClick(button, Qt.Key.Key_Space)
+    assert view.state.compare_ids == ["rtx-4090"]
