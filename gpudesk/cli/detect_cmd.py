@@ -121,6 +121,9 @@ def _other_gpu_lines(gpu: GpuSnapshot, match: CatalogMatch) -> list[str]:
         lines.append(f"  hint      {gpu.hint}")
     if gpu.pci_device_id:
         lines.append(f"  ids       {text.pci_ids_text(gpu)}, driver {gpu.kernel_driver or 'none'}")
+    if gpu.driver_loaded is False:  # without a driver the bus tells only its link
+        lines.append(f"  PCIe      {text.pcie_text(gpu)}")
+        return lines
     lines.append(f"  memory    {text.memory_text(gpu)}")
     if gpu.memory_for_models_mib is not None:
         lines.append(

@@ -197,7 +197,7 @@ class DeviceCard(QFrame):
     def _fields(gpu: GpuSnapshot, result: DetectionResult) -> list[tuple[str, str]]:
         na = text.NA
         if gpu.source is not DeviceSource.NVML:
-            return DeviceCard._bus_fields(gpu)
+            return DeviceCard._bus_fields(gpu, result)
         if gpu.kind is DeviceKind.MIG:
             return [
                 ("Memory", text.memory_text(gpu)),
@@ -232,7 +232,7 @@ class DeviceCard(QFrame):
         ]
 
     @staticmethod
-    def _bus_fields(gpu: GpuSnapshot) -> list[tuple[str, str]]:
+    def _bus_fields(gpu: GpuSnapshot, result: DetectionResult) -> list[tuple[str, str]]:
         """A GPU found by sysfs, amdsmi or system_profiler: what that source tells."""
         na = text.NA
         found_by = f"{gpu.vendor or 'unknown vendor'}, via {gpu.source.value}"
@@ -246,7 +246,7 @@ class DeviceCard(QFrame):
             return [
                 ("Memory", f"{text.memory_size_text(gpu)} unified"),
                 ("GPU cores", text.count_text(gpu.gpu_core_count)),
-                ("OS", "macOS" if gpu.vendor == "Apple" else na),
+                ("OS", result.os_version or na),
                 ("For models", for_models),
                 ("Found by", found_by),
             ]
