@@ -596,6 +596,14 @@ def fit_text(report: FitReport) -> str:
 # cost ----------------------------------------------------------------------------------
 
 
+#: The flag that gives each cost input the core may find missing.
+_COST_FLAGS = {
+    "purchase_usd": "--purchase-usd",
+    "tdp_w": "--tdp-w",
+    "cloud_hourly_usd": "--cloud-hourly",
+}
+
+
 def run_cost(args: argparse.Namespace) -> int:
     from gpudesk.catalog.query import NameLookupError, find_entry
     from gpudesk.planning.cost import compute_cost, cost_inputs_for
@@ -621,7 +629,8 @@ def run_cost(args: argparse.Namespace) -> int:
         )
         result = compute_cost(inputs)
     except PlanningInputError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from exc
+        flag = _COST_FLAGS.get(exc.missing or "")
+        raise CliError(str(exc) + (f"; give one with {flag}" if flag else ""), EXIT_USAGE) from exc
     provenance = _cost_provenance(entry, args)
     if args.json:
         from gpudesk.cli.common import print_json

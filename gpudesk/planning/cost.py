@@ -211,18 +211,18 @@ def cost_inputs_for(
     price = purchase_usd if purchase_usd is not None else entry.price_usd
     if price is None:
         raise PlanningInputError(
-            f"the catalog has no price for {entry.name} ({entry.id}); give one with --purchase-usd"
+            f"the catalog has no price for {entry.name} ({entry.id})", missing="purchase_usd"
         )
     power = tdp_w if tdp_w is not None else entry.tdp_w
     if power is None:
         raise PlanningInputError(
-            f"the catalog has no TDP for {entry.name} ({entry.id}); give one with --tdp-w"
+            f"the catalog has no TDP for {entry.name} ({entry.id})", missing="tdp_w"
         )
     hourly = cloud_hourly_usd if cloud_hourly_usd is not None else entry.cloud_hourly_usd
     if hourly is None:
         raise PlanningInputError(
-            f"the catalog has no example cloud price for {entry.name} ({entry.id}); "
-            "give one with --cloud-hourly"
+            f"the catalog has no example cloud price for {entry.name} ({entry.id})",
+            missing="cloud_hourly_usd",
         )
     return CostInputs(
         gpu_id=entry.id,
