@@ -356,6 +356,8 @@ class CompareView(QWidget):
         # Room for the metric names and three GPU columns without scrolling.
         splitter.setSizes([660, 720])  # kept in proportion as the window resizes
         self.splitter = splitter
+        # Its first real size (the tab shown) and window resizes decide the table's room.
+        splitter.installEventFilter(self)
         self.stack.addWidget(splitter)
 
     def _build_table_panel(self) -> QWidget:
@@ -731,6 +733,13 @@ class CompareView(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
             self._fit_columns()
+        elif (
+            watched is getattr(self, "splitter", None)
+            and event.type() in (QEvent.Type.Resize, QEvent.Type.Show)
+            and getattr(self, "comparison", None) is not None
+        ):
+            # After the event: a splitter being shown is not visible yet during it.
+            QTimer.singleShot(0, self, self._give_table_room)
         return super().eventFilter(watched, event)
 
     def normalisation_choice(self) -> NormalisationChoice:

@@ -444,3 +444,21 @@ def test_radar_fills_up_to_three_gpus_and_outlines_more(view: CompareView, state
     assert all(item.fills_series(series) for series in item.series)
     state.add_to_compare("flagship")
     assert not any(item.fills_series(series) for series in item.series)
+
+
+def test_six_gpus_chosen_before_the_tab_is_shown_still_fit(qtbot: QtBot) -> None:
+    state = AppState()
+    view = CompareView(state)
+    qtbot.addWidget(view)
+    view.resize(1340, 700)
+    state.set_compare(
+        ["h100-sxm5", "a100-80gb-sxm4", "rtx-4090", "rtx-5090", "mi300x", "rtx-a6000"]
+    )
+    view.show()  # the Compare tab opened after the selection was made
+    header = view.table.horizontalHeader()
+
+    def all_columns_fit() -> bool:
+        shown = sum(header.sectionSize(column) for column in range(header.count()))
+        return shown <= view.table.viewport().width() + 1
+
+    qtbot.waitUntil(all_columns_fit, timeout=3000)
