@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from gpudesk.catalog.loader import Catalog, load_catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
-from gpudesk.fleet.document import SurveyView
 from gpudesk.measured import MeasuredSeries
+
+if TYPE_CHECKING:
+    # Only for the annotation: the first screen must not load the fleet or bench code.
+    from gpudesk.fleet.document import SurveyView
 
 
 class AppState(QObject):

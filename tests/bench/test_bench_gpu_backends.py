@@ -33,6 +33,11 @@ from gpudesk.progress import ProgressState
 
 MIB = 2**20
 
+#: Lower bound of a measured rate against the fake's true rate. The fake's kernels
+#: sleep, and a loaded machine's sleeps overshoot; the upper bound (1.01) is what
+#: catches a timed region without its synchronize.
+TIMING_FLOOR = 0.4
+
 
 def small(plan: BenchPlan) -> BenchPlan:
     return plan.model_copy(
@@ -313,7 +318,7 @@ def test_torch_figures_are_the_devices_time_not_the_launch(new_api: bool) -> Non
     for row in result.results:
         rate = expected[row.dtype] if row.test == "gemm" else fakes.COPY_GBS
         assert row.value is not None
-        assert 0.7 * rate <= row.value <= 1.01 * rate, (row.label, row.value, rate)
+        assert TIMING_FLOOR * rate <= row.value <= 1.01 * rate, (row.label, row.value, rate)
 
 
 def test_cupy_figures_are_the_devices_time_not_the_launch(
@@ -329,7 +334,7 @@ def test_cupy_figures_are_the_devices_time_not_the_launch(
     for row in result.results:
         rate = expected[row.dtype] if row.test == "gemm" else fakes.COPY_GBS
         assert row.value is not None
-        assert 0.7 * rate <= row.value <= 1.01 * rate, (row.label, row.value, rate)
+        assert TIMING_FLOOR * rate <= row.value <= 1.01 * rate, (row.label, row.value, rate)
 
 
 def test_bf16_is_two_bytes_and_planning_uses_it() -> None:
@@ -483,7 +488,7 @@ def test_rocm_torch_measures_the_amd_gpu_with_hip_events() -> None:
                 ]
             ]
         )
-        assert row.value is not None and 0.7 * rate <= row.value <= 1.01 * rate, row.label
+        assert row.value is not None and TIMING_FLOOR * rate <= row.value <= 1.01 * rate, row.label
 
 
 def test_rocm_torch_without_kernels_for_the_card_says_so() -> None:
@@ -515,7 +520,7 @@ def test_mps_measures_the_mac_gpu_between_synchronize_calls() -> None:
     expected = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
     for row in result.results:
         rate = fakes.COPY_GBS if row.test == "copy" else fakes.TORCH_TFLOPS[expected[row.dtype]]
-        assert row.value is not None and 0.7 * rate <= row.value <= 1.01 * rate, row.label
+        assert row.value is not None and TIMING_FLOOR * rate <= row.value <= 1.01 * rate, row.label
     assert torch.mps_synchronize_calls >= 2 * len(result.results)
     assert torch.memory.used == 0
 
