@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -267,17 +267,26 @@ class FilterPanel(QWidget):
                 (self.max_price, "max_price_usd"),
             ):
                 value = saved.get(key)
-                if isinstance(value, int) and not isinstance(value, bool):
+                if _fits(value, spin):
                     spin.setValue(value)
             first, last = self._data_years
             min_year, max_year = saved.get("min_year"), saved.get("max_year")
-            self.min_year.setValue(min_year if isinstance(min_year, int) else first)
-            self.max_year.setValue(max_year if isinstance(max_year, int) else last)
+            self.min_year.setValue(min_year if _fits(min_year, self.min_year) else first)
+            self.max_year.setValue(max_year if _fits(max_year, self.max_year) else last)
             features = _strings(saved.get("features"))
             for feature, box in self.feature_boxes.items():
                 box.setChecked(feature.value in features)
         self._text_timer.stop()
         self._emit()
+
+
+def _fits(value: object, spin: QSpinBox) -> TypeGuard[int]:
+    """A saved whole number the spin box can show (a crafted 2**40 overflows Qt's int)."""
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and spin.minimum() <= value <= spin.maximum()
+    )
 
 
 def _strings(value: object) -> set[str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib
 import json
 import platform
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from gpudesk.paths import user_catalog_dir
 from gpudesk.progress import Progress
 from gpudesk.ui import theme
 from gpudesk.ui.problems_banner import ProblemsBanner
-from gpudesk.ui.settings import open_settings
+from gpudesk.ui.settings import LoadedSettings, load_settings
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
 
@@ -127,15 +128,19 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("GPUDesk")
-        self.settings = settings if settings is not None else open_settings()
-        theme.apply_theme(str(self.settings.value(_SETTINGS_THEME, theme.ThemeMode.SYSTEM)))
+        loaded = LoadedSettings(settings) if settings is not None else load_settings()
+        self.settings = loaded.settings
+        #: What was wrong with the settings file, said once in the settings banner.
+        self.settings_problems: list[str] = list(loaded.problems)
+        self._restore_step("theme", self._restore_theme)
         self.state = state if state is not None else AppState(extra_dirs=extra_dirs)
-        self._restore_compare()
+        self._restore_step("compare selection", self._restore_compare)
         self._reload_worker: TaskWorker | None = None
         self._detect_worker: TaskWorker | None = None
         #: False for runs that must leave the user's settings as they were
         #: (``--startup-check``, a packager's smoke test).
         self.save_on_close = True
+        self._said_unsaved = not loaded.saveable  # already said at start-up
 
         self.banner = ProblemsBanner()
         self.tabs = QTabWidget(self)
@@ -150,6 +155,9 @@ class MainWindow(QMainWindow):
         central_layout.setContentsMargins(0, 0, 0, 0)
         central_layout.setSpacing(0)
         central_layout.addWidget(self.banner)
+        self.settings_banner = ProblemsBanner()
+        self.settings_banner.setObjectName("problems_banner")
+        central_layout.addWidget(self.settings_banner)
         central_layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
 
@@ -160,9 +168,7 @@ class MainWindow(QMainWindow):
 
         self.setMinimumSize(900, 600)
         self.resize(1400, 860)
-        geometry = self.settings.value(_SETTINGS_GEOMETRY)
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
+        self._restore_step("window geometry", self._restore_geometry)
         self.fit_to_screen()
 
         self.banner.set_problems(self.state.catalog.problems)
@@ -170,6 +176,7 @@ class MainWindow(QMainWindow):
         self.state.catalog_changed.connect(self._on_catalog_changed)
         self.tabs.currentChanged.connect(self._build_current_tab)
         self._build_current_tab(self.tabs.currentIndex())
+        self._show_settings_problems()
 
     def fit_to_screen(self) -> None:
         """Keep the window (and its status bar) on the screen's available area.
@@ -214,7 +221,9 @@ class MainWindow(QMainWindow):
             view.counts_changed.connect(self._show_counts)
             view.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
             view.compare_tab_requested.connect(lambda: self.show_tab("Compare"))
-            view.restore_settings(self.settings)
+            self._restore_step(
+                "catalog layout and filters", lambda: view.restore_settings(self.settings)
+            )
             self._show_counts(view.visible_count(), len(self.state.entries()))
         if title == "Compare":
             self._detect_this_machine()
@@ -476,6 +485,37 @@ class MainWindow(QMainWindow):
         self.banner.set_problems(self.state.catalog.problems)
 
     # settings ----------------------------------------------------------------
+    def _restore_step(self, what: str, restore: Callable[[], object]) -> None:
+        """Restore one part of the saved settings; if it fails, keep the defaults and say so.
+
+        Whatever a corrupt or crafted settings file holds, the window opens.
+        """
+        try:
+            restore()
+        except Exception as exc:
+            self.settings_problems.append(
+                f"The saved {what} could not be restored ({type(exc).__name__}); defaults are used."
+            )
+            if hasattr(self, "settings_banner"):
+                self._show_settings_problems()
+
+    def _show_settings_problems(self) -> None:
+        self.settings_banner.show_notice(
+            "Settings problem: GPUDesk opened with default settings where it could not "
+            "use the saved ones.",
+            self.settings_problems,
+        )
+
+    def _restore_theme(self) -> None:
+        saved = self.settings.value(_SETTINGS_THEME, theme.ThemeMode.SYSTEM.value)
+        known = {mode.value for mode in theme.ThemeMode}
+        theme.apply_theme(str(saved) if str(saved) in known else theme.ThemeMode.SYSTEM.value)
+
+    def _restore_geometry(self) -> None:
+        geometry = self.settings.value(_SETTINGS_GEOMETRY)
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+
     def _restore_compare(self) -> None:
         saved = self.settings.value(_SETTINGS_COMPARE)
         if not isinstance(saved, str):
@@ -498,6 +538,13 @@ class MainWindow(QMainWindow):
         if isinstance(catalog_view, CatalogView):
             catalog_view.save_settings(self.settings)
         self.settings.sync()
+        if self.settings.status() != QSettings.Status.NoError and not self._said_unsaved:
+            # Said once: on the console, since the window may be closing.
+            self._said_unsaved = True
+            print(
+                f"gpudesk: the settings could not be saved to {self.settings.fileName()}",
+                file=sys.stderr,
+            )
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.save_on_close:

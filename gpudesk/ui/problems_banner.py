@@ -32,6 +32,7 @@ class ProblemsBanner(QFrame):
         super().__init__(parent)
         self.setObjectName("problems_banner")
         self.problems: list[CatalogProblem] = []
+        self._notice_lines: list[str] = []
         self._expanded = False
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)
@@ -74,8 +75,17 @@ class ProblemsBanner(QFrame):
         self._render()
         self.setVisible(bool(self.problems))
 
+    def show_notice(self, summary: str, lines: Sequence[str]) -> None:
+        """Show ``summary`` (plain text) above ``lines`` (or hide when there are none)."""
+        self.problems = []
+        self._notice_lines = list(lines)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary.setText(summary)
+        self._render()
+        self.setVisible(bool(self._notice_lines))
+
     def lines(self) -> list[str]:
-        return [str(problem) for problem in self.problems]
+        return [str(problem) for problem in self.problems] + self._notice_lines
 
     def _toggle(self) -> None:
         self._expanded = not self._expanded
