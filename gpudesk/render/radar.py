@@ -57,6 +57,7 @@ from gpudesk.render.style import (
     chart_series_color,
     measured_color,
 )
+from gpudesk.render.text import plain_tooltip
 
 MEASURED_SERIES_ID = "measured"
 LABEL_PX = 13
@@ -323,7 +324,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
             self.setToolTip("")
             return
         pos = event.pos()  # type: ignore[attr-defined]
-        self.setToolTip(self.tooltip_at(QPointF(pos.x(), pos.y())) or "")
+        self.setToolTip(plain_tooltip(self.tooltip_at(QPointF(pos.x(), pos.y())) or ""))
 
     # QGraphicsItem -----------------------------------------------------------
     def boundingRect(self) -> QRectF:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from gpudesk.bench.history import HistoryItem, import_run, list_runs
 from gpudesk.bench.results import ResultFileError
 from gpudesk.bench.text import format_figure
+from gpudesk.render.text import plain_tooltip
 
 
 class HistoryBox(QGroupBox):
@@ -62,6 +63,7 @@ class HistoryBox(QGroupBox):
         history_buttons.addWidget(self.measured_button)
         history_layout.addLayout(history_buttons)
         self.message = QLabel("")
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # file names, never markup
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.setStyleSheet("color: #c0392b;")
@@ -79,7 +81,7 @@ class HistoryBox(QGroupBox):
             entry = QListWidgetItem(history_text(item))
             entry.setData(Qt.ItemDataRole.UserRole, str(item.path))
             tip = item.result.imported_from and f"imported from {item.result.imported_from}"
-            entry.setToolTip(tip or str(item.path))
+            entry.setToolTip(plain_tooltip(tip or str(item.path)))
             self.history_list.addItem(entry)
         self.history_list.blockSignals(False)
         if problems:

@@ -173,6 +173,7 @@ class BenchPanel(QWidget):
         self._elapsed_timer.setInterval(500)
         self._elapsed_timer.timeout.connect(self._show_elapsed)
         self.step_label = QLabel("Checking backends…")
+        self.step_label.setTextFormat(Qt.TextFormat.PlainText)  # errors and device names
         self.step_label.setWordWrap(True)
         form.addRow(self.step_label)
         left_layout.addWidget(run_box)

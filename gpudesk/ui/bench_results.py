@@ -37,6 +37,7 @@ from gpudesk.bench.summary import run_summary
 from gpudesk.bench.text import format_figure, size_label
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.render.colors import series_color
+from gpudesk.render.text import plain_tooltip
 from gpudesk.ui import theme
 
 #: Item data role holding a row's fraction of peak (float or None).
@@ -100,7 +101,7 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column in self._NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(row)
+            return plain_tooltip(self._tooltip(row))
         if role == Qt.ItemDataRole.ForegroundRole and row.error is not None:
             return QBrush(QColor("#c0392b"))
         return None

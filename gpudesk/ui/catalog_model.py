@@ -33,6 +33,7 @@ from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
 from gpudesk.render.colors import gpu_color_slots
+from gpudesk.render.text import plain_tooltip
 from gpudesk.ui import theme
 from gpudesk.ui.catalog_columns import (
     COLUMNS,
@@ -234,7 +235,7 @@ class CatalogTableModel(QAbstractTableModel):
             if column == COMPARE_COLUMN_INDEX:
                 return COLUMNS[column].tooltip
             if column == NAME_COLUMN_INDEX:
-                return self.index_data.entries[row].name
+                return plain_tooltip(self.index_data.entries[row].name)
             if self._missing[row][column]:
                 return f"{COLUMNS[column].tooltip}: not in the catalog for this GPU"
             if column == PRICE_COLUMN_INDEX:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from gpudesk.catalog.names import short_name
 from gpudesk.compare.limits import MAX_COMPARED
 from gpudesk.render.colors import gpu_colors
+from gpudesk.render.text import plain_tooltip
 from gpudesk.ui import theme
 from gpudesk.ui.state import AppState
 
@@ -46,7 +47,7 @@ class Chip(QFrame):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("chip")
-        self.setToolTip(tooltip)
+        self.setToolTip(plain_tooltip(tooltip))
         palette = self.palette()
         border = palette.color(QPalette.ColorRole.Mid).name()
         if theme.is_dark():
@@ -79,7 +80,7 @@ class Chip(QFrame):
         self.remove_button = QToolButton()
         self.remove_button.setText("✕")
         self.remove_button.setAutoRaise(True)
-        self.remove_button.setToolTip(f"Remove {text}")
+        self.remove_button.setToolTip(plain_tooltip(f"Remove {text}"))
         # Reachable with Tab and pressed with Space, like any button.
         self.remove_button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.remove_button.setAccessibleName(f"Remove {text}")

@@ -70,6 +70,7 @@ from gpudesk.render.radar import (
 )
 from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
 from gpudesk.render.style import ChartStyle, chart_style, measured_color
+from gpudesk.render.text import plain_tooltip
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
 from gpudesk.ui.state import AppState
@@ -155,8 +156,9 @@ class CompareTableModel(QAbstractTableModel):
                 return _swatch(self._colors[section])
             if role == Qt.ItemDataRole.ToolTipRole and self.comparison is not None:
                 column = self.comparison.columns[section]
-                return column.name + (
-                    " (baseline)" if column.id == self.comparison.baseline_id else ""
+                return plain_tooltip(
+                    column.name
+                    + (" (baseline)" if column.id == self.comparison.baseline_id else "")
                 )
             return None
         if not 0 <= section < len(self._lines):
@@ -195,7 +197,7 @@ class CompareTableModel(QAbstractTableModel):
             tip = f"{comparison.columns[column].name}\n{line.header}: {raw}{unit}"
             if best:
                 tip += "\nbest in this row"
-            return tip
+            return plain_tooltip(tip)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if line.kind is RowKind.METRIC:
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -321,6 +323,7 @@ class CompareView(QWidget):
 
         top = QHBoxLayout()
         self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # GPU names, never markup
         title_font = self.title.font()
         title_font.setBold(True)
         self.title.setFont(title_font)
@@ -406,6 +409,7 @@ class CompareView(QWidget):
         self.table.verticalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
         layout.addWidget(self.table, 1)
         self.table_note = QLabel()
+        self.table_note.setTextFormat(Qt.TextFormat.PlainText)
         self.table_note.setWordWrap(True)
         layout.addWidget(self.table_note)
         return panel
@@ -482,6 +486,7 @@ class CompareView(QWidget):
         self._add_export_menu(self.scatter, "scatter")
         layout.addWidget(self.scatter, 1)
         self.scatter_note = QLabel()
+        self.scatter_note.setTextFormat(Qt.TextFormat.PlainText)
         self.scatter_note.setWordWrap(True)
         layout.addWidget(self.scatter_note)
         return panel

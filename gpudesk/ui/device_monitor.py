@@ -9,6 +9,7 @@ while the panel is visible.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -421,7 +422,7 @@ class MonitorPanel(QWidget):
         parts = []
         for position, device in enumerate(self._devices):
             color = device_color(position, self._style.dark).name()
-            name = f"GPU {device.index}: {device.name or 'unknown'}"
+            name = html.escape(f"GPU {device.index}: {device.name or 'unknown'}")
             lost = device.key in self._reported_lost
             suffix = f' <b style="color:{LOST_COLOR}">LOST</b>' if lost else ""
             parts.append(f'<span style="color:{color}">&#9632;</span> {name}{suffix}')

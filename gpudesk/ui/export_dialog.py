@@ -13,6 +13,7 @@ are opened with ``open()``, so tests (and the window) keep running.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED, is_comparable_cou
 from gpudesk.fleet.document import SurveyView
 from gpudesk.progress import Progress
 from gpudesk.report.pdf import ReportCharts, prepare_charts, write_pdf_report
+from gpudesk.storage import UnsafeTargetError, check_writable
 from gpudesk.ui.worker import TaskWorker
 
 TITLE = "Export comparison"
@@ -75,14 +77,37 @@ def check_target(text: str) -> tuple[Path | None, str]:
     text = text.strip()
     if not text:
         return None, "Choose a file to write the report to."
-    path = Path(text).expanduser()
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # "~nosuchuser/x.pdf": no such home folder
+        user = text[1:].split("/", 1)[0]
+        return None, f"Cannot write {text[:120]}: there is no user {user[:60]!r} for ~{user[:60]}."
+    if not path.name or path.name in (".", ".."):
+        return None, "Choose a file name, not only a folder."
     if path.suffix.lower() != ".pdf":
         path = path.with_name(path.name + ".pdf")
-    if path.is_dir():
-        return None, f"Cannot write {path}: it is a folder."
-    if not path.parent.is_dir():
-        return None, f"Cannot write {path}: the folder {path.parent} does not exist."
+    try:
+        check_writable(path)
+    except UnsafeTargetError as exc:
+        if exc.errno == errno.EISDIR:
+            return None, f"Cannot write {_shown(path)}: it is a folder."
+        return None, f"Cannot write {_shown(path)}: {exc.strerror}."
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if reason.startswith("folder "):
+            reason = "the " + reason
+        return None, f"Cannot write {_shown(path)}: {reason}."
+    except ValueError:  # a NUL character
+        return None, "Cannot write there: the name holds a character no file name can."
     return path, ""
+
+
+def _shown(path: Path, limit: int = 120) -> str:
+    """The path for a message, its middle elided when long (a 300-character name)."""
+    text = str(path)
+    if len(text) <= limit:
+        return text
+    return text[: limit // 2 - 1] + "…" + text[-(limit // 2) :]
 
 
 class ExportDialog(QDialog):
@@ -125,6 +150,7 @@ class ExportDialog(QDialog):
 
         names = ", ".join(entry.name for entry in self.entries)
         summary = QLabel(f"A PDF report comparing {len(self.entries)} GPUs: {names}.")
+        summary.setTextFormat(Qt.TextFormat.PlainText)  # GPU names, never markup
         summary.setWordWrap(True)
 
         self.path_edit = QLineEdit()
@@ -158,6 +184,7 @@ class ExportDialog(QDialog):
 
         self.hint_label = QLabel()
         self.hint_label.setWordWrap(True)
+        self.hint_label.setTextFormat(Qt.TextFormat.PlainText)
 
         form = QFormLayout()
         form.addRow("File:", path_row)
@@ -223,7 +250,7 @@ class ExportDialog(QDialog):
         path, problem = check_target(self.path_edit.text())
         if problem:
             self.hint_label.setText(problem)
-        elif path is not None and path.exists():
+        elif path is not None and path.is_file():
             self.hint_label.setText(f"{path.name} exists and will be replaced.")
         else:
             self.hint_label.setText("")
