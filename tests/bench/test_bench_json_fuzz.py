@@ -147,6 +147,7 @@ def _strict(text: str) -> Any:
 COUNTS = {"documents": 0, "accepted": 0, "refused": 0}
 
 
+@pytest.mark.timeout(900)  # many examples; a slow shared machine
 @settings(
     max_examples=300,
     deadline=None,
@@ -170,6 +171,7 @@ def test_any_result_json_is_refused_by_field_or_loads_strictly(tmp_path: Path, t
     render_text(result)
 
 
+@pytest.mark.timeout(900)  # many examples; a slow shared machine
 @settings(
     max_examples=60,
     deadline=None,

@@ -102,6 +102,7 @@ def _state(folder: Path) -> dict[str, tuple[int, object]]:
 COUNTS = {"examples": 0, "entries_loaded": 0, "problems": 0}
 
 
+@pytest.mark.timeout(900)  # many examples; a slow shared machine
 @settings(
     max_examples=150,
     deadline=None,

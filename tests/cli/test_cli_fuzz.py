@@ -340,6 +340,7 @@ def _report_counts() -> Iterator[None]:
             handle.write(json.dumps({"cli": EXITS}) + "\n")
 
 
+@pytest.mark.timeout(900)  # many examples; a slow shared machine
 @pytest.mark.parametrize(("command", "parser"), COMMANDS, ids=[c for c, _ in COMMANDS])
 def test_any_arguments_give_a_documented_exit_and_touch_only_the_target(
     command: str,

@@ -78,6 +78,7 @@ def _light_theme_after() -> object:
     theme.apply_theme(theme.ThemeMode.LIGHT)
 
 
+@pytest.mark.timeout(900)  # many examples; a slow shared machine
 @settings(
     max_examples=40,
     deadline=None,
