@@ -18,6 +18,7 @@ from gpudesk.cli.common import (
     format_table,
     load_catalog_for,
 )
+from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
 
 if TYPE_CHECKING:
     from gpudesk.planning.speed.estimate import SpeedEstimate, SpeedRequest
@@ -366,34 +367,6 @@ def speed_json(
     }
 
 
-def _fmt(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return "n/a"
-    if value >= 100:
-        return f"{value:,.0f}{unit}"
-    if value >= 10:
-        return f"{value:.1f}{unit}"
-    return f"{value:.2f}{unit}"
-
-
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"${value:,.2f}" if value >= 0.01 else f"${value:.4f}"
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 3 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
-
-
 def speed_text(
     request: SpeedRequest,
     model: dict[str, Any],
@@ -416,16 +389,18 @@ def speed_text(
         cells = [
             item.gpu_id,
             str(item.count),
-            _fmt(item.tokens_per_s),
-            f"{_fmt(item.low)}-{_fmt(item.high)}",
+            figure_text(item.tokens_per_s),
+            f"{figure_text(item.low)}-{figure_text(item.high)}",
             item.limited_by,
-            _usd(item.usd_per_million_tokens),
+            usd_text(item.usd_per_million_tokens),
         ]
         if train:
             cells.append(
-                _duration(item.time_s) if request.tokens else _fmt(item.tokens_per_s_per_gpu)
+                duration_text(item.time_s)
+                if request.tokens
+                else figure_text(item.tokens_per_s_per_gpu)
             )
-            cells.append(_usd(item.usd_total) if request.tokens else "")
+            cells.append(usd_text(item.usd_total) if request.tokens else "")
         else:
             ttft = item.time_to_first_token_s
             cells.append("n/a" if ttft is None else f"{ttft * 1000:,.0f} ms")
@@ -440,7 +415,8 @@ def speed_text(
         lines.append("")
         lines.append(
             textwrap.fill(
-                f"{first.gpu_id}: {first.basis}. Bound {_fmt(first.bound_tokens_per_s)} tokens/s "
+                f"{first.gpu_id}: {first.basis}. "
+                f"Bound {figure_text(first.bound_tokens_per_s)} tokens/s "
                 f"(estimate = {first.efficiency:.0%} of it).",
                 100,
                 break_on_hyphens=False,

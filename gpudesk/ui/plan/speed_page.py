@@ -53,6 +53,7 @@ from gpudesk.planning.speed.planner import (
     with_costs,
 )
 from gpudesk.planning.speed.shapes import shape_from_preset
+from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
 from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
@@ -89,34 +90,6 @@ class _SortItem(QTreeWidgetItem):
         if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)):
             return float(mine) < float(theirs)
         return self.text(column) < other.text(column)
-
-
-def _number(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"${value:,.2f}" if value >= 0.01 else f"${value:.4f}"
-
-
-def duration_text(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 3 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 class SpeedPage(QWidget):
@@ -484,10 +457,13 @@ class SpeedPage(QWidget):
             cells = [
                 (name, None),
                 (str(result.count), result.count),
-                (_number(result.tokens_per_s), result.tokens_per_s),
-                (f"{_number(result.low)} – {_number(result.high)}", result.low),
+                (figure_text(result.tokens_per_s), result.tokens_per_s),
+                (f"{figure_text(result.low)} – {figure_text(result.high)}", result.low),
                 (result.limited_by.replace("_", " "), None),
-                (_usd(result.usd_per_million_tokens), result.usd_per_million_tokens or math.inf),
+                (
+                    usd_text(result.usd_per_million_tokens),
+                    result.usd_per_million_tokens or math.inf,
+                ),
                 (time_text, time if time is not None else math.inf),
             ]
             for column, (text, sort) in enumerate(cells):
@@ -520,8 +496,8 @@ class SpeedPage(QWidget):
             when = measured.basis.rsplit("calibrated with your benchmark of ", 1)[-1]
             self.measured_label.setText(
                 f"<b>{MEASURED_LABEL.capitalize()}</b>: {html.escape(measured.name)} × "
-                f"{measured.count}: <b>{_number(measured.tokens_per_s)}</b> tokens/s "
-                f"({_number(measured.low)}–{_number(measured.high)}), limited by "
+                f"{measured.count}: <b>{figure_text(measured.tokens_per_s)}</b> tokens/s "
+                f"({figure_text(measured.low)}–{figure_text(measured.high)}), limited by "
                 f"{html.escape(measured.limited_by)}; calibrated with your benchmark of "
                 f"{html.escape(when)} ({html.escape(measured.calibrated or '')})."
             )
@@ -544,9 +520,9 @@ class SpeedPage(QWidget):
             return
         parts = [
             f"<p><b>{html.escape(result.name)}</b> × {result.count}: "
-            f"{_number(result.tokens_per_s)} tokens/s ({_number(result.low)}–"
-            f"{_number(result.high)}), limited by {html.escape(result.limited_by)}; bound "
-            f"{_number(result.bound_tokens_per_s)} tokens/s; this is "
+            f"{figure_text(result.tokens_per_s)} tokens/s ({figure_text(result.low)}–"
+            f"{figure_text(result.high)}), limited by {html.escape(result.limited_by)}; bound "
+            f"{figure_text(result.bound_tokens_per_s)} tokens/s; this is "
             f"{result.efficiency:.0%} of it.</p>",
             f"<p>{html.escape(result.basis)}.</p>",
         ]
