@@ -247,7 +247,11 @@ class WorkloadForm(QWidget):
         form.addRow("Sequence length", self.seq_spin)
 
         self.kv_combo = forms.combo()
-        self.kv_combo.addItem("automatic (the compute dtype; FP16 for quantised weights)", None)
+        # Short, so the combo shows it whole at 1366 px; the rule is in the tooltip.
+        self.kv_combo.addItem("automatic", None)
+        self.kv_combo.setToolTip(
+            "automatic: the compute dtype, or FP16 when the weights are quantised"
+        )
         for kv_dtype in KvDType:
             self.kv_combo.addItem(kv_dtype.value, kv_dtype.value)
         self.kv_combo.currentIndexChanged.connect(self._on_edited)

@@ -13,14 +13,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
     QTextBrowser,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -163,19 +160,9 @@ class FitPage(QWidget):
         self.fits_summary = QLabel()
         self.fits_summary.setWordWrap(True)
         fits_layout.addWidget(self.fits_summary)
-        self.fits_tree = QTreeWidget()
-        self.fits_tree.setHeaderLabels(
+        self.fits_tree = forms.ranked_tree(
             ["GPU", "GPUs", "Memory", "Need / GPU", "Headroom", "Decode ≤ tok/s"]
         )
-        self.fits_tree.setRootIsDecorated(False)
-        self.fits_tree.setUniformRowHeights(True)
-        self.fits_tree.setAlternatingRowColors(True)
-        self.fits_tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        header = self.fits_tree.header()
-        header.setSectionResizeMode(_FitColumn.GPU, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, 6):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(False)
         self.fits_tree.headerItem().setToolTip(
             _FitColumn.DECODE,
             "Upper bound for one stream: GPUs x bandwidth / bytes read per token. "

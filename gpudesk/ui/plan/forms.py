@@ -6,12 +6,15 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QComboBox,
     QDoubleSpinBox,
     QFrame,
+    QHeaderView,
     QLabel,
     QScrollArea,
     QSizePolicy,
+    QTreeWidget,
     QWidget,
 )
 
@@ -101,3 +104,20 @@ def form_scroll(box: QWidget) -> QScrollArea:
     scroll.setMinimumWidth(300)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     return scroll
+
+
+def ranked_tree(headers: list[str], *, sortable: bool = False) -> QTreeWidget:
+    """A flat, single-selection list of GPUs: the first column stretches, the rest fit."""
+    tree = QTreeWidget()
+    tree.setHeaderLabels(headers)
+    tree.setRootIsDecorated(False)
+    tree.setUniformRowHeights(True)
+    tree.setAlternatingRowColors(True)
+    tree.setSortingEnabled(sortable)
+    tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    header = tree.header()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for column in range(1, len(headers)):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(False)
+    return tree

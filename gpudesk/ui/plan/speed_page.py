@@ -14,16 +14,13 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
     QGroupBox,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QSpinBox,
     QSplitter,
     QTextBrowser,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -141,20 +138,10 @@ class SpeedPage(QWidget):
         right_layout.addWidget(self.measured_label)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setChildrenCollapsible(False)
-        self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(
-            ["GPU", "GPUs", "tokens/s", "range", "limit", "$ / 1M tokens", "first token"]
+        self.tree = forms.ranked_tree(
+            ["GPU", "GPUs", "tokens/s", "range", "limit", "$ / 1M tokens", "first token"],
+            sortable=True,
         )
-        self.tree.setRootIsDecorated(False)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setSortingEnabled(True)
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        header = self.tree.header()
-        header.setSectionResizeMode(_Col.GPU, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, 7):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(False)
         self.tree.headerItem().setToolTip(
             _Col.RANGE, "10th-90th percentile of measured / estimated in the published data"
         )
