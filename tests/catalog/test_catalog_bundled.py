@@ -30,7 +30,7 @@ ORIGINAL_ENTRIES = frozenset(
 #: found: AMD's older Instinct parts and the V100 PCIe / 32 GB are rarely rented
 #: by the hour; the A30 and H200 NVL are mostly sold into private clusters.
 NO_ON_DEMAND_RATE = frozenset(
-    {"mi210", "mi250x", "mi325x", "a30", "h200-nvl", "v100-pcie-16gb", "v100-sxm2-32gb"}
+    {"mi210", "mi250x", "a30", "h200-nvl", "v100-pcie-16gb", "v100-sxm2-32gb"}
 )
 #: Cloud cards people rent by the hour: each has an on-demand rate.
 CLOUD_CONSUMER_CARDS = ("rtx-4090", "rtx-a6000", "l4", "t4")
