@@ -27,11 +27,9 @@ ORIGINAL_ENTRIES = frozenset(
     }
 )  # fmt: skip
 #: Original datacenter entries for which no public, dated on-demand rate was
-#: found: AMD's older Instinct parts and the V100 PCIe / 32 GB are rarely rented
-#: by the hour; the A30 and H200 NVL are mostly sold into private clusters.
-NO_ON_DEMAND_RATE = frozenset(
-    {"mi210", "mi250x", "a30", "h200-nvl", "v100-pcie-16gb", "v100-sxm2-32gb"}
-)
+#: found: AMD's older Instinct parts and the V100 PCIe are rarely rented by the
+#: hour; the H200 NVL is mostly sold into private clusters.
+NO_ON_DEMAND_RATE = frozenset({"mi210", "mi250x", "h200-nvl", "v100-pcie-16gb"})
 #: Cloud cards people rent by the hour: each has an on-demand rate.
 CLOUD_CONSUMER_CARDS = ("rtx-4090", "rtx-a6000", "l4", "t4")
 
