@@ -225,6 +225,51 @@ def ring_radii(scale: Scale, inner: float = DEFAULT_LOG_INNER) -> tuple[float, .
     return tuple(inner + step * index for index in range(5))
 
 
+def ring_value(axis_range: AxisRange, scale: Scale, inner: float, radius: float) -> float:
+    """The value a ring at ``radius`` stands for on an axis: the inverse of :func:`radius_for`."""
+    high = axis_range.max_value
+    if scale is Scale.LINEAR:
+        return radius * high
+    low = axis_range.min_positive
+    if high <= low or inner >= 1.0:
+        return high
+    fraction = max(0.0, (radius - inner) / (1.0 - inner))
+    return float(low * (high / low) ** fraction)
+
+
+def gap_crossing(first_radius: float, second_radius: float, count: int) -> float:
+    """Where the straight edge between two neighbouring vertices crosses the gap's bisector.
+
+    The vertices sit at radii ``first_radius`` and ``second_radius`` on
+    neighbouring spokes of a ``count``-axis chart, ``2π/count`` apart; the edge
+    meets the bisector at ``2·r1·r2·cos(π/count) / (r1 + r2)``.
+    """
+    total = first_radius + second_radius
+    if total <= 0:
+        return 0.0
+    return 2.0 * first_radius * second_radius * math.cos(math.pi / count) / total
+
+
+def gaps_by_clearance(series_radii: Sequence[Sequence[float | None]], count: int) -> list[int]:
+    """Gaps (between spokes ``i`` and ``i + 1``) ordered from the least to the most covered.
+
+    A gap's cover is how far the polygons' edges reach along its bisector
+    (:func:`gap_crossing`); ring labels go where the data leaves the most
+    room. A missing value counts as the centre (only a thin dashed bridge
+    crosses there). Ties keep clockwise order from 12 o'clock.
+    """
+    if count < 2:
+        return list(range(count))
+    coverage = []
+    for index in range(count):
+        following = (index + 1) % count
+        reach = 0.0
+        for radii in series_radii:
+            reach = max(reach, gap_crossing(radii[index] or 0.0, radii[following] or 0.0, count))
+        coverage.append(reach)
+    return sorted(range(count), key=lambda index: (round(coverage[index], 9), index))
+
+
 def missing_axes(points: Sequence[RadarPoint | None]) -> list[int]:
     """Indices of the axes a series has no value on."""
     return [index for index, point in enumerate(points) if point is None]

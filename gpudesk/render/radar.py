@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QFontMetricsF,
     QPainter,
     QPainterPath,
+    QPainterPathStroker,
     QPen,
     QPicture,
     QPolygonF,
@@ -42,11 +43,13 @@ from gpudesk.compare.radar import (
     choose_normalisation,
     entry_values,
     gap_bridges,
+    gaps_by_clearance,
     measured_values,
     missing_axes,
     outline_segments,
     radar_points,
     ring_radii,
+    ring_value,
 )
 from gpudesk.measured import MeasuredSeries
 from gpudesk.render.colors import gpu_color_slots
@@ -63,7 +66,11 @@ MEASURED_SERIES_ID = "measured"
 LABEL_PX = 13
 LEGEND_PX = 13
 CAPTION_PX = 12
-RING_LABEL_PX = 11
+RING_LABEL_PX = 10
+#: Clearance around a polygon's outline that a ring label keeps.
+RING_LABEL_CLEARANCE_PX = 3.0
+#: Where along a ring's edge across the chosen gap a ring label may sit, best first.
+RING_LABEL_POSITIONS = (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8)
 MARGIN_PX = 10.0
 LABEL_GAP_PX = 8.0
 HOVER_RADIUS_PX = 12.0
@@ -143,6 +150,10 @@ class RadarLayout:
     legend: list[_LegendEntry] = field(default_factory=list)
     caption_rect: QRectF | None = None
     label_px: int = LABEL_PX
+    #: ring value labels (box, text), placed clear of every polygon
+    ring_labels: list[tuple[QRectF, str]] = field(default_factory=list)
+    #: the axis whose values the log rings show (None on a linear scale)
+    ring_axis: int | None = None
 
     def to_pixel(self, point: RadarPoint) -> QPointF:
         return QPointF(
@@ -178,6 +189,15 @@ def _wrap_detail(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
     if metrics.horizontalAdvance(text) <= width or " · " not in text:
         return [text]
     return text.split(" · ")
+
+
+def _ring_number(value: float) -> str:
+    """A ring value to three significant figures at most ("1,008", "44.2", "6.62")."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
 
 
 def _label_rect(anchor: QPointF, angle: float, width: float, height: float) -> QRectF:
@@ -363,7 +383,12 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                 second = f"{metric.unit} · no data".strip(" ·")
             else:
                 top = metric.format(axis_range.max_value)
-                second = f"{metric.unit} · max {top}" if metric.unit else f"max {top}"
+                if self._scale() is Scale.LOG:
+                    # each axis has its own decades: say where its centre ring starts
+                    span = f"{metric.format(axis_range.min_positive)} to {top}"
+                else:
+                    span = f"max {top}"
+                second = f"{metric.unit} · {span}" if metric.unit else span
             lines.append((metric.label, second))
         return lines
 
@@ -499,6 +524,120 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
             caption_rect=caption_rect,
             label_px=pixel_size,
         )
+        self._layout_ring_labels()
+
+    def series_outline(self, series: RadarSeries) -> QPainterPath:
+        """The data of ``series`` in item pixels: its outline, gap bridges and vertices.
+
+        The translucent fill is not included: a ring label on its small
+        background box hides a patch of tint, never a line or a point.
+        """
+        points = self.series_points.get(series.id, [])
+        pixels = self.polygon(series.id)
+        outline = QPainterPath()
+        for start, end in [*outline_segments(points), *gap_bridges(points)]:
+            a, b = pixels[start], pixels[end]
+            assert a is not None and b is not None
+            outline.moveTo(a)
+            outline.lineTo(b)
+        stroker = QPainterPathStroker()
+        stroker.setWidth(2.6 + 2 * RING_LABEL_CLEARANCE_PX)
+        shape = stroker.createStroke(outline)
+        for pixel in pixels:
+            if pixel is not None:
+                shape.addEllipse(
+                    pixel, 4.0 + RING_LABEL_CLEARANCE_PX, 4.0 + RING_LABEL_CLEARANCE_PX
+                )
+        return shape
+
+    def _ring_texts(self, reference_axis: int) -> list[tuple[float, str]]:
+        """(radius, text) per ring: shares on a linear scale, ``reference_axis`` values on log."""
+        inner = DEFAULT_LOG_INNER if self._normalisation is None else self._normalisation.inner
+        radii = ring_radii(self._scale(), inner)
+        if self._scale() is Scale.LINEAR:
+            return [(radius, f"{radius * 100:.0f}%") for radius in radii]
+        axis_range = self.axis_range(reference_axis)
+        if axis_range is None:
+            return []
+        metric = METRICS[self._axes[reference_axis]]
+        texts = []
+        for radius in radii:
+            value = _ring_number(ring_value(axis_range, Scale.LOG, inner, radius))
+            # the unit once, on the outer ring: short labels fit between the lines
+            texts.append((radius, f"{value} {metric.unit}".strip() if radius >= 1.0 else value))
+        return texts
+
+    def _ring_labels_in_gap(
+        self, gap: int, texts: list[tuple[float, str]], outlines: list[QPainterPath]
+    ) -> list[tuple[QRectF, str]]:
+        """The ring labels that fit clear of the data on the ring edges across ``gap``.
+
+        Each label is centred on its ring's edge between spokes ``gap`` and
+        ``gap + 1``: at the middle if that is clear, else slid along the edge.
+        """
+        count = len(self._axes)
+        layout = self.layout
+        metrics = QFontMetricsF(chart_font(RING_LABEL_PX))
+        placed: list[tuple[QRectF, str]] = []
+        for radius, text in sorted(texts, reverse=True):  # outer rings first
+            start = layout.on_spoke(gap, count, radius)
+            end = layout.on_spoke((gap + 1) % count, count, radius)
+            width = metrics.horizontalAdvance(text) + 6
+            height = metrics.height()
+            for along in RING_LABEL_POSITIONS:
+                point = start + (end - start) * along
+                box = QRectF(point.x() - width / 2, point.y() - height / 2, width, height)
+                if (
+                    not any(outline.intersects(box) for outline in outlines)
+                    and not any(box.intersects(other) for other, _ in placed)
+                    and not any(box.intersects(rect) for rect in layout.label_rects)
+                ):
+                    placed.append((box, text))
+                    break
+        return placed
+
+    def _layout_ring_labels(self) -> None:
+        """Ring values along the bisector of the axis gap where most fit clear of the data.
+
+        Gaps are tried from the least covered; a label that would touch a
+        polygon's outline or vertex is left out rather than drawn over the
+        data (the caption says the ring step, and on a log scale every axis
+        label gives its own range).
+        """
+        count = len(self._axes)
+        layout = self.layout
+        if count < 3 or not self._series:
+            return
+        radii = [
+            [None if point is None else point.radius for point in self.series_points[item.id]]
+            for item in self._series
+            if item.id in self.series_points
+        ]
+        outlines = [self.series_outline(series) for series in self._series]
+        log = self._scale() is Scale.LOG
+        best: tuple[list[tuple[QRectF, str]], int | None] = ([], None)
+        for gap in gaps_by_clearance(radii, count):
+            reference: int | None = None
+            if log:
+                # the spoke starting the gap gives the ring values; the next if it has no data
+                reference = gap if self.axis_range(gap) is not None else (gap + 1) % count
+            texts = self._ring_texts(reference if reference is not None else 0)
+            placed = self._ring_labels_in_gap(gap, texts, outlines)
+            if len(placed) > len(best[0]):
+                best = (placed, reference)
+            if len(placed) == len(texts):
+                break
+        layout.ring_labels, layout.ring_axis = best
+
+    def ring_note(self) -> str:
+        """What the rings mean, for the caption line."""
+        if self._scale() is Scale.LINEAR:
+            return "rings every 25% of the maximum"
+        axis = self.layout.ring_axis
+        if axis is None:
+            return "rings at equal ratios"
+        metric = METRICS[self._axes[axis]]
+        return f"ring values: {metric.label} axis; other axes: range under each name"
 
     def _layout_legend(self, bounds: QRectF) -> list[_LegendEntry]:
         metrics = QFontMetricsF(chart_font(LEGEND_PX))
@@ -533,10 +672,11 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         if self.layout.caption_rect is not None:
             painter.setFont(chart_font(CAPTION_PX))
             painter.setPen(QPen(self._style.muted))
+            caption = f"{self._caption} · {self.ring_note()}" if self._series else self._caption
             painter.drawText(
                 self.layout.caption_rect,
                 int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                self._caption,
+                caption,
             )
         painter.restore()
 
@@ -562,27 +702,15 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
             painter.drawLine(layout.center, layout.on_spoke(index, count, 1.0))
 
     def _draw_ring_labels(self, painter: QPainter) -> None:
-        """Ring values beside the first spoke, on a veil so polygons under them stay legible."""
-        count = len(self._axes)
-        inner = DEFAULT_LOG_INNER if self._normalisation is None else self._normalisation.inner
-        radii = ring_radii(self._scale(), inner)
-        if self._scale() is Scale.LINEAR:  # share of the reference maximum
-            ring_texts = [(radius, f"{radius * 100:.0f}%") for radius in radii]
-        else:
-            ring_texts = [(radii[0], "log")]
+        """Ring values where the layout put them, small, on a background box."""
         font = chart_font(RING_LABEL_PX)
-        metrics = QFontMetricsF(font)
         painter.setFont(font)
         veil = QColor(self._style.background)
-        veil.setAlpha(190)
-        for radius, text in ring_texts:
-            point = self.layout.on_spoke(0, count, radius)
-            box = QRectF(
-                point.x() + 3, point.y() + 1, metrics.horizontalAdvance(text) + 4, metrics.height()
-            )
+        veil.setAlpha(230)
+        for box, text in self.layout.ring_labels:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QBrush(veil))
-            painter.drawRect(box)
+            painter.drawRoundedRect(box, 3.0, 3.0)
             painter.setPen(QPen(self._style.muted))
             painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), text)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
 from compare_entries import gpu
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpudesk.compare.radar import (
     DEFAULT_RADAR_AXES,
@@ -18,10 +21,14 @@ from gpudesk.compare.radar import (
     check_axes,
     entry_values,
     gap_bridges,
+    gap_crossing,
+    gaps_by_clearance,
     normalisation_for,
     outline_segments,
     radar_points,
+    radius_for,
     ring_radii,
+    ring_value,
 )
 
 AXES5 = ("memory_gb", "bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops", "fp64_tflops")
@@ -137,6 +144,43 @@ def test_outline_and_gap_bridges() -> None:
 def test_ring_radii() -> None:
     assert ring_radii(Scale.LINEAR) == (0.25, 0.5, 0.75, 1.0)
     assert ring_radii(Scale.LOG, 0.2) == pytest.approx((0.2, 0.4, 0.6, 0.8, 1.0))
+
+
+@given(
+    low=st.floats(0.001, 1e4),
+    ratio=st.floats(1.0, 1e4),
+    radius=st.floats(0.2, 1.0),
+    scale=st.sampled_from(list(Scale)),
+)
+def test_ring_value_is_the_value_drawn_on_that_ring(
+    low: float, ratio: float, radius: float, scale: Scale
+) -> None:
+    axis_range = AxisRange(low * ratio, low)
+    value = ring_value(axis_range, scale, 0.2, radius)
+    assert low * (0.2 if scale is Scale.LINEAR else 1.0) * 0.999 <= value
+    assert value <= axis_range.max_value * 1.000001
+    if ratio > 1.01:  # a one-value range puts everything on the outer ring
+        assert radius_for(value, axis_range, scale, 0.2) == pytest.approx(radius, abs=1e-6)
+
+
+def test_ring_values_on_a_log_axis_step_by_equal_ratios() -> None:
+    axis_range = AxisRange(80.0, 24.0)
+    values = [ring_value(axis_range, Scale.LOG, 0.2, r) for r in ring_radii(Scale.LOG, 0.2)]
+    assert values[0] == pytest.approx(24.0) and values[-1] == pytest.approx(80.0)
+    ratios = [b / a for a, b in itertools.pairwise(values)]
+    assert ratios == pytest.approx([(80 / 24) ** 0.25] * 4)
+
+
+def test_gap_crossing_and_the_clearest_gap() -> None:
+    # equal radii: the edge's midpoint, r·cos(π/n); one vertex at the centre: the centre
+    assert gap_crossing(1.0, 1.0, 6) == pytest.approx(math.cos(math.pi / 6))
+    assert gap_crossing(0.0, 1.0, 6) == 0.0
+    # everything full except axis 3, whose two gaps (2-3 and 3-4) come first
+    full = [1.0, 1.0, 1.0, 0.1, 1.0, 1.0]
+    other = [0.9, 0.9, 0.9, None, 0.9, 0.9]
+    order = gaps_by_clearance([full, other], 6)
+    assert set(order[:2]) == {2, 3}
+    assert order[2:] == [0, 1, 4, 5]
 
 
 def test_check_axes() -> None:

@@ -213,3 +213,47 @@ def test_scatter_labels_of_crowded_points_neither_overlap_nor_leave_the_plot(
         for other in labels[index + 1 :]:
             assert not rect.intersects(other)
     chart.close()
+
+
+@pytest.mark.parametrize("scale", list(Scale))
+def test_ring_labels_keep_clear_of_the_data_and_log_rings_show_values(
+    qapp: QApplication, scale: Scale
+) -> None:
+    catalog = _catalog()
+    axes = ["memory_gb", "bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops", "fp64_tflops"]
+    item = build_radar_item(
+        catalog.entries,
+        catalog,
+        QSizeF(800, 560),
+        axes=axes,
+        normalisation=NormalisationChoice(Reference.SELECTION, scale),
+    )
+    labels = item.layout.ring_labels
+    assert len(labels) >= 2
+    for box, text in labels:
+        for series in item.series:
+            assert not item.series_outline(series).intersects(box), (text, series.name)
+        for rect in item.layout.label_rects:
+            assert not box.intersects(rect), text
+    texts = [text for _, text in labels]
+    if scale is Scale.LINEAR:
+        assert item.layout.ring_axis is None
+        assert set(texts) <= {"25%", "50%", "75%", "100%"}
+        assert "rings every 25%" in item.ring_note()
+        return
+    # log: the rings show one axis' own values, within that axis' range
+    axis = item.layout.ring_axis
+    assert axis is not None
+    metric_range = item.axis_range(axis)
+    assert metric_range is not None
+    numbers = [float(text.split()[0].replace(",", "")) for text in texts]
+    for number in numbers:
+        assert metric_range.min_positive * 0.99 <= number <= metric_range.max_value * 1.01
+    assert len(set(numbers)) == len(numbers)
+    from gpudesk.catalog.metrics import METRICS
+
+    metric = METRICS[axes[axis]]
+    assert metric.label in item.ring_note()
+    # every axis tip says its own range on a log scale
+    for (_, details), key in zip(item.layout.label_lines, axes, strict=True):
+        assert " to " in " ".join(details), key
