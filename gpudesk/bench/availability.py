@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from gpudesk.bench.backends import AUTO_ORDER
 from gpudesk.bench.backends.base import Backend, BackendStatus, DeviceInfo
 from gpudesk.bench.plan import Capabilities
+from gpudesk.hardware.models import DeviceKind, GpuSnapshot
 from gpudesk.progress import Progress
 
 
@@ -56,3 +57,102 @@ def auto_choice(infos: Sequence[BackendInfo]) -> BackendInfo | None:
         info.backend.name for info in infos if info.backend.name not in AUTO_ORDER
     ]
     return next((by_name[name] for name in order if by_name[name].usable), None)
+
+
+#: The benchmark backends that can drive each vendor's GPUs, and what to install.
+_VENDOR_BACKENDS: dict[str, tuple[str, ...]] = {
+    "NVIDIA": ("torch", "cupy"),
+    "AMD": ("torch",),
+    "Apple": ("torch",),
+}
+_BACKEND_PRODUCTS = {"torch": "PyTorch", "cupy": "CuPy"}
+
+
+@dataclass(frozen=True)
+class UnbenchmarkedGpu:
+    """A detected GPU that no usable backend can run the benchmark on, and why.
+
+    Attributes:
+        gpu: the detected device.
+        short_reason: a few words for a list entry ("needs PyTorch or CuPy").
+        reason: the whole story, each relevant backend's own reason included.
+    """
+
+    gpu: GpuSnapshot
+    short_reason: str
+    reason: str
+
+
+def _bus_tail(bus_id: str | None) -> str | None:
+    """ "00000000:01:00.0" (NVML) and "0000:01:00.0" (PyTorch) both become "01:00.0"."""
+    if not bus_id:
+        return None
+    parts = bus_id.strip().lower().split(":")
+    return ":".join(parts[-2:])
+
+
+def _uuid_key(uuid: str | None) -> str | None:
+    return uuid.strip().lower().removeprefix("gpu-") if uuid else None
+
+
+def gpus_without_backend(
+    gpus: Sequence[GpuSnapshot], infos: Sequence[BackendInfo]
+) -> list[UnbenchmarkedGpu]:
+    """The physical GPUs in ``gpus`` that no usable backend lists among its devices.
+
+    A detected GPU counts as covered when a usable backend's GPU device has its
+    PCI address or UUID; when either side lacks both, by vendor and count (the
+    first N GPUs of a vendor are covered by N devices of that vendor).
+    """
+    devices = [
+        device for info in infos if info.usable for device in info.devices if device.kind != "cpu"
+    ]
+    buses = {_bus_tail(device.pci_bus_id) for device in devices} - {None}
+    uuids = {_uuid_key(device.uuid) for device in devices} - {None}
+    unnamed_left: dict[str, int] = {}
+    for device in devices:
+        if not device.pci_bus_id and not device.uuid:
+            vendor = device.vendor or ""
+            unnamed_left[vendor] = unnamed_left.get(vendor, 0) + 1
+    by_name = {info.backend.name: info for info in infos}
+    missing: list[UnbenchmarkedGpu] = []
+    for gpu in gpus:
+        if gpu.kind is not DeviceKind.GPU or gpu.lost:
+            continue
+        if _bus_tail(gpu.pci_bus_id) in buses or _uuid_key(gpu.uuid) in uuids:
+            continue
+        vendor = gpu.vendor or ""
+        if unnamed_left.get(vendor, 0) > 0:
+            unnamed_left[vendor] -= 1
+            continue
+        missing.append(_why_not(gpu, by_name))
+    return missing
+
+
+def _why_not(gpu: GpuSnapshot, by_name: dict[str, BackendInfo]) -> UnbenchmarkedGpu:
+    vendor = gpu.vendor or "unknown-vendor"
+    names = _VENDOR_BACKENDS.get(vendor, ())
+    details = []
+    for name in names:
+        info = by_name.get(name)
+        if info is None:
+            details.append(f"{name}: not offered here")
+        elif not info.status.available:
+            details.append(f"{name}: {info.status.reason or 'not available'}")
+        elif info.error:
+            details.append(f"{name}: {info.error}")
+        else:
+            details.append(f"{name}: does not list this GPU")
+    products = " or ".join(_BACKEND_PRODUCTS.get(name, name) for name in names)
+    problems = ["no kernel driver loaded"] if gpu.driver_loaded is False else []
+    if not names:
+        problems.append(f"no benchmark backend for {vendor} GPUs")
+    elif all(name in by_name and not by_name[name].status.available for name in names):
+        problems.append(f"needs {products}")
+    elif gpu.driver_loaded is not False:
+        problems.append(f"not seen by {products}")
+    short = "; ".join(problems)
+    reason = short
+    if details:
+        reason += "\n" + "\n".join(details)
+    return UnbenchmarkedGpu(gpu, short, reason)

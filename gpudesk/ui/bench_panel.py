@@ -35,7 +35,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.bench.availability import BackendInfo, auto_choice, check_backends
+from gpudesk.bench.availability import (
+    BackendInfo,
+    auto_choice,
+    check_backends,
+    gpus_without_backend,
+)
 from gpudesk.bench.backends import BACKEND_NAMES, get_backend
 from gpudesk.bench.backends.base import Backend
 from gpudesk.bench.history import save_run
@@ -108,6 +113,8 @@ class BenchPanel(QWidget):
 
         self._build()
         self.show_result(None)
+        # a detection that finishes after the backend check adds the GPUs it cannot run
+        state.detected_changed.connect(self._on_backend_changed)
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -275,14 +282,43 @@ class BenchPanel(QWidget):
 
     def _on_backend_changed(self) -> None:
         info = self.selected_info()
+        chosen = self.device_combo.currentData()
         self.device_combo.blockSignals(True)
         self.device_combo.clear()
         if info is not None:
             for device in info.devices:
                 prefix = "CPU" if device.kind == "cpu" else f"GPU {device.index}"
                 self.device_combo.addItem(f"{prefix}: {device.name}", device.index)
+        self._add_unbenchmarked_gpus()
+        found = self.device_combo.findData(chosen) if isinstance(chosen, int) else -1
+        self.device_combo.setCurrentIndex(found if found >= 0 else 0)
         self.device_combo.blockSignals(False)
         self._on_device_changed()
+
+    def _add_unbenchmarked_gpus(self) -> None:
+        """List this machine's GPUs that no backend can run, disabled, with the reason.
+
+        Without them an NVIDIA card on a machine without PyTorch or CuPy would
+        simply be absent, as if the benchmark had not seen it.
+        """
+        if not self.infos:
+            return
+        model = self.device_combo.model()
+        for missing in gpus_without_backend(self.state.detected_gpus, self.infos):
+            self.device_combo.addItem(
+                f"{missing.gpu.label} (cannot run: {missing.short_reason})", None
+            )
+            row = self.device_combo.count() - 1
+            self.device_combo.setItemData(
+                row, plain_words(missing.reason), Qt.ItemDataRole.ToolTipRole
+            )
+            if isinstance(model, QStandardItemModel):
+                item = model.item(row)
+                if item is not None:
+                    item.setEnabled(False)
+        # the list opens wide enough for the whole reason, past the combo's own width
+        view = self.device_combo.view()
+        view.setMinimumWidth(view.sizeHintForColumn(0) + 2 * view.frameWidth() + 8)
 
     def _on_device_changed(self) -> None:
         self._update_buttons()

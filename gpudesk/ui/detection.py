@@ -36,7 +36,7 @@ def detect_in_background(
 
     def finished(result: object) -> None:
         if isinstance(result, DetectionResult):
-            state.set_detected(detected_catalog_ids(result, state))
+            state.set_detected(detected_catalog_ids(result, state), result.gpus)
 
     worker = TaskWorker(work, parent)
     worker.finished.connect(finished)

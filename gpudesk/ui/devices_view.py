@@ -551,7 +551,7 @@ class DevicesView(QWidget):
             f"<b>CPU</b>&nbsp; {_escape(text.cpu_text(result.cpu))}<br>"
             f"<b>RAM</b>&nbsp; {_escape(text.ram_text(result.ram_total_gib))}"
         )
-        self.state.set_detected(matched_catalog_ids(result.gpus, self.matches))
+        self.state.set_detected(matched_catalog_ids(result.gpus, self.matches), result.gpus)
         if not self._closed:
             self.monitor.set_devices(self._nvml, result.gpus, sysfs_root=self._sysfs_root)
         # Nothing to monitor: give the space to the diagnosis and the CPU card.
@@ -569,7 +569,10 @@ class DevicesView(QWidget):
         if migs:
             count += f" ({migs} MIG instance{'s' if migs != 1 else ''})"
         if any(gpu.source is not DeviceSource.NVML for gpu in physical):
-            return f"<b>{count}</b> &nbsp; {_escape(result.status_text)}, checked {time}"
+            found = result.status_text
+            if result.nvml_problem_matters:  # the diagnosis panel below names it, once
+                found = found.removesuffix(f"; {title_for(result.status)}")
+            return f"<b>{count}</b> &nbsp; {_escape(found)}, checked {time}"
         return (
             f"<b>{count}</b> &nbsp; driver {_escape(result.driver_version or text.NA)}, "
             f"CUDA {_escape(result.cuda_driver_version or text.NA)}, checked {time}"
@@ -581,6 +584,8 @@ class DevicesView(QWidget):
             card.deleteLater()
         self.cards = []
         position = 0
+        #: each hint in full once: "GPU 1: … no kernel driver" repeats GPU 0's advice
+        first_with_hint: dict[str, str] = {}
         for gpu, match in zip(result.gpus, self.matches, strict=True):
             color_position = None
             if gpu.has_live_figures and (gpu.uuid or gpu.source is not DeviceSource.NVML):
@@ -589,6 +594,11 @@ class DevicesView(QWidget):
             card = DeviceCard(gpu, match, result, self.state, color_position)
             card.entry_clicked.connect(self.state.show_entry)
             card.compare_clicked.connect(self.state.add_to_compare)
+            if gpu.hint and gpu.hint in first_with_hint:
+                card.hint_label.setText(f"The same problem as {first_with_hint[gpu.hint]} above.")
+                card.hint_label.setToolTip(plain_words(gpu.hint))
+            elif gpu.hint:
+                first_with_hint[gpu.hint] = gpu.label.split(":")[0]
             # before the CPU card and the stretch
             self._cards_layout.insertWidget(len(self.cards), card)
             self.cards.append(card)

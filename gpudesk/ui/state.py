@@ -16,6 +16,7 @@ from gpudesk.measured import MeasuredSeries
 if TYPE_CHECKING:
     # Only for the annotation: the first screen must not load the fleet or bench code.
     from gpudesk.fleet.document import SurveyView
+    from gpudesk.hardware.models import GpuSnapshot
 
 
 class AppState(QObject):
@@ -25,7 +26,7 @@ class AppState(QObject):
         catalog_changed(): the catalog was (re)loaded.
         compare_changed(): the compare selection changed.
         measured_changed(): the local measured series changed.
-        detected_changed(): the catalog ids of the detected local GPUs changed.
+        detected_changed(): the detected local GPUs (or their catalog ids) changed.
         entry_requested(str): someone asked to show this catalog entry.
         fit_filter_changed(): the "fits my workload" id filter was set or cleared.
         speed_workload_changed(): the "How fast?" workload was set or cleared.
@@ -51,6 +52,8 @@ class AppState(QObject):
         self.compare_ids: list[str] = []
         self.measured: MeasuredSeries | None = None
         self.detected_catalog_ids: list[str] = []
+        #: This machine's GPUs from the last detection (the benchmark lists those it cannot run).
+        self.detected_gpus: list[GpuSnapshot] = []
         #: ids the planner found to fit the user's workload; None: no such filter.
         self.fit_filter_ids: set[str] | None = None
         #: The survey the Fleet tab shows, for the PDF export; None before one is opened.
@@ -126,8 +129,13 @@ class AppState(QObject):
         self.measured = series
         self.measured_changed.emit()
 
-    def set_detected(self, catalog_ids: Sequence[str]) -> None:
+    def set_detected(
+        self, catalog_ids: Sequence[str], gpus: Sequence[GpuSnapshot] | None = None
+    ) -> None:
+        """Store a detection: matched catalog ids and, when given, the devices themselves."""
         ids = list(catalog_ids)
-        if ids != self.detected_catalog_ids:
+        devices = self.detected_gpus if gpus is None else list(gpus)
+        if ids != self.detected_catalog_ids or devices != self.detected_gpus:
             self.detected_catalog_ids = ids
+            self.detected_gpus = devices
             self.detected_changed.emit()

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from bench_fakes import FakeBackend, FakeConfig
 
-from gpudesk.bench.availability import BackendInfo, auto_choice, check_backends
+from gpudesk.bench.availability import (
+    BackendInfo,
+    auto_choice,
+    check_backends,
+    gpus_without_backend,
+)
+from gpudesk.bench.backends.base import BackendStatus, DeviceInfo
+from gpudesk.hardware.models import DeviceKind, GpuSnapshot
 from gpudesk.progress import NullProgress
 
 
@@ -55,3 +62,55 @@ def test_unknown_backends_come_after_the_known_order() -> None:
     infos: list[BackendInfo] = check_backends([_named("other"), _named("cupy")], NullProgress())
     chosen = auto_choice(infos)
     assert chosen is not None and chosen.backend.name == "cupy"
+
+
+def _gpu(index: int, vendor: str, bus: str | None = None, **fields: object) -> GpuSnapshot:
+    return GpuSnapshot(
+        index=index, name=f"{vendor} card {index}", vendor=vendor, pci_bus_id=bus, **fields
+    )  # type: ignore[arg-type]
+
+
+def _info(name: str, available: bool, devices: list[DeviceInfo], reason: str = "") -> BackendInfo:
+    backend = _named(name)
+    status = BackendStatus(name=name, available=available, reason=reason)
+    return BackendInfo(backend, status, devices)
+
+
+def test_gpus_no_backend_can_run_are_named_with_the_reason() -> None:
+    numpy_info = _info("numpy", True, [DeviceInfo(kind="cpu", name="CPU")])
+    torch_missing = _info("torch", False, [], "PyTorch is not importable")
+    cupy_missing = _info("cupy", False, [], "CuPy is not importable")
+    gpus = [
+        _gpu(0, "NVIDIA", "00000000:01:00.0"),
+        _gpu(1, "NVIDIA", "00000000:02:00.0", driver_loaded=False),
+        _gpu(2, "Intel", "0000:03:00.0"),
+    ]
+    missing = gpus_without_backend(gpus, [numpy_info, torch_missing, cupy_missing])
+    assert [item.gpu.index for item in missing] == [0, 1, 2]
+    assert missing[0].short_reason == "needs PyTorch or CuPy"
+    assert "torch: PyTorch is not importable" in missing[0].reason
+    assert "cupy: CuPy is not importable" in missing[0].reason
+    assert missing[1].short_reason == "no kernel driver loaded; needs PyTorch or CuPy"
+    assert missing[2].short_reason == "no benchmark backend for Intel GPUs"
+
+
+def test_a_gpu_a_backend_lists_is_not_named() -> None:
+    # PyTorch's "0000:01:00.0" is NVML's "00000000:01:00.0"; a device without ids counts by vendor
+    torch_info = _info(
+        "torch",
+        True,
+        [
+            DeviceInfo(kind="cuda", index=0, name="A", vendor="NVIDIA", pci_bus_id="0000:01:00.0"),
+            DeviceInfo(kind="rocm", index=1, name="B", vendor="AMD"),
+        ],
+    )
+    gpus = [
+        _gpu(0, "NVIDIA", "00000000:01:00.0"),
+        _gpu(1, "NVIDIA", "00000000:02:00.0"),
+        _gpu(2, "AMD"),
+        _gpu(3, "AMD"),
+        GpuSnapshot(index=0, name="mig", vendor="NVIDIA", kind=DeviceKind.MIG),
+    ]
+    missing = gpus_without_backend(gpus, [torch_info])
+    assert [item.gpu.index for item in missing] == [1, 3]
+    assert missing[0].short_reason == "not seen by PyTorch or CuPy"

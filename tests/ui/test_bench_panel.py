@@ -285,3 +285,28 @@ def test_columns_empty_in_every_row_are_hidden(qtbot: QtBot) -> None:
     pane.show_result(result.model_copy(update={"results": (with_peak,)}))
     assert not pane.table.isColumnHidden(ResultsModel.PERCENT_COLUMN)
     assert pane.table.isColumnHidden(ResultsModel.NOTES_COLUMN)
+
+
+def test_detected_gpus_no_backend_can_run_are_listed_disabled_with_the_reason(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QStandardItemModel
+
+    from gpudesk.hardware.models import GpuSnapshot
+
+    panel, state = make_panel(qtbot, tmp_path, FakeConfig(kind="cpu", device_name="Fake CPU"))
+    assert panel.device_combo.count() == 1
+    rtx = GpuSnapshot(index=0, name="NVIDIA GeForce RTX 4090", vendor="NVIDIA")
+    state.set_detected([], [rtx])  # the detection finishes after the backend check
+    assert panel.device_combo.count() == 2
+    text = panel.device_combo.itemText(1)
+    assert text.startswith("GPU 0: NVIDIA GeForce RTX 4090 (cannot run: ")
+    # no torch or cupy among the offered backends: named in the reason
+    assert "torch: not offered here" in str(
+        panel.device_combo.itemData(1, Qt.ItemDataRole.ToolTipRole)
+    )
+    model = panel.device_combo.model()
+    assert isinstance(model, QStandardItemModel)
+    assert not model.item(1).isEnabled()
+    assert panel.device_combo.currentIndex() == 0 and panel.run_button.isEnabled()

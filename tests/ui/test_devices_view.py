@@ -413,3 +413,36 @@ def test_monitor_window_grows_keeps_a_minimum_span_and_says_no_data(qtbot: QtBot
     no_data = monitor._no_data["sm_clock_mhz"]
     assert no_data.isVisible() and no_data.toPlainText() == NO_DATA_TEXT
     assert not monitor._no_data["temperature_c"].isVisible()
+
+
+def test_two_driverless_gpus_say_the_fix_once(qtbot: QtBot, tmp_path: Path) -> None:
+    """The no-driver advice appears once: not in the summary, not again on the second card."""
+    import pynvml
+    from hardware import fake_sysfs as trees
+
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.hardware.models import title_for
+
+    tree = trees.FakeSysfs(tmp_path)
+    tree.add(trees.rtx_4090())
+    tree.add(trees.rtx_4090("0000:02:00.0"))
+    state = AppState(catalog=load_catalog())
+    view = DevicesView(
+        state,
+        nvml=Nvml(module=fakes.init_failure(pynvml.NVMLError_LibraryNotFound)),
+        autostart=False,
+        sysfs_root=tmp_path,
+    )
+    qtbot.addWidget(view)
+    view.show()
+    with qtbot.waitSignal(view.detection_finished, timeout=10_000):
+        view.refresh()
+    title = title_for(NvmlStatus.LIBRARY_NOT_FOUND)
+    assert view.diagnosis.isVisibleTo(view) and title in view.diagnosis.title.text()
+    assert title not in view.summary.text()
+    first, second = view.cards
+    assert "No kernel driver" in first.hint_label.text()
+    assert second.hint_label.text() == "The same problem as GPU 0 above."
+    assert "No kernel driver" in second.hint_label.toolTip()
+    assert len(state.detected_gpus) == 2
+    view.shutdown()
