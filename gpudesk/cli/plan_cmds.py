@@ -573,7 +573,7 @@ def fit_text(report: FitReport) -> str:
         lines.append("")
         lines.append(
             _wrap(
-                "Decode tok/s is an upper bound for one stream, not a prediction: GPUs x "
+                "Decode tok/s is an upper bound for one stream, not a prediction: GPUs × "
                 f"bandwidth / {estimate.decode_bytes_per_token / 1e9:.2f} GB read per token "
                 "(the weights a token uses plus its KV cache); real decoders reach roughly "
                 f"50-80% of it. {DECODE_SOURCE}",
@@ -709,7 +709,7 @@ def cost_text(result: CostResult, provenance: dict[str, str]) -> str:
     """The human-readable ``cost`` output."""
     inputs = result.inputs
     formulas = result.formulas()
-    count = f" x {inputs.count}" if inputs.count > 1 else ""
+    count = f" × {inputs.count}" if inputs.count > 1 else ""
     horizon = f"{inputs.years:g} year{'s' if inputs.years != 1 else ''}"
     if result.break_even_months is None:
         verdict = (

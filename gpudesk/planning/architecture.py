@@ -408,7 +408,7 @@ class ModelShape(BaseModel):
                 f"{self.qk_rope_head_dim})"
             )
         else:
-            attention = f"{self.heads} heads ({self.kv_heads} KV heads x {self.head_dim})"
+            attention = f"{self.heads} heads ({self.kv_heads} KV heads × {self.head_dim})"
         text = (
             f"{self.layers} layers, hidden {self.hidden}, {attention}, "
             f"vocab {self.vocab:,}, context {self.context:,}"

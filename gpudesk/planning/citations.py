@@ -12,7 +12,7 @@ KORTHIKANTI = (
 )
 FLASH_ATTENTION = (
     "Dao et al., 'FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness', "
-    "2022, arXiv:2205.14135 (no s x s score matrix is stored)"
+    "2022, arXiv:2205.14135 (no s × s score matrix is stored)"
 )
 KV_CACHE = (
     "Pope et al., 'Efficiently Scaling Transformer Inference', 2022, arXiv:2211.05102; "
@@ -42,7 +42,7 @@ FRAMEWORK_OVERHEAD = (
     "https://pytorch.org/docs/stable/notes/cuda.html#memory-management)"
 )
 GPT3_SHAPES = (
-    "Kaplan et al. 2020 (arXiv:2001.08361): non-embedding params ~ 12 x layers x hidden^2; "
+    "Kaplan et al. 2020 (arXiv:2001.08361): non-embedding params ~ 12 × layers × hidden^2; "
     "Brown et al. 2020 (arXiv:2005.14165, table 2.1): hidden / layers ~ 128 for GPT-3 6.7B-175B"
 )
 CHECKPOINTING = (
@@ -82,7 +82,7 @@ CHUNKED_CE = (
 )
 LLAMA_CPP_BUFFERS = (
     "llama.cpp: the compute buffer is reserved for one micro-batch (-ub, default 512) in "
-    "fp32; its largest tensor is the logits, ubatch x n_vocab x 4 bytes (a Llama-3-8B log: "
+    "fp32; its largest tensor is the logits, ubatch × n_vocab × 4 bytes (a Llama-3-8B log: "
     "258.50 MiB at -ub 512), https://github.com/ggml-org/llama.cpp"
 )
 VLLM_MEMORY = (

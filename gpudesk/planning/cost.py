@@ -83,15 +83,15 @@ class CostResult(BaseModel):
 
     def formulas(self) -> dict[str, str]:
         i = self.inputs
-        n = f"{i.count} x " if i.count > 1 else ""
+        n = f"{i.count} × " if i.count > 1 else ""
         return {
             "power": (
-                f"{n}{i.tdp_w:g} W x {i.utilisation:g} utilisation x {i.hours_per_day:g} h/day x "
-                f"{DAYS_PER_MONTH:.2f} days x ${i.kwh_price_usd:g}/kWh / 1000 = "
+                f"{n}{i.tdp_w:g} W × {i.utilisation:g} utilisation × {i.hours_per_day:g} h/day × "
+                f"{DAYS_PER_MONTH:.2f} days × ${i.kwh_price_usd:g}/kWh / 1000 = "
                 f"${self.power_monthly_usd:,.2f}/month"
             ),
             "cloud": (
-                f"{n}${i.cloud_hourly_usd:g}/h x {i.hours_per_day:g} h/day x {DAYS_PER_MONTH:.2f} "
+                f"{n}${i.cloud_hourly_usd:g}/h × {i.hours_per_day:g} h/day × {DAYS_PER_MONTH:.2f} "
                 f"days = ${self.cloud_monthly_usd:,.2f}/month"
             ),
             "break_even": (

@@ -424,7 +424,7 @@ def lora_adapter_params(model: ModelArchitecture, rank: int) -> tuple[int, str]:
             count += rank * (group.in_features + d_out) * group.count
         how = (
             f"rank {rank} on every linear layer (attention and MLP projections"
-            f"{', every expert' if shape.is_moe else ''}): r x (d_in + d_out) per matrix"
+            f"{', every expert' if shape.is_moe else ''}): r × (d_in + d_out) per matrix"
         )
         return count, how
     if model.lora_params_per_rank is not None:
@@ -563,18 +563,18 @@ def layer_saved_bytes_per_token(shape: ModelShape, flash: bool, seq: int) -> tup
     h, a = shape.hidden, shape.heads
     if not shape.gated_mlp:
         per_token = KORTHIKANTI_BYTES * h * (shape.intermediate / (4 * h))
-        text = "34·h"
+        text = "34×h"
         if not flash:
             per_token += KORTHIKANTI_SCORE_BYTES * a * seq
-            text = "h·(34 + 5·a·s/h)"
+            text = "h×(34 + 5×a×s/h)"
         return per_token, text
     q, kv = _attention_widths(shape)
     i = _mlp_width(shape)
     per_token = 4 * h + (2 * h + 4 * q + 4 * kv) + (2 * h + 8 * i)
-    text = "8·h + 4·q + 4·kv + 8·i"
+    text = "8×h + 4×q + 4×kv + 8×i"
     if not flash:
         per_token += 6 * a * seq
-        text += " + 6·a·s"
+        text += " + 6×a×s"
     return float(per_token), text
 
 
@@ -622,7 +622,7 @@ def _weights_part(
     else:
         bits = _plain_weight_bits(fmt)
         base = p * bits / 8
-        formula = f"{_fmt_count(p)} params x {bits / 8:g} bytes ({fmt.label})"
+        formula = f"{_fmt_count(p)} params × {bits / 8:g} bytes ({fmt.label})"
         source = citations.TRANSFORMER_MATH
     tp, dp = spec.tensor_parallel, _data_parallel(spec)
     total = base / tp
@@ -636,7 +636,7 @@ def _weights_part(
         adapter_bytes = 2.0 if spec.lora_bf16 else 4.0
         total += adapter_params * adapter_bytes / tp
         formula += (
-            f" + {_fmt_count(adapter_params)} LoRA adapter params x {adapter_bytes:g} bytes "
+            f" + {_fmt_count(adapter_params)} LoRA adapter params × {adapter_bytes:g} bytes "
             f"({'bf16' if spec.lora_bf16 else 'fp32'})"
         )
         source += f"; {citations.PEFT_FP32_ADAPTERS}"
@@ -691,12 +691,12 @@ def _training_parts(
 
     # Gradients: in the parameters' dtype; a fused step keeps one tensor's at a time.
     grad_count = float(trainable)
-    grad_text = f"{who} x {param_bytes:g} bytes"
+    grad_text = f"{who} × {param_bytes:g} bytes"
     if spec.fused_optimizer and full:
         grad_count = float(_largest_tensor_params(model))
         grad_text = (
             f"optimizer step fused into backward: only the largest tensor's gradient "
-            f"({_fmt_count(grad_count)} params) x {param_bytes:g} bytes at a time"
+            f"({_fmt_count(grad_count)} params) × {param_bytes:g} bytes at a time"
         )
         source += f"; {citations.FUSED_OPTIMIZER}"
     grad_bytes = grad_count * param_bytes / tp
@@ -720,7 +720,7 @@ def _training_parts(
         pieces.append("4 (fp32 master weights)")
     pieces.append(f"{state:g} ({spec.optimizer.label} states)")
     opt_bytes = trainable * (state + master) / tp
-    opt_text = f"{spec.optimizer.label}: {who} x ({' + '.join(pieces)} = {state + master:g} bytes)"
+    opt_text = f"{spec.optimizer.label}: {who} × ({' + '.join(pieces)} = {state + master:g} bytes)"
     opt_source = citations.TRANSFORMER_MATH
     if spec.optimizer is not Optimizer.ADAMW and spec.optimizer is not Optimizer.SGD:
         opt_source += f"; {citations.EIGHT_BIT_OPTIMIZERS}"
@@ -761,11 +761,11 @@ def _training_parts(
 def _logits_bytes(spec: WorkloadSpec, tokens: int, vocab: int, hidden: int) -> tuple[float, str]:
     """The loss phase's peak: what the logits and their gradient hold."""
     if spec.cross_entropy is CrossEntropy.FUSED:
-        return 8.0 * tokens * hidden, "fused cross-entropy: one chunk of logits, 8·T·h"
+        return 8.0 * tokens * hidden, "fused cross-entropy: one chunk of logits, 8×T×h"
     if spec.cross_entropy is CrossEntropy.CHUNKED:
         value = 2.0 * tokens * vocab + 8.0 * tokens * vocab / CE_CHUNKS
-        return value, f"chunked cross-entropy: 16-bit logits 2·T·V + fp32 chunk 8·T·V/{CE_CHUNKS}"
-    return 8.0 * tokens * vocab, "fp32 log-probabilities and their gradient, 8·T·V"
+        return value, f"chunked cross-entropy: 16-bit logits 2×T×V + fp32 chunk 8×T×V/{CE_CHUNKS}"
+    return 8.0 * tokens * vocab, "fp32 log-probabilities and their gradient, 8×T×V"
 
 
 def _training_activations(
@@ -796,13 +796,13 @@ def _training_activations(
         resident = OFFLOAD_RESIDENT_LAYERS if spec.offload_activations else layers
         kept = CHECKPOINT_BYTES * shape.hidden * tokens * scale * resident / tp
         layer_phase = layer + transient
-        kept_text = f"checkpointed inputs 2·s·b·h x {resident} layers" + (
+        kept_text = f"checkpointed inputs 2×s×b×h × {resident} layers" + (
             " (the rest offloaded to host memory)" if spec.offload_activations else ""
         )
     else:
         kept = layer * layers
         layer_phase = transient
-        kept_text = f"{layer_text} per token x {layers} layers"
+        kept_text = f"{layer_text} per token × {layers} layers"
     peak_phase = max(logits, layer_phase)
     total = kept + peak_phase + dequant + gathered
     phase = logits_text if logits >= layer_phase else "one layer recomputed and its gradients"
@@ -877,14 +877,14 @@ def _inference_activations(model: ModelArchitecture, spec: WorkloadSpec) -> tupl
         total = 4.0 * ub * (h + widest)
         formula = (
             f"llama.cpp compute buffer for a {ub}-token micro-batch in fp32: "
-            f"4 x {ub} x (h + max(V, 2·i{'' if spec.flash_attention else ', a·n_ctx'})) "
+            f"4 × {ub} × (h + max(V, 2×i{'' if spec.flash_attention else ', a×n_ctx'})) "
             f"with h={h}, V={v:,}, i={i:,}"
         )
         return total / tp, formula, citations.LLAMA_CPP_BUFFERS
     per_token = 2.0 * (3 * h + 2 * q + 2 * kv + 3 * i) * _act_bytes(spec) / 2
     if engine is Engine.TRANSFORMERS:
         tokens = s * seqs
-        what = f"the whole prompt at once, {seqs} x {s:,} tokens"
+        what = f"the whole prompt at once, {seqs} × {s:,} tokens"
         logits = 4.0 * seqs * v
         scores = 0.0 if spec.flash_attention else 6.0 * a * s * s * seqs
     else:
@@ -896,11 +896,11 @@ def _inference_activations(model: ModelArchitecture, spec: WorkloadSpec) -> tupl
         scores = 0.0  # paged/flash attention kernels only
     total = (per_token * tokens + logits + scores) / tp
     formula = (
-        f"{engine.value}: {what} x 2·(3·h + 2·q + 2·kv + 3·i) bytes (h={h}, q={q}, kv={kv}, "
+        f"{engine.value}: {what} × 2×(3×h + 2×q + 2×kv + 3×i) bytes (h={h}, q={q}, kv={kv}, "
         f"i={i:,}) + fp32 logits of the sampled rows"
     )
     if scores:
-        formula += " + fp32/16-bit attention scores 6·a·s² (no FlashAttention)"
+        formula += " + fp32/16-bit attention scores 6×a×s² (no FlashAttention)"
     source = citations.KORTHIKANTI
     if engine is Engine.VLLM:
         source += f"; {citations.VLLM_MEMORY}"
@@ -942,12 +942,12 @@ def _activations_part(model: ModelArchitecture, spec: WorkloadSpec) -> tuple[Mem
     what = "stored for backward" if training else "live at once (inference)"
     formula = (
         f"{per_sample_values:.3g} values per sample ({what}, per {model.reference_input})"
-        f" x {spec.batch} x {value_bytes:g} bytes"
+        f" × {spec.batch} × {value_bytes:g} bytes"
     )
     if scores and not spec.flash_attention:
         formula += " (incl. attention scores, no FlashAttention)"
     if keep != 1.0:
-        formula += f" x {keep:g} kept with checkpointing (assumption)"
+        formula += f" × {keep:g} kept with checkpointing (assumption)"
     formula += f"; counted from the layer layout, an approximation = {_fmt_gb(_gb(total))}"
     source = "; ".join(model.sources[:1])
     if training and spec.checkpointing:
@@ -996,18 +996,18 @@ def _kv_part(model: ModelArchitecture, spec: WorkloadSpec) -> MemoryPart:
             else f"MLA expanded per head ({shape.heads} heads) = {per_layer:,} values"
         )
     else:
-        what = f"2 x {shape.kv_heads} KV heads x {shape.head_dim} head dim = {per_layer:,} values"
+        what = f"2 × {shape.kv_heads} KV heads × {shape.head_dim} head dim = {per_layer:,} values"
     full, sliding = shape.kv_cached_tokens(round(per_seq_tokens))
     formula = (
-        f"{what} per token per layer x {spec.kv_dtype.bytes:g} bytes ({spec.kv_dtype}) x "
-        f"{shape.layers} layers x {round(per_seq_tokens):,} tokens"
+        f"{what} per token per layer × {spec.kv_dtype.bytes:g} bytes ({spec.kv_dtype}) × "
+        f"{shape.layers} layers × {round(per_seq_tokens):,} tokens"
     )
     if shape.sliding_layers:
         formula += (
             f" ({shape.sliding_layers} sliding-window layers hold at most "
             f"{shape.sliding_window:,}: {full + sliding:,} layer-tokens in all)"
         )
-    formula += f" x {seqs} sequence{'s' if seqs != 1 else ''}"
+    formula += f" × {seqs} sequence{'s' if seqs != 1 else ''}"
     if block > 1:
         formula += f" ({engine.value} allocates in blocks of {block} tokens)"
     if split > 1:
@@ -1030,7 +1030,7 @@ def _compares_with(spec: WorkloadSpec) -> str:
         return (
             "vLLM claims gpu_memory_utilization (0.9) of the card and fills what the weights "
             "and activations leave with KV blocks; the total is what the workload needs of "
-            "that share, so a card fits when the total is at most 0.9 x its memory."
+            "that share, so a card fits when the total is at most 0.9 × its memory."
         )
     if spec.engine is Engine.LLAMA_CPP:
         return (

@@ -97,7 +97,7 @@ _GGML_SOURCE = (
     "llama_tensor_get_type (per-tensor mix), https://github.com/ggml-org/llama.cpp"
 )
 _SOURCES = {
-    QuantFormat.BF16: "parameters x bytes per parameter (Transformer Math 101, EleutherAI 2023)",
+    QuantFormat.BF16: "parameters × bytes per parameter (Transformer Math 101, EleutherAI 2023)",
     QuantFormat.NF4: (
         "Dettmers et al., 'QLoRA', 2023, arXiv:2305.14314, section 3: NF4 blocks of 64 with "
         "double quantisation, 0.127 bits of constants per parameter"

@@ -357,3 +357,41 @@ def test_cost_headline_says_when_the_cloud_price_is_assumed(view: PlanView) -> N
     assert "assumed" not in view.cost_page.verdict_label.text()
     ticks = view.cost_page.cost_plot.getPlotItem().getAxis("left").tickStrings([12000.0], 1, 1000)
     assert ticks == ["$12,000"]
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_plan_combos_show_their_whole_text_and_group_titles_clear_the_edge(
+    qtbot: QtBot, size: tuple[int, int]
+) -> None:
+    """Every page at a laptop and a desktop size: no cut combo text, no title on the edge."""
+    from PySide6.QtWidgets import QComboBox, QGroupBox, QStyle, QStyleOptionComboBox
+
+    from gpudesk.catalog.loader import load_catalog
+
+    widget = PlanView(AppState(catalog=load_catalog()))  # real names: the longest ones
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    widget.show()
+    for index in range(widget.tabs.count()):
+        widget.tabs.setCurrentIndex(index)
+        qtbot.wait(20)
+        page = widget.tabs.widget(index)
+        combos = [combo for combo in page.findChildren(QComboBox) if combo.isVisible()]
+        assert combos
+        for combo in combos:
+            option = QStyleOptionComboBox()
+            combo.initStyleOption(option)
+            field = combo.style().subControlRect(
+                QStyle.ComplexControl.CC_ComboBox,
+                option,
+                QStyle.SubControl.SC_ComboBoxEditField,
+                combo,
+            )
+            for item in range(combo.count()):
+                text = combo.itemText(item)
+                needed = combo.fontMetrics().horizontalAdvance(text)
+                assert field.width() >= needed, (widget.tabs.tabText(index), text, field)
+        for box in page.findChildren(QGroupBox):
+            if box.isVisible():
+                left = box.mapTo(widget, box.rect().topLeft()).x()
+                assert left >= 6, (box.title(), left)

@@ -110,7 +110,7 @@ class Measurement(BaseModel):
     @property
     def label(self) -> str:
         """A short description for tables: GPU x count, engine, model, quant, lengths."""
-        gpus = self.gpu if self.count == 1 else f"{self.count}x {self.gpu}"
+        gpus = self.gpu if self.count == 1 else f"{self.count} × {self.gpu}"
         what = self.model or (f"{self.params / 1e9:.1f}B params" if self.params else "")
         bits = [self.workload.value, gpus, self.engine, what, self.quant or ""]
         if self.seq_in:

@@ -392,10 +392,10 @@ def estimate_speed(
         low, high = _range(value, spread, bound)
         flops = request.batch * costs.prefill_flops(request.seq_in)
         basis = (
-            f"{flops / 1e12:,.2f} TFLOP for {tokens:,} prompt tokens (2 x "
-            f"{costs.matmul_params_active / 1e9:.2f}B active parameters x tokens + attention) at "
-            f"{eff.compute:.0%} of {peak_text} x {_gpu_words(gpus)} + "
-            f"{costs.layers} layers x {eff.layer_s * 1e6:.0f} us; {eff_basis}"
+            f"{flops / 1e12:,.2f} TFLOP for {tokens:,} prompt tokens (2 × "
+            f"{costs.matmul_params_active / 1e9:.2f}B active parameters × tokens + attention) at "
+            f"{eff.compute:.0%} of {peak_text} × {_gpu_words(gpus)} + "
+            f"{costs.layers} layers × {eff.layer_s * 1e6:.0f} us; {eff_basis}"
         )
         return SpeedEstimate(
             **common,
@@ -451,11 +451,11 @@ def _decode(
     basis = (
         f"{read / 1e9:.2f} GB read per step ({costs.weights_read(batch) / 1e9:.2f} GB of weights "
         f"streamed, no input-embedding table; {batch * costs.kv_bytes(context) / 1e9:.3f} GB KV "
-        f"cache at {context:,} tokens x {batch}) at {eff.bandwidth:.0%} of "
+        f"cache at {context:,} tokens × {batch}) at {eff.bandwidth:.0%} of "
         f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s ({_gpu_words(gpus)}) + {costs.layers} layers "
-        f"x {eff.layer_s * 1e6:.0f} us per token"
+        f"× {eff.layer_s * 1e6:.0f} us per token"
         + (
-            f" + {gpus.count - 1} GPU hand-overs x {eff.hop_s * 1e3:.2f} ms"
+            f" + {gpus.count - 1} GPU hand-overs × {eff.hop_s * 1e3:.2f} ms"
             if gpus.layer_split and gpus.count > 1
             else ""
         )
@@ -496,7 +496,7 @@ def _serve(
     fitting = max_sequences(pool, costs, seq_in=seq_in, seq_out=seq_out) if pool > 0 else 0
     if fitting < 1:
         raise NotRunnable(
-            f"{rates.name} x {request.count}: no room for the KV cache of one "
+            f"{rates.name} × {request.count}: no room for the KV cache of one "
             f"{seq_in + seq_out:,}-token sequence beside "
             f"{costs.in_memory_bytes / 1e9:.1f} GB of weights"
         )
@@ -597,9 +597,9 @@ def _train(
         ),
     }[request.train_method]
     basis = (
-        f"{factor:.1f} x {costs.params_total / 1e9:.2f}B parameters FLOPs per token"
+        f"{factor:.1f} × {costs.params_total / 1e9:.2f}B parameters FLOPs per token"
         f"{' with full recomputation' if recompute else ''}{method} over "
-        f"{request.count} x {peak:,.0f} TFLOPS dense {precision.value} x {where}"
+        f"{request.count} × {peak:,.0f} TFLOPS dense {precision.value} × {where}"
     )
     time_s = request.tokens / value if request.tokens is not None else None
     return SpeedEstimate(

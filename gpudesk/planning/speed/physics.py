@@ -29,9 +29,9 @@ DECODE_SOURCE = (
     "(a decode step reads the weights once and each sequence's KV cache)"
 )
 TRAIN_SOURCE = (
-    "Kaplan et al. 2020 (arXiv:2001.08361): 6 x N FLOPs per training token; Korthikanti et "
-    "al. 2022 (arXiv:2205.05198): full recomputation adds a forward pass (8 x N); attention "
-    "12 x layers x hidden x sequence per token (MosaicML llm-foundry's MFU formula)"
+    "Kaplan et al. 2020 (arXiv:2001.08361): 6 × N FLOPs per training token; Korthikanti et "
+    "al. 2022 (arXiv:2205.05198): full recomputation adds a forward pass (8 × N); attention "
+    "12 × layers × hidden × sequence per token (MosaicML llm-foundry's MFU formula)"
 )
 
 

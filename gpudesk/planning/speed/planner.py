@@ -161,8 +161,8 @@ def with_costs(
         power = entry.tdp_w / 1000 * settings.utilisation * settings.kwh_price_usd
         own_hourly = entry.price_usd / hours + power
         own_words = (
-            f"${entry.price_usd:,.0f} over {settings.years:g} years x "
-            f"{settings.hours_per_day:g} h/day + {entry.tdp_w} W x {settings.utilisation:g} x "
+            f"${entry.price_usd:,.0f} over {settings.years:g} years × "
+            f"{settings.hours_per_day:g} h/day + {entry.tdp_w} W × {settings.utilisation:g} × "
             f"${settings.kwh_price_usd:g}/kWh = ${own_hourly:.3f}/GPU-hour"
         )
 
@@ -349,7 +349,7 @@ def estimates_for_entries(
         rates = (calibrated or {}).get(entry.id) or rates_for(entry)
         if not holds(rates, costs, request):
             raise NotRunnable(
-                f"{entry.name} x {request.count}: the workload needs "
+                f"{entry.name} × {request.count}: the workload needs "
                 f"{memory_needed_gb(costs, request):,.1f} GB, the GPUs have "
                 f"{rates.memory_gb * request.count:,.0f} GB"
             )

@@ -303,7 +303,7 @@ class CostPage(QWidget):
 
     def _show_cost(self, result: CostResult) -> None:
         inputs = result.inputs
-        name = html.escape(inputs.gpu_name) + (f" x {inputs.count}" if inputs.count > 1 else "")
+        name = html.escape(inputs.gpu_name) + (f" × {inputs.count}" if inputs.count > 1 else "")
         horizon = f"{inputs.years:g} year{'s' if inputs.years != 1 else ''}"
         months = result.break_even_months
         if months is None:

@@ -327,7 +327,7 @@ class WorkloadForm(QWidget):
 
         self.flash_check = QCheckBox("FlashAttention / SDPA")
         self.flash_check.setChecked(True)
-        self.flash_check.setToolTip("Off: count the attention score matrices (a·s² per layer)")
+        self.flash_check.setToolTip("Off: count the attention score matrices (a×s² per layer)")
         self.flash_check.toggled.connect(self._on_edited)
         form.addRow("", self.flash_check)
 

@@ -165,7 +165,7 @@ class FitPage(QWidget):
         )
         self.fits_tree.headerItem().setToolTip(
             _FitColumn.DECODE,
-            "Upper bound for one stream: GPUs x bandwidth / bytes read per token. "
+            "Upper bound for one stream: GPUs × bandwidth / bytes read per token. "
             "Real decoders reach roughly 50-80% of it.",
         )
         self.fits_tree.itemDoubleClicked.connect(self._on_fit_double_clicked)
@@ -419,7 +419,7 @@ class FitPage(QWidget):
         # memory against one GPU's share only when N is 1, else the N GPUs' sum.
         count = result.count or 1
         self.gpu_line.setValue(result.memory_gb * count)
-        label = result.name if count == 1 else f"{count} x {result.name}"
+        label = result.name if count == 1 else f"{count} × {result.name}"
         self.gpu_text.setText(f"{label}: {result.memory_gb * count:g} GB ")
         self.gpu_text.setPos(result.memory_gb * count, 0.36)
         self.gpu_line.show()

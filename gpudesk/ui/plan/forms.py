@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QTreeWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -32,11 +33,22 @@ def update_timer(parent: QObject, recompute: Callable[[], None]) -> QTimer:
     return timer
 
 
+class WholeTextCombo(QComboBox):
+    """A combo box that is never narrower than its longest item.
+
+    Its minimum is its full size hint, so a form (and :func:`form_scroll`
+    around it) grows to the widest item instead of cutting "Decode (one chat,
+    token by token)" or a long GPU name short.
+    """
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
+
+
 def combo() -> QComboBox:
-    """A combo box whose width does not grow with its longest item."""
-    box = QComboBox()
-    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    box.setMinimumContentsLength(12)
+    """A :class:`WholeTextCombo` that follows its items' width and fills its form row."""
+    box = WholeTextCombo()
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
     box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
     return box
 
@@ -95,13 +107,47 @@ def note_label() -> QLabel:
     return label
 
 
+#: Space between a page's form (its group box title included) and the window's edges.
+FORM_MARGINS_PX = (8, 8, 4, 8)
+FORM_MIN_WIDTH_PX = 300
+
+
+class FormScroll(QScrollArea):
+    """A vertical scroll area never narrower than its form's minimum width.
+
+    A plain scroll area reports a small minimum, so a splitter squeezes the
+    form and its combo boxes cut their text; this one asks the form.
+    """
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        widget = self.widget()
+        if widget is None:
+            return hint
+        width = (
+            widget.minimumSizeHint().width()
+            + self.verticalScrollBar().sizeHint().width()
+            + 2 * self.frameWidth()
+        )
+        return QSize(max(FORM_MIN_WIDTH_PX, width), hint.height())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # the form grew (a combo got a longer item): let the splitter know
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(watched, event)
+
+
 def form_scroll(box: QWidget) -> QScrollArea:
-    """``box`` (a page's form) in a vertical scroll area of a readable minimum width."""
-    scroll = QScrollArea()
-    scroll.setWidget(box)
+    """``box`` (a page's form) in a vertical scroll area, clear of the window's edges."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.setContentsMargins(*FORM_MARGINS_PX)
+    layout.addWidget(box)
+    scroll = FormScroll()
+    scroll.setWidget(page)
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
-    scroll.setMinimumWidth(300)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     return scroll
 

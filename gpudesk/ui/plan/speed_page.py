@@ -248,7 +248,7 @@ class SpeedPage(QWidget):
 
         self.recompute_combo = forms.combo()
         self.recompute_combo.addItem("none (or selective)", Checkpointing.NONE.value)
-        self.recompute_combo.addItem("full (8 x N FLOPs)", Checkpointing.FULL.value)
+        self.recompute_combo.addItem("full (8 × N FLOPs)", Checkpointing.FULL.value)
         self.recompute_combo.currentIndexChanged.connect(self.schedule_update)
         form.addRow("Recomputation", self.recompute_combo)
 
