@@ -159,7 +159,12 @@ METRICS: dict[str, Metric] = {
         _metric("memory_gb_per_kusd", "Memory per price", "GB per 1k USD", _G.DERIVED, True, 2),
         _metric("fp32_tflops_per_w", "FP32 per watt", "TFLOPS/W", _G.DERIVED, True, 3),
         _metric(
-            "fp16_tensor_tflops_per_w", "FP16 tensor per watt", "TFLOPS/W", _G.DERIVED, True, 3
+            "fp16_tensor_tflops_per_w",
+            "FP16 tensor (dense) per watt",
+            "TFLOPS/W",
+            _G.DERIVED,
+            True,
+            3,
         ),
     )
 }

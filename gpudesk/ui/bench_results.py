@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.bench.peaks import peak_field
-from gpudesk.bench.results import BenchResult, Measurement
+from gpudesk.bench.results import UNIT_FOR_TEST, BenchResult, Measurement
 from gpudesk.bench.summary import run_summary
 from gpudesk.bench.text import format_figure, size_label
 from gpudesk.catalog.metrics import METRICS
@@ -252,14 +252,14 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
         self.message.setText("")
         item.getAxis("left").setTicks(None)
         item.getAxis("bottom").setTicks([[(math.log2(size), str(size)) for size in sizes]])
-        # A CPU reaches a fraction of a TFLOPS: GFLOPS reads better there.
+        # The table beside it, the catalog and the JSON speak TFLOPS: so does the
+        # plot, also for a CPU's 0.05 (a GFLOPS axis there read as a different figure).
         top = max((row.value or 0.0) for group in by_dtype.values() for row in group)
-        scale, unit = (1000.0, "GFLOPS") if top < 1.0 else (1.0, "TFLOPS")
-        item.setLabel("left", f"Throughput ({unit})")
+        item.setLabel("left", f"Throughput ({UNIT_FOR_TEST['gemm']})")
         for index, (dtype, group) in enumerate(by_dtype.items()):
             group.sort(key=lambda row: row.size)
             xs = [math.log2(row.size) for row in group]
-            ys = [float(row.value or 0.0) * scale for row in group]
+            ys = [float(row.value or 0.0) for row in group]
             color = series_color(index)
             item.plot(
                 xs, ys, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=7,
@@ -269,16 +269,18 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
             peak = next((row.peak for row in group if row.peak is not None), None)
             if peak is not None:
                 line = pg.InfiniteLine(
-                    pos=peak * scale, angle=0,
+                    pos=peak, angle=0,
                     pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                    label=f"{dtype.upper()} catalog peak {format_figure(peak)}",
+                    label=(
+                        f"{dtype.upper()} catalog peak {format_figure(peak)} "
+                        f"{UNIT_FOR_TEST['gemm']}"
+                    ),
                     labelOpts={"position": 0.15, "color": color, "anchors": [(0, 1), (0, 1)]},
                 )  # fmt: skip
                 item.addItem(line)
         # Throughput starts at zero: a cropped axis would exaggerate the curve.
         highest = max(
-            [top * scale]
-            + [row.peak * scale for group in by_dtype.values() for row in group if row.peak]
+            [top] + [row.peak for group in by_dtype.values() for row in group if row.peak]
         )
         item.setYRange(0, highest * 1.08, padding=0)
         item.setXRange(math.log2(sizes[0]) - 0.3, math.log2(sizes[-1]) + 0.3, padding=0)

@@ -203,3 +203,19 @@ def test_tf32_has_its_own_axis_apart_from_fp32() -> None:
     # a measured TF32 row lands on the TF32 axis, an FP32 row on the FP32 one
     assert peak_field("gemm", "tf32") == "tf32_tensor_tflops"
     assert peak_field("gemm", "fp32") == "fp32_tflops"
+
+
+def test_every_radar_axis_names_its_precision_and_unit() -> None:
+    """A throughput axis says which precision (and "dense" for tensor figures) and its unit."""
+    from gpudesk.catalog.metrics import METRICS
+
+    for key in RADAR_AXES:
+        metric = METRICS[key]
+        assert metric.unit, key
+        if "tflops" in key:
+            assert "TFLOPS" in metric.unit, key
+            assert any(p in metric.label for p in ("FP32", "FP16", "BF16", "TF32", "FP64")), key
+            if "tensor" in key:
+                assert "dense" in metric.label, key
+        if key.endswith("_per_kusd"):
+            assert metric.unit.endswith("per 1k USD"), key

@@ -310,3 +310,20 @@ def test_detected_gpus_no_backend_can_run_are_listed_disabled_with_the_reason(
     assert isinstance(model, QStandardItemModel)
     assert not model.item(1).isEnabled()
     assert panel.device_combo.currentIndex() == 0 and panel.run_button.isEnabled()
+
+
+def test_a_cpu_sweep_plots_in_the_table_s_unit(qtbot: QtBot) -> None:
+    """0.05 TFLOPS in the table is 0.05 on a TFLOPS axis, not 50 on a GFLOPS one."""
+    from gpudesk.bench.results import Measurement
+    from gpudesk.ui.bench_results import SweepPlot
+
+    plot = SweepPlot()
+    qtbot.addWidget(plot)
+    rows = [
+        Measurement(test="gemm", dtype="fp64", size=size, value=value, unit="TFLOPS", peak=0.08)
+        for size, value in ((256, 0.021), (512, 0.043), (1024, 0.051))
+    ]
+    plot.show_sweep(rows)
+    axis = plot.getPlotItem().getAxis("left")
+    assert axis.label.toPlainText().strip() == "Throughput (TFLOPS)"
+    assert plot.curves == [("fp64", [256, 512, 1024], [0.021, 0.043, 0.051])]
