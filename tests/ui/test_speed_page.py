@@ -97,3 +97,16 @@ def test_compare_gets_a_tokens_per_s_row(qtbot: QtBot, view: PlanView, state: Ap
     state.set_speed_workload(None)
     with pytest.raises(KeyError):
         compare.comparison.row("speed")
+
+
+def test_roofline_axes_label_whole_decades_only(view: PlanView) -> None:
+    """pyqtgraph's log axis labelled 2..9 of every decade; at 1920 px they ran together."""
+    page = view.speed_page
+    page.recompute_now()
+    plot = page.roofline.getPlotItem()
+    for side in ("bottom", "left"):
+        ticks = plot.getAxis(side)._tickLevels
+        assert ticks, side
+        positions = [position for position, _ in ticks[0]]
+        assert len(positions) >= 2, side
+        assert all(float(position).is_integer() for position in positions), (side, positions)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.compare.axes import log_ticks
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.quant import QuantFormat
 from gpudesk.planning.speed.data import Checkpointing, load_measurements
@@ -524,6 +525,8 @@ class SpeedPage(QWidget):
         plot.clear()
         if self.legend is not None:
             self.legend.clear()
+            # pyqtgraph's default legend grey is faint on both themes
+            self.legend.setLabelTextColor(theme.plot_colors()[1])
         shown = ([self.measured_result] if self.measured_result else []) + self.results
         shown = [item for item in shown if item.roofline.flops_per_byte > 0][:ROOFLINE_GPUS]
         if not shown:
@@ -533,6 +536,27 @@ class SpeedPage(QWidget):
         low = min(min(intensities), min(ridges)) / 10
         high = max(max(intensities), max(ridges)) * 10
         xs = [low * (high / low) ** (step / 40) for step in range(41)]
+        # Decades only: pyqtgraph's own log ticks label every 2..9 too, and at
+        # 1920 px wide "4·10¹5·10¹6·10¹…" ran into each other.
+        plot.getAxis("bottom").setTicks([log_ticks(math.log10(low), math.log10(high))])
+        tflops = [
+            min(item.roofline.peak_tflops, item.roofline.bandwidth_gbs * x / 1000)
+            for item in shown
+            for x in (low, high)
+        ]
+        tflops += [
+            item.efficiency
+            * min(
+                item.roofline.peak_tflops,
+                item.roofline.bandwidth_gbs * item.roofline.flops_per_byte / 1000,
+            )
+            for item in shown
+        ]
+        positive = [value for value in tflops if value > 0]
+        if positive:
+            plot.getAxis("left").setTicks(
+                [log_ticks(math.log10(min(positive)), math.log10(max(positive)))]
+            )
         for index, item in enumerate(shown):
             color = series_color(index)
             roof = item.roofline
