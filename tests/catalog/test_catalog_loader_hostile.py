@@ -7,7 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+import tomli
 from catalog_factory import entry_data, to_toml, write_entry
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpudesk.catalog import loader
 from gpudesk.catalog.loader import (
@@ -124,3 +127,57 @@ def test_catalog_date_of_the_wrong_type_is_reported(tmp_path: Path) -> None:
     catalog = load_directory(tmp_path)
     assert catalog.catalog_date is None
     assert [p.field for p in catalog.problems] == ["catalog_date"]
+
+
+_PARSER_CASES = {
+    "plain.toml": None,  # a valid entry from the factory
+    "syntax.toml": 'id = "syntax"\nname = "unterminated\n',
+    "duplicate.toml": 'id = "duplicate"\nid = "again"\n',
+    "control.toml": 'id = "control"\nname = "bell \x07"\n',
+    "overflow.toml": to_toml(entry_data("overflow")) + "tdp_w = 99999999999999999999999\n",
+    "huge-float.toml": to_toml(entry_data("huge-float")).replace("20.0", "1e400"),
+    "nan.toml": to_toml(entry_data("nan")).replace("20.0", "nan"),
+    "deep.toml": "x = " + "[" * 3000 + "]" * 3000 + "\n",
+    "second-bom.toml": "\ufeff\ufeff" + to_toml(entry_data("second-bom")),
+    "surrogate.toml": 'id = "surrogate"\nname = "\\uD800"\n',
+    "datetime.toml": to_toml(entry_data("datetime")) + "price_date = 2025-01-02T03:04:05+01:00\n",
+}
+
+
+def _loaded(directory: Path) -> tuple[list[object], list[tuple[str, str, str]]]:
+    catalog = load_directory(directory)
+    return catalog.entries, [(p.path.name, p.field, p.message) for p in catalog.problems]
+
+
+def test_the_fast_toml_parser_loads_and_rejects_exactly_as_tomli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Rust parser only speeds loading up: entries, problems and messages are tomli's."""
+    assert loader._fast_loads is not None  # the fast path is installed and under test
+    for name, text in _PARSER_CASES.items():
+        if text is None:
+            write_entry(tmp_path, name.removesuffix(".toml"))
+        else:
+            (tmp_path / name).write_text(text, "utf-8")
+    fast = _loaded(tmp_path)
+    monkeypatch.setattr(loader, "_fast_loads", None)
+    reference = _loaded(tmp_path)
+    assert fast == reference
+    problems = {name: message for name, _field, message in reference[1]}
+    assert problems["syntax.toml"].startswith("syntax error: ")
+    assert problems["deep.toml"] == "nested too deeply"
+    assert [entry.id for entry in fast[0]] == ["plain"]  # type: ignore[attr-defined]
+
+
+@given(st.text(alphabet='ab=[]{}."\\\n 1.e-+#:T', max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_the_fast_toml_parser_agrees_with_tomli_on_any_text(text: str) -> None:
+    reference: object
+    try:
+        reference = tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
+        reference = f"syntax error: {exc}"
+    except RecursionError:
+        reference = "nested too deeply"
+    data, problem = loader._parse_toml(Path("x.toml"), text)
+    assert (data if problem is None else problem.message) == reference
