@@ -18,9 +18,8 @@ from gpudesk.catalog.prices import is_stale, price_kind_label, stale_note
 from gpudesk.catalog.query import (
     CatalogFilter,
     FilterColumns,
-    NameMatch,
+    NameRanking,
     name_key,
-    name_matcher,
 )
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
@@ -258,7 +257,7 @@ class CatalogIndex:
             [column.display(entry) for column in COLUMNS] for entry in self.entries
         ]
         self._filter_columns = FilterColumns(self.entries)
-        self._name_keys = [name_key(entry) for entry in self.entries]
+        self._names = NameRanking([name_key(entry) for entry in self.entries], self.ids)
         self._orders: dict[tuple[int, bool], list[int]] = {}
 
     def __len__(self) -> int:
@@ -287,14 +286,7 @@ class CatalogIndex:
         """
         if not text.strip():
             return rows
-        names = self._name_keys
-        ids = self.ids
-        rank = name_matcher(text)
-
-        def match_class(row: int) -> NameMatch:
-            return rank(names[row], ids[row])[0]
-
-        return sorted(rows, key=match_class)
+        return self._names.ranked(rows, text)
 
     def order(self, column: int, descending: bool, compare_ids: Collection[str] = ()) -> list[int]:
         """Every row in the column's sort order; rows without a value come last.

@@ -1,10 +1,12 @@
 import datetime as dt
+import functools
 
 import pytest
 from catalog_factory import make_entry
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpudesk.catalog.loader import load_catalog
 from gpudesk.catalog.query import (
     CatalogFilter,
     Feature,
@@ -14,7 +16,7 @@ from gpudesk.catalog.query import (
     find_entry,
     sort_entries,
 )
-from gpudesk.catalog.schema import Segment
+from gpudesk.catalog.schema import CatalogEntry, Segment
 
 PRICED = {"price_date": dt.date(2024, 1, 1), "price_kind": "street"}
 
@@ -187,3 +189,48 @@ def test_name_match_ranks_exact_then_prefix_then_words_then_notes() -> None:
     )
     assert name_match("409", name_key(rtx_4090), rtx_4090.id)[0] is NameMatch.FRAGMENT
     assert name_match("ada", name_key(rtx_4090), rtx_4090.id)[0] is NameMatch.ELSEWHERE
+
+
+@functools.cache
+def _bundled() -> list[CatalogEntry]:
+    return load_catalog(include_user=False).entries
+
+
+_SEARCH_WORDS = [
+    "rtx",
+    "4090",
+    "a100",
+    "pcie",
+    "pro",
+    "nvidia",
+    "radeon",
+    "h100",
+    "sxm",
+    "geforce",
+    "5090",
+    "ada",
+    "!",
+]
+
+
+@given(st.lists(st.sampled_from(_SEARCH_WORDS), max_size=4).map(" ".join))
+@settings(max_examples=150, deadline=None)
+def test_bulk_name_ranking_orders_rows_as_the_one_name_rule_does(text: str) -> None:
+    """NameRanking (the catalog search) sorts rows exactly by name_matcher's class."""
+    from gpudesk.catalog.query import NameRanking, name_key, name_matcher
+
+    entries = _bundled()
+    keys = [name_key(entry) for entry in entries]
+    rows = list(range(len(entries)))[::-1]  # a column order other than the catalog's
+    rank = name_matcher(text)
+    expected = sorted(rows, key=lambda row: rank(keys[row], entries[row].id)[0])
+    assert NameRanking(keys, [entry.id for entry in entries]).ranked(rows, text) == expected
+
+
+def test_bulk_name_ranking_puts_the_named_gpu_first() -> None:
+    from gpudesk.catalog.query import NameRanking, name_key
+
+    entries = _bundled()
+    ranking = NameRanking([name_key(entry) for entry in entries], [entry.id for entry in entries])
+    ranked = ranking.ranked(list(range(len(entries))), "RTX 5090")
+    assert entries[ranked[0]].id == "rtx-5090"
