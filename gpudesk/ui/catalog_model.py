@@ -4,12 +4,16 @@
 :class:`~gpudesk.ui.catalog_columns.CatalogIndex` built once per load) and owns
 the compare check column, wired to :class:`~gpudesk.ui.state.AppState`.
 
-:class:`CatalogProxyModel` filters and sorts. It is a flat
-``QAbstractProxyModel`` rather than a ``QSortFilterProxyModel`` for a measured
-reason: with 10,000 rows a Python ``lessThan`` took 384 ms per sort and a
-Python ``filterAcceptsRow`` 5-11 ms per filter change before painting; here a
-filter change or a sort is a few list passes over precomputed keys (< 1 ms)
-followed by one layout change that keeps the selection.
+:class:`CatalogProxyModel` filters and sorts. It is a flat table model over
+a row map rather than a ``QSortFilterProxyModel`` for a measured reason: with
+10,000 rows a Python ``lessThan`` took 384 ms per sort and a Python
+``filterAcceptsRow`` 5-11 ms per filter change before painting; here a filter
+change or a sort is a few list passes over precomputed keys followed by one
+layout change that keeps the selection. It derives from
+``QAbstractTableModel``, not ``QAbstractProxyModel``: Qt then answers
+``parent()`` and ``sibling()`` in C++, which a repaint asks for hundreds of
+times, and ``data()`` answers the roles every cell is asked for in one Python
+call.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractProxyModel,
     QAbstractTableModel,
     QModelIndex,
     QObject,
@@ -60,6 +63,15 @@ _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _CHECK = int(Qt.ItemDataRole.CheckStateRole)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
 _INITIAL_ORDER = int(Qt.ItemDataRole.InitialSortOrderRole)
+#: Roles the item delegate asks of every cell that this model never sets.
+_UNSET_ROLES = frozenset(
+    int(role)
+    for role in (
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.DecorationRole,
+        Qt.ItemDataRole.BackgroundRole,
+    )
+)
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 _CENTER = Qt.AlignmentFlag.AlignCenter
@@ -141,6 +153,16 @@ class CatalogTableModel(QAbstractTableModel):
         theme.notifier().changed.connect(self._on_theme_changed)
 
     # building ------------------------------------------------------------
+    @property
+    def display_cells(self) -> list[list[str]]:
+        """The display text per row and column (replaced, never changed, on a reload)."""
+        return self._cells
+
+    @property
+    def alignments(self) -> list[int]:
+        """The text alignment per column, as plain ints."""
+        return self._alignments
+
     def _rebuild_cells(self) -> None:
         self._cells = [
             [MISSING_TEXT if text is None else text for text in row]
@@ -287,6 +309,13 @@ class CatalogTableModel(QAbstractTableModel):
         return False
 
 
+def _find(rows: list[int], row: int) -> int | None:
+    try:
+        return rows.index(row)
+    except ValueError:
+        return None
+
+
 def _is_checked(value: Any) -> bool:
     if isinstance(value, Qt.CheckState):
         return value == Qt.CheckState.Checked
@@ -296,7 +325,7 @@ def _is_checked(value: Any) -> bool:
         return bool(value)
 
 
-class CatalogProxyModel(QAbstractProxyModel):
+class CatalogProxyModel(QAbstractTableModel):
     """The visible rows of a :class:`CatalogTableModel`: filtered, then sorted.
 
     Use :meth:`set_filter`, :meth:`set_only_ids` and :meth:`sort`; each
@@ -317,15 +346,22 @@ class CatalogProxyModel(QAbstractProxyModel):
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
         self._rows: list[int] = []
-        self._position: dict[int, int] = {}
+        self._position_of: dict[int, int] | None = None
         self._mask = bytearray()
-        self.setSourceModel(source)
+        self._cells = source.display_cells
+        self._alignments = source.alignments
         source.modelAboutToBeReset.connect(self.beginResetModel)
         source.modelReset.connect(self._on_source_reset)
         source.dataChanged.connect(self._on_source_data_changed)
         self._mask = self._compute_mask()
         self._rows = self._compute_rows()
-        self._position = {row: position for position, row in enumerate(self._rows)}
+
+    @property
+    def _position(self) -> dict[int, int]:
+        """Source row -> visible row, built when first asked after a change."""
+        if self._position_of is None:
+            self._position_of = {row: position for position, row in enumerate(self._rows)}
+        return self._position_of
 
     # what to show ----------------------------------------------------------
     @property
@@ -390,10 +426,17 @@ class CatalogProxyModel(QAbstractProxyModel):
         old_indexes = self.persistentIndexList()
         old_rows = [self._rows[index.row()] for index in old_indexes]
         self._rows = rows
-        self._position = {row: position for position, row in enumerate(rows)}
+        self._position_of = None
+        # The persistent indexes (current row, selection) name a few rows:
+        # finding those few is cheaper than mapping all 10,000.
+        distinct = set(old_rows)
+        if len(distinct) <= 8:
+            moved = {row: _find(rows, row) for row in distinct}
+        else:
+            moved = {row: self._position.get(row) for row in distinct}
         new_indexes = []
         for index, source_row in zip(old_indexes, old_rows, strict=True):
-            position = self._position.get(source_row)
+            position = moved[source_row]
             new_indexes.append(
                 QModelIndex() if position is None else self.createIndex(position, index.column())
             )
@@ -402,9 +445,11 @@ class CatalogProxyModel(QAbstractProxyModel):
         self.rows_changed.emit(len(self._rows), len(self._source.index_data))
 
     def _on_source_reset(self) -> None:
+        self._cells = self._source.display_cells
+        self._alignments = self._source.alignments
         self._mask = self._compute_mask()
         self._rows = self._compute_rows()
-        self._position = {row: position for position, row in enumerate(self._rows)}
+        self._position_of = None
         self.endResetModel()
         self.rows_changed.emit(len(self._rows), len(self._source.index_data))
 
@@ -436,7 +481,7 @@ class CatalogProxyModel(QAbstractProxyModel):
         source_row = self._source.row_of(entry_id)
         return None if source_row is None else self._position.get(source_row)
 
-    # QAbstractProxyModel ---------------------------------------------------
+    # the table model ---------------------------------------------------------
     def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
@@ -448,11 +493,15 @@ class CatalogProxyModel(QAbstractProxyModel):
             return QModelIndex()
         return self.createIndex(row, column)
 
-    def parent(self, child: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        return QModelIndex()
+    def parent(self, child: ModelIndex | None = None) -> Any:  # type: ignore[override]
+        """The QObject parent, or for an index its parent: none, rows are flat.
 
-    def sibling(self, row: int, column: int, index: ModelIndex) -> QModelIndex:
-        return self.index(row, column)
+        For Python callers only: Qt's own calls go to the table model's C++
+        ``parent()``, so a repaint makes no Python call for it.
+        """
+        if child is None:
+            return super().parent()
+        return QModelIndex()
 
     def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
         return not parent.isValid() and bool(self._rows)
@@ -470,13 +519,20 @@ class CatalogProxyModel(QAbstractProxyModel):
             return QModelIndex()
         return self.createIndex(position, source_index.column())
 
-    # fast paths: one Python call per cell and role instead of two -----------
+    # fast paths: one Python call per cell and role, no second frame --------
     def data(self, index: ModelIndex, role: int = _DISPLAY) -> Any:
-        # Called thousands of times per paint: no isValid() call (an invalid
-        # index has row -1), and straight to the source's lists.
+        # Called seven times per cell per paint (once per role the delegate
+        # reads): no isValid() call (an invalid index has row -1), and the
+        # display text, alignment and the roles never set answered here.
         row = index.row()
         if row < 0:
             return None
+        if role == _DISPLAY:
+            return self._cells[self._rows[row]][index.column()]
+        if role in _UNSET_ROLES:
+            return None
+        if role == _ALIGN:
+            return self._alignments[index.column()]
         return self._source.cell_data(self._rows[row], index.column(), role)
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
