@@ -172,7 +172,7 @@ def measure_catalog_scale(folder: Path, repetitions: int) -> list[Figure]:
             note="process CPU time of the same runs (other processes' load left out)",
         ),
         Figure(
-            "filter change (text, memory, segment, features) + repaint",
+            "filter change (text, memory, segment, features), whole frame, CPU",
             filter_ms,
             "ms",
             16.0,
@@ -183,7 +183,7 @@ def measure_catalog_scale(folder: Path, repetitions: int) -> list[Figure]:
             ),
         ),
         Figure(
-            "filter + repaint / bare QTableView layout change + repaint (same rows)",
+            "filter frame / bare QTableView layout change frame (same rows)",
             ratios,
             "x",
             1.25,
@@ -193,7 +193,7 @@ def measure_catalog_scale(folder: Path, repetitions: int) -> list[Figure]:
             ),
         ),
         Figure(
-            "sort (price, FP16 tensor, name; both orders) + repaint",
+            "sort (price, FP16 tensor, name; both orders), whole frame, CPU",
             sort_ms,
             "ms",
             50.0,
