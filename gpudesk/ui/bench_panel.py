@@ -214,20 +214,19 @@ class BenchPanel(QWidget):
         def work(progress: Progress) -> list[BackendInfo]:
             return check_backends(backends, progress)
 
-        worker = TaskWorker(work)
+        worker = TaskWorker(work, owner=self)
         worker.finished.connect(self._on_backends)
         worker.failed.connect(
             lambda message: self.step_label.setText(f"Backend check failed: {message}")
         )
-        worker.done.connect(lambda: self._on_check_done(worker))
+        worker.done.connect(self._on_check_done)
         self._check_worker = worker
         self.step_label.setText("Checking backends…")
         self._update_buttons()
         worker.start()
 
-    def _on_check_done(self, worker: TaskWorker) -> None:
-        if self._check_worker is worker:
-            self._check_worker = None
+    def _on_check_done(self) -> None:
+        self._check_worker = None  # one check at a time: this was it
         self._update_buttons()
         self.backends_checked.emit()
 
@@ -387,12 +386,12 @@ class BenchPanel(QWidget):
         def work(progress: Progress) -> BenchResult:
             return run_benchmark(plan, backend, progress, catalog=entries)
 
-        worker = TaskWorker(work)
+        worker = TaskWorker(work, owner=self)
         worker.progressed.connect(self._on_progress)
         worker.finished.connect(self._on_finished)
         worker.cancelled.connect(self._on_cancelled)
         worker.failed.connect(self._on_failed)
-        worker.done.connect(lambda: self._on_run_done(worker))
+        worker.done.connect(self._on_run_done)
         self._run_worker = worker
         # Busy until the first step reports a fraction: a long first step must
         # not look like a bar stuck at 0%.
@@ -463,9 +462,8 @@ class BenchPanel(QWidget):
         self.step_label.setText(f"Failed: {message}")
         self.run_failed.emit(message)
 
-    def _on_run_done(self, worker: TaskWorker) -> None:
-        if self._run_worker is worker:
-            self._run_worker = None
+    def _on_run_done(self) -> None:
+        self._run_worker = None  # one run at a time: this was it
         self._update_buttons()
 
     # -- showing a result ------------------------------------------------------------------

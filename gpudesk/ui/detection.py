@@ -6,8 +6,6 @@ compare view knows "this machine" before the This machine tab is ever opened.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
-
 from gpudesk.hardware.detect import detect
 from gpudesk.hardware.match import match_devices, matched_catalog_ids
 from gpudesk.hardware.models import DetectionResult
@@ -22,12 +20,11 @@ def detected_catalog_ids(result: DetectionResult, state: AppState) -> list[str]:
     return matched_catalog_ids(result.gpus, match_devices(result.gpus, state.entries()))
 
 
-def detect_in_background(
-    state: AppState, parent: QObject | None = None, nvml: Nvml | None = None
-) -> TaskWorker:
+def detect_in_background(state: AppState, nvml: Nvml | None = None) -> TaskWorker:
     """Start a detection on a worker; on success ``state.set_detected(...)`` is called.
 
-    The caller keeps the returned worker (and calls ``shutdown()`` on it when closing).
+    The state owns the worker (:mod:`gpudesk.ui.worker`); the caller may keep the
+    returned handle to call ``shutdown()`` on it when closing.
     """
     access = nvml if nvml is not None else default_nvml()
 
@@ -38,7 +35,7 @@ def detect_in_background(
         if isinstance(result, DetectionResult):
             state.set_detected(detected_catalog_ids(result, state), result.gpus)
 
-    worker = TaskWorker(work, parent)
+    worker = TaskWorker(work, owner=state)
     worker.finished.connect(finished)
     worker.start()
     return worker

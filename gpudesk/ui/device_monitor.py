@@ -102,7 +102,6 @@ class MonitorPanel(QWidget):
         self._generation = 0
         self._devices: list[GpuSnapshot] = []
         self._worker: TaskWorker | None = None
-        self._retired: TaskWorker | None = None
         self._paused = False
         self._closed = False
         self._reported_lost: set[str] = set()
@@ -317,7 +316,7 @@ class MonitorPanel(QWidget):
         def take(progress: Progress) -> MonitorSample:
             return monitor.sample()
 
-        worker = TaskWorker(take)
+        worker = TaskWorker(take, owner=self)
         worker.finished.connect(lambda sample: self._on_sample(generation, sample))
         worker.failed.connect(self._on_failed)
         worker.done.connect(self._on_worker_done)
@@ -325,12 +324,7 @@ class MonitorPanel(QWidget):
         worker.start()
 
     def _on_worker_done(self) -> None:
-        worker = self._worker
-        if worker is not None and not worker.is_running():
-            # Keep the finished worker until the next one finishes: dropping the
-            # last reference here would delete it inside its own signal emission.
-            self._retired = worker
-            self._worker = None
+        self._worker = None  # the worker module keeps it until it may go
 
     def _on_failed(self, message: str) -> None:
         self.status_label.setText(f"sampling failed: {message}")

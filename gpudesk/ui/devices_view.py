@@ -413,7 +413,6 @@ class DevicesView(QWidget):
         self.matches: list[CatalogMatch] = []
         self.cards: list[DeviceCard] = []
         self._worker: TaskWorker | None = None
-        self._retired: TaskWorker | None = None
         self._closed = False
         self.setStyleSheet(_CARD_STYLE)
 
@@ -445,7 +444,6 @@ class DevicesView(QWidget):
         self.health.hide()
         layout.addWidget(self.health)
         self._health_worker: TaskWorker | None = None
-        self._health_retired: TaskWorker | None = None
 
         self.diagnosis = DiagnosisPanel()
         self.diagnosis.hide()
@@ -503,7 +501,7 @@ class DevicesView(QWidget):
         def work(progress: Progress) -> DetectionResult:
             return detect(nvml, progress, sysfs_root=root)
 
-        worker = TaskWorker(work)
+        worker = TaskWorker(work, owner=self)
         worker.progressed.connect(lambda fraction, message: self.summary.setText(f"{message}…"))
         worker.finished.connect(self._on_detected)
         worker.failed.connect(self._on_failed)
@@ -514,12 +512,7 @@ class DevicesView(QWidget):
         worker.start()
 
     def _on_worker_done(self) -> None:
-        worker = self._worker
-        if worker is not None and not worker.is_running():
-            # Keep the finished worker until the next one finishes: dropping the
-            # last reference here would delete it inside its own signal emission.
-            self._retired = worker
-            self._worker = None
+        self._worker = None  # the worker module keeps it until it may go
         self.refresh_button.setEnabled(not self._closed)
 
     def _on_failed(self, message: str) -> None:
@@ -662,7 +655,7 @@ class DevicesView(QWidget):
             except doctor.NvidiaSmiUnusableError as exc:
                 return HealthProblem("nvidia-smi cannot be run", f"{exc.path}: {exc.reason}")
 
-        worker = TaskWorker(work)
+        worker = TaskWorker(work, owner=self)
         worker.progressed.connect(lambda fraction, message: self.health.show_running(message))
         worker.finished.connect(self._on_health_checked)
         worker.failed.connect(
@@ -686,10 +679,7 @@ class DevicesView(QWidget):
             self.health.show_problem(outcome)
 
     def _on_health_worker_done(self) -> None:
-        worker = self._health_worker
-        if worker is not None and not worker.is_running():
-            self._health_retired = worker  # see _on_worker_done
-            self._health_worker = None
+        self._health_worker = None
         self.health_button.setEnabled(not self._closed)
 
     # -- shutdown -------------------------------------------------------------------

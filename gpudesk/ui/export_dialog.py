@@ -278,7 +278,7 @@ class ExportDialog(QDialog):
             return False
         self._remember(path, paper, include_local)
         self._succeeded = False
-        self.worker = TaskWorker(self._task(path, paper, include_local, charts), self)
+        self.worker = TaskWorker(self._task(path, paper, include_local, charts), owner=self)
         self.worker.progressed.connect(self._on_progress)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
@@ -387,11 +387,8 @@ class ExportDialog(QDialog):
         self.export_cancelled.emit()
 
     def _on_done(self) -> None:
-        worker = self.worker
         self.worker = None
         self.export_button.setEnabled(True)
-        if worker is not None:
-            worker.deleteLater()
         if self._succeeded:  # close only now: the worker's thread has ended
             self.accept()
 

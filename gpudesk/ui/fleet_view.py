@@ -346,7 +346,7 @@ class FleetView(QWidget):
 
             return survey(address, bench=bench, timeout_s=timeout_s, progress=progress)  # type: ignore[arg-type]
 
-        worker = TaskWorker(work, self)
+        worker = TaskWorker(work, owner=self)
         worker.progressed.connect(lambda _fraction, text: self.summary_label.setText(text))
         worker.finished.connect(self._survey_finished)
         worker.failed.connect(lambda text: self.summary_label.setText(f"Survey failed: {text}"))

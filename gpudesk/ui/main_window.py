@@ -452,7 +452,7 @@ class MainWindow(QMainWindow):
             progress.report(0.0, "Loading the catalog")
             return load_catalog(extra_dirs)
 
-        worker = TaskWorker(load, self)
+        worker = TaskWorker(load, owner=self)
         worker.finished.connect(self._on_reloaded)
         worker.failed.connect(
             lambda message: self.statusBar().showMessage(f"Reload failed: {message}", 8000)
@@ -475,11 +475,8 @@ class MainWindow(QMainWindow):
         )
 
     def _on_reload_done(self) -> None:
-        worker = self._reload_worker
         self._reload_worker = None
         self.reload_action.setEnabled(True)
-        if worker is not None:
-            worker.deleteLater()
 
     def _on_catalog_changed(self) -> None:
         self.banner.set_problems(self.state.catalog.problems)

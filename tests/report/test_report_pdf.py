@@ -318,7 +318,7 @@ def test_a_new_report_is_readable_by_others_and_a_replaced_one_keeps_its_mode(
 
 def test_charts_must_be_prepared_on_the_gui_thread(qtbot: QtBot) -> None:
     entries = _entries(*THREE)
-    worker = TaskWorker(lambda progress: prepare_charts(entries, catalog()))
+    worker = TaskWorker(lambda progress: prepare_charts(entries, catalog()), owner=None)
     with qtbot.waitSignal(worker.failed, timeout=10_000) as signal:
         worker.start()
     assert worker.wait(5000)

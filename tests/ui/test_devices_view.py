@@ -302,6 +302,43 @@ def test_shutdown_leaves_no_threads(qtbot: QtBot) -> None:
     view.shutdown()  # twice is fine
 
 
+def test_deleting_the_view_during_a_detection_calls_nothing_on_it(qtbot: QtBot) -> None:
+    """The view torn down, not closed, with a detection running and its progress queued.
+
+    The progress slot is a lambda holding the view: Qt cannot disconnect it, so
+    without the worker's owner guard it would run on the deleted view's labels
+    (RuntimeError "already deleted", which pytest-qt turns into a failure).
+    """
+    import shiboken6
+
+    from gpudesk.ui.worker import live_workers
+
+    fake = fakes.two_gpus()
+    entered, release = threading.Event(), threading.Event()
+    original_init = fake.nvmlInit
+
+    def slow_init() -> None:
+        entered.set()
+        release.wait(10)
+        original_init()
+
+    fake.nvmlInit = slow_init  # type: ignore[method-assign]
+    view = DevicesView(_state(), nvml=Nvml(module=fake), autostart=False)
+    view.show()
+    summary = view.summary
+    detected: list[object] = []
+    view.detection_finished.connect(detected.append)
+    view.refresh()
+    # Block the GUI thread (no event processing): "reading the CPU" stays queued.
+    assert entered.wait(10)
+    threading.Timer(0.05, release.set).start()
+    shiboken6.delete(view)  # no closeEvent, no shutdown()
+    assert not shiboken6.isValid(summary)
+    assert running_threads() == []  # deleting the owner cancelled and waited
+    qtbot.waitUntil(lambda: not live_workers(), timeout=5000)  # queued events delivered
+    assert detected == []
+
+
 def test_autostart_detects_on_construction(qtbot: QtBot) -> None:
     view = DevicesView(_state(), nvml=Nvml(module=fakes.zero_devices()))
     qtbot.addWidget(view)
