@@ -14,6 +14,7 @@ from gpudesk.cli.common import EXIT_OK, EXIT_USAGE, CliError, format_table, load
 if TYPE_CHECKING:
     from gpudesk.catalog.schema import CatalogEntry
     from gpudesk.planning.cost import CostResult
+    from gpudesk.planning.errors import PlanningInputError
     from gpudesk.planning.fit import FitReport
     from gpudesk.planning.memory import MemoryEstimate
 
@@ -27,6 +28,20 @@ _QUANTS = (
 )  # fmt: skip
 _ENGINES = ("transformers", "vllm", "llama.cpp", "tensorrt-llm")
 _SHARDING = ("none", "zero1", "zero2", "zero3", "fsdp")
+#: the WorkloadSpec field each ``fit`` flag sets, for wording the core's errors
+FIT_FLAGS = {
+    "workload": "--mode",
+    "dtype": "--dtype",
+    "quant": "--quant",
+    "batch": "--batch",
+    "seq": "--seq",
+    "lora_rank": "--lora-rank",
+    "concurrency": "--concurrency",
+    "prefill_chunk": "--prefill-chunk",
+    "ubatch": "--ubatch",
+    "gpus": "--gpus",
+    "tensor_parallel": "--tensor-parallel",
+}
 #: shape flags and the ModelShape field each sets (the core names fields, not flags)
 SHAPE_FLAGS = {
     "layers": "--layers",
@@ -335,6 +350,7 @@ def _fit_spec(args: argparse.Namespace) -> Any:
 def _flag_words(exc: Exception) -> str:
     """The core's typed errors, worded with the flags that set the field."""
     from gpudesk.planning.architecture import ConfigFileError, ShapeError
+    from gpudesk.planning.errors import PlanningInputError
 
     if isinstance(exc, ShapeError) and exc.field in SHAPE_FLAGS:
         return f"{SHAPE_FLAGS[exc.field]} {exc.value}: {exc.reason}"
@@ -343,6 +359,8 @@ def _flag_words(exc: Exception) -> str:
     if isinstance(exc, ConfigFileError):
         where = f"field {exc.field!r} " if exc.field else ""
         return f"--config {exc.path}: {where}{exc.reason}"
+    if isinstance(exc, PlanningInputError):
+        return flag_words(exc, FIT_FLAGS)
     return str(exc)
 
 
@@ -596,12 +614,47 @@ def fit_text(report: FitReport) -> str:
 # cost ----------------------------------------------------------------------------------
 
 
-#: The flag that gives each cost input the core may find missing.
-_COST_FLAGS = {
+#: The flag that sets each cost input (the core names fields, not flags).
+COST_FLAGS = {
     "purchase_usd": "--purchase-usd",
     "tdp_w": "--tdp-w",
     "cloud_hourly_usd": "--cloud-hourly",
+    "count": "--count",
+    "hours_per_day": "--hours-per-day",
+    "utilisation": "--utilisation",
+    "kwh_price_usd": "--kwh-price",
+    "years": "--years",
+    "resale_usd": "--resale-usd",
 }
+
+
+def flag_words(exc: PlanningInputError, flags: dict[str, str]) -> str:
+    """A planning core's typed error, worded with the flags that set each field.
+
+    ``--hours-per-day 30: must be above 0 and at most 24``; a missing input gets
+    "give one with FLAG"; a working alternative becomes "use --mode qlora --dtype bf16".
+    """
+    if not exc.problems:
+        return str(exc)
+    parts = []
+    for problem in exc.problems:
+        flag = flags.get(problem.field)
+        if flag is None:
+            parts.append(str(exc))
+            continue
+        if problem.missing:
+            parts.append(f"{problem.reason}; give one with {flag}")
+            continue
+        value = f"{problem.value:g}" if isinstance(problem.value, float) else problem.value
+        text = f"{flag} {value}: {problem.reason}"
+        fix = [f"{flags[field]} {fixed}" for field, fixed in problem.fix.items() if field in flags]
+        parts.append(text + (f"; use {' '.join(fix)}" if fix else ""))
+    return "; ".join(dict.fromkeys(parts))
+
+
+def cost_flag_words(exc: PlanningInputError) -> str:
+    """The cost core's typed error, worded with ``cost``'s flags."""
+    return flag_words(exc, COST_FLAGS)
 
 
 def run_cost(args: argparse.Namespace) -> int:
@@ -629,8 +682,7 @@ def run_cost(args: argparse.Namespace) -> int:
         )
         result = compute_cost(inputs)
     except PlanningInputError as exc:
-        flag = _COST_FLAGS.get(exc.missing or "")
-        raise CliError(str(exc) + (f"; give one with {flag}" if flag else ""), EXIT_USAGE) from exc
+        raise CliError(cost_flag_words(exc), EXIT_USAGE) from exc
     provenance = _cost_provenance(entry, args)
     if args.json:
         from gpudesk.cli.common import print_json
@@ -643,18 +695,17 @@ def run_cost(args: argparse.Namespace) -> int:
 
 def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str, str]:
     """Where each input came from, in words, with a staleness warning where one applies."""
-    import datetime as dt
+    from gpudesk.catalog.prices import stale_note
+    from gpudesk.planning.cost import catalog_cost_figures
 
-    from gpudesk.catalog.prices import default_cloud_rate, is_stale, stale_note
-
-    today = dt.date.today()
+    figures = catalog_cost_figures(entry)
     if args.purchase_usd is not None:
         purchase = "argument"
     else:
-        purchase = f"catalog ({entry.price_kind}, {entry.price_date})"
-        if is_stale(entry.price_date, today):
-            purchase += f"; {stale_note('price', entry.price_date)}"
-    rate = default_cloud_rate(entry)
+        purchase = f"catalog ({figures.price_kind}, {figures.price_date})"
+        if figures.price_stale:
+            purchase += f"; {stale_note('price', figures.price_date)}"
+    rate = figures.cloud_rate
     if args.cloud_hourly is not None:
         cloud = "argument"
     elif rate is None:
@@ -664,7 +715,7 @@ def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str,
         cloud = f"lowest on-demand catalog rate: {rate.provider}, seen {seen}"
         if rate.source:
             cloud += f" ({rate.source})"
-        if is_stale(rate.date, today):
+        if figures.cloud_rate_stale:
             cloud += f"; {stale_note('rate', rate.date)}"
     return {
         "purchase": purchase,

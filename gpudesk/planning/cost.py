@@ -10,12 +10,14 @@ counted, nor cloud storage and egress.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 from pydantic import BaseModel, ConfigDict
 
-from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.errors import PlanningInputError
+from gpudesk.catalog.prices import default_cloud_rate, is_stale
+from gpudesk.catalog.schema import CatalogEntry, CloudRate, PriceKind
+from gpudesk.planning.errors import InputProblem, PlanningInputError
 
 DAYS_PER_MONTH = 365.25 / 12
 DEFAULT_HOURS_PER_DAY = 8.0
@@ -107,53 +109,72 @@ class CostResult(BaseModel):
         }
 
 
+#: The inputs in the core's words, for the error message (edges use their own words).
 _LABELS = {
     "purchase_usd": "purchase price",
     "tdp_w": "TDP",
     "cloud_hourly_usd": "cloud price",
+    "count": "GPU count",
     "hours_per_day": "hours per day",
+    "utilisation": "utilisation",
     "kwh_price_usd": "electricity price",
+    "years": "years",
     "resale_usd": "resale value",
 }
 
 
+def _value_text(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _raise(problems: list[InputProblem]) -> None:
+    """Raise the problems, worded in the core's words (the edges word them again)."""
+    if problems:
+        message = "; ".join(
+            problem.reason
+            if problem.missing
+            else f"{_LABELS.get(problem.field, problem.field)} {_value_text(problem.value)} "
+            f"{problem.reason}"
+            for problem in problems
+        )
+        raise PlanningInputError(message, problems=problems)
+
+
 def _check(inputs: CostInputs) -> None:
     # NaN compares false with every bound below, so it is refused first, by name.
-    problems = [
-        f"{_LABELS.get(name, name)} {value!r} is not a finite number"
-        for name, value in inputs.model_dump().items()
-        if isinstance(value, float) and not math.isfinite(value)
-    ]
-    if problems:
-        raise PlanningInputError("; ".join(problems))
-    if not 0 < inputs.purchase_usd <= 10_000_000:
-        problems.append(f"purchase price ${inputs.purchase_usd:g} must be above 0")
-    if not 0 < inputs.tdp_w <= 5000:
-        problems.append(f"TDP {inputs.tdp_w:g} W must be between 0 and 5,000 W")
-    if not 0 < inputs.cloud_hourly_usd <= 10_000:
-        problems.append(f"cloud price ${inputs.cloud_hourly_usd:g}/h must be above 0")
-    if not 1 <= inputs.count <= MAX_COUNT:
-        problems.append(f"GPU count {inputs.count} must be between 1 and {MAX_COUNT}")
-    if not 0 < inputs.hours_per_day <= 24:
-        problems.append(f"hours per day {inputs.hours_per_day:g} must be above 0 and at most 24")
-    if not 0 < inputs.utilisation <= 1:
-        problems.append(f"utilisation {inputs.utilisation:g} must be above 0 and at most 1")
-    if not 0 <= inputs.kwh_price_usd <= 10:
-        problems.append(f"electricity price ${inputs.kwh_price_usd:g}/kWh must be 0 to 10")
-    if not MIN_YEARS <= inputs.years <= MAX_YEARS:
-        problems.append(
-            f"years {inputs.years:g} must be at least one month (1/12 of a year) "
-            f"and at most {MAX_YEARS:g}"
+    _raise(
+        [
+            InputProblem(name, value, "is not a finite number")
+            for name, value in inputs.model_dump().items()
+            if isinstance(value, float) and not math.isfinite(value)
+        ]
+    )
+    problems: list[InputProblem] = []
+
+    def need(ok: bool, name: str, reason: str) -> None:
+        if not ok:
+            problems.append(InputProblem(name, getattr(inputs, name), reason))
+
+    need(0 < inputs.purchase_usd <= 10_000_000, "purchase_usd", "must be above 0")
+    need(0 < inputs.tdp_w <= 5000, "tdp_w", "must be above 0 and at most 5,000 W")
+    need(0 < inputs.cloud_hourly_usd <= 10_000, "cloud_hourly_usd", "must be above 0")
+    need(1 <= inputs.count <= MAX_COUNT, "count", f"must be between 1 and {MAX_COUNT}")
+    need(0 < inputs.hours_per_day <= 24, "hours_per_day", "must be above 0 and at most 24")
+    need(0 < inputs.utilisation <= 1, "utilisation", "must be above 0 and at most 1")
+    need(0 <= inputs.kwh_price_usd <= 10, "kwh_price_usd", "must be 0 to 10 per kWh")
+    need(
+        MIN_YEARS <= inputs.years <= MAX_YEARS,
+        "years",
+        f"must be at least one month (1/12 of a year) and at most {MAX_YEARS:g}",
+    )
+    need(inputs.resale_usd >= 0, "resale_usd", "cannot be negative")
+    if inputs.resale_usd >= inputs.purchase_usd > 0:
+        need(
+            False,
+            "resale_usd",
+            f"must be below the purchase price ({inputs.purchase_usd:,.2f} USD)",
         )
-    if inputs.resale_usd < 0:
-        problems.append(f"resale value ${inputs.resale_usd:g} cannot be negative")
-    elif inputs.resale_usd >= inputs.purchase_usd > 0:
-        problems.append(
-            f"resale value ${inputs.resale_usd:,.2f} must be below the purchase price "
-            f"${inputs.purchase_usd:,.2f}"
-        )
-    if problems:
-        raise PlanningInputError("; ".join(problems))
+    _raise(problems)
 
 
 def compute_cost(inputs: CostInputs) -> CostResult:
@@ -190,6 +211,54 @@ def compute_cost(inputs: CostInputs) -> CostResult:
     )
 
 
+class CatalogCostFigures(BaseModel):
+    """What the catalog says about one GPU's cost inputs, and how old it is.
+
+    The one reading of the catalog for cost: ``gpudesk cost`` takes its defaults
+    from it, the Plan tab fills its (editable) fields from it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu_id: str
+    gpu_name: str
+    purchase_usd: float | None
+    price_kind: PriceKind | None
+    price_date: dt.date | None
+    #: True when the price is older than ``catalog.prices.STALE_AFTER_MONTHS``
+    price_stale: bool
+    tdp_w: float | None
+    #: The lowest on-demand rate (:func:`~gpudesk.catalog.prices.default_cloud_rate`), or None
+    cloud_rate: CloudRate | None
+    cloud_rate_stale: bool
+
+    @property
+    def cloud_hourly_usd(self) -> float | None:
+        return None if self.cloud_rate is None else self.cloud_rate.usd_per_gpu_hour
+
+
+def catalog_cost_figures(entry: CatalogEntry, today: dt.date | None = None) -> CatalogCostFigures:
+    """The catalog's price, TDP and default cloud rate for ``entry`` (None where it has none).
+
+    Args:
+        entry: the GPU.
+        today: the date staleness is judged against (default: today).
+    """
+    day = today if today is not None else dt.date.today()
+    rate = default_cloud_rate(entry)
+    return CatalogCostFigures(
+        gpu_id=entry.id,
+        gpu_name=entry.name,
+        purchase_usd=None if entry.price_usd is None else float(entry.price_usd),
+        price_kind=entry.price_kind,
+        price_date=entry.price_date,
+        price_stale=entry.price_usd is not None and is_stale(entry.price_date, day),
+        tdp_w=None if entry.tdp_w is None else float(entry.tdp_w),
+        cloud_rate=rate,
+        cloud_rate_stale=rate is not None and is_stale(rate.date, day),
+    )
+
+
 def cost_inputs_for(
     entry: CatalogEntry,
     *,
@@ -208,22 +277,19 @@ def cost_inputs_for(
     Raises:
         PlanningInputError: no price, TDP or cloud price in the catalog or the arguments.
     """
-    price = purchase_usd if purchase_usd is not None else entry.price_usd
-    if price is None:
-        raise PlanningInputError(
-            f"the catalog has no price for {entry.name} ({entry.id})", missing="purchase_usd"
-        )
-    power = tdp_w if tdp_w is not None else entry.tdp_w
-    if power is None:
-        raise PlanningInputError(
-            f"the catalog has no TDP for {entry.name} ({entry.id})", missing="tdp_w"
-        )
-    hourly = cloud_hourly_usd if cloud_hourly_usd is not None else entry.cloud_hourly_usd
-    if hourly is None:
-        raise PlanningInputError(
-            f"the catalog has no example cloud price for {entry.name} ({entry.id})",
-            missing="cloud_hourly_usd",
-        )
+    figures = catalog_cost_figures(entry)
+    what = f"{entry.name} ({entry.id})"
+    price = purchase_usd if purchase_usd is not None else figures.purchase_usd
+    power = tdp_w if tdp_w is not None else figures.tdp_w
+    hourly = cloud_hourly_usd if cloud_hourly_usd is not None else figures.cloud_hourly_usd
+    for name, value, words in (
+        ("purchase_usd", price, "price"),
+        ("tdp_w", power, "TDP"),
+        ("cloud_hourly_usd", hourly, "example cloud price"),
+    ):
+        if value is None:
+            _raise([InputProblem(name, None, f"the catalog has no {words} for {what}")])
+    assert price is not None and power is not None and hourly is not None  # raised above
     return CostInputs(
         gpu_id=entry.id,
         gpu_name=entry.name,

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpudesk.planning import citations
 from gpudesk.planning.architecture import ModelShape, TensorGroup, TensorRole
-from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.errors import InputProblem, PlanningInputError
 from gpudesk.planning.presets import ModelArchitecture, ModelKind, format_param_count
 from gpudesk.planning.quant import QuantFormat, WeightBytes, weight_bytes
 
@@ -444,53 +444,94 @@ def _weight_format(spec: WorkloadSpec) -> QuantFormat:
     return QuantFormat(spec.dtype.value)
 
 
+def _problem(
+    message: str, field: str, value: object, reason: str, fix: dict[str, str] | None = None
+) -> PlanningInputError:
+    """An error on one :class:`WorkloadSpec` field: the message in the core's words, the
+    field, value, reason and a working alternative as data for the edges to word."""
+    return PlanningInputError(message, problems=[InputProblem(field, value, reason, fix or {})])
+
+
 def _check(model: ModelArchitecture, spec: WorkloadSpec) -> None:
-    if not 1 <= spec.batch <= MAX_BATCH:
-        raise PlanningInputError(f"batch size {spec.batch} must be between 1 and {MAX_BATCH:,}")
-    if spec.seq is not None and not 1 <= spec.seq <= MAX_SEQ:
-        raise PlanningInputError(
-            f"sequence length {spec.seq} must be between 1 and {MAX_SEQ:,} tokens"
-        )
-    if not 1 <= spec.lora_rank <= MAX_LORA_RANK:
-        raise PlanningInputError(
-            f"LoRA rank {spec.lora_rank} must be between 1 and {MAX_LORA_RANK}"
-        )
     if not 1 <= model.params <= MAX_PARAMS:
         raise PlanningInputError(f"parameter count {model.params:,} is out of range")
-    for name, value, top in (
-        ("concurrency", spec.concurrency, MAX_BATCH),
-        ("prefill chunk", spec.prefill_chunk, MAX_SEQ),
-        ("micro-batch", spec.ubatch, MAX_BATCH),
+    for field, noun, value, top, unit in (
+        ("batch", "batch size", spec.batch, MAX_BATCH, ""),
+        ("seq", "sequence length", spec.seq, MAX_SEQ, " tokens"),
+        ("lora_rank", "LoRA rank", spec.lora_rank, MAX_LORA_RANK, ""),
+        ("concurrency", "concurrency", spec.concurrency, MAX_BATCH, ""),
+        ("prefill_chunk", "prefill chunk", spec.prefill_chunk, MAX_SEQ, ""),
+        ("ubatch", "micro-batch", spec.ubatch, MAX_BATCH, ""),
+        ("gpus", "GPU count", spec.gpus, MAX_GPUS, ""),
     ):
         if value is not None and not 1 <= value <= top:
-            raise PlanningInputError(f"{name} {value} must be between 1 and {top:,}")
-    if not 1 <= spec.gpus <= MAX_GPUS:
-        raise PlanningInputError(f"GPU count {spec.gpus} must be between 1 and {MAX_GPUS:,}")
+            reason = f"must be between 1 and {top:,}{unit}"
+            raise _problem(f"{noun} {value} {reason}", field, value, reason)
     if spec.tensor_parallel < 1 or spec.gpus % spec.tensor_parallel:
-        raise PlanningInputError(
-            f"tensor-parallel degree {spec.tensor_parallel} must divide the GPU count {spec.gpus}"
+        reason = f"must divide the GPU count {spec.gpus}"
+        raise _problem(
+            f"tensor-parallel degree {spec.tensor_parallel} {reason}",
+            "tensor_parallel",
+            spec.tensor_parallel,
+            reason,
         )
     fmt = _weight_format(spec)
+    # The weight format comes from the quant when one is given, else from the dtype.
+    fmt_field, fmt_value = ("quant", fmt.value) if spec.quant is not None else ("dtype", fmt.value)
     w = spec.workload
     if w is Workload.TRAIN and not fmt.is_plain:
-        raise PlanningInputError(
+        reason = (
+            "cannot be fully fine-tuned (that needs fp32, bf16 or fp16 weights); a quantised "
+            "base can only be trained through LoRA adapters"
+        )
+        # int8/int4 as the dtype: QLoRA (NF4 base, bf16 compute); a stored format: LoRA
+        # on it; a GGUF file cannot be trained at all.
+        if fmt.is_gguf:
+            reason = "is an inference format: it cannot be trained"
+            fix = {"workload": Workload.INFERENCE.value}
+        elif spec.quant is None:
+            fix = {"workload": Workload.QLORA.value, "dtype": DType.BF16.value}
+        else:
+            fix = {"workload": Workload.LORA.value}
+        raise _problem(
             f"full fine-tuning needs fp32, bf16 or fp16 weights, not {fmt.label}; "
-            "a quantised base can only be trained through LoRA adapters (LoRA or QLoRA)"
+            "a quantised base can only be trained through LoRA adapters (LoRA or QLoRA)",
+            fmt_field,
+            fmt_value,
+            reason,
+            fix,
         )
     if w is Workload.QLORA and spec.dtype.is_quantised:
-        raise PlanningInputError(
+        reason = "cannot be QLoRA's compute dtype: it stores the base in 4-bit NF4 and computes "
+        reason += "in bf16, fp16 or fp32"
+        raise _problem(
             "QLoRA stores the base in 4-bit NF4 and computes in bf16, fp16 or fp32, "
-            f"not {spec.dtype}"
+            f"not {spec.dtype}",
+            "dtype",
+            spec.dtype.value,
+            reason,
+            {"dtype": DType.BF16.value},
         )
     if w.is_training and fmt.is_gguf:
-        raise PlanningInputError(f"{fmt.label} is an inference format: it cannot be trained")
-    if model.shape is None and not (fmt.is_plain or fmt in (QuantFormat.INT8, QuantFormat.INT4)):
-        raise PlanningInputError(
-            f"{fmt.label} is a per-tensor transformer format; {model.name} has no transformer "
-            "shape, so only fp32, bf16, fp16, int8 or int4 apply"
+        reason = "is an inference format: it cannot be trained"
+        raise _problem(
+            f"{fmt.label} {reason}", fmt_field, fmt_value, reason, {"workload": "inference"}
         )
+    if model.shape is None and not (fmt.is_plain or fmt in (QuantFormat.INT8, QuantFormat.INT4)):
+        reason = (
+            f"is a per-tensor transformer format; {model.name} has no transformer shape, so "
+            "only fp32, bf16, fp16, int8 or int4 apply"
+        )
+        raise _problem(f"{fmt.label} {reason}", fmt_field, fmt_value, reason)
     if spec.pure_bf16 and w is Workload.TRAIN and spec.dtype is not DType.BF16:
-        raise PlanningInputError(f"pure bf16 training needs bf16 weights, not {spec.dtype}")
+        reason = "cannot be trained in pure bf16, which needs bf16 weights"
+        raise _problem(
+            f"pure bf16 training needs bf16 weights, not {spec.dtype}",
+            "dtype",
+            spec.dtype.value,
+            reason,
+            {"dtype": DType.BF16.value},
+        )
 
 
 def _resolve(model: ModelArchitecture, spec: WorkloadSpec) -> WorkloadSpec:

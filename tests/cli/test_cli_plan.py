@@ -125,14 +125,32 @@ def test_fit_list_models(capsys: pytest.CaptureFixture[str]) -> None:
         (["fit", "--params", "500T"], "absurd"),
         (["fit", "--params", "lots"], "not a number"),
         (["fit", "--model", "gpt-17"], "Presets: llama-2-7b"),
-        (["fit", "--params", "7B", "--batch", "0"], "batch size"),
-        (["fit", "--params", "7B", "--seq", "-1"], "sequence length"),
-        (["fit", "--params", "7B", "--mode", "train", "--dtype", "int4"], "full fine-tuning"),
+        (["fit", "--params", "7B", "--batch", "0"], "--batch 0: must be between 1 and"),
+        (["fit", "--params", "7B", "--seq", "-1"], "--seq -1: must be between 1 and"),
+        (
+            ["fit", "--params", "7B", "--mode", "train", "--dtype", "int4"],
+            "--dtype int4: cannot be fully fine-tuned",
+        ),
+        (
+            ["fit", "--params", "7B", "--mode", "train", "--dtype", "int8"],
+            "; use --mode qlora --dtype bf16",
+        ),
+        (
+            ["fit", "--params", "7B", "--mode", "qlora", "--dtype", "int8"],
+            "--dtype int8: cannot be QLoRA's compute dtype",
+        ),
+        (["fit", "--params", "7B", "--mode", "train", "--quant", "awq"], "; use --mode lora"),
         (["fit"], "--params"),
         (["fit", "--params", "7B", "--kv-heads", "5"], "--kv-heads 5"),
         (["fit", "--model", "llama-3.1-8b", "--kv-heads", "0"], "--kv-heads 0"),
-        (["fit", "--params", "7B", "--quant", "q4_k_m", "--mode", "lora"], "inference format"),
-        (["fit", "--params", "7B", "--gpus", "4", "--tensor-parallel", "3"], "must divide"),
+        (
+            ["fit", "--params", "7B", "--quant", "q4_k_m", "--mode", "lora"],
+            "--quant q4_k_m: is an inference format: it cannot be trained; use --mode inference",
+        ),
+        (
+            ["fit", "--params", "7B", "--gpus", "4", "--tensor-parallel", "3"],
+            "--tensor-parallel 3: must divide the GPU count 4",
+        ),
         (["fit", "--config", "/nonexistent/config.json"], "--config /nonexistent"),
     ],
 )
@@ -193,11 +211,28 @@ def test_cost_never_is_null(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["cost", "rtx-4090", "--cloud-hourly", "1", "--hours-per-day", "0"], "hours per day"),
-        (["cost", "rtx-4090", "--cloud-hourly", "-1"], "cloud price"),
-        (["cost", "rtx-4090", "--cloud-hourly", "1", "--years", "0"], "years"),
-        (["cost", "rtx-4090", "--cloud-hourly", "1", "--utilisation", "2"], "utilisation"),
-        (["cost", "rtx-4090", "--cloud-hourly", "1", "--purchase-usd", "-3"], "purchase"),
+        (
+            ["cost", "rtx-4090", "--cloud-hourly", "1", "--hours-per-day", "0"],
+            "--hours-per-day 0: must be above 0 and at most 24",
+        ),
+        (["cost", "rtx-4090", "--cloud-hourly", "-1"], "--cloud-hourly -1: must be above 0"),
+        (["cost", "rtx-4090", "--cloud-hourly", "1", "--years", "0"], "--years 0: must be at"),
+        (
+            ["cost", "rtx-4090", "--cloud-hourly", "1", "--utilisation", "2"],
+            "--utilisation 2: must be above 0 and at most 1",
+        ),
+        (
+            ["cost", "rtx-4090", "--cloud-hourly", "1", "--purchase-usd", "-3"],
+            "--purchase-usd -3: must be above 0",
+        ),
+        (
+            [
+                *("cost", "rtx-4090", "--cloud-hourly", "1"),
+                *("--purchase-usd", "500", "--resale-usd", "600"),
+            ],
+            "--resale-usd 600: must be below the purchase price (500.00 USD)",
+        ),
+        (["cost", "rtx-4090", "--cloud-hourly", "1", "--count", "65"], "--count 65: must be"),
         (["cost", "no-such-gpu-xyz", "--cloud-hourly", "1"], "no GPU named"),
     ],
 )
@@ -209,13 +244,23 @@ def test_cost_bad_input_exits_2(
     assert fragment in err
 
 
+def test_cost_names_every_bad_flag_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(
+        capsys, "cost", "rtx-4090", "--cloud-hourly", "1", "--hours-per-day", "30", "--years", "0"
+    )
+    assert code == 2
+    assert "--hours-per-day 30: must be above 0 and at most 24" in err
+    assert "; --years 0: must be at least one month" in err
+    assert "hours per day" not in err  # the core's words are replaced by the flags
+
+
 def test_cost_gpu_without_price(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     write_entry(tmp_path, "unpriced-gpu", tdp_w=200)
     code, _, err = run_cli(
         capsys, "--catalog", str(tmp_path), "cost", "unpriced-gpu", "--cloud-hourly", "1"
     )
     assert code == 2
-    assert "--purchase-usd" in err
+    assert "the catalog has no price for" in err and "; give one with --purchase-usd" in err
     code, out, _ = run_cli(
         capsys,
         "--catalog",

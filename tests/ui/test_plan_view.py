@@ -101,6 +101,25 @@ def test_bad_parameter_count_shows_a_message_and_no_crash(qtbot: QtBot, view: Pl
     assert view.fit_page.report is not None and view.fit_page.form.fit_error_label.isHidden()
 
 
+def test_fit_errors_name_the_controls_and_what_to_choose(view: PlanView) -> None:
+    form = view.fit_page.form
+    _select(form.mode_combo, "train")
+    _select(form.dtype_combo, "int8")
+    view.recompute_now()
+    assert view.fit_page.report is None
+    assert view.fit_page.fit_error == (
+        "Weights dtype int8: cannot be fully fine-tuned (that needs fp32, bf16 or fp16 "
+        "weights); a quantised base can only be trained through LoRA adapters; choose "
+        "Workload \u201cQLoRA fine-tuning (4-bit base)\u201d and Weights dtype \u201cbf16\u201d"
+    )
+    assert "--" not in view.fit_page.fit_error
+    # Doing what it says works.
+    _select(form.mode_combo, "qlora")
+    _select(form.dtype_combo, "bf16")
+    view.recompute_now()
+    assert view.fit_page.report is not None and view.fit_page.fit_error is None
+
+
 def test_preset_and_kv_cache(view: PlanView) -> None:
     view.fit_page.form.model_combo.setCurrentIndex(
         view.fit_page.form.model_combo.findData("llama-3.1-8b")
@@ -291,12 +310,32 @@ def test_cost_bad_input_shows_a_message(view: PlanView) -> None:
     view.cost_page.hours_spin.setValue(0)
     view.recompute_now()
     assert view.cost_page.cost_result is None
-    assert view.cost_page.cost_error is not None and "hours per day" in view.cost_page.cost_error
+    # Worded with the control's label and the text it shows, not the core's field words.
+    assert view.cost_page.cost_error == "Running 0.0 h/day: must be above 0 and at most 24"
     assert not view.cost_page.cost_error_label.isHidden()
     view.show_cost_for("card-16")  # no price in the catalog
     view.recompute_now()
     assert "no price" in view.cost_page.purchase_note.text()
-    assert view.cost_page.cost_error is not None and "purchase price" in view.cost_page.cost_error
+    assert view.cost_page.cost_error is not None
+    assert view.cost_page.cost_error.startswith("Purchase price (each) $0.00: must be above 0; ")
+    assert "--" not in view.cost_page.cost_error
+
+
+def test_cost_errors_name_every_control_at_fault(view: PlanView) -> None:
+    page = view.cost_page
+    view.show_cost_for("card-24")
+    page.purchase_spin.setValue(1000)
+    page.resale_spin.setValue(1500)
+    page.years_spin.setValue(0)
+    view.recompute_now()
+    assert page.cost_error is not None
+    assert page.cost_error.split("; ") == [
+        f"Horizon {page.years_spin.text()}: must be at least one month (1/12 of a year) "
+        "and at most 20",
+        f"Resale value (each) {page.resale_spin.text()}: must be below the purchase price "
+        "(1,000.00 USD)",
+    ]
+    assert page.cost_error in page.cost_error_label.text()
 
 
 def test_cost_for_selected_fit(view: PlanView) -> None:

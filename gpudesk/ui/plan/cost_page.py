@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 
 import pyqtgraph as pg
@@ -18,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.catalog.prices import default_cloud_rate, is_stale, price_kind_label
+from gpudesk.catalog.prices import price_kind_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.cost import (
     DEFAULT_HOURS_PER_DAY,
@@ -26,6 +25,7 @@ from gpudesk.planning.cost import (
     DEFAULT_UTILISATION,
     CostInputs,
     CostResult,
+    catalog_cost_figures,
     compute_cost,
 )
 from gpudesk.planning.errors import PlanningInputError
@@ -226,24 +226,22 @@ class CostPage(QWidget):
         entry = self._cost_entry()
         if entry is None:
             return
+        figures = catalog_cost_figures(entry)
         for spin in (self.purchase_spin, self.tdp_spin, self.cloud_spin):
             spin.blockSignals(True)
-        if entry.price_usd is not None:
-            self.purchase_spin.setValue(entry.price_usd)
-            kind = price_kind_label(entry.price_kind)
-            self.purchase_note.setText(f"Catalog: {kind}, {entry.price_date}. Edit freely.")
+        if figures.purchase_usd is not None:
+            self.purchase_spin.setValue(figures.purchase_usd)
+            kind = price_kind_label(figures.price_kind)
+            self.purchase_note.setText(f"Catalog: {kind}, {figures.price_date}. Edit freely.")
         else:
             self.purchase_spin.setValue(0)
             self.purchase_note.setText("The catalog has no price for this GPU: enter one.")
-        if entry.tdp_w is not None:
-            self.tdp_spin.setValue(entry.tdp_w)
-        else:
-            self.tdp_spin.setValue(0)
-        rate = default_cloud_rate(entry)
+        self.tdp_spin.setValue(figures.tdp_w if figures.tdp_w is not None else 0)
+        rate = figures.cloud_rate
         self.cloud_assumed = rate is None
         if rate is not None:
             self.cloud_spin.setValue(rate.usd_per_gpu_hour)
-            stale = " (may be out of date)" if is_stale(rate.date, dt.date.today()) else ""
+            stale = " (may be out of date)" if figures.cloud_rate_stale else ""
             self.cloud_note.setText(
                 f"Lowest on-demand rate in the catalog: {rate.provider}, "
                 f"{rate.date or 'undated'}{stale}. Use your provider's price."
@@ -255,6 +253,23 @@ class CostPage(QWidget):
             )
         for spin in (self.purchase_spin, self.tdp_spin, self.cloud_spin):
             spin.blockSignals(False)
+
+    def control_words(self, exc: PlanningInputError) -> str:
+        """The cost core's typed error, worded with this page's controls and their text."""
+        return forms.control_words(
+            exc,
+            {
+                "purchase_usd": ("Purchase price (each)", self.purchase_spin),
+                "tdp_w": ("Power (TDP, each)", self.tdp_spin),
+                "cloud_hourly_usd": ("Cloud price", self.cloud_spin),
+                "count": ("Number of GPUs", self.count_spin),
+                "hours_per_day": ("Running", self.hours_spin),
+                "utilisation": ("Utilisation", self.util_spin),
+                "kwh_price_usd": ("Electricity", self.kwh_spin),
+                "years": ("Horizon", self.years_spin),
+                "resale_usd": ("Resale value (each)", self.resale_spin),
+            },
+        )
 
     def _cloud_edited(self) -> None:
         # Programmatic fills block the spin's signals: this is the user typing.
@@ -281,7 +296,7 @@ class CostPage(QWidget):
             )
             result = compute_cost(inputs)
         except PlanningInputError as exc:
-            self._show_cost_error(str(exc))
+            self._show_cost_error(self.control_words(exc))
             return
         self.cost_result = result
         self.cost_error = None

@@ -27,6 +27,7 @@ from gpudesk.planning.architecture import (
     ShapeError,
     load_hf_config,
 )
+from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.fit import GPU_COUNTS
 from gpudesk.planning.memory import (
     DEFAULT_LORA_RANK,
@@ -115,7 +116,24 @@ class WorkloadForm(QWidget):
         if isinstance(exc, ConfigFileError):
             where = f"field {exc.field!r} " if exc.field else ""
             return f"cannot use {exc.path}: {where}{exc.reason}"
+        if isinstance(exc, PlanningInputError) and exc.problems:
+            return self._control_words(exc)
         return str(exc)
+
+    def _control_words(self, exc: PlanningInputError) -> str:
+        return forms.control_words(
+            exc,
+            {
+                "workload": ("Workload", self.mode_combo),
+                "dtype": (self.dtype_label.text(), self.dtype_combo),
+                "quant": ("Weights stored as", self.quant_combo),
+                "batch": ("Batch size", self.batch_spin),
+                "seq": ("Sequence length", self.seq_spin),
+                "lora_rank": ("LoRA rank", self.rank_spin),
+                "concurrency": ("Concurrent sequences", self.concurrency_spin),
+                "gpus": ("Training GPUs", self.train_gpus_spin),
+            },
+        )
 
     def load_config(self, path: Path) -> bool:
         """Read a config.json (or a folder with one) and select it as the model.

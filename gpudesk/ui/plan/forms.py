@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractSpinBox,
     QComboBox,
     QDoubleSpinBox,
     QFrame,
@@ -18,6 +19,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from gpudesk.planning.errors import PlanningInputError
 
 #: How long a burst of edits may last before a page recomputes.
 UPDATE_DELAY_MS = 120
@@ -167,3 +170,44 @@ def ranked_tree(headers: list[str], *, sortable: bool = False) -> QTreeWidget:
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     header.setStretchLastSection(False)
     return tree
+
+
+def _shown(widget: QWidget, value: object) -> str:
+    """What ``widget`` shows: a combo's item for ``value``, a spin box's current text."""
+    if isinstance(widget, QComboBox):
+        index = widget.findData(value)
+        return widget.itemText(index) if index >= 0 else str(value)
+    if isinstance(widget, QAbstractSpinBox):
+        return widget.text().strip()
+    return str(value)
+
+
+def control_words(exc: PlanningInputError, controls: Mapping[str, tuple[str, QWidget]]) -> str:
+    """A planning core's typed error in a page's words: its control labels and what they show.
+
+    ``Running 0.0 h/day: must be above 0 and at most 24``; a missing input reads
+    "enter it under LABEL"; a working alternative "choose Workload “QLoRA …”".
+
+    Args:
+        exc: the core's error (its problems name the core's fields).
+        controls: each core field's control label and widget on the page.
+    """
+    parts = []
+    for problem in exc.problems:
+        if problem.field not in controls:
+            parts.append(str(exc))
+            continue
+        label, widget = controls[problem.field]
+        if problem.missing:
+            parts.append(f"{problem.reason}: enter it under {label}")
+            continue
+        fixes = [
+            f"{controls[field][0]} \u201c{_shown(controls[field][1], value)}\u201d"
+            for field, value in problem.fix.items()
+            if field in controls
+        ]
+        parts.append(
+            f"{label} {_shown(widget, problem.value)}: {problem.reason}"
+            + (f"; choose {' and '.join(fixes)}" if fixes else "")
+        )
+    return "; ".join(dict.fromkeys(parts)) if parts else str(exc)
