@@ -45,9 +45,9 @@ def test_decode_ranks_the_catalog_fastest_first(view: PlanView, state: AppState)
 
 def test_mode_changes_controls_and_figures(view: PlanView) -> None:
     page = view.speed_page
-    page.mode_combo.setCurrentIndex(page.mode_combo.findData("train"))
+    page.form.mode_combo.setCurrentIndex(page.form.mode_combo.findData("train"))
     page.recompute_now()
-    assert page.tokens_edit.isEnabled() and not page.engine_combo.isEnabled()
+    assert page.form.tokens_edit.isEnabled() and not page.form.engine_combo.isEnabled()
     assert all(item.time_s is not None for item in page.results)
     assert page.tree.headerItem().text(6) == "run time"
 
@@ -56,14 +56,14 @@ def test_bad_training_tokens_show_a_message_and_keep_the_window(
     view: PlanView, state: AppState
 ) -> None:
     page = view.speed_page
-    page.mode_combo.setCurrentIndex(page.mode_combo.findData("train"))
-    page.tokens_edit.setText("lots")
+    page.form.mode_combo.setCurrentIndex(page.form.mode_combo.findData("train"))
+    page.form.tokens_edit.setText("lots")
     page.recompute_now()
     assert page.error is not None and "lots" in page.error
-    assert page.error_label.isVisibleTo(page)
+    assert page.form.error_label.isVisibleTo(page)
     assert page.tree.topLevelItemCount() == 0
     assert state.speed_workload is None
-    page.tokens_edit.setText("2e9")
+    page.form.tokens_edit.setText("2e9")
     page.recompute_now()
     assert page.error is None and page.results
 

@@ -1,9 +1,10 @@
 """The Plan tab's "How fast?" page: tokens/s across the catalog, its limit and its cost.
 
 The model comes from the "Will it fit?" page's form (one model choice for both pages);
-this page adds what speed depends on: the mode, engine, weight and KV formats, lengths,
-concurrency, training tokens. Estimates are cheap pure functions of the form
-(:mod:`gpudesk.planning.speed`), so the page recomputes live, folding bursts of edits.
+this page's own form (:class:`~gpudesk.ui.plan.speed_form.SpeedForm`) adds what speed
+depends on: the mode, engine, weight and KV formats, lengths, concurrency, training
+tokens. Estimates are cheap pure functions of the forms (:mod:`gpudesk.planning.speed`),
+so the page recomputes live, folding bursts of edits.
 """
 
 from __future__ import annotations
@@ -14,11 +15,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFormLayout,
-    QGroupBox,
     QLabel,
-    QLineEdit,
-    QSpinBox,
     QSplitter,
     QTextBrowser,
     QTreeWidgetItem,
@@ -28,16 +25,11 @@ from PySide6.QtWidgets import (
 
 from gpudesk.compare.axes import log_ticks
 from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.data import Checkpointing, load_measurements
 from gpudesk.planning.speed.estimate import (
-    Engine,
-    KvFormat,
     Mode,
     NotRunnable,
     SpeedEstimate,
     SpeedRequest,
-    TrainMethod,
     model_costs,
 )
 from gpudesk.planning.speed.hardware import rates_for
@@ -56,19 +48,9 @@ from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
 from gpudesk.ui.plan.fit_form import WorkloadForm
+from gpudesk.ui.plan.speed_form import SpeedForm
 from gpudesk.ui.state import AppState
 
-MODE_TEXT = {
-    Mode.DECODE: "Decode (one chat, token by token)",
-    Mode.PREFILL: "Prefill (reading the prompt)",
-    Mode.SERVE: "Serve (many users at once)",
-    Mode.TRAIN: "Train",
-}
-METHOD_TEXT = {
-    TrainMethod.FULL: "Full fine-tuning / pre-training",
-    TrainMethod.LORA: "LoRA",
-    TrainMethod.QLORA: "QLoRA (4-bit base)",
-}
 #: Rows of the roofline chart: the fastest few GPUs of the table.
 ROOFLINE_GPUS = 4
 MEASURED_LABEL = "this machine (measured)"
@@ -91,7 +73,7 @@ class _SortItem(QTreeWidgetItem):
 
 
 class SpeedPage(QWidget):
-    """Ranked tokens/s for the workload, the roofline of the fastest GPUs, the basis.
+    """Its form, then ranked tokens/s for the workload, the roofline of the fastest GPUs, the basis.
 
     Signals:
         workload_changed(object): a new :class:`SpeedWorkload`, or None on bad input;
@@ -117,14 +99,15 @@ class SpeedPage(QWidget):
         state.measured_changed.connect(self.schedule_update)
         state.catalog_changed.connect(self.schedule_update)
         theme.notifier().changed.connect(self._draw_roofline)
-        self._sync_enabled()
 
     # -- building ------------------------------------------------------------------
 
     def _build_page(self) -> QSplitter:
         page = QSplitter(Qt.Orientation.Horizontal)
         page.setChildrenCollapsible(False)
-        page.addWidget(self._build_form())
+        self.form = SpeedForm()
+        self.form.edited.connect(self.schedule_update)
+        page.addWidget(self.form)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(8, 8, 8, 8)
@@ -171,182 +154,6 @@ class SpeedPage(QWidget):
         page.setStretchFactor(1, 1)
         return page
 
-    def _build_form(self) -> QWidget:
-        box = QGroupBox("How fast?")
-        form = QFormLayout(box)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.model_label = QLabel()
-        self.model_label.setWordWrap(True)
-        self.model_label.setToolTip("Choose the model on the “Will it fit?” page")
-        form.addRow("Model", self.model_label)
-
-        self.mode_combo = forms.combo()
-        for mode, text in MODE_TEXT.items():
-            self.mode_combo.addItem(text, mode.value)
-        self.mode_combo.currentIndexChanged.connect(self._on_mode_changed)
-        form.addRow("Workload", self.mode_combo)
-
-        self.engine_combo = forms.combo()
-        for engine in Engine:
-            self.engine_combo.addItem(engine.value, engine.value)
-        self.engine_combo.setCurrentIndex(self.engine_combo.findData(Engine.LLAMA_CPP.value))
-        self.engine_combo.currentIndexChanged.connect(self._on_engine_changed)
-        self.engine_label = QLabel("Engine")
-        form.addRow(self.engine_label, self.engine_combo)
-
-        self.quant_combo = forms.combo()
-        for quant in QuantFormat:
-            self.quant_combo.addItem(quant.label, quant.value)
-        self.quant_combo.setCurrentIndex(self.quant_combo.findData(QuantFormat.Q4_K_M.value))
-        self.quant_combo.currentIndexChanged.connect(self.schedule_update)
-        form.addRow("Weights", self.quant_combo)
-
-        self.kv_combo = forms.combo()
-        for kv in KvFormat:
-            self.kv_combo.addItem(kv.value, kv.value)
-        self.kv_combo.setCurrentIndex(self.kv_combo.findData(KvFormat.FP16.value))
-        self.kv_combo.currentIndexChanged.connect(self.schedule_update)
-        form.addRow("KV cache", self.kv_combo)
-
-        self.batch_spin = QSpinBox()
-        self.batch_spin.setRange(1, 4096)
-        self.batch_spin.valueChanged.connect(self.schedule_update)
-        form.addRow("Batch", self.batch_spin)
-
-        self.concurrency_spin = QSpinBox()
-        self.concurrency_spin.setRange(0, 65_536)
-        self.concurrency_spin.setSpecialValueText("as many as fit")
-        self.concurrency_spin.valueChanged.connect(self.schedule_update)
-        form.addRow("Users at once", self.concurrency_spin)
-
-        self.seq_in_spin = QSpinBox()
-        self.seq_in_spin.setRange(1, 1_000_000)
-        self.seq_in_spin.setSingleStep(256)
-        self.seq_in_spin.setValue(512)
-        self.seq_in_spin.setSuffix(" tokens")
-        self.seq_in_spin.valueChanged.connect(self.schedule_update)
-        self.seq_in_label = QLabel("Prompt")
-        form.addRow(self.seq_in_label, self.seq_in_spin)
-
-        self.seq_out_spin = QSpinBox()
-        self.seq_out_spin.setRange(1, 1_000_000)
-        self.seq_out_spin.setSingleStep(128)
-        self.seq_out_spin.setValue(256)
-        self.seq_out_spin.setSuffix(" tokens")
-        self.seq_out_spin.valueChanged.connect(self.schedule_update)
-        form.addRow("Output", self.seq_out_spin)
-
-        self.tokens_edit = QLineEdit("1e9")
-        self.tokens_edit.setToolTip("Tokens to train on: 1e9, 2.5e10, 300000000")
-        self.tokens_edit.textChanged.connect(self.schedule_update)
-        form.addRow("Training tokens", self.tokens_edit)
-
-        self.method_combo = forms.combo()
-        for method, text in METHOD_TEXT.items():
-            self.method_combo.addItem(text, method.value)
-        self.method_combo.currentIndexChanged.connect(self.schedule_update)
-        form.addRow("Method", self.method_combo)
-
-        self.recompute_combo = forms.combo()
-        self.recompute_combo.addItem("none (or selective)", Checkpointing.NONE.value)
-        self.recompute_combo.addItem("full (8 × N FLOPs)", Checkpointing.FULL.value)
-        self.recompute_combo.currentIndexChanged.connect(self.schedule_update)
-        form.addRow("Recomputation", self.recompute_combo)
-
-        self.count_combo = forms.combo()
-        for count in (1, 2, 4, 8):
-            self.count_combo.addItem(f"up to {count}", count)
-        self.count_combo.setCurrentIndex(3)
-        self.count_combo.currentIndexChanged.connect(self.schedule_update)
-        self.count_label = QLabel("GPUs per machine")
-        form.addRow(self.count_label, self.count_combo)
-
-        self.cloud_spin = forms.money_spin(0, 1000, 2, 0.1, "/GPU-hour", 0)
-        self.cloud_spin.setSpecialValueText("catalog rate")
-        self.cloud_spin.valueChanged.connect(self.schedule_update)
-        form.addRow("Rent price", self.cloud_spin)
-
-        self.error_label = forms.error_label()
-        form.addRow(self.error_label)
-        self.note_label = forms.note_label()
-        count = len(load_measurements().measurements)
-        self.note_label.setText(
-            "Estimates come from a model of bytes and FLOPs per token whose efficiencies "
-            f"are fitted to {count} published measurements (llama.cpp, vLLM, TensorRT-LLM, "
-            "training tables); each row says its basis."
-        )
-        form.addRow(self.note_label)
-        return forms.form_scroll(box)
-
-    # -- inputs --------------------------------------------------------------------
-
-    def mode(self) -> Mode:
-        return Mode(self.mode_combo.currentData())
-
-    def _on_mode_changed(self) -> None:
-        self._sync_enabled()
-        self.schedule_update()
-
-    def _on_engine_changed(self) -> None:
-        engine = Engine(self.engine_combo.currentData())
-        quant = QuantFormat(self.quant_combo.currentData())
-        # GGUF formats are llama.cpp's; the other engines load 16-bit, FP8, AWQ/GPTQ.
-        if engine is not Engine.LLAMA_CPP and quant.is_gguf:
-            self.quant_combo.setCurrentIndex(self.quant_combo.findData(QuantFormat.BF16.value))
-        elif engine is Engine.LLAMA_CPP and not quant.is_gguf and not quant.is_plain:
-            self.quant_combo.setCurrentIndex(self.quant_combo.findData(QuantFormat.Q4_K_M.value))
-        self.schedule_update()
-
-    def _sync_enabled(self) -> None:
-        mode = self.mode()
-        train = mode is Mode.TRAIN
-        self.engine_combo.setEnabled(not train)
-        self.kv_combo.setEnabled(not train)
-        self.batch_spin.setEnabled(mode in (Mode.DECODE, Mode.PREFILL))
-        self.concurrency_spin.setEnabled(mode is Mode.SERVE)
-        self.seq_out_spin.setEnabled(mode in (Mode.DECODE, Mode.SERVE))
-        self.tokens_edit.setEnabled(train)
-        self.method_combo.setEnabled(train)
-        self.recompute_combo.setEnabled(train)
-        self.quant_combo.setEnabled(not train)
-        self.seq_in_label.setText("Sequence" if train else "Prompt")
-        self.count_label.setText("GPUs" if train else "GPUs per machine")
-
-    def current_request(self) -> SpeedRequest:
-        """The request the controls describe.
-
-        Raises:
-            PlanningInputError: the training token count cannot be read.
-        """
-        mode = self.mode()
-        tokens: float | None = None
-        if mode is Mode.TRAIN:
-            text = self.tokens_edit.text().strip().replace(",", "").replace("_", "")
-            try:
-                tokens = float(text)
-            except ValueError:
-                raise PlanningInputError(
-                    f"training tokens {text!r} is not a number like 1e9"
-                ) from None
-        return SpeedRequest(
-            mode=mode,
-            engine=Engine(self.engine_combo.currentData()),
-            quant=QuantFormat(self.quant_combo.currentData())
-            if mode is not Mode.TRAIN
-            else QuantFormat.BF16,
-            kv_quant=KvFormat(self.kv_combo.currentData()),
-            batch=self.batch_spin.value(),
-            concurrency=self.concurrency_spin.value() or None,
-            seq_in=self.seq_in_spin.value(),
-            seq_out=self.seq_out_spin.value(),
-            tokens=tokens,
-            train_method=TrainMethod(self.method_combo.currentData()),
-            checkpointing=Checkpointing(self.recompute_combo.currentData()),
-        ).resolved()
-
-    def max_count(self) -> int:
-        return int(self.count_combo.currentData())
-
     # -- computing -----------------------------------------------------------------
 
     def schedule_update(self, *_args: object) -> None:
@@ -357,18 +164,22 @@ class SpeedPage(QWidget):
         try:
             model = self.model_form.current_model()
             shape = shape_from_preset(model)
-            request = self.current_request()
+            request = self.form.current_request()
             costs = model_costs(shape, request.quant, request.kv_quant)
         except PlanningInputError as exc:
             self._show_error(str(exc))
             return
-        self.error_label.hide()
+        self.form.error_label.hide()
         self.error = None
-        self.model_label.setText(f"{model.name}: {shape.summary()}")
-        settings = CostSettings(cloud_hourly_usd=self.cloud_spin.value() or None)
+        self.form.show_model(f"{model.name}: {shape.summary()}")
+        settings = CostSettings(cloud_hourly_usd=self.form.cloud_hourly_usd())
         try:
             ranked = rank_catalog(
-                self.state.entries(), costs, request, max_count=self.max_count(), settings=settings
+                self.state.entries(),
+                costs,
+                request,
+                max_count=self.form.max_count(),
+                settings=settings,
             )
         except PlanningInputError as exc:
             self._show_error(str(exc))
@@ -408,7 +219,7 @@ class SpeedPage(QWidget):
     def _show_error(self, message: str) -> None:
         self.error = message
         self.measured_label.hide()
-        forms.show_error(self.error_label, message)
+        forms.show_error(self.form.error_label, message)
         self.results = []
         self.measured_result = None
         self.tree.clear()

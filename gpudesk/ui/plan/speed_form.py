@@ -1,0 +1,247 @@
+"""The form of the Plan tab's "How fast?" page: mode, engine, formats, lengths, GPUs, price.
+
+The model itself comes from the "Will it fit?" page's form; :class:`SpeedForm` shows
+its name and adds what speed depends on, and turns its controls into a
+:class:`~gpudesk.planning.speed.estimate.SpeedRequest`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.quant import QuantFormat
+from gpudesk.planning.speed.data import Checkpointing, load_measurements
+from gpudesk.planning.speed.estimate import (
+    Engine,
+    KvFormat,
+    Mode,
+    SpeedRequest,
+    TrainMethod,
+)
+from gpudesk.ui.plan import forms
+
+MODE_TEXT = {
+    Mode.DECODE: "Decode (one chat, token by token)",
+    Mode.PREFILL: "Prefill (reading the prompt)",
+    Mode.SERVE: "Serve (many users at once)",
+    Mode.TRAIN: "Train",
+}
+METHOD_TEXT = {
+    TrainMethod.FULL: "Full fine-tuning / pre-training",
+    TrainMethod.LORA: "LoRA",
+    TrainMethod.QLORA: "QLoRA (4-bit base)",
+}
+
+
+class SpeedForm(QWidget):
+    """Mode, engine, weight and KV formats, batch, users, lengths, training, GPUs, rent price.
+
+    Signals:
+        edited(): any control changed (the page folds bursts into one update).
+    """
+
+    edited = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._build())
+        self._sync_enabled()
+
+    def _on_edited(self, *_args: object) -> None:
+        self.edited.emit()
+
+    def show_model(self, text: str) -> None:
+        """Name the model the estimates are for (chosen on the "Will it fit?" page)."""
+        self.model_label.setText(text)
+
+    def cloud_hourly_usd(self) -> float | None:
+        """The rent price typed in, or None for each GPU's catalog rate."""
+        return self.cloud_spin.value() or None
+
+    def _build(self) -> QWidget:
+        box = QGroupBox("How fast?")
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.model_label = QLabel()
+        self.model_label.setWordWrap(True)
+        self.model_label.setToolTip("Choose the model on the “Will it fit?” page")
+        form.addRow("Model", self.model_label)
+
+        self.mode_combo = forms.combo()
+        for mode, text in MODE_TEXT.items():
+            self.mode_combo.addItem(text, mode.value)
+        self.mode_combo.currentIndexChanged.connect(self._on_mode_changed)
+        form.addRow("Workload", self.mode_combo)
+
+        self.engine_combo = forms.combo()
+        for engine in Engine:
+            self.engine_combo.addItem(engine.value, engine.value)
+        self.engine_combo.setCurrentIndex(self.engine_combo.findData(Engine.LLAMA_CPP.value))
+        self.engine_combo.currentIndexChanged.connect(self._on_engine_changed)
+        self.engine_label = QLabel("Engine")
+        form.addRow(self.engine_label, self.engine_combo)
+
+        self.quant_combo = forms.combo()
+        for quant in QuantFormat:
+            self.quant_combo.addItem(quant.label, quant.value)
+        self.quant_combo.setCurrentIndex(self.quant_combo.findData(QuantFormat.Q4_K_M.value))
+        self.quant_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Weights", self.quant_combo)
+
+        self.kv_combo = forms.combo()
+        for kv in KvFormat:
+            self.kv_combo.addItem(kv.value, kv.value)
+        self.kv_combo.setCurrentIndex(self.kv_combo.findData(KvFormat.FP16.value))
+        self.kv_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("KV cache", self.kv_combo)
+
+        self.batch_spin = QSpinBox()
+        self.batch_spin.setRange(1, 4096)
+        self.batch_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Batch", self.batch_spin)
+
+        self.concurrency_spin = QSpinBox()
+        self.concurrency_spin.setRange(0, 65_536)
+        self.concurrency_spin.setSpecialValueText("as many as fit")
+        self.concurrency_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Users at once", self.concurrency_spin)
+
+        self.seq_in_spin = QSpinBox()
+        self.seq_in_spin.setRange(1, 1_000_000)
+        self.seq_in_spin.setSingleStep(256)
+        self.seq_in_spin.setValue(512)
+        self.seq_in_spin.setSuffix(" tokens")
+        self.seq_in_spin.valueChanged.connect(self._on_edited)
+        self.seq_in_label = QLabel("Prompt")
+        form.addRow(self.seq_in_label, self.seq_in_spin)
+
+        self.seq_out_spin = QSpinBox()
+        self.seq_out_spin.setRange(1, 1_000_000)
+        self.seq_out_spin.setSingleStep(128)
+        self.seq_out_spin.setValue(256)
+        self.seq_out_spin.setSuffix(" tokens")
+        self.seq_out_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Output", self.seq_out_spin)
+
+        self.tokens_edit = QLineEdit("1e9")
+        self.tokens_edit.setToolTip("Tokens to train on: 1e9, 2.5e10, 300000000")
+        self.tokens_edit.textChanged.connect(self._on_edited)
+        form.addRow("Training tokens", self.tokens_edit)
+
+        self.method_combo = forms.combo()
+        for method, text in METHOD_TEXT.items():
+            self.method_combo.addItem(text, method.value)
+        self.method_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Method", self.method_combo)
+
+        self.recompute_combo = forms.combo()
+        self.recompute_combo.addItem("none (or selective)", Checkpointing.NONE.value)
+        self.recompute_combo.addItem("full (8 × N FLOPs)", Checkpointing.FULL.value)
+        self.recompute_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Recomputation", self.recompute_combo)
+
+        self.count_combo = forms.combo()
+        for count in (1, 2, 4, 8):
+            self.count_combo.addItem(f"up to {count}", count)
+        self.count_combo.setCurrentIndex(3)
+        self.count_combo.currentIndexChanged.connect(self._on_edited)
+        self.count_label = QLabel("GPUs per machine")
+        form.addRow(self.count_label, self.count_combo)
+
+        self.cloud_spin = forms.money_spin(0, 1000, 2, 0.1, "/GPU-hour", 0)
+        self.cloud_spin.setSpecialValueText("catalog rate")
+        self.cloud_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Rent price", self.cloud_spin)
+
+        self.error_label = forms.error_label()
+        form.addRow(self.error_label)
+        self.note_label = forms.note_label()
+        count = len(load_measurements().measurements)
+        self.note_label.setText(
+            "Estimates come from a model of bytes and FLOPs per token whose efficiencies "
+            f"are fitted to {count} published measurements (llama.cpp, vLLM, TensorRT-LLM, "
+            "training tables); each row says its basis."
+        )
+        form.addRow(self.note_label)
+        return forms.form_scroll(box)
+
+    # -- inputs --------------------------------------------------------------------
+
+    def mode(self) -> Mode:
+        return Mode(self.mode_combo.currentData())
+
+    def _on_mode_changed(self) -> None:
+        self._sync_enabled()
+        self.edited.emit()
+
+    def _on_engine_changed(self) -> None:
+        engine = Engine(self.engine_combo.currentData())
+        quant = QuantFormat(self.quant_combo.currentData())
+        # GGUF formats are llama.cpp's; the other engines load 16-bit, FP8, AWQ/GPTQ.
+        if engine is not Engine.LLAMA_CPP and quant.is_gguf:
+            self.quant_combo.setCurrentIndex(self.quant_combo.findData(QuantFormat.BF16.value))
+        elif engine is Engine.LLAMA_CPP and not quant.is_gguf and not quant.is_plain:
+            self.quant_combo.setCurrentIndex(self.quant_combo.findData(QuantFormat.Q4_K_M.value))
+        self.edited.emit()
+
+    def _sync_enabled(self) -> None:
+        mode = self.mode()
+        train = mode is Mode.TRAIN
+        self.engine_combo.setEnabled(not train)
+        self.kv_combo.setEnabled(not train)
+        self.batch_spin.setEnabled(mode in (Mode.DECODE, Mode.PREFILL))
+        self.concurrency_spin.setEnabled(mode is Mode.SERVE)
+        self.seq_out_spin.setEnabled(mode in (Mode.DECODE, Mode.SERVE))
+        self.tokens_edit.setEnabled(train)
+        self.method_combo.setEnabled(train)
+        self.recompute_combo.setEnabled(train)
+        self.quant_combo.setEnabled(not train)
+        self.seq_in_label.setText("Sequence" if train else "Prompt")
+        self.count_label.setText("GPUs" if train else "GPUs per machine")
+
+    def current_request(self) -> SpeedRequest:
+        """The request the controls describe.
+
+        Raises:
+            PlanningInputError: the training token count cannot be read.
+        """
+        mode = self.mode()
+        tokens: float | None = None
+        if mode is Mode.TRAIN:
+            text = self.tokens_edit.text().strip().replace(",", "").replace("_", "")
+            try:
+                tokens = float(text)
+            except ValueError:
+                raise PlanningInputError(
+                    f"training tokens {text!r} is not a number like 1e9"
+                ) from None
+        return SpeedRequest(
+            mode=mode,
+            engine=Engine(self.engine_combo.currentData()),
+            quant=QuantFormat(self.quant_combo.currentData())
+            if mode is not Mode.TRAIN
+            else QuantFormat.BF16,
+            kv_quant=KvFormat(self.kv_combo.currentData()),
+            batch=self.batch_spin.value(),
+            concurrency=self.concurrency_spin.value() or None,
+            seq_in=self.seq_in_spin.value(),
+            seq_out=self.seq_out_spin.value(),
+            tokens=tokens,
+            train_method=TrainMethod(self.method_combo.currentData()),
+            checkpointing=Checkpointing(self.recompute_combo.currentData()),
+        ).resolved()
+
+    def max_count(self) -> int:
+        return int(self.count_combo.currentData())
