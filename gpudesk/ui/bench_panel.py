@@ -64,6 +64,20 @@ _TEST_CHOICES: tuple[tuple[TestName, str, str], ...] = (
 )
 
 
+def add_combo_item(
+    combo: QComboBox, text: str, data: object, reason: str | None, *, enabled: bool
+) -> None:
+    """Append an item whose tooltip gives ``reason`` in plain words; disabled unless ``enabled``."""
+    combo.addItem(text, data)
+    row = combo.count() - 1
+    if reason:
+        combo.setItemData(row, plain_words(reason), Qt.ItemDataRole.ToolTipRole)
+    model = combo.model()
+    item = model.item(row) if isinstance(model, QStandardItemModel) else None
+    if item is not None and not enabled:
+        item.setEnabled(False)
+
+
 class BenchPanel(QWidget):
     """Run the benchmark, watch it, and read its result against the catalog.
 
@@ -240,7 +254,6 @@ class BenchPanel(QWidget):
         self.backend_combo.addItem(
             f"Auto ({auto.backend.name})" if auto else "Auto (none available)", "auto"
         )
-        model = self.backend_combo.model()
         for info in self.infos:
             version = f" {info.status.version}" if info.status.version else ""
             label = f"{info.backend.name}{version}"
@@ -248,17 +261,10 @@ class BenchPanel(QWidget):
                 label += " — not available"
             elif info.error:
                 label += " — failed"
-            self.backend_combo.addItem(label, info.backend.name)
-            row = self.backend_combo.count() - 1
             reason = info.status.reason or info.error
-            if reason:
-                self.backend_combo.setItemData(
-                    row, plain_words(reason), Qt.ItemDataRole.ToolTipRole
-                )
-            if not info.usable and isinstance(model, QStandardItemModel):
-                item = model.item(row)
-                if item is not None:
-                    item.setEnabled(False)
+            add_combo_item(
+                self.backend_combo, label, info.backend.name, reason, enabled=info.usable
+            )
         self.backend_combo.setCurrentIndex(0)
         self.backend_combo.blockSignals(False)
         self._on_backend_changed()
@@ -302,19 +308,9 @@ class BenchPanel(QWidget):
         """
         if not self.infos:
             return
-        model = self.device_combo.model()
         for missing in gpus_without_backend(self.state.detected_gpus, self.infos):
-            self.device_combo.addItem(
-                f"{missing.gpu.label} (cannot run: {missing.short_reason})", None
-            )
-            row = self.device_combo.count() - 1
-            self.device_combo.setItemData(
-                row, plain_words(missing.reason), Qt.ItemDataRole.ToolTipRole
-            )
-            if isinstance(model, QStandardItemModel):
-                item = model.item(row)
-                if item is not None:
-                    item.setEnabled(False)
+            label = f"{missing.gpu.label} (cannot run: {missing.short_reason})"
+            add_combo_item(self.device_combo, label, None, missing.reason, enabled=False)
         # the list opens wide enough for the whole reason, past the combo's own width
         view = self.device_combo.view()
         view.setMinimumWidth(view.sizeHintForColumn(0) + 2 * view.frameWidth() + 8)
