@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from gpudesk.bench.backends import AUTO_ORDER
 from gpudesk.bench.backends.base import Backend, BackendStatus, DeviceInfo
 from gpudesk.bench.plan import Capabilities
-from gpudesk.hardware.models import DeviceKind, GpuSnapshot
+from gpudesk.hardware.models import DeviceKind, GpuSnapshot, pci_address_key
 from gpudesk.progress import Progress
 
 
@@ -83,14 +83,6 @@ class UnbenchmarkedGpu:
     reason: str
 
 
-def _bus_tail(bus_id: str | None) -> str | None:
-    """ "00000000:01:00.0" (NVML) and "0000:01:00.0" (PyTorch) both become "01:00.0"."""
-    if not bus_id:
-        return None
-    parts = bus_id.strip().lower().split(":")
-    return ":".join(parts[-2:])
-
-
 def _uuid_key(uuid: str | None) -> str | None:
     return uuid.strip().lower().removeprefix("gpu-") if uuid else None
 
@@ -107,7 +99,7 @@ def gpus_without_backend(
     devices = [
         device for info in infos if info.usable for device in info.devices if device.kind != "cpu"
     ]
-    buses = {_bus_tail(device.pci_bus_id) for device in devices} - {None}
+    buses = {pci_address_key(device.pci_bus_id) for device in devices} - {None}
     uuids = {_uuid_key(device.uuid) for device in devices} - {None}
     unnamed_left: dict[str, int] = {}
     for device in devices:
@@ -119,7 +111,7 @@ def gpus_without_backend(
     for gpu in gpus:
         if gpu.kind is not DeviceKind.GPU or gpu.lost:
             continue
-        if _bus_tail(gpu.pci_bus_id) in buses or _uuid_key(gpu.uuid) in uuids:
+        if pci_address_key(gpu.pci_bus_id) in buses or _uuid_key(gpu.uuid) in uuids:
             continue
         vendor = gpu.vendor or ""
         if unnamed_left.get(vendor, 0) > 0:

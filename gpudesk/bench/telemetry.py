@@ -220,17 +220,12 @@ def describe_rocm_device(
 
     Telemetry is the sysfs reading (graphics clock, power, temperature) once a second.
     """
-    from gpudesk.hardware.amd_smi import normalise_bdf
     from gpudesk.hardware.match import match_device
+    from gpudesk.hardware.models import pci_address_key
     from gpudesk.hardware.sysfs import SysfsReader
 
     reader = SysfsReader(sysfs_root)
-    wanted = None
-    if device.pci_bus_id:
-        try:
-            wanted = normalise_bdf(device.pci_bus_id)
-        except ValueError:
-            wanted = None
+    wanted = pci_address_key(device.pci_bus_id)
     found = next((gpu for gpu in reader.read_all() if gpu.pci_bus_id == wanted), None)
     env: dict[str, JsonValue] = {"sysfs": "found" if found is not None else "not found"}
     snapshot = found if found is not None else _snapshot_from_device(device)

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudesk.hardware.models import normalise_bdf
+
 _log = logging.getLogger(__name__)
 
 _BDF = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -53,12 +55,6 @@ def _number(value: Any, *, limit: float) -> float | None:
 def _whole(value: Any, *, limit: float) -> int | None:
     number = _number(value, limit=limit)
     return None if number is None else round(number)
-
-
-def normalise_bdf(text: str) -> str:
-    """ "00000000:03:00.0" (NVML style) and "0000:03:00.0" both as "0000:03:00.0"."""
-    domain, _, rest = text.strip().lower().partition(":")
-    return f"{int(domain, 16):04x}:{rest}"
 
 
 class AmdSmi:

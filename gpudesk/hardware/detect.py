@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.hardware import apple
-from gpudesk.hardware.amd_smi import AmdSmi, default_amdsmi, normalise_bdf
+from gpudesk.hardware.amd_smi import AmdSmi, default_amdsmi
 from gpudesk.hardware.cpu import read_cpu, read_ram_gib
 from gpudesk.hardware.models import (
     DetectionResult,
@@ -33,6 +33,7 @@ from gpudesk.hardware.models import (
     GpuSnapshot,
     NvmlStatus,
     hint_for,
+    pci_address_key,
 )
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.hardware.sysfs import SysfsReader
@@ -82,15 +83,6 @@ def default_apple_reading() -> apple.AppleReading | None:
     if apple.is_macos():
         return apple.read_apple()
     return None
-
-
-def _bus_key(bus_id: str | None) -> str | None:
-    if not bus_id:
-        return None
-    try:
-        return normalise_bdf(bus_id)
-    except ValueError:
-        return None
 
 
 def _nvidia_off_nvml(gpu: GpuSnapshot, status: NvmlStatus) -> GpuSnapshot:
@@ -148,14 +140,16 @@ def detect(
     progress.report(0.9, "reading the PCI bus")
     reader = SysfsReader(sysfs_root)
     on_bus = {
-        key: gpu for gpu in reader.read_all() if (key := _bus_key(gpu.pci_bus_id)) is not None
+        key: gpu
+        for gpu in reader.read_all()
+        if (key := pci_address_key(gpu.pci_bus_id)) is not None
     }
     gpus: list[GpuSnapshot] = []
     for gpu in reading.gpus:
         update: dict[str, object] = {"vendor": "NVIDIA", "source": DeviceSource.NVML}
         if gpu.kind is DeviceKind.GPU and not gpu.lost:
             update["driver_loaded"] = True
-        bus = on_bus.pop(_bus_key(gpu.pci_bus_id) or "", None)
+        bus = on_bus.pop(pci_address_key(gpu.pci_bus_id) or "", None)
         if bus is not None:
             update.update(
                 kernel_driver=bus.kernel_driver,
@@ -173,7 +167,7 @@ def detect(
         if not amd.available:
             notes.append(f"{amd.detail}: AMD figures read from sysfs")
         for position, gpu in enumerate(others):
-            fields = amd.devices.get(_bus_key(gpu.pci_bus_id) or "")
+            fields = amd.devices.get(pci_address_key(gpu.pci_bus_id) or "")
             if gpu.vendor == "AMD" and fields is not None:
                 others[position] = _with_amdsmi(gpu, fields)
     others = [

@@ -12,6 +12,22 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
+def normalise_bdf(text: str) -> str:
+    """ "00000000:03:00.0" (NVML style) and "0000:03:00.0" both as "0000:03:00.0"."""
+    domain, _, rest = text.strip().lower().partition(":")
+    return f"{int(domain, 16):04x}:{rest}"
+
+
+def pci_address_key(bus_id: str | None) -> str | None:
+    """A PCI address in one spelling for comparing NVML, sysfs and PyTorch; None if unusable."""
+    if not bus_id:
+        return None
+    try:
+        return normalise_bdf(bus_id)
+    except ValueError:
+        return None
+
+
 class NvmlStatus(StrEnum):
     """Whether NVML could be used, and if not, why."""
 

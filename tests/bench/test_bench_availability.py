@@ -114,3 +114,12 @@ def test_a_gpu_a_backend_lists_is_not_named() -> None:
     missing = gpus_without_backend(gpus, [torch_info])
     assert [item.gpu.index for item in missing] == [1, 3]
     assert missing[0].short_reason == "not seen by PyTorch or CuPy"
+
+
+def test_a_gpu_in_another_pci_domain_is_not_taken_for_the_listed_one() -> None:
+    # Same bus:device.function, different domain: two cards (multi-socket and VM hosts).
+    listed = DeviceInfo(kind="cuda", index=0, name="A", vendor="NVIDIA", pci_bus_id="0000:01:00.0")
+    torch_info = _info("torch", True, [listed])
+    gpus = [_gpu(0, "NVIDIA", "00000000:01:00.0"), _gpu(1, "NVIDIA", "00000001:01:00.0")]
+    missing = gpus_without_backend(gpus, [torch_info])
+    assert [item.gpu.index for item in missing] == [1]
