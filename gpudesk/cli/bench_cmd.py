@@ -188,7 +188,8 @@ def run_bench(args: argparse.Namespace) -> int:
 def _percent_bar(fraction: float | None, width: int = 10) -> str:
     if fraction is None:
         return ""
-    filled = max(0, min(width, round(fraction * width)))
+    # clamp before scaling: an imported report may hold any finite fraction (1e308 * 10 is inf)
+    filled = round(max(0.0, min(1.0, fraction)) * width)
     return f"{fraction:5.0%} " + "#" * filled + "." * (width - filled)
 
 

@@ -147,3 +147,14 @@ def test_render_text_shows_percent_of_peak() -> None:
     reps = {row.repetitions for row in result.results if row.value is not None}
     assert f"median of {'/'.join(str(n) for n in sorted(reps))} timed repetitions" in text
     assert "GEMM FLOPs = 2n^3" in text
+
+
+@pytest.mark.parametrize(
+    ("fraction", "bar"),
+    [(1e308, "#" * 10), (-3.0, "." * 10), (0.5, "#" * 5 + "." * 5), (2.0, "#" * 10)],
+)
+def test_percent_bar_clamps_any_finite_fraction(fraction: float, bar: str) -> None:
+    # An imported report may hold any finite fraction: 1e308 x 10 is inf, and round(inf) raises.
+    from gpudesk.cli.bench_cmd import _percent_bar
+
+    assert _percent_bar(fraction).endswith(" " + bar)
