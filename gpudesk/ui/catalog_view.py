@@ -43,6 +43,7 @@ from gpudesk.ui.details_pane import DetailsPane
 from gpudesk.ui.filter_panel import FilterPanel
 from gpudesk.ui.frozen_table import FrozenColumnsTableView
 from gpudesk.ui.state import AppState
+from gpudesk.ui.text_cell_delegate import TextCellDelegate
 
 _SETTINGS_HEADER = "catalog/header"
 _SETTINGS_COLUMNS = "catalog/columns"
@@ -88,6 +89,8 @@ class CatalogView(QWidget):
         self.table = FrozenColumnsTableView((COMPARE_COLUMN_INDEX, NAME_COLUMN_INDEX))
         self._setup_table()
         self.details = DetailsPane()
+        self.text_delegate = TextCellDelegate(self.proxy, self.table)
+        self.table.setItemDelegate(self.text_delegate)
         self.compare_delegate = CompareDelegate(self.table)
         self.table.setItemDelegateForColumn(COMPARE_COLUMN_INDEX, self.compare_delegate)
 

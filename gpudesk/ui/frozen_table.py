@@ -82,6 +82,10 @@ class FrozenColumnsTableView(QTableView):
         model.modelReset.connect(self._sync_columns)
         self._sync_columns()
 
+    def setItemDelegate(self, delegate: QAbstractItemDelegate) -> None:
+        super().setItemDelegate(delegate)
+        self.frozen_view.setItemDelegate(delegate)
+
     def setItemDelegateForColumn(self, column: int, delegate: QAbstractItemDelegate) -> None:
         super().setItemDelegateForColumn(column, delegate)
         if column in self._frozen:
