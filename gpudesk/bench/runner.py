@@ -242,6 +242,8 @@ class _Run:
                 value, low, high = timing.rates(workload.work, scale)
                 if value is None:
                     raise ValueError("the timer measured no time")
+                method = getattr(workload, "method_note", None)
+                row_notes = (*notes, method) if isinstance(method, str) and method else notes
                 return Measurement(
                     test=test,
                     dtype=dtype,
@@ -256,7 +258,7 @@ class _Run:
                     timer=self.session.timer,
                     host_memory=host_memory,
                     tf32_enabled=tf32_enabled,
-                    notes=tuple(notes),
+                    notes=tuple(row_notes),
                 )
             except OutOfMemory as exc:
                 smaller = shrink(size)

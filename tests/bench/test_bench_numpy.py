@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from bench_fakes import CancelAfter
 
+from gpudesk.bench.backends import numpy_backend
 from gpudesk.bench.backends.numpy_backend import (
     NumpyBackend,
     NumpyGemm,
@@ -55,6 +56,8 @@ def test_numpy_end_to_end_at_a_small_size() -> None:
     assert env["blas_threads"] is None or int(env["blas_threads"]) >= 1  # type: ignore[arg-type]
     assert result.telemetry is not None and not result.telemetry.available
     assert "CPU" in result.telemetry.reason
+    # Small products run whole: no row says it was computed in panels.
+    assert not any("row panels" in note for row in result.results for note in row.notes)
 
 
 def test_numpy_has_no_transfers_and_one_device() -> None:
@@ -72,25 +75,133 @@ def test_cancel_inside_a_real_numpy_run() -> None:
         run_benchmark(small_plan(), NumpyBackend(), progress)
 
 
+def _rate_for_call_seconds(n: int, seconds: float) -> float:
+    """The FLOP rate at which one n×n product takes ``seconds``."""
+    return 2.0 * n**3 / seconds
+
+
 def test_sliced_gemm_is_the_same_product_and_checks_between_panels() -> None:
     rng = np.random.default_rng(1)
-    gemm = NumpyGemm(rng, np.float64, 64)
-    gemm._rate_flops = 2.0 * 64**3 / 1.0  # pretend one product takes 1 s: slice it
+    gemm = NumpyGemm(rng, np.float64, 512)
+    gemm._prepare(lambda: None)  # fill and probe first: only the product's checks counted
+    gemm._best_rate_flops = _rate_for_call_seconds(512, 1.0)  # one product takes 1 s: slice it
     checks: list[int] = []
     gemm.run(1, lambda: checks.append(1))
-    assert gemm._panel_rows() < 64 or len(checks) > 1
     assert gemm._c is not None and gemm._a is not None and gemm._b is not None
     np.testing.assert_allclose(gemm._c, gemm._a @ gemm._b, rtol=1e-12)
-    assert len(checks) == 64 // 16  # 16-row panels at the smallest slice
+    assert len(checks) == 4  # 128-row panels, each about a quarter of the 1 s product
     gemm.release()
     with pytest.raises(RuntimeError, match="released"):
         gemm.run(1, lambda: None)
 
 
+def test_panels_are_never_thinner_than_the_minimum() -> None:
+    gemm = NumpyGemm(np.random.default_rng(9), np.float64, 512)
+    gemm._best_rate_flops = _rate_for_call_seconds(512, 100.0)  # a very slow reading
+    assert gemm._panel_rows() == numpy_backend.PANEL_MIN_ROWS == 128
+    small = NumpyGemm(np.random.default_rng(9), np.float64, 64)
+    small._best_rate_flops = _rate_for_call_seconds(64, 100.0)
+    assert small._panel_rows() == 64  # thinner than the minimum: one whole product
+
+
 def test_small_gemm_runs_unsliced() -> None:
     gemm = NumpyGemm(np.random.default_rng(2), np.float32, 64)
+    gemm.run(1, lambda: None)
     assert gemm._panel_rows() == 64
+    assert gemm._c is None  # a plain a @ b, no panel result buffer
+    assert gemm.method_note is None
     assert gemm.work == 2.0 * 64**3
+
+
+def test_a_product_under_the_unsliced_limit_runs_whole() -> None:
+    # n=2048 FP64 takes 0.2-0.3 s on two cores; it used to be sliced at 0.25 s,
+    # so the bench timed a different computation from a plain a @ b loop.
+    gemm = NumpyGemm(np.random.default_rng(3), np.float64, 512)
+    gemm._prepare(lambda: None)
+    gemm._best_rate_flops = _rate_for_call_seconds(512, 0.3)
+    assert numpy_backend.UNSLICED_LIMIT_S >= 0.3
+    assert gemm._panel_rows() == 512
+    gemm._best_rate_flops = _rate_for_call_seconds(512, numpy_backend.UNSLICED_LIMIT_S * 1.5)
+    assert gemm._panel_rows() < 512
+
+
+def test_panel_layout_is_fixed_after_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numpy_backend, "PANEL_MIN_ROWS", 16)
+    gemm = NumpyGemm(np.random.default_rng(4), np.float64, 64)
+    gemm._prepare(lambda: None)
+    gemm._best_rate_flops = _rate_for_call_seconds(64, 1.0)
+    warmup_checks: list[int] = []
+    gemm.run(1, lambda: warmup_checks.append(1))  # sliced by the guess, far faster than 1 s
+    assert len(warmup_checks) == 4
+    # The first call's real rate chose the layout (whole products) and fixed it:
+    # a slower reading later does not change how the timed calls compute.
+    gemm._best_rate_flops = _rate_for_call_seconds(64, 1.0)
+    assert gemm._panel_rows() == 64
+    checks: list[int] = []
+    gemm.run(2, lambda: checks.append(1))
+    assert len(checks) == 2
+    assert gemm.method_note is None
+
+
+def test_matrices_are_filled_in_blocks_with_cancel_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numpy_backend, "FILL_BLOCK_ELEMENTS", 1000)
+    gemm = NumpyGemm(np.random.default_rng(5), np.float64, 100)
+    progress = CancelAfter(checks=3)
+    with pytest.raises(Cancelled):
+        gemm.run(1, progress.check)
+    assert gemm._best_rate_flops is None  # cancelled before any product
+    gemm.release()
+
+
+def test_block_fill_is_the_generators_normal_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numpy_backend, "FILL_BLOCK_ELEMENTS", 1000)
+    for dtype in (np.float64, np.float32):
+        matrix = np.empty((100, 70), dtype=dtype)
+        numpy_backend.fill_standard_normal(np.random.default_rng(6), matrix, lambda: None)
+        expected = np.random.default_rng(6).standard_normal((100, 70), dtype=dtype)
+        assert np.array_equal(matrix, expected)
+
+
+class StepClock:
+    """A clock on which every product of the probe lasts ``step`` seconds."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        if self.reads % 2 == 0:  # every second read ends a product
+            self.now += self.step
+        return self.now
+
+
+def test_probe_grows_to_the_probe_size_while_products_are_quick(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(numpy_backend, "PROBE_N", 512)
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((600, 600)), rng.standard_normal((600, 600))
+    flops, seconds = numpy_backend.probe_gemm(a, b, lambda: None, clock=StepClock(0.001))
+    assert (flops, seconds) == (2.0 * 512**3, pytest.approx(0.001))
+
+
+def test_probe_stops_growing_on_a_slow_machine() -> None:
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((600, 600)), rng.standard_normal((600, 600))
+    flops, _ = numpy_backend.probe_gemm(a, b, lambda: None, clock=StepClock(1.0))
+    assert flops == 2.0 * 256**3  # a slow 256 product: no larger uncancellable probe
+
+
+def test_a_sliced_gemm_row_says_how_it_was_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numpy_backend, "UNSLICED_LIMIT_S", 1e-9)
+    monkeypatch.setattr(numpy_backend, "SLICE_SECONDS", 1e-9)
+    monkeypatch.setattr(numpy_backend, "PANEL_MIN_ROWS", 16)
+    plan = small_plan().model_copy(update={"tests": ("gemm",), "gemm_dtypes": ("fp64",)})
+    row = run_benchmark(plan, NumpyBackend(), ProgressState()).find("gemm", "fp64")
+    assert row is not None and row.value is not None
+    assert any("row panels of up to 16 rows" in note for note in row.notes), row.notes
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,12 @@ class DeviceInfo(BaseModel):
 
 
 class Workload(Protocol):
-    """One allocated, timeable operation (a GEMM of size n, a copy of n bytes)."""
+    """One allocated, timeable operation (a GEMM of size n, a copy of n bytes).
+
+    A workload that computes its operation in a way a reader would not assume
+    (the CPU GEMM by row panels) may also have a ``method_note`` string
+    attribute; the runner adds it to the result row's notes.
+    """
 
     #: FLOPs (GEMM) or bytes moved (copy: read + write; transfer: bytes sent) per call.
     work: float

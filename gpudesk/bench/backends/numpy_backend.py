@@ -27,6 +27,18 @@ _NP_DTYPES: dict[str, type[np.floating[Any]]] = {"fp64": np.float64, "fp32": np.
 #: One slice of a time-sliced GEMM should take about this long, so a cancel
 #: request is seen well within 0.5 s even at n=8192.
 SLICE_SECONDS = 0.25
+#: A product predicted to take at most this long runs whole, as a plain ``a @ b``
+#: (n=2048 FP64 takes 0.2-0.3 s on two cores: slicing it made the figure a
+#: different computation from a user's own loop, for a cancel that is prompt anyway).
+UNSLICED_LIMIT_S = 0.35
+#: Thinner panels make the product memory-bound (each panel streams all of b):
+#: 16-row panels of n=2048 ran at under 1 GFLOPS on a loaded 2-core machine,
+#: which then kept the panels thin.
+PANEL_MIN_ROWS = 128
+#: The largest block the rate probe multiplies, and the time a probe step may take
+#: before it stops growing.
+PROBE_N = 1024
+PROBE_STEP_SECONDS = 0.05
 _CACHE_ROOT = Path("/sys/devices/system/cpu/cpu0/cache")
 
 
@@ -93,36 +105,88 @@ class NumpySession:
 class NumpyGemm:
     """``a @ b`` on n×n random normal matrices; FLOPs = 2·n³.
 
-    When one product would take longer than :data:`SLICE_SECONDS`, a call is
-    computed as row panels (``a[i:j] @ b`` into a preallocated result), with a
-    cancellation check between panels. Smaller products run as a plain
-    ``a @ b``, exactly what a user's own timing loop would run.
+    A product that would take longer than :data:`UNSLICED_LIMIT_S` is computed
+    as row panels (``a[i:j] @ b`` into a preallocated result) of about
+    :data:`SLICE_SECONDS` each, with a cancellation check between panels.
+    Shorter products run as a plain ``a @ b``, exactly what a user's own
+    timing loop runs. The layout is chosen from the best FLOP rate seen (a
+    probe product, then the first call) and fixed after the first call, so
+    every timed repetition after the warm-up computes the product the same
+    way; :attr:`method_note` says how when it was sliced.
+
+    The matrices are filled on the first :meth:`run`, in row blocks with a
+    cancellation check between blocks and before the timer starts: filling
+    two 4096×4096 matrices takes longer than a cancel may wait.
     """
 
     sliceable = True
 
     def __init__(self, rng: np.random.Generator, dtype: type[np.floating[Any]], n: int) -> None:
         try:
-            self._a: np.ndarray[Any, Any] | None = rng.standard_normal((n, n), dtype=dtype)
-            self._b: np.ndarray[Any, Any] | None = rng.standard_normal((n, n), dtype=dtype)
+            self._a: np.ndarray[Any, Any] | None = np.empty((n, n), dtype=dtype)
+            self._b: np.ndarray[Any, Any] | None = np.empty((n, n), dtype=dtype)
         except MemoryError as exc:
             raise OutOfMemory(f"cannot allocate two {n}×{n} matrices") from exc
+        self._rng = rng
+        self._filled = False
         self._c: np.ndarray[Any, Any] | None = None
         self.n = n
         self.work = 2.0 * n**3
-        self._rate_flops = _probe_rate(rng, dtype)
+        #: The best FLOP rate seen so far (None before the probe).
+        self._best_rate_flops: float | None = None
+        #: Rows per panel once fixed after the first call (n: the plain product).
+        self._fixed_rows: int | None = None
+
+    @property
+    def method_note(self) -> str | None:
+        """How each product is computed, when it is not a plain ``a @ b``."""
+        rows = self._fixed_rows
+        if rows is None or rows >= self.n:
+            return None
+        panels = -(-self.n // rows)
+        return (
+            f"each n={self.n} product computed as {panels} row panels of up to {rows} rows "
+            "(a @ b by row blocks, into one result) with a cancel check between panels, "
+            f"since one whole product would take over {UNSLICED_LIMIT_S} s"
+        )
 
     def _panel_rows(self) -> int:
-        seconds_per_call = self.work / self._rate_flops
-        if seconds_per_call <= SLICE_SECONDS:
+        """Rows per panel: n (a whole product) unless a call would pass UNSLICED_LIMIT_S."""
+        if self._fixed_rows is not None:
+            return self._fixed_rows
+        rate = self._best_rate_flops
+        if rate is None or rate <= 0:
+            raise RuntimeError("the GEMM rate has not been probed")
+        seconds_per_call = self.work / rate
+        if seconds_per_call <= UNSLICED_LIMIT_S:
             return self.n
         rows = int(self.n * SLICE_SECONDS / seconds_per_call)
-        return max(16, rows - rows % 16)
+        return min(self.n, max(PANEL_MIN_ROWS, rows - rows % 16))
 
-    def run(self, iterations: int, check: Callable[[], None]) -> float:
+    def _note_rate(self, flops: float, seconds: float) -> None:
+        if seconds > 0:
+            rate = flops / seconds
+            if self._best_rate_flops is None or rate > self._best_rate_flops:
+                self._best_rate_flops = rate
+
+    def _prepare(
+        self, check: Callable[[], None]
+    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """Fill the matrices (in blocks, checking for cancel), probe the rate; return a, b."""
         a, b = self._a, self._b
         if a is None or b is None:
             raise RuntimeError("workload already released")
+        if not self._filled:
+            fill_standard_normal(self._rng, a, check)
+            fill_standard_normal(self._rng, b, check)
+            self._filled = True
+        if self._best_rate_flops is None:
+            flops, seconds = probe_gemm(a, b, check)
+            self._note_rate(flops, seconds)
+        return a, b
+
+    def run(self, iterations: int, check: Callable[[], None]) -> float:
+        a, b = self._prepare(check)
         rows = self._panel_rows()
         if rows >= self.n:
             start = time.perf_counter()
@@ -143,23 +207,57 @@ class NumpyGemm:
                     np.matmul(a[first : first + rows], b, out=c[first : first + rows])
                     check()
             elapsed = time.perf_counter() - start
-        if elapsed > 0:
-            self._rate_flops = self.work * iterations / elapsed
+        self._note_rate(self.work * iterations, elapsed)
+        if self._fixed_rows is None:
+            # The first call (the warm-up) decides; the timed calls all run alike.
+            self._fixed_rows = self._panel_rows()
         return elapsed
 
     def release(self) -> None:
         self._a = self._b = self._c = None
 
 
-def _probe_rate(rng: np.random.Generator, dtype: type[np.floating[Any]]) -> float:
-    """A rough FLOP rate from a small product: low, so slicing errs on the safe side."""
-    n = 256
-    a = rng.standard_normal((n, n), dtype=dtype)
-    a @ a
-    start = time.perf_counter()
-    a @ a
-    elapsed = max(time.perf_counter() - start, 1e-6)
-    return 2.0 * n**3 / elapsed
+#: Elements filled between two cancellation checks (about 10 ms of normal draws).
+FILL_BLOCK_ELEMENTS = 1 << 20
+
+
+def fill_standard_normal(
+    rng: np.random.Generator, matrix: np.ndarray[Any, Any], check: Callable[[], None]
+) -> None:
+    """Fill a C-contiguous 2-D float matrix with standard normal draws, in row blocks."""
+    rows_per_block = max(1, FILL_BLOCK_ELEMENTS // max(1, matrix.shape[1]))
+    for first in range(0, matrix.shape[0], rows_per_block):
+        rng.standard_normal(dtype=matrix.dtype.type, out=matrix[first : first + rows_per_block])
+        check()
+
+
+def probe_gemm(
+    a: np.ndarray[Any, Any],
+    b: np.ndarray[Any, Any],
+    check: Callable[[], None],
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, float]:
+    """(FLOPs, seconds) of the fastest of two products of leading blocks of ``a`` and ``b``.
+
+    The block grows from 256 to :data:`PROBE_N` (or n) while a product stays
+    under :data:`PROBE_STEP_SECONDS`, so a slow machine never waits long on
+    an uncancellable probe; a 256 block alone ran at less than half the rate
+    of n=2048 on a 2-core machine, which sliced products that needed no slicing.
+    """
+    limit = min(a.shape[0], PROBE_N)
+    size = min(256, limit)
+    while True:
+        block_a, block_b = a[:size, :size], b[:size, :size]
+        seconds = []
+        for _ in range(2):
+            start = clock()
+            block_a @ block_b
+            seconds.append(clock() - start)
+            check()
+        best = min(seconds)
+        if size >= limit or best > PROBE_STEP_SECONDS:
+            return 2.0 * size**3, max(best, 1e-9)
+        size = min(limit, size * 2)
 
 
 def copy_threads() -> int:
