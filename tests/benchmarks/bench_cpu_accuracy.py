@@ -2,13 +2,17 @@
 
 The plain loop is what a user would write by hand: random normal matrices,
 one warm-up product, five timed ``a @ b`` with ``time.perf_counter``, the
-median. The benchmark's FP64 GEMM figure must come within 10% of it, and the
-default quick run must finish in under 30 s on a 2-core machine.
+median. The benchmark's FP64 GEMM figure (``run_benchmark`` with an FP64-only
+quick plan: the same n, one warm-up, five repetitions, the median) must reach
+at least 0.95x of it, and the default quick run must finish in under 30 s on
+a 2-core machine.
 
-The two are interleaved over a few rounds (loop, bench, loop, bench, ...).
-On a shared 2-core machine other processes steal whole rounds from either
-side, so the check compares each side's best round (the undisturbed figure);
-the ratio of the medians is reported beside it.
+The two sides are measured in rounds, alternately first (loop, bench; bench,
+loop; ...), so slow drift of the machine and of other processes' load hits
+both alike; the figure is the median over rounds of each round's ratio
+bench / loop. Each side's best round and the ratio of the medians are
+reported beside it. The quick run's own FP64 row (measured first, before any
+loop) is reported on its own and kept out of the comparison.
 
 Run alone: ``python tests/benchmarks/bench_cpu_accuracy.py`` (exit 1 when a
 target is missed). The harness runner calls :func:`measure`.
@@ -30,7 +34,8 @@ from gpudesk.bench.plan import make_plan
 from gpudesk.bench.runner import run_benchmark
 from gpudesk.progress import Cancelled, NullProgress, ProgressState
 
-TOLERANCE = 0.10
+#: The bench's FP64 GEMM must reach this fraction of the plain loop's figure.
+TARGET = 0.95
 QUICK_LIMIT_S = 30.0
 
 
@@ -74,39 +79,58 @@ def cancel_latency_s(after_s: float = 1.5) -> float:
     return latency
 
 
-def measure(rounds: int = 5) -> dict[str, Any]:
+def paired_ratios(bench: list[float], plain: list[float]) -> list[float]:
+    """Each round's bench / plain figure (rounds in the order measured)."""
+    return [ours / theirs for ours, theirs in zip(bench, plain, strict=True)]
+
+
+def measure(rounds: int = 7) -> dict[str, Any]:
     """Both FP64 figures, their ratio, the quick run's wall time, and the BLAS in use."""
     backend = NumpyBackend()
     quick = make_plan(backend.capabilities(0))
     start = time.perf_counter()
     quick_result = run_benchmark(quick, backend, NullProgress())
     quick_s = time.perf_counter() - start
+    first = quick_result.find("gemm", "fp64")
 
     fp64_plan = quick.model_copy(update={"tests": ("gemm",), "gemm_dtypes": ("fp64",)})
     bench: list[float] = []
     plain: list[float] = []
-    first = quick_result.find("gemm", "fp64")
-    if first is not None and first.value is not None:
-        bench.append(first.value)
-    for _ in range(rounds):
-        plain.append(plain_numpy_tflops(quick.gemm_size))
+    bench_notes: list[str] = []
+
+    def bench_round() -> None:
         row = run_benchmark(fp64_plan, backend, NullProgress()).find("gemm", "fp64")
-        if row is not None and row.value is not None:
-            bench.append(row.value)
-    bench_tflops = max(bench)
-    plain_tflops = max(plain)
-    ratio = bench_tflops / plain_tflops
-    ratio_of_medians = statistics.median(bench) / statistics.median(plain)
+        if row is None or row.value is None:
+            raise RuntimeError(f"the benchmark's FP64 GEMM failed: {row and row.error}")
+        bench.append(row.value)
+        bench_notes.extend(note for note in row.notes if note not in bench_notes)
+
+    for index in range(rounds):
+        if index % 2 == 0:
+            plain.append(plain_numpy_tflops(quick.gemm_size))
+            bench_round()
+        else:
+            bench_round()
+            plain.append(plain_numpy_tflops(quick.gemm_size))
+    ratios = paired_ratios(bench, plain)
+    ratio = statistics.median(ratios)
     latencies = [cancel_latency_s(after_s) for after_s in (0.7, 1.5, 3.1)]
     return {
         "n": quick.gemm_size,
-        "bench_fp64_tflops": bench_tflops,
-        "plain_fp64_tflops": plain_tflops,
+        "rounds": rounds,
+        "order": "alternating: loop first in even rounds, bench first in odd rounds",
+        "bench_fp64_tflops": max(bench),
+        "plain_fp64_tflops": max(plain),
         "ratio": ratio,
-        "ratio_of_medians": ratio_of_medians,
-        "within_tolerance": abs(ratio - 1.0) <= TOLERANCE,
+        "target": TARGET,
+        "paired_ratios": ratios,
+        "ratio_of_best": max(bench) / max(plain),
+        "ratio_of_medians": statistics.median(bench) / statistics.median(plain),
+        "within_tolerance": ratio >= TARGET,
         "bench_rounds": bench,
         "plain_rounds": plain,
+        "bench_notes": bench_notes,
+        "quick_run_fp64_tflops": None if first is None else first.value,
         "quick_run_s": quick_s,
         "quick_run_under_limit": quick_s < QUICK_LIMIT_S,
         "quick_run_ok": quick_result.ok,
@@ -120,10 +144,12 @@ def main() -> int:
     figures = measure()
     print(json.dumps(figures, indent=2))
     print(
-        f"FP64 GEMM n={figures['n']} (best round): bench "
-        f"{figures['bench_fp64_tflops'] * 1000:.1f} GFLOPS, "
-        f"plain loop {figures['plain_fp64_tflops'] * 1000:.1f} GFLOPS, "
-        f"ratio {figures['ratio']:.3f} (medians: {figures['ratio_of_medians']:.3f}); "
+        f"FP64 GEMM n={figures['n']}: bench / plain loop {figures['ratio']:.3f} "
+        f"(median of {figures['rounds']} paired rounds, "
+        f"{min(figures['paired_ratios']):.3f}..{max(figures['paired_ratios']):.3f}; "
+        f"target >= {figures['target']}); best rounds: bench "
+        f"{figures['bench_fp64_tflops'] * 1000:.1f} GFLOPS, plain loop "
+        f"{figures['plain_fp64_tflops'] * 1000:.1f} GFLOPS (ratio {figures['ratio_of_best']:.3f}); "
         f"quick run {figures['quick_run_s']:.1f} s; "
         f"cancel latency up to {max(figures['cancel_latency_s']):.2f} s"
     )
