@@ -7,12 +7,16 @@ quick plan: the same n, one warm-up, five repetitions, the median) must reach
 at least 0.95x of it, and the default quick run must finish in under 30 s on
 a 2-core machine.
 
-The two sides are measured in rounds, alternately first (loop, bench; bench,
-loop; ...), so slow drift of the machine and of other processes' load hits
-both alike; the figure is the median over rounds of each round's ratio
-bench / loop. Each side's best round and the ratio of the medians are
-reported beside it. The quick run's own FP64 row (measured first, before any
-loop) is reported on its own and kept out of the comparison.
+The two sides are interleaved product by product (A/B/A/B): the loop's timed
+products run in the runner's progress report after each of the bench's timed
+repetitions (outside the bench's timer), so a load change from other
+processes hits both sides alike instead of whichever round it fell in. On a
+2-core machine with a load of 5-10, rounds measured a few seconds apart
+(the earlier method) gave ratios from 0.13 to 1.4 in one run. The figure
+is the median over rounds of each round's ratio bench / loop; each side's
+best round and the ratio of the medians are reported beside it. The quick
+run's own FP64 row (measured first) is reported on its own and kept out of
+the comparison.
 
 Run alone: ``python tests/benchmarks/bench_cpu_accuracy.py`` (exit 1 when a
 target is missed). The harness runner calls :func:`measure`.
@@ -39,18 +43,37 @@ TARGET = 0.95
 QUICK_LIMIT_S = 30.0
 
 
-def plain_numpy_tflops(n: int, repetitions: int = 5) -> float:
-    """FP64 GEMM TFLOPS from the simplest honest timing loop."""
-    rng = np.random.default_rng()
-    a = rng.standard_normal((n, n))
-    b = rng.standard_normal((n, n))
-    a @ b
-    times = []
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - start)
-    return 2 * n**3 / statistics.median(times) / 1e12
+class PlainLoopBetweenRepetitions:
+    """A Progress that times one plain ``a @ b`` after each of the bench's timed repetitions.
+
+    The runner reports "<step>: repetition k" right after timed repetition k,
+    outside its timer; the loop's product runs there. The loop's matrices and
+    warm-up product are made before the bench starts.
+    """
+
+    def __init__(self, n: int) -> None:
+        rng = np.random.default_rng()
+        self.a = rng.standard_normal((n, n))
+        self.b = rng.standard_normal((n, n))
+        self.n = n
+        self.a @ self.b  # the loop's warm-up
+        self.seconds: list[float] = []
+
+    def report(self, fraction: float, message: str) -> None:
+        if ": repetition " in message:
+            start = time.perf_counter()
+            self.a @ self.b
+            self.seconds.append(time.perf_counter() - start)
+
+    def is_cancelled(self) -> bool:
+        return False
+
+    def check(self) -> None:
+        """Never cancels."""
+
+    def tflops(self) -> float:
+        """FP64 GEMM TFLOPS of the loop: the median of its timed products."""
+        return 2 * self.n**3 / statistics.median(self.seconds) / 1e12
 
 
 def cancel_latency_s(after_s: float = 1.5) -> float:
@@ -98,27 +121,26 @@ def measure(rounds: int = 7) -> dict[str, Any]:
     plain: list[float] = []
     bench_notes: list[str] = []
 
-    def bench_round() -> None:
-        row = run_benchmark(fp64_plan, backend, NullProgress()).find("gemm", "fp64")
+    for _ in range(rounds):
+        loop = PlainLoopBetweenRepetitions(quick.gemm_size)
+        row = run_benchmark(fp64_plan, backend, loop).find("gemm", "fp64")
         if row is None or row.value is None:
             raise RuntimeError(f"the benchmark's FP64 GEMM failed: {row and row.error}")
+        if len(loop.seconds) != fp64_plan.repetitions:
+            raise RuntimeError(
+                f"the loop timed {len(loop.seconds)} products between the bench's "
+                f"{fp64_plan.repetitions} repetitions: the runner's repetition reports changed"
+            )
         bench.append(row.value)
+        plain.append(loop.tflops())
         bench_notes.extend(note for note in row.notes if note not in bench_notes)
-
-    for index in range(rounds):
-        if index % 2 == 0:
-            plain.append(plain_numpy_tflops(quick.gemm_size))
-            bench_round()
-        else:
-            bench_round()
-            plain.append(plain_numpy_tflops(quick.gemm_size))
     ratios = paired_ratios(bench, plain)
     ratio = statistics.median(ratios)
     latencies = [cancel_latency_s(after_s) for after_s in (0.7, 1.5, 3.1)]
     return {
         "n": quick.gemm_size,
         "rounds": rounds,
-        "order": "alternating: loop first in even rounds, bench first in odd rounds",
+        "order": "interleaved product by product: a loop product after each bench repetition",
         "bench_fp64_tflops": max(bench),
         "plain_fp64_tflops": max(plain),
         "ratio": ratio,
