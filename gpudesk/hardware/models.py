@@ -47,9 +47,8 @@ class NvmlStatus(StrEnum):
 STATUS_HINTS: dict[NvmlStatus, str] = {
     NvmlStatus.OK: "NVML is working.",
     NvmlStatus.LIBRARY_NOT_FOUND: (
-        "No NVIDIA driver found (libnvidia-ml is missing): install the NVIDIA driver if this "
-        "machine has an NVIDIA GPU (AMD, Intel and Apple GPUs do not need it). "
-        "The CPU benchmark still works."
+        "Install the NVIDIA driver if this machine has an NVIDIA GPU; AMD, Intel and Apple "
+        "GPUs do not need it."
     ),
     NvmlStatus.DRIVER_NOT_LOADED: (
         "The NVIDIA kernel driver is not loaded: run `sudo modprobe nvidia` or reboot, "

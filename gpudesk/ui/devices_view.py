@@ -361,10 +361,8 @@ class DiagnosisPanel(QFrame):
 
     def show_result(self, result: DetectionResult) -> None:
         usable = bool(result.usable_gpus)
-        heading = title_for(result.status)
-        if not usable:
-            heading = f"No GPU detected: {heading}"
-        self.title.setText(f"<b>{_escape(heading)}</b>")
+        # The summary line above already says "No GPU detected": the title gives the cause.
+        self.title.setText(f"<b>{_escape(title_for(result.status))}</b>")
         self.hint.setText(plain_words(result.hint))
         # The raw status code is for bug reports: the title above already says it in words.
         self.detail.setText(f"Technical detail: {result.detail}" if result.detail else "")

@@ -221,7 +221,7 @@ def test_real_nvml_end_to_end_on_this_machine_without_a_driver() -> None:
     )
     assert text.returncode == 3
     assert text.stdout.startswith("No GPU detected: NVIDIA driver not installed")
-    assert "hint: No NVIDIA driver found" in text.stdout
+    assert "hint: Install the NVIDIA driver" in text.stdout
 
 
 def _library_missing() -> fakes.FakePynvml:

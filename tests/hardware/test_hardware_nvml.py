@@ -81,7 +81,7 @@ def test_every_status_has_a_distinct_one_line_hint() -> None:
     assert len(set(hints)) == len(hints) == len(NvmlStatus) - 1
     assert all("\n" not in hint and len(hint) > 20 for hint in hints)
     assert "reboot" in hint_for(NvmlStatus.VERSION_MISMATCH)
-    assert "install" in hint_for(NvmlStatus.LIBRARY_NOT_FOUND)
+    assert "Install the NVIDIA driver" in hint_for(NvmlStatus.LIBRARY_NOT_FOUND)
 
 
 def test_gpu_lost_during_detection_marks_that_gpu_only() -> None:
