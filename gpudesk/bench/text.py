@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from gpudesk.bench.results import Measurement
+
+#: Fractions of peak above this read as a bound: no GPU runs at ten times its datasheet
+#: peak, and an imported report may hold any finite number (1e308 printed "inf %").
+IMPLAUSIBLE_FRACTION_OF_PEAK = 10.0
 
 
 def format_figure(value: float | None) -> str:
@@ -16,6 +22,15 @@ def format_figure(value: float | None) -> str:
     if value >= 1:
         return f"{value:.2f}"
     return f"{value:.3f}"
+
+
+def format_fraction_of_peak(fraction: float | None) -> str:
+    """A measured fraction of the catalog peak: "85%", "over 1,000%"; "" when there is none."""
+    if fraction is None:
+        return ""
+    if not math.isfinite(fraction) or fraction > IMPLAUSIBLE_FRACTION_OF_PEAK:
+        return f"over {IMPLAUSIBLE_FRACTION_OF_PEAK:,.0%}"
+    return f"{max(fraction, 0.0):,.0%}"
 
 
 def size_label(row: Measurement) -> str:

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.bench.summary import run_summary  # light: no numpy, no backends
-from gpudesk.bench.text import format_figure, size_label
+from gpudesk.bench.text import format_figure, format_fraction_of_peak, size_label
 from gpudesk.cli.common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -190,7 +190,7 @@ def _percent_bar(fraction: float | None, width: int = 10) -> str:
         return ""
     # clamp before scaling: an imported report may hold any finite fraction (1e308 * 10 is inf)
     filled = round(max(0.0, min(1.0, fraction)) * width)
-    return f"{fraction:5.0%} " + "#" * filled + "." * (width - filled)
+    return f"{format_fraction_of_peak(fraction):>5} " + "#" * filled + "." * (width - filled)
 
 
 def _method(result: BenchResult) -> str:

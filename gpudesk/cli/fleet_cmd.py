@@ -222,6 +222,7 @@ def _figure(value: float | None) -> str:
 
 def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
     """The readable survey: cluster line, inventory table, outliers, failed nodes."""
+    from gpudesk.bench.text import format_fraction_of_peak
     from gpudesk.fleet.checks import Outlier, check_label
     from gpudesk.fleet.inventory import inventory
 
@@ -253,7 +254,7 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
                 f"{row.memory_gib:.0f} GiB" if row.memory_gib else "n/a",
                 row.driver or "",
                 f"{gemm.label} {_figure(gemm.value)} {gemm.unit}" if gemm else "",
-                f"{gemm.fraction_of_peak:.0%}" if gemm and gemm.fraction_of_peak else "",
+                format_fraction_of_peak(gemm.fraction_of_peak) if gemm else "",
                 f"{_figure(row.copy.value)} GB/s" if row.copy else "",
                 ", ".join(check_label(check) for check in row.checks) or "ok",
             ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from gpudesk import __version__
 from gpudesk.bench.results import BenchResult, Measurement
 from gpudesk.bench.summary import run_summary
+from gpudesk.bench.text import format_fraction_of_peak
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.prices import default_cloud_rate, is_stale, price_kind_label, stale_note
@@ -25,7 +26,7 @@ from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
 from gpudesk.fleet.document import SurveyView
-from gpudesk.hardware.models import DetectionResult, NvmlStatus
+from gpudesk.hardware.models import DetectionResult, NvmlStatus, title_for
 from gpudesk.planning.speed.planner import SpeedWorkload
 from gpudesk.report.fleet_section import FleetSection, build_fleet_section
 from gpudesk.report.speed_section import SpeedSection, build_speed_section
@@ -437,9 +438,7 @@ def _bench_rows(result: BenchResult, entry: CatalogEntry | None) -> tuple[BenchR
         if row.value is None:
             rows.append(BenchRow(row.label, f"failed: {row.error}", "", ""))
             continue
-        percent = "n/a"
-        if row.fraction_of_peak is not None:
-            percent = f"{row.fraction_of_peak * 100:.0f} %"
+        percent = format_fraction_of_peak(row.fraction_of_peak) or "n/a"
         peak = _format_value(row.peak, row.unit) if row.peak is not None else "n/a"
         rows.append(BenchRow(row.label, _format_value(row.value, row.unit), peak, percent))
     return tuple(rows)
@@ -470,7 +469,8 @@ def _detection_lines(detection: DetectionResult) -> tuple[str, ...]:
         cuda = detection.cuda_driver_version or "unknown"
         lines.append(f"NVIDIA driver {driver}, CUDA {cuda}.")
     else:
-        lines.append(f"No NVIDIA GPU could be read: {detection.hint}")
+        cause = title_for(detection.status)
+        lines.append(f"No NVIDIA GPU could be read ({cause}). {detection.hint}")
     return tuple(lines)
 
 

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 from gpudesk.bench.peaks import peak_field
 from gpudesk.bench.results import UNIT_FOR_TEST, BenchResult, Measurement
 from gpudesk.bench.summary import run_summary
-from gpudesk.bench.text import format_figure, size_label
+from gpudesk.bench.text import format_figure, format_fraction_of_peak, size_label
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.render.colors import series_color
 from gpudesk.render.text import plain_tooltip
@@ -123,7 +123,7 @@ class ResultsModel(QAbstractTableModel):
                 return format_figure(row.peak) if row.peak is not None else "n/a"
             case 6:
                 # The delegate paints a bar; this text is what copy and accessibility get.
-                return "" if row.fraction_of_peak is None else f"{row.fraction_of_peak:.0%}"
+                return format_fraction_of_peak(row.fraction_of_peak)
             case _:
                 return row.error or "; ".join(row.notes)
 

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.bench.text import format_figure
+from gpudesk.bench.text import format_figure, format_fraction_of_peak
 from gpudesk.fleet.checks import SLOW_FRACTION, Outlier, check_label, summarise
 from gpudesk.fleet.document import SurveyFileError, SurveyView, parse_survey, read_survey
 from gpudesk.fleet.inventory import InventoryRow, inventory
@@ -70,7 +70,7 @@ def row_cells(row: InventoryRow) -> list[str]:
         f"{row.memory_gib:.0f} GiB" if row.memory_gib else "n/a",
         row.driver or "",
         f"{gemm.dtype.upper()} {format_figure(gemm.value)} {gemm.unit}" if gemm else "",
-        f"{gemm.fraction_of_peak:.0%}" if gemm and gemm.fraction_of_peak else "",
+        format_fraction_of_peak(gemm.fraction_of_peak) if gemm else "",
         f"{format_figure(row.copy.value)} GB/s" if row.copy else "",
         ", ".join(check_label(check) for check in row.checks) or "ok",
     ]

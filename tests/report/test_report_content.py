@@ -285,8 +285,8 @@ def test_local_section_shows_detection_benchmark_percent_of_peak_and_cpu_baselin
     rows = {row.label: row for row in gpu_table.rows}
     # 265.2 of the catalog's dense 312 TFLOPS = 85 %; 1650 of 1935 GB/s = 85 %
     assert (rows["GEMM FP16"].measured, rows["GEMM FP16"].peak) == ("265 TFLOPS", "312 TFLOPS")
-    assert rows["GEMM FP16"].percent == "85 %"
-    assert rows["memory copy"].percent == "85 %"
+    assert rows["GEMM FP16"].percent == "85%"
+    assert rows["memory copy"].percent == "85%"
     assert rows["GEMM FP64"].measured == "failed: oom"
     assert "peaks from catalog entry Beta 200" in gpu_table.details
     assert cpu_table.title == "CPU baseline"
@@ -304,7 +304,9 @@ def test_local_section_without_nvml_says_why() -> None:
     local = build_local_section(LocalData(detection=detection), catalog())
     assert local.available
     assert any(
-        line.startswith("No NVIDIA GPU could be read: No NVIDIA driver") for line in local.detection
+        line.startswith("No NVIDIA GPU could be read (NVIDIA driver not installed")
+        and "Install the NVIDIA driver" in line
+        for line in local.detection
     )
     assert "No GPU benchmark has been run on this machine." in local.notes
     assert "No CPU benchmark has been run on this machine." in local.notes
@@ -359,3 +361,20 @@ def test_report_content_imports_no_qt() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_an_imported_run_with_an_absurd_fraction_of_peak_reads_as_a_bound() -> None:
+    # A report from another machine may carry any finite fraction; 1e308 printed "inf %".
+    absurd = Measurement(
+        test="gemm",
+        dtype="fp16",
+        size=8192,
+        value=265.2,
+        unit="TFLOPS",
+        peak=1.0,
+        fraction_of_peak=1e308,
+    )
+    run = _run("cuda", "beta-200", (absurd,))
+    local = build_local_section(LocalData(_detection(), run, None), catalog())
+    (row,) = local.benchmarks[0].rows
+    assert row.percent == "over 1,000%"
