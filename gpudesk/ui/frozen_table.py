@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
@@ -21,6 +21,46 @@ from PySide6.QtWidgets import (
     QTableView,
     QWidget,
 )
+
+
+class RememberingHeader(QHeaderView):
+    """A horizontal header that measures its size hint again only when that can change.
+
+    Qt forgets the hint on every layout change of the model (each filter of
+    the catalog) and measures every section again, asking the model for
+    several roles per section: for a Python model that is about a tenth of a
+    filter's frame. The hint depends only on what the key below holds.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        # What QTableView sets on the header it makes itself.
+        self.setSectionsClickable(True)
+        self.setHighlightSections(True)
+        self._hint_key: tuple[object, ...] | None = None
+        self._hint = QSize()
+
+    def _key(self) -> tuple[object, ...]:
+        return (
+            self.font().key(),
+            id(self.style()),
+            self.count(),
+            tuple(self.isSectionHidden(section) for section in range(self.count())),
+            self.isSortIndicatorShown(),
+            self.length(),
+            self.minimumSectionSize(),
+        )
+
+    def sizeHint(self) -> QSize:
+        key = self._key()
+        if key != self._hint_key:
+            self._hint = super().sizeHint()
+            self._hint_key = key
+        return QSize(self._hint)
+
+    def forget_size_hint(self, *_changed: object) -> None:
+        """Measure again on the next ask (the header texts changed)."""
+        self._hint_key = None
 
 
 class FrozenColumnsTableView(QTableView):
@@ -33,8 +73,10 @@ class FrozenColumnsTableView(QTableView):
 
     def __init__(self, frozen: Sequence[int], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setHorizontalHeader(RememberingHeader(self))
         self._frozen = tuple(frozen)
         overlay = QTableView(self)
+        overlay.setHorizontalHeader(RememberingHeader(overlay))
         overlay.setObjectName("frozen_columns")
         overlay.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         overlay.verticalHeader().setVisible(False)
@@ -80,6 +122,10 @@ class FrozenColumnsTableView(QTableView):
         overlay.setSelectionMode(self.selectionMode())
         model.columnsInserted.connect(self._sync_columns)
         model.modelReset.connect(self._sync_columns)
+        for view in (self, overlay):
+            header = view.horizontalHeader()
+            if isinstance(header, RememberingHeader):
+                model.headerDataChanged.connect(header.forget_size_hint)
         self._sync_columns()
 
     def setItemDelegate(self, delegate: QAbstractItemDelegate) -> None:
