@@ -203,7 +203,7 @@ def _kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular_file(path: Path, max_bytes: int) -> bytes:
+def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``max_bytes``.
 
     Untrusted files are read only through here: a FIFO would block the reader

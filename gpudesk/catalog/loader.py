@@ -7,8 +7,10 @@ Bad data never stops the rest from loading: every problem becomes a
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,17 +85,30 @@ def read_entry(
     problem. Notices name deprecated fields that still loaded (the
     pre-``cloud_rates`` price fields).
     """
+    return _read_entry_safely(path, os.fspath(path), path.stem)
+
+
+def _read_entry_safely(
+    path: Path, path_text: str, stem: str
+) -> tuple[CatalogEntry | None, list[CatalogProblem], list[CatalogProblem]]:
+    """:func:`read_entry` given the path also as text and its stem (a folder load has both)."""
     try:
-        return _read_entry(path)
+        return _read_entry(path, path_text, stem)
     except Exception as exc:  # a bad file must never stop the rest from loading
         problem = CatalogProblem(path, "(file)", f"cannot load: {type(exc).__name__}: {exc}")
         return None, [problem], []
 
 
-def _read_text(path: Path) -> tuple[str | None, CatalogProblem | None]:
-    """The file's text, or the problem that stops it being read (never raises for I/O)."""
+def _read_text(
+    path: Path, path_text: str | None = None
+) -> tuple[str | None, CatalogProblem | None]:
+    """The file's text, or the problem that stops it being read (never raises for I/O).
+
+    ``path_text`` is ``str(path)`` when the caller has it: opening by the text
+    spares formatting the Path again (10,000 files: about 30 ms).
+    """
     try:
-        raw = read_regular_file(path, MAX_ENTRY_FILE_BYTES)
+        raw = read_regular_file(path if path_text is None else path_text, MAX_ENTRY_FILE_BYTES)
     except UnsafeTargetError as exc:
         return None, CatalogProblem(path, "(file)", f"skipped: {exc.strerror}, not a regular file")
     except FileTooLargeError:
@@ -131,9 +146,9 @@ def _parse_toml(path: Path, text: str) -> tuple[dict[str, Any] | None, CatalogPr
 
 
 def _read_entry(
-    path: Path,
+    path: Path, path_text: str, stem: str
 ) -> tuple[CatalogEntry | None, list[CatalogProblem], list[CatalogProblem]]:
-    text, problem = _read_text(path)
+    text, problem = _read_text(path, path_text)
     if text is None:
         return None, [problem] if problem else [], []
     data, problem = _parse_toml(path, text)
@@ -151,14 +166,10 @@ def _read_entry(
         return None, problems, notices
     except RecursionError:
         return None, [CatalogProblem(path, "(file)", "nested too deeply")], notices
-    if entry.id != path.stem:
+    if entry.id != stem:
         return (
             entry,
-            [
-                CatalogProblem(
-                    path, "id", f"id {entry.id!r} differs from the file name {path.stem!r}"
-                )
-            ],
+            [CatalogProblem(path, "id", f"id {entry.id!r} differs from the file name {stem!r}")],
             notices,
         )
     return entry, [], notices
@@ -209,11 +220,12 @@ def _shown(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _entry_files(directory: Path, problems: list[CatalogProblem]) -> list[Path]:
+def _entry_files(directory: Path, problems: list[CatalogProblem]) -> list[tuple[Path, str, str]]:
     """Every ``*.toml`` entry file below ``directory``; unreadable folders are problems.
 
-    Symlinked folders are not followed (a link loop cannot trap the walk);
-    symlinked files are, and are then checked like any other file.
+    Each file is ``(folder, name, path as text)``, in the order of sorting
+    their Paths. Symlinked folders are not followed (a link loop cannot trap
+    the walk); symlinked files are, and are then checked like any other file.
     """
 
     def unreadable(error: OSError) -> None:
@@ -222,19 +234,43 @@ def _entry_files(directory: Path, problems: list[CatalogProblem]) -> list[Path]:
             CatalogProblem(where, "(folder)", f"cannot read: {error.strerror or error}")
         )
 
-    # Sorted by path parts, as sorting the Paths would, without 60,000 Path
-    # comparisons for a 10,000-file folder; each folder's Path is parsed once.
-    found: list[tuple[tuple[str, ...], Path, str]] = []
+    # Sorted as sorting the Paths would (by their parts), without 60,000 Path
+    # comparisons for a 10,000-file folder, and without a Path per file here
+    # (3 to 4 us each). The key is the parts joined by NUL, which no name
+    # holds: as NUL sorts below every other character, comparing joined keys
+    # orders as comparing the parts tuples. Keys are unique (one per path), so
+    # the tuples sort by their key alone.
+    found: list[tuple[str, Path, str, str]] = []
+    join = os.path.join
     for folder, _subfolders, names in os.walk(directory, onerror=unreadable):
         folder_path = Path(folder)
-        parts = folder_path.parts
+        prefix = "\0".join(folder_path.parts) + "\0"
         found.extend(
-            ((*parts, name), folder_path, name)
+            (prefix + name, folder_path, name, join(folder, name))
             for name in names
             if name.endswith(".toml") and not name.startswith(("_", "."))
         )
-    found.sort(key=lambda item: item[0])
-    return [folder_path / name for _key, folder_path, name in found]
+    found.sort()
+    return [(folder_path, name, text) for _key, folder_path, name, text in found]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a folder loads.
+
+    Loading allocates tens of thousands of small containers and frees none of
+    them, so the collector's passes over the growing heap find nothing (10,000
+    files: about 0.1 s of them). Objects freed by reference counting go at
+    once as usual. A nested or concurrent pause leaves the collector to the
+    outermost one that found it running.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _read_catalog_date(directory: Path) -> tuple[dt.date | None, list[CatalogProblem]]:
@@ -277,24 +313,32 @@ def load_directory(directory: Path) -> Catalog:
         return catalog
     catalog.catalog_date, meta_problems = _read_catalog_date(directory)
     catalog.problems.extend(meta_problems)
-    seen: dict[str, Path] = {}
-    for path in _entry_files(directory, catalog.problems):
-        entry, problems, notices = read_entry(path)
-        catalog.problems.extend(problems)
-        catalog.notices.extend(notices)
-        if entry is None or problems:
+    with _collector_paused():
+        _load_entry_files(directory, catalog)
+    return catalog
+
+
+def _load_entry_files(directory: Path, catalog: Catalog) -> None:
+    origins = catalog.origins  # id -> file: also the duplicate check
+    for folder_path, name, path_text in _entry_files(directory, catalog.problems):
+        path = folder_path / name
+        entry, problems, notices = _read_entry_safely(path, path_text, name[:-5])
+        if notices:
+            catalog.notices.extend(notices)
+        if problems:
+            catalog.problems.extend(problems)
             continue
-        if entry.id in seen:
+        if entry is None:
+            continue
+        if entry.id in origins:
             catalog.problems.append(
                 CatalogProblem(
-                    path, "id", f"duplicate id {entry.id!r}, already in {seen[entry.id]}"
+                    path, "id", f"duplicate id {entry.id!r}, already in {origins[entry.id]}"
                 )
             )
             continue
-        seen[entry.id] = path
         catalog.entries.append(entry)
-        catalog.origins[entry.id] = path
-    return catalog
+        origins[entry.id] = path
 
 
 def load_catalog(
@@ -344,6 +388,13 @@ def merge(parts: Iterable[Catalog]) -> Catalog:
             merged.catalog_date is None or part.catalog_date > merged.catalog_date
         ):
             merged.catalog_date = part.catalog_date
+        if not merged.entries and _ids_distinct(part.entries):
+            # The first source (usually the bundled catalog, or the one folder
+            # given): taken whole, as the loop below would, in one pass each.
+            merged.entries = list(part.entries)
+            index = {entry.id: row for row, entry in enumerate(merged.entries)}
+            merged.origins = {entry_id: part.origins[entry_id] for entry_id in index}
+            continue
         for entry in part.entries:
             if entry.id in index:
                 merged.entries[index[entry.id]] = entry
@@ -352,3 +403,7 @@ def merge(parts: Iterable[Catalog]) -> Catalog:
                 merged.entries.append(entry)
             merged.origins[entry.id] = part.origins[entry.id]
     return merged
+
+
+def _ids_distinct(entries: Sequence[CatalogEntry]) -> bool:
+    return len({entry.id for entry in entries}) == len(entries)
