@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
+from functools import lru_cache
+from itertools import repeat
+from operator import contains
 
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry, Segment
@@ -57,31 +61,162 @@ def searchable_text(entry: CatalogEntry) -> str:
     ).lower()
 
 
+# Row sets as "bytesets": one int holding one byte per row (1 kept, 0 not),
+# little-endian, so row r is byte r. AND and OR of two sets run in C over the
+# whole catalog at once, and ``to_bytes`` turns a set back into a 0/1 mask.
+# (A bitset, one bit per row, would need a Python loop to become a mask.)
+
+
+def _byteset(flags: Iterable[bool]) -> int:
+    return int.from_bytes(bytes(flags), "little")
+
+
+@lru_cache(maxsize=1024)
+def _byte_table(kind: str, threshold: int) -> bytes:
+    """A ``bytes.translate`` table: byte value b -> 1 where ``b <kind> threshold``, else 0."""
+    test: Callable[[int], bool] = {
+        "eq": lambda b: b == threshold,
+        "gt": lambda b: b > threshold,
+        "lt": lambda b: b < threshold,
+        "ge": lambda b: b >= threshold,
+        "le": lambda b: b <= threshold,
+    }[kind]
+    return bytes(test(value) for value in range(256))
+
+
+class _Categories:
+    """One column of category values (segment, vendor) as one code byte per row."""
+
+    def __init__(self, values: Sequence[Hashable]) -> None:
+        self._code: dict[Hashable, int] = {}
+        codes = [self._code.setdefault(value, len(self._code)) for value in values]
+        self._codes = codes
+        # More than 256 distinct values: no code byte; the slow path tests each row.
+        self._code_bytes = bytes(codes) if len(self._code) <= 256 else None
+
+    def rows_in(self, wanted: Collection[Hashable]) -> int:
+        """The byteset of rows whose value is one of ``wanted``."""
+        chosen = {self._code[value] for value in wanted if value in self._code}
+        if self._code_bytes is not None:
+            table = bytes(code in chosen for code in range(256))
+            return int.from_bytes(self._code_bytes.translate(table), "little")
+        return _byteset(code in chosen for code in self._codes)
+
+
+class _Ranks:
+    """One numeric column (None where missing) as each row's rank among its distinct values.
+
+    ``value >= low`` is ``rank >= bisect_left(distinct, low)`` for every real
+    number, so a bound becomes two table lookups per row over rank bytes, in
+    C: the rank's high byte (greater, or equal and then the low byte decides).
+    """
+
+    def __init__(self, values: Sequence[float | None]) -> None:
+        self._values = list(values)
+        present = [value for value in self._values if value is not None]
+        self._present = _byteset(value is not None for value in self._values)
+        self._distinct = sorted(set(present))
+        self._fast = len(self._distinct) <= 1 << 16 and all(
+            value == value  # no NaN: the ranks would not order it
+            for value in self._distinct
+        )
+        if self._fast:
+            rank = {value: position for position, value in enumerate(self._distinct)}
+            ranks = [0 if value is None else rank[value] for value in self._values]
+            self._high = bytes(position >> 8 for position in ranks)
+            self._low = bytes(position & 0xFF for position in ranks)
+
+    def _ranks_where(self, high_kind: str, low_kind: str, threshold: int) -> int:
+        """Rows whose rank is ``high_kind`` ``threshold``: by high byte, then low byte on a tie."""
+        high, low = divmod(threshold, 256)
+        strictly = int.from_bytes(self._high.translate(_byte_table(high_kind, high)), "little")
+        tied = int.from_bytes(self._high.translate(_byte_table("eq", high)), "little")
+        by_low = int.from_bytes(self._low.translate(_byte_table(low_kind, low)), "little")
+        return (strictly | (tied & by_low)) & self._present
+
+    def at_least(self, low: float) -> int:
+        """The byteset of rows with a value ``>= low`` (never a missing one)."""
+        if not self._fast:
+            return _byteset(value is not None and value >= low for value in self._values)
+        if low != low:  # NaN: no value is >= it
+            return 0
+        first = bisect_left(self._distinct, low)
+        if first == 0:
+            return self._present
+        if first >= len(self._distinct):
+            return 0
+        return self._ranks_where("gt", "ge", first)
+
+    def at_most(self, high: float) -> int:
+        """The byteset of rows with a value ``<= high`` (never a missing one)."""
+        if not self._fast:
+            return _byteset(value is not None and value <= high for value in self._values)
+        if high != high:
+            return 0
+        last = bisect_right(self._distinct, high) - 1
+        if last < 0:
+            return 0
+        if last >= len(self._distinct) - 1:
+            return self._present
+        return self._ranks_where("lt", "le", last)
+
+
+#: How many search words' row sets each index keeps (each is one byte per row).
+_CACHED_WORDS = 64
+
+
+class _WordRows:
+    """Which rows' texts hold a word as a substring, remembered for recent words.
+
+    A search re-runs on every change of any filter control, with the same
+    words; typing and deleting repeats words too. One new word costs one pass
+    of ``in`` over the texts, in C.
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._texts = list(texts)
+        self._recent: dict[str, int] = {}
+
+    def rows_with(self, word: str) -> int:
+        found = self._recent.pop(word, None)
+        if found is None:
+            found = _byteset(map(contains, self._texts, repeat(word)))
+            if len(self._recent) >= _CACHED_WORDS:
+                self._recent.pop(next(iter(self._recent)), None)
+        self._recent[word] = found  # most recent last
+        return found
+
+
 class FilterColumns:
-    """The fields a :class:`CatalogFilter` reads, one list per field, read once.
+    """The fields a :class:`CatalogFilter` reads, prepared once per catalog.
 
     The one implementation of the filter rules: a catalog of 10,000 entries is
-    filtered on every keystroke, so each criterion narrows a list of row numbers
-    over these columns instead of testing entry by entry.
+    filtered on every keystroke, so each criterion is a set of rows computed in
+    bulk (C-level byte operations over a column) and the sets are intersected,
+    instead of testing entry by entry.
     """
 
     def __init__(self, entries: Sequence[CatalogEntry]) -> None:
         self.ids = [entry.id for entry in entries]
-        self._segments = [entry.segment for entry in entries]
-        self._vendors = [entry.vendor.lower() for entry in entries]
-        self._memory_gb = [entry.memory_gb for entry in entries]
-        self._price_usd = [entry.price_usd for entry in entries]
-        self._year = [entry.release_year for entry in entries]
-        self._haystacks = [searchable_text(entry) for entry in entries]
+        self._count = len(self.ids)
+        self._all = int.from_bytes(b"\x01" * self._count, "little")
+        self._segments = _Categories([entry.segment for entry in entries])
+        self._vendors = _Categories([entry.vendor.lower() for entry in entries])
+        self._memory_gb = _Ranks([entry.memory_gb for entry in entries])
+        self._price_usd = _Ranks([entry.price_usd for entry in entries])
+        self._years = [entry.release_year for entry in entries]
+        self._year = _Ranks(self._years)
+        self._words = _WordRows([searchable_text(entry) for entry in entries])
         self._features = {
-            feature: [has_feature(entry, feature) for entry in entries] for feature in Feature
+            feature: _byteset(has_feature(entry, feature) for entry in entries)
+            for feature in Feature
         }
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self._count
 
     def year_range(self) -> tuple[int, int] | None:
-        return (min(self._year), max(self._year)) if self._year else None
+        return (min(self._years), max(self._years)) if self._years else None
 
     def mask(self, criteria: CatalogFilter, only_ids: Collection[str] | None = None) -> bytearray:
         """A 0/1 mask over the rows: 1 where ``criteria`` (and ``only_ids``) keep the row.
@@ -90,47 +225,32 @@ class FilterColumns:
         architecture or notes. A price bound drops entries without a price:
         "under $2,000" is a promise the app cannot make for an unknown price.
         """
-        rows: Sequence[int] = range(len(self.ids))
+        kept = self._all
         if criteria.segments is not None:
-            segments = criteria.segments
-            rows = [row for row in rows if self._segments[row] in segments]
+            kept &= self._segments.rows_in(criteria.segments)
         if criteria.vendors is not None:
-            vendors = {vendor.lower() for vendor in criteria.vendors}
-            rows = [row for row in rows if self._vendors[row] in vendors]
-        memory = self._memory_gb
+            kept &= self._vendors.rows_in({vendor.lower() for vendor in criteria.vendors})
         if criteria.min_memory_gb is not None:
-            low = criteria.min_memory_gb
-            rows = [row for row in rows if memory[row] >= low]
+            kept &= self._memory_gb.at_least(criteria.min_memory_gb)
         if criteria.max_memory_gb is not None:
-            high = criteria.max_memory_gb
-            rows = [row for row in rows if memory[row] <= high]
-        prices = self._price_usd
+            kept &= self._memory_gb.at_most(criteria.max_memory_gb)
         if criteria.min_price_usd is not None:
-            low = criteria.min_price_usd
-            rows = [row for row in rows if (price := prices[row]) is not None and price >= low]
+            kept &= self._price_usd.at_least(criteria.min_price_usd)
         if criteria.max_price_usd is not None:
-            high = criteria.max_price_usd
-            rows = [row for row in rows if (price := prices[row]) is not None and price <= high]
-        years = self._year
+            kept &= self._price_usd.at_most(criteria.max_price_usd)
         if criteria.min_year is not None:
-            first = criteria.min_year
-            rows = [row for row in rows if years[row] >= first]
+            kept &= self._year.at_least(criteria.min_year)
         if criteria.max_year is not None:
-            last = criteria.max_year
-            rows = [row for row in rows if years[row] <= last]
+            kept &= self._year.at_most(criteria.max_year)
         for feature in criteria.features:
-            has = self._features[feature]
-            rows = [row for row in rows if has[row]]
-        haystacks = self._haystacks
+            kept &= self._features[feature]
         for word in criteria.text.lower().split():
-            rows = [row for row in rows if word in haystacks[row]]
-        if only_ids is not None:
-            ids = self.ids
-            rows = [row for row in rows if ids[row] in only_ids]
-        mask = bytearray(len(self.ids))
-        for row in rows:
-            mask[row] = 1
-        return mask
+            if not kept:
+                break
+            kept &= self._words.rows_with(word)
+        if only_ids is not None and kept:
+            kept &= _byteset(map(contains, repeat(only_ids), self.ids))
+        return bytearray(kept.to_bytes(self._count, "little"))
 
 
 def filter_entries(entries: Iterable[CatalogEntry], criteria: CatalogFilter) -> list[CatalogEntry]:
@@ -264,42 +384,72 @@ def name_matcher(text: str) -> Callable[[str, str], tuple[NameMatch, int]]:
     return rank
 
 
+#: A byteset's bytes (1 = the row names every word) as match classes.
+_NAMED_CLASS = bytes([NameMatch.ELSEWHERE, NameMatch.FRAGMENT]) + bytes(254)
+
+
 class NameRanking:
     """The names and ids of many entries, prepared once, ordered by :class:`NameMatch`.
 
     The catalog search ranks every visible row on each keystroke; this reads
-    each entry's name words once per catalog instead of once per keystroke.
+    each entry's name words once per catalog, and finds each class in bulk:
+    which rows name every word (one C-level pass per new word, remembered),
+    whole words through a word -> rows map, prefixes by bisecting the sorted
+    names, exact names and ids by lookup. Rows then sort stably by class.
     """
 
     def __init__(self, name_keys: Sequence[str], ids: Sequence[str]) -> None:
         self._name_keys = list(name_keys)
         self._ids = [entry_id.lower() for entry_id in ids]
-        self._spaced_ids = [" ".join(entry_id.split("-")) for entry_id in self._ids]
-        self._words = [
-            frozenset(key.split()).union(entry_id.split("-"))
-            for key, entry_id in zip(self._name_keys, self._ids, strict=True)
-        ]
+        self._count = len(self._name_keys)
+        spaced_ids = [" ".join(entry_id.split("-")) for entry_id in self._ids]
+        self._rows_named: dict[str, list[int]] = {}
+        for row, (key, spaced) in enumerate(zip(self._name_keys, spaced_ids, strict=True)):
+            self._rows_named.setdefault(key, []).append(row)
+            if spaced != key:
+                self._rows_named.setdefault(spaced, []).append(row)
+        rows_with_word: dict[str, list[int]] = {}
+        for row, (key, entry_id) in enumerate(zip(self._name_keys, self._ids, strict=True)):
+            for word in frozenset(key.split()).union(entry_id.split("-")):
+                rows_with_word.setdefault(word, []).append(row)
+        self._rows_with_word = {word: frozenset(rows) for word, rows in rows_with_word.items()}
+        by_name = sorted(range(self._count), key=self._name_keys.__getitem__)
+        self._sorted_keys = [self._name_keys[row] for row in by_name]
+        self._sorted_rows = by_name
+        # "word in key or word in id" as one test: a query word is [a-z0-9]+
+        # (see _normalise), so it never spans the line break.
+        self._named_words = _WordRows(
+            [f"{key}\n{entry_id}" for key, entry_id in zip(self._name_keys, self._ids, strict=True)]
+        )
 
     def ranked(self, rows: Sequence[int], text: str) -> list[int]:
         """``rows`` with the best matches for ``text`` first; stable within a class."""
         query = _NameQuery(text)
         if not query.words:
             return list(rows)
-        keys, ids, spaced, words = self._name_keys, self._ids, self._spaced_ids, self._words
-        classes: list[list[int]] = [[] for _ in NameMatch]
-        elsewhere = classes[NameMatch.ELSEWHERE]
-        single = query.words[0] if len(query.words) == 1 else None
-        for row in rows:
-            key = keys[row]
-            if single is not None:
-                named = single in key or single in ids[row]  # one word: no call
-            else:
-                named = _names_all_words(query, key, ids[row])
-            if not named:
-                elsewhere.append(row)
-            else:
-                classes[_candidate_class(query, key, spaced[row], words[row])].append(row)
-        return [row for rows_of_class in classes for row in rows_of_class]
+        named = -1  # every bit set: the first AND leaves that word's byteset
+        for word in query.words:
+            named &= self._named_words.rows_with(word)
+        classes = bytearray(named.to_bytes(self._count, "little").translate(_NAMED_CLASS))
+        # Each better class lies inside "names every word"; later ones win ties.
+        whole_words = sorted(
+            (self._rows_with_word.get(word, frozenset()) for word in query.word_set), key=len
+        )
+        for row in whole_words[0].intersection(*whole_words[1:]):
+            classes[row] = NameMatch.WORDS
+        wanted = query.wanted
+        keys = self._sorted_keys
+        first = bisect_left(keys, wanted)
+        # Names that start with ``wanted`` sort in one run from ``first``; the
+        # bisect finds its end unless a name holds U+10FFFF (then the loop does).
+        last = bisect_left(keys, wanted + "\U0010ffff", first)
+        while last < self._count and keys[last].startswith(wanted):
+            last += 1
+        for row in self._sorted_rows[first:last]:
+            classes[row] = NameMatch.PREFIX
+        for row in self._rows_named.get(wanted, ()):
+            classes[row] = NameMatch.EXACT
+        return sorted(rows, key=classes.__getitem__)
 
 
 def name_match(text: str, entry_name_key: str, entry_id: str) -> tuple[NameMatch, int]:
