@@ -695,14 +695,15 @@ def run_cost(args: argparse.Namespace) -> int:
 
 def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str, str]:
     """Where each input came from, in words, with a staleness warning where one applies."""
-    from gpudesk.catalog.prices import stale_note
+    from gpudesk.catalog.prices import price_kind_label, stale_note
     from gpudesk.planning.cost import catalog_cost_figures
 
     figures = catalog_cost_figures(entry)
     if args.purchase_usd is not None:
         purchase = "argument"
     else:
-        purchase = f"catalog ({figures.price_kind}, {figures.price_date})"
+        kind = price_kind_label(figures.price_kind, short=True)
+        purchase = f"catalog ({kind}, {figures.price_date})"
         if figures.price_stale:
             purchase += f"; {stale_note('price', figures.price_date)}"
     rate = figures.cloud_rate

@@ -199,7 +199,8 @@ def test_cost_uses_the_catalog_price(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0
     data = json.loads(out)
     assert data["upfront_usd"] > 0
-    assert data["provenance"]["purchase"].startswith("catalog")
+    # the kind in words, not its stored key
+    assert data["provenance"]["purchase"].startswith("catalog (launch MSRP, 2022-10-12)")
 
 
 def test_cost_never_is_null(capsys: pytest.CaptureFixture[str]) -> None:
