@@ -200,7 +200,7 @@ class CatalogTableModel(QAbstractTableModel):
             self.dataChanged.emit(
                 self.index(0, COMPARE_COLUMN_INDEX),
                 self.index(rows - 1, COMPARE_COLUMN_INDEX),
-                [Qt.ItemDataRole.CheckStateRole, COMPARE_COLOR_SLOT_ROLE],
+                [Qt.ItemDataRole.CheckStateRole, COMPARE_COLOR_SLOT_ROLE, _ACCESSIBLE_TEXT],
             )
 
     def _on_theme_changed(self, _dark: bool) -> None:
