@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from bench_fakes import CancelAfter
 
 from gpudesk.bench.backends import numpy_backend
+from gpudesk.bench.backends.base import OutOfMemory
 from gpudesk.bench.backends.numpy_backend import (
     NumpyBackend,
     NumpyGemm,
@@ -80,18 +83,78 @@ def _rate_for_call_seconds(n: int, seconds: float) -> float:
     return 2.0 * n**3 / seconds
 
 
-def test_sliced_gemm_is_the_same_product_and_checks_between_panels() -> None:
+class MatmulSpy:
+    """np.matmul that records the rows of each left operand (the helper thread's calls)."""
+
+    def __init__(self) -> None:
+        self.real = np.matmul
+        self.rows: list[int] = []
+
+    def __call__(self, x: Any, y: Any, out: Any = None) -> Any:
+        self.rows.append(x.shape[0])
+        return self.real(x, y, out=out)
+
+
+def test_sliced_gemm_is_the_same_product_by_panels(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(1)
     gemm = NumpyGemm(rng, np.float64, 512)
-    gemm._prepare(lambda: None)  # fill and probe first: only the product's checks counted
-    gemm._best_rate_flops = _rate_for_call_seconds(512, 1.0)  # one product takes 1 s: slice it
-    checks: list[int] = []
-    gemm.run(1, lambda: checks.append(1))
+    gemm._prepare(lambda: None)  # fill and probe first
+    # one product takes 4 s at this rate: sliced into panels of about SLICE_SECONDS
+    gemm._best_rate_flops = _rate_for_call_seconds(512, 4 * numpy_backend.SLICE_SECONDS)
+    spy = MatmulSpy()
+    monkeypatch.setattr(numpy_backend.np, "matmul", spy)
+    gemm.run(1, lambda: None)
+    assert spy.rows == [128, 128, 128, 128]
     assert gemm._c is not None and gemm._a is not None and gemm._b is not None
-    np.testing.assert_allclose(gemm._c, gemm._a @ gemm._b, rtol=1e-12)
-    assert len(checks) == 4  # 128-row panels, each about a quarter of the 1 s product
+    np.testing.assert_allclose(gemm._c, spy.real(gemm._a, gemm._b), rtol=1e-12)
     gemm.release()
     with pytest.raises(RuntimeError, match="released"):
+        gemm.run(1, lambda: None)
+
+
+def test_cancel_returns_while_the_product_is_still_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def blocked_matmul(x: Any, y: Any, out: Any = None) -> Any:
+        started.set()
+        release.wait(10)  # a product that does not end until the test says so
+        return None
+
+    gemm = NumpyGemm(np.random.default_rng(10), np.float64, 64)
+    gemm._prepare(lambda: None)
+    monkeypatch.setattr(numpy_backend.np, "matmul", blocked_matmul)
+    progress = ProgressState()
+
+    def check() -> None:
+        if started.is_set():
+            progress.cancel()
+        progress.check()
+
+    try:
+        with pytest.raises(Cancelled):
+            gemm.run(1, check)
+        assert not release.is_set()  # the call returned with the product still in flight
+        assert [t for t in threading.enumerate() if t.name == "gpudesk-gemm"]
+    finally:
+        release.set()
+    for thread in [t for t in threading.enumerate() if t.name == "gpudesk-gemm"]:
+        thread.join(10)
+        assert not thread.is_alive()
+
+
+def test_out_of_memory_on_the_helper_thread_reaches_the_runner(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_memory(x: Any, y: Any, out: Any = None) -> Any:
+        raise MemoryError("Unable to allocate 32.0 MiB")
+
+    gemm = NumpyGemm(np.random.default_rng(11), np.float64, 64)
+    gemm._prepare(lambda: None)
+    monkeypatch.setattr(numpy_backend.np, "matmul", no_memory)
+    with pytest.raises(OutOfMemory, match=r"32\.0 MiB"):
         gemm.run(1, lambda: None)
 
 
@@ -126,20 +189,20 @@ def test_a_product_under_the_unsliced_limit_runs_whole() -> None:
 
 
 def test_panel_layout_is_fixed_after_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(numpy_backend, "PANEL_MIN_ROWS", 16)
-    gemm = NumpyGemm(np.random.default_rng(4), np.float64, 64)
+    gemm = NumpyGemm(np.random.default_rng(4), np.float64, 512)
     gemm._prepare(lambda: None)
-    gemm._best_rate_flops = _rate_for_call_seconds(64, 1.0)
-    warmup_checks: list[int] = []
-    gemm.run(1, lambda: warmup_checks.append(1))  # sliced by the guess, far faster than 1 s
-    assert len(warmup_checks) == 4
+    gemm._best_rate_flops = _rate_for_call_seconds(512, 4 * numpy_backend.SLICE_SECONDS)
+    spy = MatmulSpy()
+    monkeypatch.setattr(numpy_backend.np, "matmul", spy)
+    gemm.run(1, lambda: None)  # sliced by the guess, and far faster than guessed
+    assert spy.rows == [128] * 4
     # The first call's real rate chose the layout (whole products) and fixed it:
     # a slower reading later does not change how the timed calls compute.
-    gemm._best_rate_flops = _rate_for_call_seconds(64, 1.0)
-    assert gemm._panel_rows() == 64
-    checks: list[int] = []
-    gemm.run(2, lambda: checks.append(1))
-    assert len(checks) == 2
+    gemm._best_rate_flops = _rate_for_call_seconds(512, 4 * numpy_backend.SLICE_SECONDS)
+    assert gemm._panel_rows() == 512
+    spy.rows.clear()
+    gemm.run(2, lambda: None)
+    assert spy.rows == [512, 512]
     assert gemm.method_note is None
 
 

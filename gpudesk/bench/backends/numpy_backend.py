@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,13 +25,18 @@ from gpudesk.bench.backends.base import (
 from gpudesk.bench.plan import Capabilities
 
 _NP_DTYPES: dict[str, type[np.floating[Any]]] = {"fp64": np.float64, "fp32": np.float32}
-#: One slice of a time-sliced GEMM should take about this long, so a cancel
-#: request is seen well within 0.5 s even at n=8192.
-SLICE_SECONDS = 0.25
-#: A product predicted to take at most this long runs whole, as a plain ``a @ b``
-#: (n=2048 FP64 takes 0.2-0.3 s on two cores: slicing it made the figure a
-#: different computation from a user's own loop, for a cancel that is prompt anyway).
-UNSLICED_LIMIT_S = 0.35
+#: The products run on a thread of their own while the calling thread checks for
+#: cancel this often, so a cancel returns at once whatever n is; the product in
+#: flight finishes on its thread and frees its matrices then.
+CANCEL_POLL_S = 0.05
+#: A product predicted (at the best rate seen) to take at most this long runs
+#: whole, as a plain ``a @ b``: the same call as a user's own loop. Longer ones run
+#: as row panels of about SLICE_SECONDS, so that the work left running after a
+#: cancel stays short. Panels cost throughput when other processes load the
+#: cores (each panel is one more join of the BLAS threads): 400-row panels of
+#: n=2048 ran at 0.65x of whole products on a 2-core machine at load 6.
+UNSLICED_LIMIT_S = 2.0
+SLICE_SECONDS = 1.0
 #: Thinner panels make the product memory-bound (each panel streams all of b):
 #: 16-row panels of n=2048 ran at under 1 GFLOPS on a loaded 2-core machine,
 #: which then kept the panels thin.
@@ -105,14 +111,17 @@ class NumpySession:
 class NumpyGemm:
     """``a @ b`` on n×n random normal matrices; FLOPs = 2·n³.
 
-    A product that would take longer than :data:`UNSLICED_LIMIT_S` is computed
-    as row panels (``a[i:j] @ b`` into a preallocated result) of about
-    :data:`SLICE_SECONDS` each, with a cancellation check between panels.
-    Shorter products run as a plain ``a @ b``, exactly what a user's own
-    timing loop runs. The layout is chosen from the best FLOP rate seen (a
-    probe product, then the first call) and fixed after the first call, so
-    every timed repetition after the warm-up computes the product the same
-    way; :attr:`method_note` says how when it was sliced.
+    The products run on a helper thread, timed there with ``time.perf_counter``
+    around the loop of calls; the calling thread waits, checking for cancel
+    every :data:`CANCEL_POLL_S`. On a cancel it raises at once and the helper
+    stops after the call in flight. A product predicted to take more than
+    :data:`UNSLICED_LIMIT_S` is computed as row panels (``a[i:j] @ b`` into a
+    preallocated result) of about :data:`SLICE_SECONDS` each, which bounds
+    that leftover work; shorter products run as a plain ``a @ b``, exactly
+    what a user's own timing loop runs. The layout is chosen from the best
+    FLOP rate seen (a probe product, then the first call) and fixed after the
+    first call, so every timed repetition after the warm-up computes the
+    product the same way; :attr:`method_note` says how when it was sliced.
 
     The matrices are filled on the first :meth:`run`, in row blocks with a
     cancellation check between blocks and before the timer starts: filling
@@ -146,8 +155,8 @@ class NumpyGemm:
         panels = -(-self.n // rows)
         return (
             f"each n={self.n} product computed as {panels} row panels of up to {rows} rows "
-            "(a @ b by row blocks, into one result) with a cancel check between panels, "
-            f"since one whole product would take over {UNSLICED_LIMIT_S} s"
+            "(a @ b by row blocks, into one result), since one whole product would take "
+            f"over {UNSLICED_LIMIT_S} s (panels bound the work left running after a cancel)"
         )
 
     def _panel_rows(self) -> int:
@@ -188,25 +197,24 @@ class NumpyGemm:
     def run(self, iterations: int, check: Callable[[], None]) -> float:
         a, b = self._prepare(check)
         rows = self._panel_rows()
-        if rows >= self.n:
-            start = time.perf_counter()
-            for _ in range(iterations):
-                a @ b
-                check()
-            elapsed = time.perf_counter() - start
-        else:
+        c: np.ndarray[Any, Any] | None = None
+        if rows < self.n:
             if self._c is None:
                 try:
                     self._c = np.empty_like(a)
                 except MemoryError as exc:
                     raise OutOfMemory("cannot allocate the result matrix") from exc
             c = self._c
-            start = time.perf_counter()
-            for _ in range(iterations):
-                for first in range(0, self.n, rows):
-                    np.matmul(a[first : first + rows], b, out=c[first : first + rows])
-                    check()
-            elapsed = time.perf_counter() - start
+        job = ProductJob(a, b, c, rows, iterations)
+        job.start()
+        try:
+            while not job.done.wait(CANCEL_POLL_S):
+                check()
+        except BaseException:
+            job.stop.set()  # the helper ends after the call in flight
+            raise
+        elapsed = job.elapsed()
+        check()
         self._note_rate(self.work * iterations, elapsed)
         if self._fixed_rows is None:
             # The first call (the warm-up) decides; the timed calls all run alike.
@@ -215,6 +223,67 @@ class NumpyGemm:
 
     def release(self) -> None:
         self._a = self._b = self._c = None
+
+
+class ProductJob:
+    """``iterations`` products ``a @ b`` (whole, or by row panels into ``c``) on a helper thread.
+
+    Timed on the helper around the whole loop, so the figure has no thread
+    hand-off in it. ``stop`` ends the loop after the call in flight.
+    """
+
+    def __init__(
+        self,
+        a: np.ndarray[Any, Any],
+        b: np.ndarray[Any, Any],
+        c: np.ndarray[Any, Any] | None,
+        rows: int,
+        iterations: int,
+    ) -> None:
+        self._operands: tuple[Any, Any, Any] | None = (a, b, c)
+        self._rows = rows
+        self._iterations = iterations
+        self.done = threading.Event()
+        self.stop = threading.Event()
+        self._elapsed: float | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name="gpudesk-gemm", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _work(self) -> None:
+        assert self._operands is not None  # set until this method ends
+        a, b, c = self._operands
+        rows, n = self._rows, a.shape[0]
+        try:
+            start = time.perf_counter()
+            for _ in range(self._iterations):
+                if c is None:
+                    np.matmul(a, b)
+                else:
+                    for first in range(0, n, rows):
+                        np.matmul(a[first : first + rows], b, out=c[first : first + rows])
+                        if self.stop.is_set():
+                            return
+                if self.stop.is_set():
+                    return
+            self._elapsed = time.perf_counter() - start
+        except BaseException as exc:  # handed to the calling thread
+            self._error = exc
+        finally:
+            self._operands = None  # the job holds nothing once done
+            self.done.set()
+
+    def elapsed(self) -> float:
+        """Seconds the loop took, once done. Raises the helper's error, if any."""
+        if self._error is not None:
+            if isinstance(self._error, MemoryError):
+                raise OutOfMemory(f"out of memory computing the product: {self._error}")
+            raise self._error
+        if self._elapsed is None:
+            raise RuntimeError("the product loop was stopped")
+        return self._elapsed
 
 
 #: Elements filled between two cancellation checks (about 10 ms of normal draws).
