@@ -52,6 +52,7 @@ import traceback
 import weakref
 from collections.abc import Callable
 
+import shiboken6
 from PySide6.QtCore import (
     QCoreApplication,
     QMetaMethod,
@@ -229,6 +230,10 @@ class TaskWorker(QObject):
         until it ends, so nothing is destroyed while running.
         """
         self.cancel()
+        if not shiboken6.isValid(self._thread):
+            # Interpreter teardown after the event loop ended (QApplication.quit()
+            # without closing the window): Python deleted the thread object first.
+            return
         self._thread.quit()
         if not self._thread.wait(timeout_ms):
             _log.warning("a worker did not stop within %d ms; it is left to finish", timeout_ms)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -195,3 +198,37 @@ def test_application_exit_stops_the_workers_nobody_holds(qtbot: QtBot) -> None:
     assert not running_threads()
     assert saw_cancel == [True]
     qtbot.waitUntil(lambda: not live_workers(), timeout=5000)
+
+
+_QUIT_WITHOUT_CLOSING = """
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+from gpudesk.ui.worker import TaskWorker
+
+app = QApplication([])
+owner = QWidget()
+owner.show()
+owner.worker = TaskWorker(lambda progress: 42, owner=owner)
+owner.worker.start()
+owner.worker.wait()
+QTimer.singleShot(200, app.quit)  # as a session manager may: the window is never closed
+app.exec()
+print("event loop over")
+"""
+
+
+def test_quitting_without_closing_the_owner_exits_cleanly() -> None:
+    # At interpreter teardown Python may delete the QThread before the owner's
+    # destroyed signal reaches the worker; that used to print a RuntimeError.
+    environment = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run(
+        [sys.executable, "-c", _QUIT_WITHOUT_CLOSING],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "event loop over" in done.stdout
+    assert "Traceback" not in done.stderr and "RuntimeError" not in done.stderr, done.stderr
