@@ -274,7 +274,7 @@ def measure_cpu_bench() -> list[Figure]:
             note=(
                 f"n={result['n']}, one ratio per round, {result['order']}: bench "
                 f"{result['bench_fp64_tflops'] * 1000:.1f} GFLOPS, plain "
-                f"{result['plain_fp64_tflops'] * 1000:.1f} GFLOPS (best rounds); bench computed "
+                f"{result['plain_fp64_tflops'] * 1000:.1f} GFLOPS (best rounds); bench: "
                 f"{method}; BLAS {json.dumps(blas)}"
             ),
         ),
