@@ -101,7 +101,9 @@ class FleetView(QWidget):
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(1, 86_400)
         self.timeout_spin.setValue(300)
+        self.timeout_spin.setDecimals(0)
         self.timeout_spin.setSuffix(" s per node")
+        self.timeout_spin.setToolTip("How long each node may take before it counts as failed")
         self.survey_button = QPushButton("Survey cluster")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -119,7 +121,7 @@ class FleetView(QWidget):
         bar.addWidget(self.save_button)
 
         self.summary_label = QLabel(
-            "No survey yet. Open a file from `gpudesk fleet survey --out FILE`, "
+            "No survey yet. Open a file that “gpudesk fleet survey --out FILE” wrote, "
             "or survey a running Ray cluster."
         )
         self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -178,6 +180,7 @@ class FleetView(QWidget):
         self.model_combo.currentIndexChanged.connect(self._draw_chart)
         self.compare_button.clicked.connect(self.compare_selected_model)
         self._update_buttons()
+        self._draw_chart()
 
     # loading ----------------------------------------------------------------
     def open_file_dialog(self) -> None:
@@ -281,9 +284,18 @@ class FleetView(QWidget):
         points = self.model_points(model) if model else []
         item = self.plot.getPlotItem()
         if not points:
-            item.setTitle("No benchmark figures (survey with the quick benchmark)")
+            # An empty 0-1 frame reads as data: say what would be here instead.
+            item.setTitle(
+                "No benchmark figures (survey with the quick benchmark)"
+                if self.rows
+                else "Each GPU's measured GEMM appears here after a survey"
+            )
             item.getAxis("left").setTicks(None)
+            for side in ("left", "bottom"):
+                item.hideAxis(side)
             return
+        for side in ("left", "bottom"):
+            item.showAxis(side)
         gemm = next(row.gemm for row in self.rows if row.model == model and row.gemm)
         item.setTitle(f"{gemm.label} per device, {model}")
         item.setLabel("bottom", gemm.unit)

@@ -88,3 +88,16 @@ def test_save_writes_the_survey_with_a_fresh_summary(qtbot: QtBot, tmp_path: Pat
     saved = json.loads(out.read_text())
     assert saved["summary"]["gpus"] == 4
     assert view.save_file(tmp_path / "missing-folder" / "x.json") is False
+
+
+def test_before_any_survey_the_chart_says_what_will_be_there(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    item = view.plot.getPlotItem()
+    # no empty 0-1 axes that read as data; words instead
+    assert "appears here after a survey" in item.titleLabel.text
+    assert not item.getAxis("left").isVisible() and not item.getAxis("bottom").isVisible()
+    assert "`" not in view.summary_label.text()
+    assert view.timeout_spin.text() == "300 s per node"
+    assert view.open_file(_survey_file(tmp_path))
+    assert view.selected_model() == "a100"
+    assert item.getAxis("left").isVisible() and item.getAxis("bottom").isVisible()
