@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from functools import lru_cache
 from itertools import repeat
-from operator import contains
+from operator import contains, itemgetter
 
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry, Segment
@@ -416,6 +416,7 @@ class NameRanking:
         by_name = sorted(range(self._count), key=self._name_keys.__getitem__)
         self._sorted_keys = [self._name_keys[row] for row in by_name]
         self._sorted_rows = by_name
+        self._recent_classes: dict[str, bytes] = {}
         # "word in key or word in id" as one test: a query word is [a-z0-9]+
         # (see _normalise), so it never spans the line break.
         self._named_words = _WordRows(
@@ -427,6 +428,23 @@ class NameRanking:
         query = _NameQuery(text)
         if not query.words:
             return list(rows)
+        classes = self._classes(query)
+        if len(rows) > 1 and len(set(itemgetter(*rows)(classes))) == 1:
+            return list(rows)  # one class (often: every row names the word): as given
+        return sorted(rows, key=classes.__getitem__)
+
+    def _classes(self, query: _NameQuery) -> bytes:
+        """Every row's :class:`NameMatch` for ``query``, one byte per row (recent ones kept)."""
+        found = self._recent_classes.pop(query.wanted, None)
+        if found is None:
+            found = bytes(self._compute_classes(query))
+            if len(self._recent_classes) >= _CACHED_WORDS:
+                self._recent_classes.pop(next(iter(self._recent_classes)), None)
+        self._recent_classes[query.wanted] = found  # most recent last
+        return found
+
+    def _compute_classes(self, query: _NameQuery) -> bytearray:
+        """The classes of every row, the better classes written over the worse."""
         named = -1  # every bit set: the first AND leaves that word's byteset
         for word in query.words:
             named &= self._named_words.rows_with(word)
@@ -449,7 +467,7 @@ class NameRanking:
             classes[row] = NameMatch.PREFIX
         for row in self._rows_named.get(wanted, ()):
             classes[row] = NameMatch.EXACT
-        return sorted(rows, key=classes.__getitem__)
+        return classes
 
 
 def name_match(text: str, entry_name_key: str, entry_id: str) -> tuple[NameMatch, int]:

@@ -81,13 +81,13 @@ def test_loading_leaves_the_garbage_collector_as_it_found_it(
     write_entry(tmp_path, "good")
     (tmp_path / "bad.toml").write_text("nope", "utf-8")
     seen_during: list[bool] = []
-    real = loader._read_entry_safely
+    real = loader._entry_from_text_safely
 
     def spy(*args: object) -> object:
         seen_during.append(gc.isenabled())
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(loader, "_read_entry_safely", spy)
+    monkeypatch.setattr(loader, "_entry_from_text_safely", spy)
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()
     try:
@@ -107,7 +107,7 @@ def test_an_error_while_loading_still_resumes_the_collector(
     def explode(*_args: object) -> object:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(loader, "_read_entry_safely", explode)
+    monkeypatch.setattr(loader, "_read_text_safely", explode)
     assert gc.isenabled()
     with pytest.raises(KeyboardInterrupt):
         load_directory(tmp_path)
