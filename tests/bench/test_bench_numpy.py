@@ -167,11 +167,15 @@ def test_panels_are_never_thinner_than_the_minimum() -> None:
     assert small._panel_rows() == 64  # thinner than the minimum: one whole product
 
 
-def test_small_gemm_runs_unsliced() -> None:
+def test_small_gemm_runs_unsliced(monkeypatch: pytest.MonkeyPatch) -> None:
     gemm = NumpyGemm(np.random.default_rng(2), np.float32, 64)
-    gemm.run(1, lambda: None)
+    spy = MatmulSpy()
+    monkeypatch.setattr(numpy_backend.np, "matmul", spy)
+    gemm.run(3, lambda: None)
+    assert spy.rows == [64, 64, 64]  # whole products
     assert gemm._panel_rows() == 64
-    assert gemm._c is None  # a plain a @ b, no panel result buffer
+    assert gemm._c is not None and gemm._a is not None and gemm._b is not None
+    np.testing.assert_allclose(gemm._c, spy.real(gemm._a, gemm._b), rtol=1e-5)
     assert gemm.method_note is None
     assert gemm.work == 2.0 * 64**3
 
