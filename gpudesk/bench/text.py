@@ -30,7 +30,8 @@ def format_fraction_of_peak(fraction: float | None) -> str:
         return ""
     if not math.isfinite(fraction) or fraction > IMPLAUSIBLE_FRACTION_OF_PEAK:
         return f"over {IMPLAUSIBLE_FRACTION_OF_PEAK:,.0%}"
-    return f"{max(fraction, 0.0):,.0%}"
+    # (not max(): max(-0.0, 0.0) is -0.0, which prints "-0%")
+    return f"{fraction if fraction > 0 else 0.0:,.0%}"
 
 
 def size_label(row: Measurement) -> str:

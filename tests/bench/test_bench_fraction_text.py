@@ -14,6 +14,8 @@ from gpudesk.bench.text import IMPLAUSIBLE_FRACTION_OF_PEAK, format_fraction_of_
     [
         (None, ""),
         (0.0, "0%"),
+        (-0.0, "0%"),
+        (-0.5, "0%"),
         (0.854, "85%"),
         (1.05, "105%"),
         (9.99, "999%"),
@@ -33,5 +35,5 @@ def test_any_float_reads_as_a_short_finite_percentage(fraction: float) -> None:
     text = format_fraction_of_peak(fraction)
     assert text.endswith("%") and len(text) <= len("over 1,000%")
     assert "inf" not in text and "nan" not in text and not text.startswith("-")
-    if 0 <= fraction <= IMPLAUSIBLE_FRACTION_OF_PEAK:
+    if 0 < fraction <= IMPLAUSIBLE_FRACTION_OF_PEAK:
         assert text == f"{fraction:,.0%}"
