@@ -145,6 +145,36 @@ def test_cancel_returns_while_the_product_is_still_running(
         assert not thread.is_alive()
 
 
+def test_the_process_exits_after_a_cancel_leaves_a_product_running(tmp_path: Path) -> None:
+    # A BLAS call still in flight at exit deadlocked OpenBLAS's shutdown (the helper
+    # thread was a daemon); the process must wait for it and end.
+    import subprocess
+    import sys
+
+    code = (
+        "import threading\n"
+        "import numpy as np\n"
+        "from gpudesk.bench.backends.numpy_backend import NumpyGemm\n"
+        "from gpudesk.progress import Cancelled, ProgressState\n"
+        "gemm = NumpyGemm(np.random.default_rng(1), np.float64, 3072)\n"
+        "gemm._prepare(lambda: None)\n"
+        "progress = ProgressState()\n"
+        "def check():\n"
+        "    if any(t.name == 'gpudesk-gemm' for t in threading.enumerate()):\n"
+        "        progress.cancel()\n"
+        "    progress.check()\n"
+        "try:\n"
+        "    gemm.run(4, check)\n"
+        "except Cancelled:\n"
+        "    print('cancelled', flush=True)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "cancelled"
+
+
 def test_out_of_memory_on_the_helper_thread_reaches_the_runner(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

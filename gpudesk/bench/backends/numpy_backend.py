@@ -249,7 +249,10 @@ class ProductJob:
         self.stop = threading.Event()
         self._elapsed: float | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name="gpudesk-gemm", daemon=True)
+        # Not a daemon: Python then waits for the call in flight before exiting. A
+        # BLAS call still running when the process exits deadlocks OpenBLAS's own
+        # shutdown (gotoblas_quit joins a worker that never wakes): seen after a cancel.
+        self._thread = threading.Thread(target=self._work, name="gpudesk-gemm", daemon=False)
 
     def start(self) -> None:
         self._thread.start()
