@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -49,10 +50,18 @@ class HistoryBox(QGroupBox):
         self.history_list.setSpacing(1)
         self.history_list.currentItemChanged.connect(self._on_selected)
         history_layout.addWidget(self.history_list, 1)
+        self.empty_label = QLabel(
+            "No runs yet. Each benchmark run is kept here; Import JSON… shows one from "
+            "another machine."
+        )
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.empty_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        history_layout.addWidget(self.empty_label, 1)
         history_buttons = QHBoxLayout()
         self.import_button = QPushButton("Import JSON…")
         self.import_button.setToolTip(
-            "Show a run saved with `gpudesk bench --json` on another machine"
+            "Show a run saved with \u201cgpudesk bench --json\u201d on another machine"
         )
         self.import_button.clicked.connect(self._choose_import)
         self.measured_button = QPushButton("Use in Compare")
@@ -84,6 +93,9 @@ class HistoryBox(QGroupBox):
             entry.setToolTip(plain_tooltip(tip or str(item.path)))
             self.history_list.addItem(entry)
         self.history_list.blockSignals(False)
+        # An empty white box reads as broken: say what will be listed.
+        self.history_list.setVisible(bool(items))
+        self.empty_label.setVisible(not items)
         if problems:
             shown = "\n".join(str(problem) for problem in problems[:3])
             more = f"\n(and {len(problems) - 3} more)" if len(problems) > 3 else ""

@@ -139,6 +139,8 @@ class FleetView(QWidget):
         self.table.setWordWrap(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
+        # Before a survey the columns fit their headers (100 px each cut "Checks" off).
+        self.table.resizeColumnsToContents()
 
         self.model_combo = QComboBox()
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)

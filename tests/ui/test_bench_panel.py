@@ -186,9 +186,15 @@ def test_import_good_and_malformed_files(qtbot: QtBot, tmp_path: Path) -> None:
         "environment": {},
     }
     good.write_text(json.dumps(data), encoding="utf-8")
+    # before any run the history says what it will hold, not an empty white box
+    history = panel.history_box
+    assert not history.empty_label.isHidden() and history.history_list.isHidden()
+    assert "No runs yet" in history.empty_label.text()
+    assert "`" not in history.import_button.toolTip()
     item = panel.history_box.import_file(good)
     assert item is not None
     assert len(panel.history_box.items) == 1
+    assert history.empty_label.isHidden() and not history.history_list.isHidden()
     assert "imported" in panel.history_box.history_list.item(0).text()
     assert panel.result is not None and panel.result.backend == "torch"
     assert panel.results.model.index(0, 0).data() == "GEMM BF16"

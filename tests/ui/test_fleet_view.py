@@ -98,6 +98,11 @@ def test_before_any_survey_the_chart_says_what_will_be_there(qtbot: QtBot, tmp_p
     assert not item.getAxis("left").isVisible() and not item.getAxis("bottom").isVisible()
     assert "`" not in view.summary_label.text()
     assert view.timeout_spin.text() == "300 s per node"
+    # at 1366 px every column header shows: no sideways scrolling in an empty table
+    view.resize(1366, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.table.horizontalHeader().length() <= view.table.viewport().width()
     assert view.open_file(_survey_file(tmp_path))
     assert view.selected_model() == "a100"
     assert item.getAxis("left").isVisible() and item.getAxis("bottom").isVisible()
