@@ -79,14 +79,15 @@ _SELECTED = int(QStyle.StateFlag.State_Selected.value)
 class CompareDelegate(QStyledItemDelegate):
     """Draws and toggles the compare column (mouse click, Space).
 
-    An unselected cell's ring is drawn once per look (color slot, theme,
-    pixel ratio, cell size parity) into a pixmap and copied from then on: a
+    An unselected cell's ring is drawn once per look (color slot, pixel
+    ratio, cell size parity; again after a theme change) into a pixmap and copied from then on: a
     repaint of the catalog draws about 40 of them.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._rings: dict[tuple[int, bool, float, int, int], QPixmap] = {}
+        #: ring pixmaps by (slot, pixel ratio, width and height parity); emptied on a theme change
+        self._rings: dict[tuple[int, float, int, int], QPixmap] = {}
         theme.notifier().changed.connect(self._on_theme_changed)
 
     def _on_theme_changed(self, _dark: bool) -> None:
@@ -109,7 +110,7 @@ class CompareDelegate(QStyledItemDelegate):
         cell: QRect = option.rect  # type: ignore[attr-defined]
         left, top, width, height = cast(tuple[int, int, int, int], cell.getRect())
         ratio = painter.device().devicePixelRatioF()
-        key = (slot, theme.is_dark(), ratio, width % 2, height % 2)
+        key = (slot, ratio, width % 2, height % 2)
         ring = self._rings.get(key)
         if ring is None:
             ring = self._rings[key] = _ring_pixmap(slot, ratio, width % 2 / 2, height % 2 / 2)

@@ -26,8 +26,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.ui import theme
-
 #: Strings laid out at most; the cache is emptied when it holds more.
 _CACHE_LIMIT = 20_000
 #: States Qt's delegate draws more than text for (highlight, focus frame, editor).
@@ -81,7 +79,6 @@ class TextCellDelegate(QStyledItemDelegate):
         self._mirrored = False
         #: the palette's text colour (inactive, active); None until the next paint reads it
         self._text_colors: tuple[QColor, QColor] | None = None
-        theme.notifier().changed.connect(self._on_theme_changed)
         view.installEventFilter(self)
 
     def _take_look(self, option: QStyleOptionViewItem) -> None:
@@ -101,11 +98,8 @@ class TextCellDelegate(QStyledItemDelegate):
         )
         self._laid_out.clear()
 
-    def _on_theme_changed(self, _dark: bool) -> None:
-        # The views take the new palette with the application's events; read it when painting.
-        self._text_colors = None
-
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # A theme switch reaches the view as a palette change: read the new look when painting.
         if event.type() in _LOOK_CHANGES:
             self._text_colors = None
         return False

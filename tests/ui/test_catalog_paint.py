@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QStyledItemDelegate, QTableView
 from pytestqt.qtbot import QtBot
@@ -134,7 +134,8 @@ def test_a_repaint_asks_the_model_once_per_text_cell(
 
 def test_the_layout_cache_is_bounded(view: CatalogView, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(text_cell_delegate, "_CACHE_LIMIT", 40)
-    view.text_delegate._on_theme_changed(False)  # start empty
+    # start empty: a palette change makes the next paint lay out afresh
+    QApplication.sendEvent(view.table, QEvent(QEvent.Type.PaletteChange))
     for position in (0, 2000, 4000):
         view.table.verticalScrollBar().setValue(position)
         table_image(view)
