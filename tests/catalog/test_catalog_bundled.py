@@ -27,8 +27,8 @@ ORIGINAL_ENTRIES = frozenset(
     }
 )  # fmt: skip
 #: Original datacenter entries for which no public, dated on-demand rate was
-#: found: the MI210 and the V100 PCIe are rarely rented by the hour.
-NO_ON_DEMAND_RATE = frozenset({"mi210", "v100-pcie-16gb"})
+#: found: the MI210 is rarely rented by the hour.
+NO_ON_DEMAND_RATE = frozenset({"mi210"})
 #: Cloud cards people rent by the hour: each has an on-demand rate.
 CLOUD_CONSUMER_CARDS = ("rtx-4090", "rtx-a6000", "l4", "t4")
 
