@@ -469,8 +469,9 @@ def _detection_lines(detection: DetectionResult) -> tuple[str, ...]:
         cuda = detection.cuda_driver_version or "unknown"
         lines.append(f"NVIDIA driver {driver}, CUDA {cuda}.")
     else:
-        cause = title_for(detection.status)
-        lines.append(f"No NVIDIA GPU could be read ({cause}). {detection.hint}")
+        # The title names the cause on its own ("NVIDIA driver not installed (NVML
+        # library not found)"); wrapping it in another sentence nested parentheses.
+        lines.append(f"{title_for(detection.status)}. {detection.hint}")
     return tuple(lines)
 
 
@@ -496,8 +497,8 @@ def build_local_section(local: LocalData | None, catalog: Catalog) -> LocalSecti
         reasons = " ".join(local.problems) if local is not None else ""
         message = (
             "Nothing is known about this machine yet: no detection result and no benchmark "
-            "could be read. Run `gpudesk detect` and `gpudesk bench` (or use the This machine "
-            "tab), then export again."
+            "could be read. Run “gpudesk detect” and “gpudesk bench” (or use the This "
+            "machine tab), then export again."
         )
         if reasons:
             message += f" ({reasons})"

@@ -304,12 +304,35 @@ def test_local_section_without_nvml_says_why() -> None:
     local = build_local_section(LocalData(detection=detection), catalog())
     assert local.available
     assert any(
-        line.startswith("No NVIDIA GPU could be read (NVIDIA driver not installed")
+        line.startswith("NVIDIA driver not installed (NVML library not found). Install")
         and "Install the NVIDIA driver" in line
         for line in local.detection
     )
     assert "No GPU benchmark has been run on this machine." in local.notes
     assert "No CPU benchmark has been run on this machine." in local.notes
+
+
+def _paren_depths(text: str) -> list[int]:
+    depth, depths = 0, []
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        depths.append(depth)
+    return depths
+
+
+@pytest.mark.parametrize("status", [s for s in NvmlStatus if s is not NvmlStatus.OK])
+def test_the_no_nvml_line_reads_as_one_plain_sentence_for_every_status(
+    status: NvmlStatus,
+) -> None:
+    detection = DetectionResult(
+        timestamp=dt.datetime(2026, 4, 1, tzinfo=dt.UTC), status=status, hint=hint_for(status)
+    )
+    local = build_local_section(LocalData(detection=detection), catalog())
+    line = next(line for line in local.detection if hint_for(status) in line)
+    depths = _paren_depths(line)
+    assert max(depths) <= 1, line  # no "(... (...))"
+    assert depths[-1] == 0, line
+    assert "could be read (" not in line
 
 
 def test_collect_local_data_reads_the_history_and_skips_imported_runs(
