@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
@@ -18,6 +19,10 @@ from gpudesk.ui import theme
 
 #: Fields with their own section below the groups, not a row in one.
 SECTION_FIELDS: frozenset[str] = frozenset({"notes", "sources", "provenance", "cloud_rates"})
+
+#: Values whose text is longer than this are prose, shown under their label.
+PROSE_LENGTH = 48
+_TAG = re.compile(r"<[^>]*>")
 
 #: The link that shows or hides the provenance section.
 PROVENANCE_LINK = "gpudesk:provenance"
@@ -194,12 +199,23 @@ def entry_details_html(
     )
 
     def table(rows: list[tuple[str, str]]) -> str:
-        cells = "".join(
-            f"<tr><td style='color:{muted}; padding-right:10px'>{label}</td>"
-            f"<td align='right'>{value}</td></tr>"
-            for label, value in rows
-        )
-        return f"<table cellspacing='0' cellpadding='1' width='100%'>{cells}</table>"
+        cells = []
+        for label, value in rows:
+            if len(html.unescape(_TAG.sub("", value))) > PROSE_LENGTH:
+                # A sentence squeezed into the right-aligned value column wrapped
+                # into ragged right-aligned lines; it gets the row's full width.
+                cells.append(
+                    f"<tr><td colspan='2' style='color:{muted}'>{label}</td></tr>"
+                    f"<tr><td colspan='2' style='padding-bottom:3px'>{value}</td></tr>"
+                )
+            elif not label:  # a remark on the row above, such as a stale price
+                cells.append(f"<tr><td colspan='2' align='right'>{value}</td></tr>")
+            else:
+                cells.append(
+                    f"<tr><td style='color:{muted}; padding-right:10px'>{label}</td>"
+                    f"<td align='right'>{value}</td></tr>"
+                )
+        return f"<table cellspacing='0' cellpadding='1' width='100%'>{''.join(cells)}</table>"
 
     for title, fields in FIELD_GROUPS:
         rows = []

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 from catalog_factory import make_entry
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import Qt, QUrl
 from pytestqt.qtbot import QtBot
 
 from gpudesk.catalog.schema import CatalogEntry
@@ -116,3 +116,37 @@ def test_no_bundled_entry_shows_internal_wording_even_unfolded(qtbot: QtBot) -> 
         pane.show_entry(entry)
         text = pane.toPlainText()
         assert not [marker for marker in INTERNAL_MARKERS if marker in text], entry.id
+
+
+def _alignment_of(pane: DetailsPane, text: str) -> Qt.AlignmentFlag:
+    block = pane.document().find(text).block()
+    assert block.isValid(), text
+    return block.blockFormat().alignment()
+
+
+def test_a_sentence_gets_the_full_width_and_figures_stay_right_aligned(qtbot: QtBot) -> None:
+    note = "Reported range $10,000-13,000 per GPU (an analyst's estimate of the average price)."
+    pane = DetailsPane()
+    qtbot.addWidget(pane)
+    pane.show_entry(
+        make_entry(
+            "h-note",
+            price_usd=12_000,
+            price_kind="estimate",
+            price_date=dt.date(2020, 3, 9),
+            price_note=note,
+        )
+    )
+    assert not _alignment_of(pane, note) & Qt.AlignmentFlag.AlignRight
+    assert _alignment_of(pane, "12,000") & Qt.AlignmentFlag.AlignRight
+    assert _alignment_of(pane, "may be out of date") & Qt.AlignmentFlag.AlignRight
+    html_text = entry_details_html(
+        make_entry(
+            "h-short",
+            price_usd=999,
+            price_kind="street",
+            price_date=dt.date.today(),
+            price_note="list price",
+        )
+    )
+    assert "<td align='right'>list price</td>" in html_text, "a short note stays a figure"
