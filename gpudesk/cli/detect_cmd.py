@@ -18,6 +18,7 @@ from gpudesk.cli.common import (
     EXIT_USAGE,
     CliError,
     load_catalog_for,
+    path_argument,
     print_json,
 )
 from gpudesk.hardware.models import DeviceSource
@@ -45,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--sysfs",
         metavar="DIR",
-        type=Path,
+        type=path_argument,
         default=None,
         help="read the PCI bus from this sysfs folder instead of /sys (a host's /sys "
         "mounted in a container, or a captured tree)",

@@ -14,7 +14,6 @@ import math
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.cli.common import (
@@ -24,6 +23,7 @@ from gpudesk.cli.common import (
     EXIT_USAGE,
     CliError,
     format_table,
+    path_argument,
 )
 
 if TYPE_CHECKING:
@@ -85,7 +85,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     survey.add_argument("--json", action="store_true", help="print the survey as JSON")
     survey.add_argument(
-        "--out", type=Path, metavar="FILE", help="also write the survey JSON to FILE (atomically)"
+        "--out",
+        type=path_argument,
+        metavar="FILE",
+        help="also write the survey JSON to FILE (atomically)",
     )
     survey.add_argument(
         "--ship-code",
@@ -100,7 +103,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description="Print the inventory and outliers of a survey file written by "
         "`gpudesk fleet survey --out FILE` (or --json). Exit 0, or 2 for an unreadable file.",
     )
-    show.add_argument("file", type=Path, metavar="FILE", help="the survey JSON file")
+    show.add_argument("file", type=path_argument, metavar="FILE", help="the survey JSON file")
     show.add_argument("--json", action="store_true", help="print the survey as JSON")
     show.set_defaults(handler=run_show)
 

@@ -9,7 +9,14 @@ import argparse
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from gpudesk.cli.common import EXIT_OK, EXIT_USAGE, CliError, format_table, load_catalog_for
+from gpudesk.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    format_table,
+    load_catalog_for,
+    path_argument,
+)
 
 if TYPE_CHECKING:
     from gpudesk.catalog.schema import CatalogEntry
@@ -75,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     what.add_argument(
         "--config",
         metavar="PATH",
+        type=path_argument,
         help="a Hugging Face config.json, or a folder holding one (read from disk only)",
     )
     what.add_argument("--list-models", action="store_true", help="list the model presets and exit")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import math
 import textwrap
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.cli.common import (
@@ -17,6 +16,7 @@ from gpudesk.cli.common import (
     CliError,
     format_table,
     load_catalog_for,
+    path_argument,
 )
 from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
 
@@ -100,7 +100,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     what.add_argument("--params", metavar="N", help="parameter count (7B, 350M): an assumed shape")
     what.add_argument(
-        "--config", metavar="PATH", type=Path, help="a Hugging Face config.json or its folder"
+        "--config",
+        metavar="PATH",
+        type=path_argument,
+        help="a Hugging Face config.json or its folder",
     )
     speed.add_argument("--mode", choices=_MODES, required=True, help="the workload")
     speed.add_argument(

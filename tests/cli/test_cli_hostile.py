@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 from catalog_factory import write_entry
 
-from gpudesk.cli import main
+from gpudesk.cli import build_parser, main
+from gpudesk.cli.common import path_argument
 
 LONG = "n" * 300
 
@@ -221,3 +223,48 @@ def test_compare_csv_neutralises_formulas_and_keeps_negative_numbers(
     cells = _cells(target.read_text("utf-8"))
     assert "'" + FORMULAS[0] in cells and "'" + FORMULAS[3] in cells
     assert not any(cell.startswith(("=", "+", "@")) for cell in cells)
+
+
+_PATH_METAVARS = {"FILE", "PATH", "DIR", "SURVEY"}
+
+
+def _path_actions() -> list[tuple[str, argparse.Action]]:
+    """(command, action) for every argument of every subcommand that names a file or folder."""
+    found: list[tuple[str, argparse.Action]] = []
+
+    def walk(parser: argparse.ArgumentParser, command: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{command} {name}".strip())
+            elif action.metavar in _PATH_METAVARS:
+                found.append((command, action))
+
+    walk(build_parser(), "")
+    return found
+
+
+def test_every_file_or_folder_argument_refuses_an_empty_path() -> None:
+    actions = _path_actions()
+    assert len(actions) >= 10, [command for command, _ in actions]
+    for command, action in actions:
+        assert action.type is path_argument, (command, action.option_strings or action.dest)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["fleet", "show", ""],
+        ["fleet", "survey", "--out", ""],
+        ["detect", "--sysfs", ""],
+        ["speed", "--config", "", "--mode", "decode"],
+        ["fit", "--config", "", "--mode", "inference"],
+    ],
+)
+def test_an_empty_path_is_named_as_such_not_read_as_the_current_folder(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert "empty path" in err
