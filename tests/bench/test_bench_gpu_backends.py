@@ -284,12 +284,15 @@ def test_the_fake_events_complete_after_the_host_call() -> None:
     b, c = torch.randn_like(a), torch.empty_like(a)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    torch.matmul(a, b, out=c)
+    # ~0.4 s of queued device work (60 x 2*256^3 at 0.005 TFLOPS = 6.7 ms each): a
+    # single 6.7 ms kernel could finish while a loaded CI host stalls this thread.
+    for _ in range(60):
+        torch.matmul(a, b, out=c)
     end.record()
     with pytest.raises(RuntimeError, match="not ready"):
-        start.elapsed_time(end)  # the kernel has not finished: no synchronize()
+        start.elapsed_time(end)  # the kernels have not finished: no synchronize()
     end.synchronize()
-    assert start.elapsed_time(end) > 1.0  # 2·256³ at 0.005 TFLOPS ≈ 6.7 ms
+    assert start.elapsed_time(end) > 60 * 6.0
     untimed = torch.cuda.Event()  # torch's default: enable_timing=False
     untimed.record()
     end.record()
