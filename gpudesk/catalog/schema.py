@@ -272,9 +272,17 @@ class CatalogEntry(BaseModel):
 
     @property
     def has_tensor_cores(self) -> bool:
-        return any(
+        # A stored generation says so even where the rates are unpublished (the A10G,
+        # the L20): "no tensor cores" would be a wrong fact, not a missing one.
+        return self.tensor_core_generation is not None or any(
             value is not None
-            for value in (self.fp16_tensor_tflops, self.bf16_tensor_tflops, self.tf32_tensor_tflops)
+            for value in (
+                self.fp16_tensor_tflops,
+                self.bf16_tensor_tflops,
+                self.tf32_tensor_tflops,
+                self.fp8_tensor_tflops,
+                self.int8_tensor_tops,
+            )
         )
 
     @property

@@ -234,3 +234,24 @@ def test_bulk_name_ranking_puts_the_named_gpu_first() -> None:
     ranking = NameRanking([name_key(entry) for entry in entries], [entry.id for entry in entries])
     ranked = ranking.ranked(list(range(len(entries))), "RTX 5090")
     assert entries[ranked[0]].id == "rtx-5090"
+
+
+def test_a_stored_tensor_core_generation_counts_as_tensor_cores_without_published_rates() -> None:
+    a10g_like = make_entry("a10g-like", tensor_core_generation=3)
+    pascal_like = make_entry("pascal-like")
+    int8_only = make_entry("int8-only", int8_tensor_tops=100.0)
+    assert a10g_like.has_tensor_cores and int8_only.has_tensor_cores
+    assert not pascal_like.has_tensor_cores
+    kept = filter_entries(
+        [a10g_like, pascal_like, int8_only],
+        CatalogFilter(features=frozenset({Feature.TENSOR_CORES})),
+    )
+    assert _ids(kept) == ["a10g-like", "int8-only"]
+
+
+def test_every_bundled_gpu_with_a_tensor_core_generation_passes_the_tensor_core_filter() -> None:
+    entries = load_catalog(include_user=False).entries
+    with_generation = [e.id for e in entries if e.tensor_core_generation is not None]
+    kept = _ids(filter_entries(entries, CatalogFilter(features=frozenset({Feature.TENSOR_CORES}))))
+    assert {"a10g", "l20"} <= set(with_generation)
+    assert set(with_generation) <= set(kept)
