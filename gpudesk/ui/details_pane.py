@@ -201,15 +201,15 @@ def entry_details_html(
     def table(rows: list[tuple[str, str]]) -> str:
         cells = []
         for label, value in rows:
-            if len(html.unescape(_TAG.sub("", value))) > PROSE_LENGTH:
+            if not label:  # a remark on the row above, such as a stale price
+                cells.append(f"<tr><td colspan='2' align='right'>{value}</td></tr>")
+            elif len(html.unescape(_TAG.sub("", value))) > PROSE_LENGTH:
                 # A sentence squeezed into the right-aligned value column wrapped
                 # into ragged right-aligned lines; it gets the row's full width.
                 cells.append(
                     f"<tr><td colspan='2' style='color:{muted}'>{label}</td></tr>"
                     f"<tr><td colspan='2' style='padding-bottom:3px'>{value}</td></tr>"
                 )
-            elif not label:  # a remark on the row above, such as a stale price
-                cells.append(f"<tr><td colspan='2' align='right'>{value}</td></tr>")
             else:
                 cells.append(
                     f"<tr><td style='color:{muted}; padding-right:10px'>{label}</td>"
