@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from gpudesk.catalog.loader import load_directory
@@ -29,6 +31,14 @@ ORIGINAL_ENTRIES = frozenset(
 #: Original datacenter entries for which no public, dated on-demand rate was
 #: found: the MI210 is rarely rented by the hour.
 NO_ON_DEMAND_RATE = frozenset({"mi210"})
+#: Every datacenter entry, original or added since, with no public, dated
+#: on-demand rate: rare parts nobody rents by the hour at a published price
+#: (B100, MI300A), and SXM modules whose only Chinese cloud rates are for the
+#: PCIe card. Each says so in its notes. Closing a gap means removing it here.
+RATE_GAPS = frozenset({"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-sxm5"})
+#: Entries with no public, dated price (Apple's SoCs are not sold alone and
+#: carry none by design): each says so in its notes.
+PRICE_GAPS = frozenset({"mi300a", "a2", "gh200"})
 #: Cloud cards people rent by the hour: each has an on-demand rate.
 CLOUD_CONSUMER_CARDS = ("rtx-4090", "rtx-a6000", "l4", "t4")
 
@@ -79,6 +89,30 @@ def test_datacenter_gpus_and_cloud_cards_have_an_on_demand_rate(
         rate = default_cloud_rate(by_id[entry_id])
         assert rate is not None and rate.date is not None and rate.source, entry_id
     assert by_id["rtx-5090"].cloud_rates, "the 5090 has at least a marketplace rate"
+
+
+def test_the_known_rate_and_price_gaps_are_exactly_those_and_say_so(
+    entries: list[CatalogEntry],
+) -> None:
+    rate_gaps = {
+        e.id for e in entries if e.segment is Segment.DATACENTER and default_cloud_rate(e) is None
+    }
+    assert rate_gaps == RATE_GAPS
+    price_gaps = {e.id for e in entries if e.price_usd is None and not e.id.startswith("apple-")}
+    assert price_gaps == PRICE_GAPS
+    by_id = {entry.id: entry for entry in entries}
+    for entry_id in RATE_GAPS:
+        assert "rate" in (by_id[entry_id].notes or ""), entry_id
+    for entry_id in PRICE_GAPS:
+        assert "price" in (by_id[entry_id].notes or ""), entry_id
+
+
+def test_the_catalog_date_is_not_older_than_any_price_or_rate_it_holds() -> None:
+    catalog = load_directory(bundled_catalog_dir())
+    seen = [e.price_date for e in catalog.entries if e.price_date is not None]
+    seen += [r.date for e in catalog.entries for r in e.cloud_rates if r.date is not None]
+    assert catalog.catalog_date is not None
+    assert max(seen) <= catalog.catalog_date <= dt.date.today()
 
 
 def test_issue_findings_are_fixed(entries: list[CatalogEntry]) -> None:
