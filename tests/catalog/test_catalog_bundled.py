@@ -28,9 +28,6 @@ ORIGINAL_ENTRIES = frozenset(
         "v100-sxm2-16gb", "v100-sxm2-32gb",
     }
 )  # fmt: skip
-#: Original datacenter entries for which no public, dated on-demand rate was
-#: found: the MI210 is rarely rented by the hour.
-NO_ON_DEMAND_RATE = frozenset({"mi210"})
 #: Every datacenter entry, original or added since, with no public, dated
 #: on-demand rate: rare parts nobody rents by the hour at a published price
 #: (B100, MI300A), and SXM modules whose only Chinese cloud rates are for the
@@ -39,6 +36,8 @@ RATE_GAPS = frozenset({"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-
 #: Entries with no public, dated price (Apple's SoCs are not sold alone and
 #: carry none by design): each says so in its notes.
 PRICE_GAPS = frozenset({"mi300a", "a2", "gh200"})
+#: The original entries among the rate gaps: the MI210 is rarely rented by the hour.
+NO_ON_DEMAND_RATE = RATE_GAPS & ORIGINAL_ENTRIES
 #: Cloud cards people rent by the hour: each has an on-demand rate.
 CLOUD_CONSUMER_CARDS = ("rtx-4090", "rtx-a6000", "l4", "t4")
 
@@ -98,7 +97,7 @@ def test_the_known_rate_and_price_gaps_are_exactly_those_and_say_so(
         e.id for e in entries if e.segment is Segment.DATACENTER and default_cloud_rate(e) is None
     }
     assert rate_gaps == RATE_GAPS
-    price_gaps = {e.id for e in entries if e.price_usd is None and not e.id.startswith("apple-")}
+    price_gaps = {e.id for e in entries if e.price_usd is None and e.vendor != "Apple"}
     assert price_gaps == PRICE_GAPS
     by_id = {entry.id: entry for entry in entries}
     for entry_id in RATE_GAPS:
