@@ -22,6 +22,7 @@ from gpudesk.cli.common import (
     path_argument,
     write_output,
 )
+from gpudesk.cli.textwidth import terminal_table
 
 if TYPE_CHECKING:
     from gpudesk.bench.results import BenchResult
@@ -98,7 +99,7 @@ def _list_backends(as_json: bool) -> int:
         ]
         for status in statuses
     ]
-    print(format_table(["Backend", "Available", "Version", "Why not"], rows, set()))
+    print(terminal_table(["Backend", "Available", "Version", "Why not"], rows, wrap={3}))
     return EXIT_OK
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -38,6 +37,7 @@ from gpudesk.cli.common import (
     table_width,
     terminal_width,
 )
+from gpudesk.cli.textwidth import output_width, wrap_paragraph
 from gpudesk.paths import bundled_catalog_dir, user_catalog_dir
 
 
@@ -289,7 +289,7 @@ def run_show(args: argparse.Namespace) -> int:
     print("=" * len(entry.name))
     record = entry.model_dump(mode="json")
     width = max(len(key) for key in [*record, *derived_values(entry)])
-    text_width = max(40, shutil.get_terminal_size().columns - width - 2)
+    text_width = max(40, output_width() - width - 2)
     for key, value in record.items():
         if key in ("id", "name") or value is None or value == []:
             continue
@@ -314,11 +314,27 @@ def run_show(args: argparse.Namespace) -> int:
         metric = METRICS[key]
         print(f"{key.ljust(width)}  {metric.format(value)} {metric.unit if value else ''}".rstrip())
     if entry.sparsity_speedup and entry.fp16_tensor_tflops:
+        print()
         print(
-            f"\nTensor figures are dense. With 2:4 sparsity FP16 tensor would be "
-            f"{entry.fp16_tensor_sparse_tflops:,.1f} TFLOPS (x{entry.sparsity_speedup:g})."
+            wrap_paragraph(
+                f"Tensor figures are dense. With 2:4 sparsity FP16 tensor would be "
+                f"{entry.fp16_tensor_sparse_tflops:,.1f} TFLOPS (x{entry.sparsity_speedup:g})."
+            )
         )
     return EXIT_OK
+
+
+def _missing(directory: Path) -> bool:
+    try:
+        return not directory.exists() and not directory.is_symlink()
+    except OSError:
+        return False
+
+
+def _problem_text(problem: object) -> str:
+    """One problem per line, never wrapped: ``FILE: FIELD: message`` is what grep and
+    editors' error lists read."""
+    return str(problem)
 
 
 def _rate_line(entry: CatalogEntry, index: int, today: dt.date) -> str:
@@ -357,22 +373,34 @@ def run_validate(args: argparse.Namespace) -> int:
     problem_count = 0
     entry_count = 0
     for directory in dirs:
+        if _missing(directory):
+            where = "your catalog folder" if directory == user_catalog_dir() else "it"
+            print(
+                wrap_paragraph(
+                    f"{directory}: does not exist yet; create {where} with "
+                    f"'mkdir -p {directory}' and put one TOML file per GPU there "
+                    "(README: Updating a price or adding a GPU), then validate again",
+                    subsequent_indent="    ",
+                )
+            )
+            problem_count += 1
+            continue
         part = load_directory(directory)
         entry_count += len(part.entries)
         for problem in part.problems:
-            print(problem)
+            print(_problem_text(problem))
             problem_count += 1
         for notice in part.notices:
             if args.strict:
-                print(notice)
+                print(_problem_text(notice))
                 problem_count += 1
             else:
-                print(notice, file=sys.stderr)
+                print(_problem_text(notice), file=sys.stderr)
         if args.strict:
             for entry in part.entries:
                 origin = part.origins[entry.id]
                 for issue in sourcing_issues(entry):
-                    print(f"{origin}: {issue.field}: {issue.message}")
+                    print(_problem_text(f"{origin}: {issue.field}: {issue.message}"))
                     problem_count += 1
     summary = f"{entry_count} valid entries, {problem_count} problem(s) in {len(dirs)} folder(s)"
     print(summary, file=sys.stderr)

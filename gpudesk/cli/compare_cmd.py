@@ -10,8 +10,9 @@ import argparse
 import functools
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gpudesk.catalog.names import short_name
 from gpudesk.catalog.query import NameLookupError, find_entry
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.cli.common import (
@@ -24,7 +25,11 @@ from gpudesk.cli.common import (
     print_json,
     write_output,
 )
+from gpudesk.cli.textwidth import display_width, output_width, terminal_table, wrap_paragraph
 from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED, is_comparable_count
+
+if TYPE_CHECKING:
+    from gpudesk.compare.table import Comparison
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -34,7 +39,18 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "radar chart (PNG/SVG), PDF report",
     )
     compare.add_argument("names", nargs="+", metavar="NAME", help="id, name or fragment")
-    compare.add_argument("--json", action="store_true", help="print the side-by-side table")
+    shown = compare.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--json",
+        action="store_true",
+        help="print the side-by-side table as JSON (what a pipe gets without --text)",
+    )
+    shown.add_argument(
+        "--text",
+        action="store_true",
+        help="print the side-by-side table as text fitted to the terminal (what a "
+        "terminal gets by default)",
+    )
     compare.add_argument("--csv", type=path_argument, metavar="FILE", help="write the table as CSV")
     compare.add_argument(
         "--png", type=path_argument, metavar="FILE", help="write the radar chart as PNG"
@@ -124,11 +140,60 @@ def run_compare(args: argparse.Namespace) -> int:
                 fleet=fleet,
             ),
         )
-    if args.json or not outputs:
+    if args.json or (not outputs and not args.text and not sys.stdout.isatty()):
+        # A pipe without --text keeps getting JSON, as it always has (scripts read it).
         print_json(comparison.to_json())
+    elif args.text or not outputs:
+        print(comparison_text(comparison, selected))
     for path in outputs:
         print(f"wrote {path}", file=sys.stderr)
     return EXIT_OK
+
+
+def comparison_text(comparison: Comparison, selected: list[CatalogEntry]) -> str:
+    """The side-by-side table as text that fits :func:`output_width`.
+
+    GPUs are headed by their short names; labels wrap; when even that is too wide the
+    GPUs are shown a few at a time, each block with the labels again.
+    """
+    width = output_width()
+    names = {entry.id: short_name(entry) for entry in selected}
+    gpu_indices = list(range(len(comparison.columns)))
+
+    def table(indices: list[int]) -> str:
+        headers = [
+            "",
+            *(names.get(comparison.columns[i].id, comparison.columns[i].name) for i in indices),
+        ]
+        rows: list[list[str]] = []
+        for group, all_rows in comparison.groups():
+            shown = [row for row in all_rows if not row.is_empty]
+            if not shown:
+                continue
+            rows.append([group.value.upper(), *([""] * len(indices))])
+            for row in shown:
+                cells = []
+                for index in indices:
+                    text = comparison.cell_text(row, index)
+                    cells.append(text + " *" if comparison.is_best(row, index) else text)
+                rows.append([f"  {row.header}", *cells])
+        right = set(range(1, len(indices) + 1))
+        return terminal_table(headers, rows, right, width, wrap={0}, wrap_headers=True)
+
+    per_block = len(gpu_indices)
+    while True:
+        blocks = [gpu_indices[i : i + per_block] for i in range(0, len(gpu_indices), per_block)]
+        texts = [table(block) for block in blocks]
+        widest = max(display_width(line) for text in texts for line in text.splitlines())
+        if widest <= width or per_block == 1:
+            break
+        per_block -= 1
+    notes = ["* best in row"]
+    baseline = next((c for c in comparison.columns if c.id == comparison.baseline_id), None)
+    if baseline is not None:
+        notes.append(f"×N: ratio to {names.get(baseline.id, baseline.name)} (baseline)")
+    notes.append("--json for every figure as data")
+    return "\n\n".join(texts) + "\n\n" + wrap_paragraph("; ".join(notes), width)
 
 
 def _read_fleet(path: Path) -> Any:

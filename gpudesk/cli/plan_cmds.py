@@ -17,6 +17,7 @@ from gpudesk.cli.common import (
     load_catalog_for,
     path_argument,
 )
+from gpudesk.cli.textwidth import terminal_table
 
 if TYPE_CHECKING:
     from gpudesk.catalog.schema import CatalogEntry
@@ -383,7 +384,7 @@ def _print_presets(presets: Any, *, as_json: bool) -> None:
         [preset.id, preset.name, format_param_count(preset.params), preset.summary()]
         for preset in presets
     ]
-    print(format_table(["Preset", "Name", "Params", "Architecture"], rows, right_aligned={2}))
+    print(terminal_table(["Preset", "Name", "Params", "Architecture"], rows, right_aligned={2}))
     print("\nSources: gpudesk fit --list-models --json (each preset lists its own).")
 
 

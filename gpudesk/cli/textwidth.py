@@ -1,0 +1,203 @@
+"""Text output that fits the terminal: the width to aim for, tables whose text columns wrap.
+
+Every text table or paragraph a subcommand prints goes through here so that it reads
+at 80 columns: :func:`output_width` is ``COLUMNS`` when set, the terminal's width when
+stdout is one, else 80 (a pipe, a file, a test). Nothing is dropped: text columns wrap
+onto continuation lines, numbers never wrap. The helpers return strings; callers print
+them as they print everything else.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+import unicodedata
+from collections.abc import Collection, Sequence
+
+#: The width when neither COLUMNS nor a terminal says: what a default terminal has.
+DEFAULT_WIDTH = 80
+#: Narrower than this is not worth laying out for; tables keep at least this.
+MIN_WIDTH = 20
+#: A wrapped text column keeps at least this many characters (or its widest cell).
+MIN_COLUMN = 10
+_GAP = 2
+
+
+def output_width() -> int:
+    """The columns text output should fit: COLUMNS, else the terminal's, else 80."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns:
+        try:
+            return max(MIN_WIDTH, int(columns))
+        except ValueError:
+            pass
+    try:
+        if sys.stdout is not None and sys.stdout.isatty():
+            return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+    except (AttributeError, ValueError, OSError):
+        pass
+    return DEFAULT_WIDTH
+
+
+def display_width(text: str) -> int:
+    """Terminal cells ``text`` takes: wide East Asian characters count two, combining marks none."""
+    cells = 0
+    for char in text:
+        if unicodedata.combining(char):
+            continue
+        cells += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return cells
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
+
+
+def _wrap_cell(text: str, width: int) -> list[str]:
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        if display_width(paragraph) <= width:
+            lines.append(paragraph)
+            continue
+        # A cell's own indent (a label under its group) carries onto its continuation lines.
+        leading = paragraph[: len(paragraph) - len(paragraph.lstrip())]
+        pieces = textwrap.wrap(
+            paragraph,
+            width,
+            subsequent_indent=leading if len(leading) < width // 2 else "",
+            break_on_hyphens=False,
+            break_long_words=True,
+        )
+        # textwrap counts characters; a wide character can still overflow a piece.
+        for piece in pieces or [""]:
+            while display_width(piece) > width and len(piece) > 1:
+                cut = len(piece)
+                while cut > 1 and display_width(piece[:cut]) > width:
+                    cut -= 1
+                lines.append(piece[:cut])
+                piece = piece[cut:]
+            lines.append(piece)
+    return lines
+
+
+def column_widths(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    wrappable: Collection[int],
+    *,
+    wrap_headers: bool = False,
+) -> list[int]:
+    """Each column's width: natural, then the widest wrappable ones narrowed until the
+    table fits ``width`` (or every wrappable column is at its floor).
+
+    With ``wrap_headers`` a header counts only its longest word: it wraps over its values.
+    """
+    count = len(headers)
+    natural = [
+        max((display_width(word) for word in header.split()), default=0)
+        if wrap_headers
+        else display_width(header)
+        for header in headers
+    ]
+    for row in rows:
+        for index, cell in enumerate(row[:count]):
+            for line in cell.splitlines() or [""]:
+                natural[index] = max(natural[index], display_width(line))
+    widths = list(natural)
+    floors = [min(natural[index], MIN_COLUMN) for index in range(count)]
+    budget = width - _GAP * (count - 1)
+    while sum(widths) > budget:
+        candidates = [i for i in wrappable if 0 <= i < count and widths[i] > floors[i]]
+        if not candidates:
+            break
+        widest = max(candidates, key=lambda i: (widths[i], -i))
+        widths[widest] -= 1
+    return widths
+
+
+def terminal_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    right_aligned: Collection[int] = (),
+    width: int | None = None,
+    *,
+    wrap: Collection[int] | None = None,
+    wrap_headers: bool = False,
+) -> str:
+    """An aligned text table that fits ``width`` (default :func:`output_width`).
+
+    Columns in ``right_aligned`` (numbers) never wrap; the others (or only those in
+    ``wrap``) wrap onto continuation lines, the widest first, when the table would be
+    wider than ``width``. Headers wrap too. With room to spare the result is the same as
+    :func:`gpudesk.cli.common.format_table`'s.
+    """
+    target = output_width() if width is None else max(MIN_WIDTH, width)
+    count = len(headers)
+    cells = [[str(cell) for cell in row] + [""] * (count - len(row)) for row in rows]
+    wrappable = [i for i in range(count) if i not in right_aligned] if wrap is None else list(wrap)
+    widths = column_widths(headers, cells, target, wrappable, wrap_headers=wrap_headers)
+
+    def block(row: Sequence[str]) -> list[str]:
+        wrapped = [_wrap_cell(cell, widths[index]) for index, cell in enumerate(row[:count])]
+        height = max((len(lines) for lines in wrapped), default=1)
+        out: list[str] = []
+        for line_index in range(height):
+            parts = [
+                _pad(
+                    lines[line_index] if line_index < len(lines) else "",
+                    widths[index],
+                    index in right_aligned,
+                )
+                for index, lines in enumerate(wrapped)
+            ]
+            out.append("  ".join(parts).rstrip())
+        return out
+
+    separator = "  ".join("-" * column for column in widths)
+    lines = [*block(list(headers)), separator]
+    for row in cells:
+        lines.extend(block(row))
+    return "\n".join(lines)
+
+
+def wrap_paragraph(
+    text: str,
+    width: int | None = None,
+    *,
+    indent: str = "",
+    subsequent_indent: str | None = None,
+) -> str:
+    """``text`` wrapped to ``width`` (default :func:`output_width`), each line indented.
+
+    Words are never split at hyphens; a word longer than a line (a URL) keeps its line.
+    """
+    target = output_width() if width is None else max(MIN_WIDTH, width)
+    follow = indent if subsequent_indent is None else subsequent_indent
+    out: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        if not paragraph.strip():
+            out.append("")
+            continue
+        wrapped = textwrap.wrap(
+            paragraph,
+            target,
+            initial_indent=indent,
+            subsequent_indent=follow,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        out.extend(wrapped or [indent + paragraph])
+    return "\n".join(out)
+
+
+__all__ = [
+    "DEFAULT_WIDTH",
+    "display_width",
+    "output_width",
+    "terminal_table",
+    "wrap_paragraph",
+]
