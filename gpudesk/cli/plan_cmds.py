@@ -17,6 +17,7 @@ from gpudesk.cli.common import (
     load_catalog_for,
     path_argument,
 )
+from gpudesk.cli.model_file_args import add_model_file_arguments
 from gpudesk.cli.textwidth import terminal_table
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="a Hugging Face config.json, or a folder holding one (read from disk only)",
     )
     what.add_argument("--list-models", action="store_true", help="list the model presets and exit")
+    add_model_file_arguments(what)
     shape = fit.add_argument_group(
         "model shape", "override the preset's, the config's or the assumed shape"
     )
@@ -251,6 +253,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_fit(args: argparse.Namespace) -> int:
+    from gpudesk.cli.model_file_args import (
+        add_file_and_emit,
+        file_and_emit_text,
+        file_model,
+        fit_file_defaults,
+        with_file_weights,
+    )
     from gpudesk.planning.errors import PlanningInputError
     from gpudesk.planning.fit import fit_across
     from gpudesk.planning.presets import load_presets
@@ -258,17 +267,19 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.list_models:
         _print_presets(load_presets(), as_json=args.json)
         return EXIT_OK
-    if args.params is None and args.model is None and args.config is None:
+    model_file = fit_file_defaults(args)
+    if args.params is None and args.model is None and args.config is None and not model_file:
         raise CliError(
-            "give --params N (e.g. 7B), --model PRESET (see --list-models) or --config PATH",
+            "give --params N (e.g. 7B), --model PRESET (see --list-models), --config PATH, "
+            "--gguf FILE or --safetensors DIR",
             EXIT_USAGE,
         )
     try:
-        model = _fit_model(args)
+        model = file_model(args, model_file) if model_file else _fit_model(args)
         spec = _fit_spec(args)
         from gpudesk.planning.memory import estimate_memory
 
-        estimate = estimate_memory(model, spec)
+        estimate = with_file_weights(estimate_memory(model, spec), model_file)
     except PlanningInputError as exc:
         raise CliError(_flag_words(exc), EXIT_USAGE) from exc
     catalog = load_catalog_for(args)
@@ -277,9 +288,9 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.json:
         from gpudesk.cli.common import print_json
 
-        print_json(fit_json(report))
+        print_json(add_file_and_emit(fit_json(report), args, model_file, report))
     else:
-        print(fit_text(report))
+        print(fit_text(report) + file_and_emit_text(args, model_file, report))
     return EXIT_OK
 
 

@@ -18,6 +18,7 @@ from gpudesk.cli.common import (
     load_catalog_for,
     path_argument,
 )
+from gpudesk.cli.model_file_args import add_model_file_arguments
 from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         type=path_argument,
         help="a Hugging Face config.json or its folder",
     )
+    add_model_file_arguments(what)
     speed.add_argument("--mode", choices=_MODES, required=True, help="the workload")
     speed.add_argument(
         "--gpu", action="append", metavar="NAME", help="catalog id or name (repeatable)"
@@ -171,8 +173,15 @@ def _model_costs(args: argparse.Namespace) -> tuple[ModelCosts, dict[str, Any]]:
     from gpudesk.planning.speed.estimate import KvFormat, model_costs
     from gpudesk.planning.speed.shapes import shape_for
 
+    model_file = getattr(args, "model_file", None)
+    if model_file is not None:
+        from gpudesk.cli.model_file_args import speed_file_costs
+
+        return speed_file_costs(args, model_file)
     if args.model is None and args.params is None and args.config is None:
-        raise _usage("give --model PRESET, --params N or --config PATH")
+        raise _usage(
+            "give --model PRESET, --params N, --config PATH, --gguf FILE or --safetensors DIR"
+        )
     quant_name = args.quant or args.dtype or "bf16"
     described: dict[str, Any] = {}
     try:
@@ -292,6 +301,9 @@ def run_speed(args: argparse.Namespace) -> int:
     if args.quant and args.dtype and args.quant in _DTYPES and args.quant != args.dtype:
         raise _usage(f"--dtype {args.dtype} and --quant {args.quant} disagree; give one")
     _check_cost_flags(args)
+    from gpudesk.cli.model_file_args import speed_file_defaults
+
+    args.model_file = speed_file_defaults(args)
     request = _request(args)
     costs, model = _model_costs(args)
     catalog = load_catalog_for(args)
