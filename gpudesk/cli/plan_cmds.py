@@ -73,7 +73,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description=(
             "Estimate the GPU memory a model needs (weights, gradients, optimizer states, "
             "activations, KV cache, framework overhead; GB = 10^9 bytes) and list the catalog "
-            "GPUs that hold it on 1, 2, 4 or 8 cards."
+            "GPUs that hold it on 1, 2, 4 or 8 cards (an SoC: one). A GPU sold as '24 GB' holds "
+            "24 GiB; what a workload may use is that less what the driver keeps, times the "
+            "engine's share (vLLM 0.9); on a Mac, the GPU wired limit."
         ),
     )
     what = fit.add_mutually_exclusive_group()
@@ -197,6 +199,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         default=8,
         help="largest GPU count to consider (default 8)",
     )
+    add_apple_wired_limit(fit)
     fit.add_argument("--json", action="store_true", help="machine-readable output")
     fit.set_defaults(handler=run_fit)
 
@@ -252,6 +255,34 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 # fit -----------------------------------------------------------------------------------
 
 
+def add_apple_wired_limit(parser: argparse.ArgumentParser) -> None:
+    """``--apple-wired-limit-mb``, shared by ``fit`` and ``speed``."""
+    parser.add_argument(
+        "--apple-wired-limit-mb",
+        type=int,
+        metavar="MIB",
+        help="Apple silicon: the GPU wired limit you set with sudo sysctl "
+        "iogpu.wired_limit_mb=MIB (default: macOS's, 2/3 of memory up to 36 GB, 3/4 above)",
+    )
+
+
+def apple_wired_limit(args: argparse.Namespace) -> int | None:
+    """The checked ``--apple-wired-limit-mb``.
+
+    Raises:
+        CliError: not a whole number of MiB from 1 to 2 TiB (exit 2).
+    """
+    from gpudesk.planning.usable import MAX_WIRED_LIMIT_MB
+
+    value: int | None = getattr(args, "apple_wired_limit_mb", None)
+    if value is not None and not 1 <= value <= MAX_WIRED_LIMIT_MB:
+        raise CliError(
+            f"--apple-wired-limit-mb {value}: must be from 1 to {MAX_WIRED_LIMIT_MB:,} MiB",
+            EXIT_USAGE,
+        )
+    return value
+
+
 def run_fit(args: argparse.Namespace) -> int:
     from gpudesk.cli.model_file_args import (
         add_file_and_emit,
@@ -282,9 +313,10 @@ def run_fit(args: argparse.Namespace) -> int:
         estimate = with_file_weights(estimate_memory(model, spec), model_file)
     except PlanningInputError as exc:
         raise CliError(_flag_words(exc), EXIT_USAGE) from exc
+    wired = apple_wired_limit(args)
     catalog = load_catalog_for(args)
     counts = tuple(count for count in (1, 2, 4, 8) if count <= args.max_gpus)
-    report = fit_across(catalog.entries, estimate, counts)
+    report = fit_across(catalog.entries, estimate, counts, apple_wired_limit_mb=wired)
     if args.json:
         from gpudesk.cli.common import print_json
 
@@ -425,7 +457,12 @@ def fit_json(report: FitReport) -> dict[str, Any]:
         },
         "workload": estimate.spec.model_dump(mode="json"),
         "gb_definition": "1 GB = 10^9 bytes",
+        "memory_unit_note": (
+            "the catalog's memory_gb is the vendor's GB, which is GiB (2^30 bytes); "
+            "usable_gb is what a workload may use of each GPU, in 10^9 bytes"
+        ),
         "total_gb": round(estimate.total_gb, 4),
+        "total_gib": round(estimate.total_gb * 1e9 / 2**30, 4),
         "allocated_gb": round(estimate.allocated_gb, 4),
         "host_memory_gb": round(estimate.host_gb, 4),
         "compares_with": estimate.compares_with,
@@ -460,7 +497,12 @@ def fit_json(report: FitReport) -> dict[str, Any]:
                 "count": result.count,
                 "name": result.name,
                 "memory_gb": result.memory_gb,
+                "usable_gb": round(result.usable_gb, 4),
+                "usable_gib": round(result.usable_gib, 4),
+                "usable_basis": result.usable_basis,
+                "max_devices": result.max_devices,
                 "per_gpu_gb": round(result.per_gpu_gb, 4),
+                "per_gpu_gib": round(result.per_gpu_gb * 1e9 / 2**30, 4),
                 "headroom_gb": round(result.headroom_gb, 4),
                 "needs_parallelism": result.needs_parallelism,
                 "decode_tokens_per_s_upper_bound": _round(
@@ -477,9 +519,18 @@ def fit_json(report: FitReport) -> dict[str, Any]:
     }
 
 
-def _wrap(text: str, indent: str) -> str:
+#: fit's text output fits 80 columns (issue 29)
+TEXT_WIDTH = 80
+
+
+def _wrap(text: str, indent: str, subsequent: str | None = None) -> str:
     return textwrap.fill(
-        text, width=100, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        text,
+        width=TEXT_WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent if subsequent is None else subsequent,
+        break_on_hyphens=False,
+        break_long_words=True,
     )
 
 
@@ -526,7 +577,11 @@ def fit_text(report: FitReport) -> str:
 
     estimate = report.estimate
     model = estimate.model
-    lines = [f"{model.name}: {_describe_workload(estimate)}", f"  {model.summary()}", ""]
+    lines = [
+        _wrap(f"{model.name}: {_describe_workload(estimate)}", "", "  "),
+        _wrap(model.summary(), "  "),
+        "",
+    ]
     sources: list[str] = []
     lines.append("Memory (GB = 10^9 bytes)")
     for part in estimate.parts:
@@ -536,7 +591,10 @@ def fit_text(report: FitReport) -> str:
         refs = ",".join(str(sources.index(source) + 1) for source in part.source.split("; "))
         lines.append(f"  {part.label:<20}{part.gb:>9.2f} GB   [{refs}]")
         lines.append(_wrap(part.formula, " " * 6))
-    lines.append(f"  {'Total':<20}{estimate.total_gb:>9.2f} GB")
+    lines.append(
+        f"  {'Total':<20}{estimate.total_gb:>9.2f} GB   = {estimate.total_gb * 1e9 / 2**30:,.2f} "
+        f"GiB = {estimate.total_gb * 1e9 / 2**20:,.0f} MiB"
+    )
     lines.append(f"  {'of which tensors':<20}{estimate.allocated_gb:>9.2f} GB")
     if estimate.host_gb:
         lines.append(f"  {'in host memory':<20}{estimate.host_gb:>9.2f} GB   (not on the GPU)")
@@ -552,22 +610,21 @@ def fit_text(report: FitReport) -> str:
         )
     if estimate.notes:
         lines.append("")
-        lines.extend(
-            textwrap.fill(note, width=100, initial_indent="  - ", subsequent_indent="    ")
-            for note in estimate.notes
-        )
+        lines.extend(_wrap(note, "  - ", "    ") for note in estimate.notes)
 
     single = [result for result in report.fits if result.count == 1]
     multi = [result for result in report.fits if result.needs_parallelism]
     decode = estimate.decode_bytes_per_token is not None
-    headers = ["GPU", "Memory", "Need", "Headroom"] + (["Decode <= tok/s"] if decode else [])
+    headers = ["GPU", "Memory", "Usable", "Need", "Headroom"] + (["tok/s<="] if decode else [])
 
     def row(result: Any, with_count: bool) -> list[str]:
         cells = [result.gpu_id]
         if with_count:
             cells.append(f"{result.count}")
+        else:
+            cells.append(f"{result.memory_gb:g} GB")
         cells += [
-            f"{result.memory_gb:g} GB",
+            f"{result.usable_gb:.1f} GB",
             f"{result.per_gpu_gb:.1f} GB",
             f"{result.headroom_gb:+.1f} GB",
         ]
@@ -579,20 +636,34 @@ def fit_text(report: FitReport) -> str:
     lines.append("")
     if single:
         lines.append(f"Fits on one GPU ({len(single)}):")
-        table = format_table(headers, [row(r, False) for r in single], right_aligned={1, 2, 3, 4})
+        table = format_table(
+            headers, [row(r, False) for r in single], right_aligned={1, 2, 3, 4, 5}
+        )
         lines.extend("  " + line for line in table.splitlines())
     else:
         lines.append("Fits on no single GPU of the catalog.")
     if multi:
         lines.append("")
         lines.append(_wrap(f"Fits on several GPUs ({len(multi)}): {PARALLELISM_NOTE}:", ""))
-        multi_headers = ["GPU", "Count", "Memory/GPU", "Need/GPU", "Headroom"] + (
-            ["Decode <= tok/s"] if decode else []
+        multi_headers = ["GPU", "GPUs", "Usable/GPU", "Need/GPU", "Headroom"] + (
+            ["tok/s<="] if decode else []
         )
         table = format_table(
             multi_headers, [row(r, True) for r in multi], right_aligned={1, 2, 3, 4, 5}
         )
         lines.extend("  " + line for line in table.splitlines())
+    if single or multi:
+        lines.append("")
+        lines.append(
+            _wrap(
+                "Usable: the GPU's memory as sold, read as GiB (a '24 GB' card holds 24 GiB = "
+                "25.77 GB; nvidia-smi shows MiB), less what the driver keeps (ECC on "
+                "datacenter GDDR cards), times the engine's share (vLLM 0.9); on a Mac, the "
+                "GPU wired limit (--apple-wired-limit-mb once raised). An SoC is one per "
+                "machine.",
+                "",
+            )
+        )
     if report.excluded:
         lines.append("")
         lines.append("Not considered (dtype not supported):")
@@ -601,7 +672,7 @@ def fit_text(report: FitReport) -> str:
         lines.append("")
         lines.append(
             _wrap(
-                f"Too small even as {report.counts[-1]} GPUs: "
+                f"Too small even as {report.counts[-1]} GPUs (an SoC: as one): "
                 + ", ".join(r.gpu_id for r in report.too_small),
                 "",
             )
@@ -621,13 +692,9 @@ def fit_text(report: FitReport) -> str:
     lines.append("")
     lines.append("Sources:")
     lines.extend(
-        textwrap.fill(f"[{index}] {source}", 100, initial_indent="  ", subsequent_indent="      ")
-        for index, source in enumerate(sources, 1)
+        _wrap(f"[{index}] {source}", "  ", "      ") for index, source in enumerate(sources, 1)
     )
-    lines.extend(
-        textwrap.fill(f"model: {source}", 100, initial_indent="  ", subsequent_indent="      ")
-        for source in model.sources
-    )
+    lines.extend(_wrap(f"model: {source}", "  ", "      ") for source in model.sources)
     return "\n".join(lines)
 
 

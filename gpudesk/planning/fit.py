@@ -1,10 +1,14 @@
 """Which catalog GPUs hold a workload, on 1, 2, 4 or 8 of them, and how fast it could decode.
 
-Memory available per GPU is the catalog's ``memory_gb`` with nothing hidden taken off
-(vendors' "24 GB" cards usually have 24 GiB, ~25.8e9 bytes, which roughly covers what
-the driver reserves), times the share the engine lets itself use (vLLM: 0.9). More than
-one GPU means tensor/model parallelism, with the framework overhead counted again on
-every GPU; an estimate made for a named GPU count (sharded training) is checked at that
+:func:`check_count` is the one answer to "do N of this GPU hold this workload": ``fit``,
+``speed`` (:mod:`gpudesk.planning.workload` builds the same memory estimate from a speed
+request), Compare's tokens/s row, the Plan tab and the report all come through it.
+
+Memory available per GPU is :func:`gpudesk.planning.usable.usable_memory`: the catalog's
+``memory_gb`` read as GiB, less what the driver keeps, times the engine's share (vLLM
+0.9); on Apple silicon the GPU wired limit. More than one GPU means tensor/model
+parallelism, with the framework overhead counted again on every GPU; an SoC is one per
+machine; an estimate made for a named GPU count (sharded training) is checked at that
 count only.
 """
 
@@ -17,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning import citations
 from gpudesk.planning.memory import GB, DType, MemoryEstimate, Workload
+from gpudesk.planning.usable import GIB, UsableMemory, usable_memory
 
 GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
 
@@ -40,11 +45,17 @@ class GpuFit(BaseModel):
     gpu_id: str
     name: str
     memory_gb: float
+    #: what the workload may use of each GPU (GB = 10^9 bytes, and GiB as nvidia-smi adds up)
+    usable_gb: float = 0.0
+    usable_gib: float = 0.0
+    usable_basis: str = ""
+    #: the most of this device one set can have (1 for an SoC), None: no limit
+    max_devices: int | None = None
     #: the fewest GPUs (of GPU_COUNTS) that hold the workload; None: not even the most
     count: int | None
     #: memory each GPU needs at ``count`` (or at the largest count when it does not fit)
     per_gpu_gb: float
-    #: memory_gb x the engine's usable share - per_gpu_gb
+    #: usable_gb - per_gpu_gb
     headroom_gb: float
     #: tokens/s <= count x bandwidth / bytes per token; None when not a decoder inference
     decode_tokens_per_s_upper_bound: float | None
@@ -128,21 +139,60 @@ def decode_upper_bound(estimate: MemoryEstimate, bandwidth_gbs: float, count: in
     return count * bandwidth_gbs * GB / estimate.decode_bytes_per_token
 
 
-def fit_entry(
-    entry: CatalogEntry, estimate: MemoryEstimate, counts: Sequence[int] = GPU_COUNTS
-) -> GpuFit:
-    """Check one GPU at each count in ``counts``, smallest first."""
-    excluded: str | None = None
+def estimate_engine(estimate: MemoryEstimate) -> str | None:
+    """The engine whose memory share applies: None (transformers) for training."""
+    if estimate.spec.workload.is_training or estimate.spec.engine is None:
+        return None
+    return estimate.spec.engine.value
+
+
+def usable_for(
+    entry: CatalogEntry, estimate: MemoryEstimate, *, apple_wired_limit_mb: int | None = None
+) -> UsableMemory:
+    """``entry``'s usable memory for the engine ``estimate`` runs on."""
+    return usable_memory(
+        entry, estimate_engine(estimate), apple_wired_limit_mb=apple_wired_limit_mb
+    )
+
+
+def exclusion(entry: CatalogEntry, estimate: MemoryEstimate) -> str | None:
+    """Why ``entry`` cannot run ``estimate`` at all (a dtype it lacks), else None."""
     if _needs_bf16(estimate) and bf16_supported(entry) is False:
         capability = entry.compute_capability or entry.architecture
-        excluded = f"no native bf16 ({capability}, needs compute capability 8.0+); use fp16"
+        return f"no native bf16 ({capability}, needs compute capability 8.0+); use fp16"
+    return None
+
+
+def check_count(estimate: MemoryEstimate, count: int, usable: UsableMemory) -> bool:
+    """Whether ``count`` devices with ``usable`` memory each hold ``estimate``.
+
+    The one test of "does it hold": the memory each of ``count`` devices needs
+    (:meth:`MemoryEstimate.per_gpu_gb`) is at most what each may use, and the set has
+    no more devices than one machine can (an SoC: one).
+    """
+    if usable.max_devices is not None and count > usable.max_devices:
+        return False
+    return estimate.per_gpu_gb(count) * GB <= usable.usable_bytes
+
+
+def fit_entry(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate,
+    counts: Sequence[int] = GPU_COUNTS,
+    *,
+    apple_wired_limit_mb: int | None = None,
+) -> GpuFit:
+    """Check one GPU at each count in ``counts``, smallest first."""
+    excluded = exclusion(entry, estimate)
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    allowed = [c for c in counts if usable.max_devices is None or c <= usable.max_devices]
+    allowed = allowed or [min(counts)]
     chosen: int | None = None
-    usable_gb = entry.memory_gb * estimate.usable_fraction
-    for count in counts:
-        if estimate.per_gpu_gb(count) <= usable_gb:
+    for count in allowed:
+        if check_count(estimate, count, usable):
             chosen = count
             break
-    at = chosen if chosen is not None else counts[-1]
+    at = chosen if chosen is not None else allowed[-1]
     per_gpu = estimate.per_gpu_gb(at)
     decode = None
     if chosen is not None and excluded is None and estimate.spec.workload is Workload.INFERENCE:
@@ -151,9 +201,13 @@ def fit_entry(
         gpu_id=entry.id,
         name=entry.name,
         memory_gb=entry.memory_gb,
+        usable_gb=usable.usable_gb,
+        usable_gib=usable.usable_bytes / GIB,
+        usable_basis=usable.basis,
+        max_devices=usable.max_devices,
         count=chosen,
         per_gpu_gb=per_gpu,
-        headroom_gb=usable_gb - per_gpu,
+        headroom_gb=usable.usable_gb - per_gpu,
         decode_tokens_per_s_upper_bound=decode,
         excluded_reason=excluded,
     )
@@ -163,8 +217,13 @@ def fit_across(
     entries: Iterable[CatalogEntry],
     estimate: MemoryEstimate,
     counts: Sequence[int] = GPU_COUNTS,
+    *,
+    apple_wired_limit_mb: int | None = None,
 ) -> FitReport:
-    """Check every GPU in ``entries`` against ``estimate``."""
+    """Check every GPU in ``entries`` against ``estimate``.
+
+    ``apple_wired_limit_mb``: the ``iogpu.wired_limit_mb`` a Mac's GPU limit was raised
+    to (None: macOS's default)."""
     ordered = sorted(set(counts))
     if not ordered or ordered[0] < 1:
         raise ValueError("counts must be positive")
@@ -172,7 +231,10 @@ def fit_across(
         ordered = [estimate.fixed_gpus]
     return FitReport(
         estimate=estimate,
-        results=tuple(fit_entry(entry, estimate, ordered) for entry in entries),
+        results=tuple(
+            fit_entry(entry, estimate, ordered, apple_wired_limit_mb=apple_wired_limit_mb)
+            for entry in entries
+        ),
         counts=tuple(ordered),
     )
 
@@ -186,7 +248,10 @@ __all__ = [
     "FitReport",
     "GpuFit",
     "bf16_supported",
+    "check_count",
     "decode_upper_bound",
+    "exclusion",
     "fit_across",
     "fit_entry",
+    "usable_for",
 ]

@@ -1,7 +1,8 @@
 """How much GPU memory a workload needs, part by part, with the formula of each part.
 
-GB here means 10^9 bytes everywhere (so 7B parameters in bf16 are 14.0 GB), the same
-unit vendors use for ``memory_gb``. Each part's ``source`` cites its rule.
+GB here means 10^9 bytes everywhere (so 7B parameters in bf16 are 14.0 GB). The catalog's
+``memory_gb`` is the vendor's GB, which is GiB: :mod:`gpudesk.planning.usable` turns it
+into the bytes a workload may use. Each part's ``source`` cites its rule.
 
 - **weights**: the model's tensors in their stored format (:mod:`gpudesk.planning.quant`:
   plain dtypes, NF4, AWQ/GPTQ, FP8, MXFP4, GGUF mixes), plus LoRA adapters (fp32 as PEFT
@@ -48,7 +49,7 @@ from gpudesk.planning.errors import InputProblem, PlanningInputError
 from gpudesk.planning.presets import ModelArchitecture, ModelKind, format_param_count
 from gpudesk.planning.quant import QuantFormat, WeightBytes, weight_bytes
 
-GB = 1e9  # bytes; decimal, like the vendors' memory_gb
+GB = 1e9  # bytes; decimal (the catalog's memory_gb is GiB: see planning/usable.py)
 
 #: CUDA context of a PyTorch process with lazy module loading (CUDA 11.7+).
 OVERHEAD_FIXED_GB = 0.5

@@ -55,7 +55,8 @@ def test_fit_7b_bf16_lists_the_4090_and_not_the_1080(capsys: pytest.CaptureFixtu
     assert set(data["formulas"]) == set(data["breakdown"])
     rtx = next(item for item in data["fits"] if item["gpu_id"] == "rtx-4090")
     assert rtx["decode_tokens_per_s_upper_bound"] > 0
-    assert rtx["headroom_gb"] == pytest.approx(24 - data["total_gb"], abs=1e-3)
+    assert rtx["usable_gb"] == pytest.approx(24 * 2**30 / 1e9, abs=1e-3)  # 24 GiB
+    assert rtx["headroom_gb"] == pytest.approx(rtx["usable_gb"] - data["total_gb"], abs=1e-3)
 
 
 def test_fit_7b_fp16_puts_the_1080_behind_parallelism(capsys: pytest.CaptureFixture[str]) -> None:
@@ -470,3 +471,50 @@ def test_cost_runs_without_flags_for_the_common_gpus(
     data = json.loads(out)
     assert data["inputs"]["cloud_hourly_usd"] > 0
     assert data["provenance"]["cloud_hourly"].startswith("lowest on-demand catalog rate: ")
+
+
+def test_fit_usable_memory_is_gib_and_apple_wired_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Llama 3.1 70B bf16 needs 149.92 GB; a 192 GB M2 Ultra wires 147,456 MiB by default."""
+    code, out, _ = run_cli(capsys, "fit", "--model", "llama-3.1-70b", "--dtype", "bf16", "--json")
+    assert code == 0
+    data = json.loads(out)
+    fits = {item["gpu_id"]: item for item in data["fits"]}
+    mac = fits["apple-m2-ultra-76c"]
+    assert mac["usable_gb"] == pytest.approx(147_456 * 2**20 / 1e9, abs=1e-3)
+    assert mac["max_devices"] == 1
+    assert "wired limit" in mac["usable_basis"]
+    h100 = fits["h100-sxm5"]
+    assert h100["count"] == 2
+    assert h100["usable_gib"] == pytest.approx(81559 / 1024, abs=1e-3)  # nvidia-smi's total
+    assert data["total_gib"] == pytest.approx(data["total_gb"] * 1e9 / 2**30, abs=1e-3)
+    socs = {"apple-m2-ultra-76c", "apple-m1-max-32c", "dgx-spark", "mi300a"}
+    assert all(item["count"] == 1 for item in data["fits"] if item["gpu_id"] in socs)
+    assert "apple-m1-max-32c" in data["too_small"]
+    # Lowered below the need (140,000 MiB = 146.8 GB), the Mac no longer holds it.
+    _, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-70b", "--apple-wired-limit-mb", "140000", "--json"
+    )
+    assert "apple-m2-ultra-76c" in json.loads(out)["too_small"]
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "99999999"])
+def test_fit_refuses_a_bad_wired_limit(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    code, _, err = run_cli(capsys, "fit", "--params", "7B", "--apple-wired-limit-mb", value)
+    assert code == 2
+    assert "--apple-wired-limit-mb" in err
+    assert "Traceback" not in err
+
+
+def test_fit_text_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (
+        ["--model", "llama-3.1-70b", "--dtype", "bf16"],
+        ["--model", "llama-3.1-8b", "--mode", "qlora", "--seq", "4096", "--checkpointing"],
+        ["--model", "deepseek-v3", "--quant", "q4_k_m", "--engine", "llama.cpp"],
+    ):
+        code, out, _ = run_cli(capsys, "fit", *argv)
+        assert code == 0
+        wide = [line for line in out.splitlines() if len(line) > 80]
+        assert wide == []
+        assert "Usable" in out

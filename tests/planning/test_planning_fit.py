@@ -41,7 +41,8 @@ def test_7b_bf16_fits_24_gb_card_alone() -> None:
     fits = {result.gpu_id: result.count for result in report.fits}
     assert fits["card-24"] == 1
     assert fits["big-80"] == 1
-    assert fits["card-16"] == 2  # 17.2 GB on one 16 GB card: needs two
+    # 16.74e9 bytes on one "16 GB" card, which holds 16 GiB = 17.18e9 bytes
+    assert fits["card-16"] == 1
     assert "old-8" not in fits  # Pascal: no native bf16
     assert "tiny-2" not in fits  # 8 x 2 GB: the 1 GB overhead on each leaves too little
     assert {r.gpu_id for r in report.too_small} == {"tiny-2"}
@@ -52,11 +53,13 @@ def test_headroom_is_memory_minus_need() -> None:
     estimate = _estimate(7_000_000_000)
     report = fit_across(_catalog(), estimate)
     card = next(result for result in report.fits if result.gpu_id == "card-24")
-    assert card.headroom_gb == pytest.approx(24 - estimate.total_gb)
-    two = next(result for result in report.fits if result.gpu_id == "card-16")
+    assert card.usable_gb == pytest.approx(24 * 2**30 / 1e9)  # 25.77 GB
+    assert card.headroom_gb == pytest.approx(24 * 2**30 / 1e9 - estimate.total_gb)
+    big = _estimate(13_000_000_000)
+    two = next(result for result in fit_across(_catalog(), big).fits if result.gpu_id == "card-24")
     assert two.needs_parallelism
-    assert two.per_gpu_gb == pytest.approx(estimate.per_gpu_gb(2))
-    assert two.headroom_gb == pytest.approx(16 - estimate.per_gpu_gb(2))
+    assert two.per_gpu_gb == pytest.approx(big.per_gpu_gb(2))
+    assert two.headroom_gb == pytest.approx(24 * 2**30 / 1e9 - big.per_gpu_gb(2))
 
 
 def test_fp16_lets_the_old_card_in_with_parallelism() -> None:
@@ -78,14 +81,15 @@ def test_70b_bf16_fits_no_single_card() -> None:
 
 
 def test_fits_are_ordered_fewest_gpus_then_smallest_card() -> None:
-    report = fit_across(_catalog(), _estimate(7_000_000_000))
+    report = fit_across(_catalog(), _estimate(8_000_000_000))
     assert [r.gpu_id for r in report.fits] == ["card-24", "big-80", "card-16"]
+    assert [r.count for r in report.fits] == [1, 1, 2]
     assert report.fitting_ids() == {"card-24", "big-80", "card-16"}
     assert report.fitting_ids(max_count=1) == {"card-24", "big-80"}
 
 
 def test_max_count_limits_the_search() -> None:
-    report = fit_across(_catalog(), _estimate(7_000_000_000), counts=(1,))
+    report = fit_across(_catalog(), _estimate(8_000_000_000), counts=(1,))
     assert {r.gpu_id for r in report.fits} == {"card-24", "big-80"}
     assert report.counts == (1,)
 

@@ -30,7 +30,8 @@ def _state() -> AppState:
             price_kind="street",
         ),
         make_entry("big-80", name="Big 80", memory_gb=80, bandwidth_gbs=2000, tdp_w=700),
-        make_entry("card-16", name="Card 16", memory_gb=16, bandwidth_gbs=500),
+        # 15 GiB = 16.1e9 bytes: one is short of the 16.7 GB a 7B bf16 model needs
+        make_entry("card-16", name="Card 16", memory_gb=15, bandwidth_gbs=500),
         make_entry("old-8", name="Old 8", memory_gb=8, bandwidth_gbs=320, compute_capability="6.1"),
         make_entry(
             "rented",
