@@ -52,9 +52,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    from gpudesk.hardware import doctor
     from gpudesk.hardware.detect import detect
     from gpudesk.hardware.models import title_for
+    from gpudesk.health import doctor
 
     try:
         detection = detect()

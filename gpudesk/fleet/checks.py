@@ -6,18 +6,13 @@ Rules, each an ``Outlier`` with the ``check`` named here:
   fleet median for the same model and the same test (at least two GPUs of
   that model measured). CPU runs are compared per CPU model, with
   ``gpu_index`` null.
-- ``pcie_width`` — the link runs narrower than the GPU supports (x8 of x16):
-  a seating, riser or BIOS problem, and not something a GPU does to save power.
-- ``pcie_gen`` — the link runs below its maximum generation while the GPU is
-  not idle. Idle GPUs lower the link generation to save power (nvidia-smi
-  shows Gen 1 at idle), so an idle GPU is never flagged for it.
-- ``throttle`` — clock-event reasons active other than idle and
-  application-clock settings.
-- ``ecc`` — uncorrectable ECC errors counted (volatile or aggregate).
-- ``memory_repair`` — retired pages or remapped rows pending, or a failed remap.
+- The health of each GPU: every warning or error of the shared health rules
+  (:mod:`gpudesk.health.rules`, the same ones ``doctor`` and the GUI apply),
+  under the rule's name (``pcie_width``, ``pcie_gen`` only under load,
+  ``throttle``, ``ecc``, ``power_cap``, ``clocks``, ``compute_mode``, ``lost``),
+  except that retired pages and remapped rows are both ``memory_repair``.
 - ``driver`` — a driver version that differs from the most common one among
   GPUs of the same model.
-- ``lost`` — a GPU that stopped answering.
 """
 
 from __future__ import annotations
@@ -29,11 +24,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudesk.fleet.document import BenchView, DetectionView, GpuView, NodeView
+from gpudesk.health.rules import (
+    BENIGN_CLOCK_EVENTS,
+    FLEET_CHECKS,
+    Finding,
+    Severity,
+    gpu_findings,
+    is_problem,
+)
+
+__all__ = ["BENIGN_CLOCK_EVENTS", "SLOW_FRACTION", "Outlier", "find_outliers", "summarise"]
 
 #: A measured figure below this fraction of the fleet median is an outlier.
 SLOW_FRACTION = 0.85
-#: Clock-event reasons that are not a problem.
-BENIGN_CLOCK_EVENTS = frozenset({"gpu_idle", "applications_clocks_setting"})
 
 
 _CHECK_LABELS = {
@@ -42,6 +45,9 @@ _CHECK_LABELS = {
     "throttle": "throttled",
     "ecc": "ECC errors",
     "memory_repair": "memory repair pending",
+    "compute_mode": "compute mode",
+    "power_cap": "power capped",
+    "clocks": "clocks held back",
     "driver": "driver differs",
     "lost": "lost",
 }
@@ -63,6 +69,9 @@ class Outlier:
     value: float | int | str | None
     fleet_median: float | None
     message: str
+    severity: Severity = "warning"
+    #: The health rule (gpudesk.health.rules) or fleet rule that found it.
+    rule: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,6 +81,8 @@ class Outlier:
             "value": self.value,
             "fleet_median": self.fleet_median,
             "message": self.message,
+            "severity": self.severity,
+            "rule": self.rule or self.check,
         }
 
 
@@ -106,97 +117,27 @@ def fleet_gpus(nodes: Iterable[NodeView]) -> list[FleetGpu]:
     return found
 
 
-def _link_outliers(item: FleetGpu) -> list[Outlier]:
-    gpu, node_id = item.gpu, item.node.node_id
-    out: list[Outlier] = []
-    if (
-        gpu.pcie_width_current is not None
-        and gpu.pcie_width_max is not None
-        and gpu.pcie_width_current < gpu.pcie_width_max
-    ):
-        out.append(
-            Outlier(
-                node_id,
-                gpu.index,
-                "pcie_width",
-                gpu.pcie_width_current,
-                None,
-                f"PCIe link x{gpu.pcie_width_current} of x{gpu.pcie_width_max}: "
-                "check the slot, riser and BIOS lane settings",
-            )
-        )
-    idle = gpu.clock_event_reasons is not None and "gpu_idle" in gpu.clock_event_reasons
-    if (
-        not idle
-        and gpu.pcie_gen_current is not None
-        and gpu.pcie_gen_max is not None
-        and gpu.pcie_gen_current < gpu.pcie_gen_max
-    ):
-        out.append(
-            Outlier(
-                node_id,
-                gpu.index,
-                "pcie_gen",
-                gpu.pcie_gen_current,
-                None,
-                f"PCIe Gen {gpu.pcie_gen_current} of Gen {gpu.pcie_gen_max} while not idle",
-            )
-        )
-    return out
+def health_findings(item: FleetGpu) -> list[Finding]:
+    """The shared health rules on one GPU of the fleet: what ``doctor`` says of it there."""
+    return gpu_findings(item.gpu)
 
 
 def _health_outliers(item: FleetGpu) -> list[Outlier]:
-    gpu, node_id = item.gpu, item.node.node_id
-    out: list[Outlier] = []
-    if gpu.lost:
-        out.append(Outlier(node_id, gpu.index, "lost", None, None, "GPU stopped answering"))
-    active = [
-        reason for reason in gpu.clock_event_reasons or () if reason not in BENIGN_CLOCK_EVENTS
+    """Every warning or error of the shared rules, as an outlier of its node."""
+    return [
+        Outlier(
+            item.node.node_id,
+            item.gpu.index,
+            FLEET_CHECKS.get(found.rule, found.rule),
+            found.value,
+            None,
+            found.message,
+            severity=found.severity,
+            rule=found.rule,
+        )
+        for found in health_findings(item)
+        if is_problem(found)
     ]
-    if active:
-        out.append(
-            Outlier(
-                node_id,
-                gpu.index,
-                "throttle",
-                ", ".join(active),
-                None,
-                f"clocks held back: {', '.join(active)}",
-            )
-        )
-    errors = max(gpu.ecc_uncorrected_volatile or 0, gpu.ecc_uncorrected_aggregate or 0)
-    if errors:
-        out.append(
-            Outlier(
-                node_id,
-                gpu.index,
-                "ecc",
-                errors,
-                None,
-                f"{errors} uncorrectable ECC error{'s' if errors != 1 else ''} counted",
-            )
-        )
-    pending = [
-        what
-        for what, flag in (
-            ("retired pages pending", gpu.retired_pages_pending),
-            ("remapped rows pending", gpu.remapped_rows_pending),
-            ("row remapping failed", gpu.remapped_rows_failure),
-        )
-        if flag
-    ]
-    if pending:
-        out.append(
-            Outlier(
-                node_id,
-                gpu.index,
-                "memory_repair",
-                ", ".join(pending),
-                None,
-                f"{', '.join(pending)}: reboot (or reset the GPU) to apply; a failure means RMA",
-            )
-        )
-    return out
 
 
 def _driver_outliers(gpus: list[FleetGpu]) -> list[Outlier]:
@@ -293,7 +234,6 @@ def find_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     found: list[Outlier] = []
     for item in gpus:
         found.extend(_health_outliers(item))
-        found.extend(_link_outliers(item))
     found.extend(_driver_outliers(gpus))
     found.extend(_measured_outliers(nodes))
     order = {node.node_id: position for position, node in enumerate(nodes)}

@@ -65,6 +65,13 @@ class GpuView(BaseModel):
     retired_pages_pending: bool | None = None
     remapped_rows_pending: bool | None = None
     remapped_rows_failure: bool | None = None
+    #: What the health rules also read (gpudesk.health.rules.GpuState).
+    utilization_gpu_percent: int | None = None
+    compute_mode: _Name | None = None
+    power_limit_w: Annotated[float, Field(ge=0)] | None = None
+    power_default_limit_w: Annotated[float, Field(ge=0)] | None = None
+    sm_clock_mhz: int | None = None
+    sm_clock_max_mhz: int | None = None
     catalog_id: _Name | None = None
 
 

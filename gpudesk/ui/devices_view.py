@@ -629,7 +629,7 @@ class DevicesView(QWidget):
         skip_bench = not self.health_throughput.isChecked()
 
         def work(progress: Progress) -> object:
-            from gpudesk.hardware import doctor
+            from gpudesk.health import doctor
 
             progress.report(0.0, "reading the GPUs")
             result = detect(nvml, progress, sysfs_root=root)
@@ -667,7 +667,7 @@ class DevicesView(QWidget):
         worker.start()
 
     def _on_health_checked(self, outcome: object) -> None:
-        from gpudesk.hardware.doctor import DoctorReport
+        from gpudesk.health.doctor import DoctorReport
 
         if self._closed:
             return

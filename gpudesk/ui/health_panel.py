@@ -1,6 +1,6 @@
 """The "Check health" result on This machine → Devices: ``gpudesk doctor``'s findings.
 
-The check itself is :func:`gpudesk.hardware.doctor.check_machine`, the same
+The check itself is :func:`gpudesk.health.doctor.check_machine`, the same
 function the CLI runs; this panel only shows its report (or why it could not
 run), worded for the GUI.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from gpudesk.hardware.doctor import DoctorReport, Finding
+from gpudesk.health.doctor import DoctorReport, Finding
 
 #: Severity colours, readable on light and dark palettes.
 SEVERITY_COLORS = {"error": "#c0392b", "warning": "#b9770e", "info": "#5d6d7e"}

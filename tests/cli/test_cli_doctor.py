@@ -210,5 +210,6 @@ def test_json_has_no_nan_and_is_the_contract(tmp_path: Path) -> None:
     for gpu in report["gpus"]:
         assert {"index", "name", "catalog_id", "agreement", "findings"} <= set(gpu)
         for finding in gpu["findings"]:
-            assert set(finding) == {"severity", "check", "message"}
+            assert {"severity", "check", "message"} <= set(finding)  # new keys are additive
+            assert isinstance(finding["rule"], str) and finding["rule"]
             assert finding["severity"] in ("info", "warning", "error")

@@ -56,7 +56,23 @@ def test_narrow_link_is_flagged_even_when_idle_but_a_lower_gen_only_under_load()
     nodes = [
         node("x8", [gpu(0, pcie_width_current=8, clock_event_reasons=["gpu_idle"])]),
         node("idle", [gpu(0, pcie_gen_current=1, clock_event_reasons=["gpu_idle"])]),
-        node("busy", [gpu(0, pcie_gen_current=3, clock_event_reasons=[])]),
+        node(
+            "busy", [gpu(0, pcie_gen_current=3, clock_event_reasons=[], utilization_gpu_percent=90)]
+        ),
+        # no utilisation read: the load is unknown, so a lower gen is a note, not an outlier
+        node("unknown", [gpu(0, pcie_gen_current=3, clock_event_reasons=[])]),
+        # idle by utilisation, with sync boost (benign) and no gpu_idle reason (issue 30)
+        node(
+            "quiet",
+            [
+                gpu(
+                    0,
+                    pcie_gen_current=1,
+                    clock_event_reasons=["sync_boost"],
+                    utilization_gpu_percent=0,
+                )
+            ],
+        ),
     ]
     assert _checks(nodes) == [("x8", 0, "pcie_width"), ("busy", 0, "pcie_gen")]
 

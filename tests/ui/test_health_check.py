@@ -7,11 +7,14 @@ from pathlib import Path
 import pytest
 from fake_nvidia_smi import write_fake_nvidia_smi
 from hardware import fake_pynvml as fakes
+from health_snapshots import SNAPSHOTS, detection_of, fleet_findings, judged
 from pytestqt.qtbot import QtBot
 from ui.test_devices_view import _state, _view
 
-from gpudesk.hardware.doctor import DoctorReport
+from gpudesk.health import doctor
+from gpudesk.health.doctor import DoctorReport
 from gpudesk.ui.devices_view import DevicesView
+from gpudesk.ui.health_panel import HealthPanel
 
 #: What nvidia-smi prints for fake_pynvml's two GPUs.
 RTX_4090 = (
@@ -80,3 +83,20 @@ def test_closing_during_a_check_leaves_no_threads(qtbot: QtBot, smi_on_path: Pat
     view.check_health()
     view.shutdown()
     assert not view.checking_health
+
+
+@pytest.mark.parametrize("name", sorted(SNAPSHOTS))
+def test_check_health_shows_the_findings_doctor_and_the_fleet_give(qtbot: QtBot, name: str) -> None:
+    gpu = SNAPSHOTS[name]
+    report = doctor.examine(detection_of(gpu), None, None, {0: "h100-sxm5"})
+    panel = HealthPanel()
+    qtbot.addWidget(panel)
+    panel.show_report(report)
+    text = panel.text()
+    fleet, _ = fleet_findings(gpu)
+    words = {"info": "Note", "warning": "Warning", "error": "Error"}
+    assert judged(report.gpus[0].findings) == judged(fleet)
+    for _rule, severity, message in judged(fleet):
+        assert f"{words[severity]} " in text and message in text
+    shown = sum(text.count(f"{word} ") for word in words.values())
+    assert shown == len(fleet) or (not fleet and "Nothing to report." in text)

@@ -213,7 +213,7 @@ def calibrate(
     published GEMM reaches on this generation (the fitted matmul rows); the measured copy
     for the share of the datasheet bandwidth ``gpudesk doctor`` expects of a copy.
     """
-    from gpudesk.hardware.doctor import load_typical_fractions
+    from gpudesk.bench.typical import load_typical_fractions
 
     fitted = fitted or fitted_params()
     gemm_fraction, _ = fitted.utilisation("matmul", rates.family, Precision.FP16)

@@ -11,7 +11,10 @@ Three kinds of evidence, each kept apart in the report:
   installed CUDA runtime (torch / CuPy).
 * **Throughput** (optional): BF16/FP16 GEMM and device copy as a fraction of
   the catalog's dense peak, against the typical fraction of well-run hardware
-  of the same kind (``data/typical_fractions.toml``, each with its source).
+  of the same kind (:mod:`gpudesk.bench.typical`, each with its source).
+
+The health rules themselves are :mod:`gpudesk.health.rules`, shared with the
+fleet survey and the GUI.
 
 Nothing here knows CLI flags; failures are typed errors with the path or line.
 """
@@ -21,16 +24,25 @@ from __future__ import annotations
 import csv
 import os
 import subprocess
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpudesk.bench.typical import TypicalFraction, TypicalFractions, load_typical_fractions
 from gpudesk.hardware.models import DetectionResult, DeviceKind, DeviceSource, GpuSnapshot
+from gpudesk.health import rules
+from gpudesk.health.rules import Finding, Severity
+
+__all__ = [
+    "Finding",
+    "Severity",
+    "TypicalFraction",
+    "TypicalFractions",
+    "load_typical_fractions",
+]
 
 #: The fields compared with nvidia-smi, in the order they are queried.
 SMI_FIELDS: tuple[str, ...] = (
@@ -59,7 +71,6 @@ SMI_TIMEOUT_S = 30.0
 #: Power limits agree within this (nvidia-smi prints 2 decimals, NVML gives mW).
 POWER_TOLERANCE_W = 0.5
 
-Severity = Literal["info", "warning", "error"]
 SmiValue = str | int | float | None
 
 
@@ -91,16 +102,6 @@ class NvidiaSmiOutputError(Exception):
         super().__init__(f"nvidia-smi output line {line_number}: {reason}")
         self.line_number = line_number
         self.reason = reason
-
-
-class Finding(BaseModel):
-    """One thing the check found, worded for a person."""
-
-    model_config = ConfigDict(frozen=True)
-
-    severity: Severity
-    check: str
-    message: str
 
 
 class FieldAgreement(BaseModel):
@@ -359,138 +360,10 @@ def _row_for(
 
 # -- findings from NVML ---------------------------------------------------------------
 
-#: Throttle reasons by how much they say about health.
-_THROTTLE_SEVERITY: dict[str, Severity] = {
-    "hw_slowdown": "error",
-    "hw_thermal_slowdown": "error",
-    "hw_power_brake_slowdown": "error",
-    "sw_thermal_slowdown": "warning",
-    "sw_power_cap": "warning",
-}
-_THROTTLE_HARMLESS = frozenset(
-    {"gpu_idle", "applications_clocks_setting", "display_clock_setting", "sync_boost"}
-)
-
-
-def _is_idle(gpu: GpuSnapshot) -> bool:
-    return "gpu_idle" in (gpu.clock_event_reasons or ()) or (gpu.utilization_gpu_percent or 0) < 5
-
 
 def gpu_findings(gpu: GpuSnapshot) -> list[Finding]:
-    """What NVML says about one physical GPU's health."""
-    found: list[Finding] = []
-    gen, gen_max = gpu.pcie_gen_current, gpu.pcie_gen_max
-    width, width_max = gpu.pcie_width_current, gpu.pcie_width_max
-    if width is not None and width_max is not None and width < width_max:
-        found.append(
-            Finding(
-                severity="warning",
-                check="pcie_link",
-                message=(
-                    f"PCIe link is x{width} of x{width_max}: the card is in a narrower slot, "
-                    "or the link trained down (reseat it; check the slot and riser)"
-                ),
-            )
-        )
-    if gen is not None and gen_max is not None and gen < gen_max:
-        if _is_idle(gpu):
-            found.append(
-                Finding(
-                    severity="info",
-                    check="pcie_link",
-                    message=(
-                        f"PCIe gen {gen} of {gen_max} while idle: the link slows down to save "
-                        "power and speeds up under load (rerun under load to check it)"
-                    ),
-                )
-            )
-        else:
-            found.append(
-                Finding(
-                    severity="warning",
-                    check="pcie_link",
-                    message=(
-                        f"PCIe gen {gen} of {gen_max} under load: check the slot's generation "
-                        "in the BIOS and the riser"
-                    ),
-                )
-            )
-    reasons = [r for r in gpu.clock_event_reasons or () if r not in _THROTTLE_HARMLESS]
-    for reason in reasons:
-        found.append(
-            Finding(
-                severity=_THROTTLE_SEVERITY.get(reason, "info"),
-                check="throttle",
-                message=f"clocks are held down now: {reason.replace('_', ' ')}",
-            )
-        )
-    if gpu.ecc_uncorrected_volatile:
-        found.append(
-            Finding(
-                severity="error",
-                check="ecc",
-                message=(
-                    f"{gpu.ecc_uncorrected_volatile} uncorrected ECC error(s) since the driver "
-                    "loaded: results computed on this GPU may be wrong; drain it and check "
-                    "`nvidia-smi -q -d ECC` and the kernel log for Xid 48/63/64"
-                ),
-            )
-        )
-    elif gpu.ecc_uncorrected_aggregate:
-        found.append(
-            Finding(
-                severity="warning",
-                check="ecc",
-                message=(
-                    f"{gpu.ecc_uncorrected_aggregate} uncorrected ECC error(s) over the board's "
-                    "life (none since the driver loaded)"
-                ),
-            )
-        )
-    if gpu.retired_pages_pending:
-        found.append(
-            Finding(
-                severity="error",
-                check="retired_pages",
-                message="memory pages are waiting to be retired: reboot (or reset the GPU)",
-            )
-        )
-    if gpu.remapped_rows_failure:
-        found.append(
-            Finding(
-                severity="error",
-                check="remapped_rows",
-                message="a row remapping failed: the GPU's memory is failing (RMA it)",
-            )
-        )
-    elif gpu.remapped_rows_pending:
-        found.append(
-            Finding(
-                severity="error",
-                check="remapped_rows",
-                message="memory rows are waiting to be remapped: reset the GPU or reboot",
-            )
-        )
-    if gpu.compute_mode == "prohibited":
-        found.append(
-            Finding(
-                severity="error",
-                check="compute_mode",
-                message=(
-                    "compute mode is Prohibited: no process can use this GPU "
-                    "(`sudo nvidia-smi -i N -c DEFAULT`)"
-                ),
-            )
-        )
-    elif gpu.compute_mode in ("exclusive_process", "exclusive_thread"):
-        found.append(
-            Finding(
-                severity="info",
-                check="compute_mode",
-                message="compute mode is exclusive: one process at a time can use this GPU",
-            )
-        )
-    return found
+    """What NVML says about one physical GPU's health (the shared rules)."""
+    return rules.gpu_findings(gpu)
 
 
 @dataclass(frozen=True, slots=True)
@@ -580,53 +453,6 @@ def installed_cuda_runtimes() -> list[CudaRuntime]:
 # -- throughput against typical fractions ---------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TypicalFraction:
-    fraction: float
-    source: str
-    measured_on: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class TypicalFractions:
-    gemm: dict[tuple[str, str], TypicalFraction]
-    #: For GPUs not in the table: the lowest NVIDIA GEMM fraction published there.
-    gemm_default: TypicalFraction | None
-    copy: TypicalFraction
-
-    def for_gemm(self, catalog_id: str | None, dtype: str) -> TypicalFraction | None:
-        if catalog_id is not None and (catalog_id, dtype) in self.gemm:
-            return self.gemm[(catalog_id, dtype)]
-        return self.gemm_default
-
-
-def load_typical_fractions(text: str | None = None) -> TypicalFractions:
-    """The sourced table in ``gpudesk/hardware/data/typical_fractions.toml``."""
-    if text is None:
-        text = (
-            resources.files("gpudesk.hardware")
-            .joinpath("data", "typical_fractions.toml")
-            .read_text("utf-8")
-        )
-    data = tomllib.loads(text)
-    gemm: dict[tuple[str, str], TypicalFraction] = {}
-    lowest: TypicalFraction | None = None
-    for item in data.get("gemm", []):
-        fraction = float(item["measured_tflops"]) / float(item["peak_tflops"])
-        typical = TypicalFraction(fraction, str(item["source"]), str(item.get("measured_on", "")))
-        if lowest is None or fraction < lowest.fraction:
-            lowest = typical
-        for catalog_id in item["catalog_ids"]:
-            for dtype in item["dtypes"]:
-                gemm[(str(catalog_id), str(dtype))] = typical
-    copy = data["copy"]
-    return TypicalFractions(
-        gemm=gemm,
-        gemm_default=lowest,
-        copy=TypicalFraction(float(copy["fraction"]), str(copy["source"])),
-    )
-
-
 #: A figure below this share of the typical fraction is worth a warning.
 BELOW_TYPICAL = 0.85
 
@@ -654,16 +480,12 @@ def throughput_findings(
         label = f"{figure.dtype.upper()} GEMM" if figure.test == "gemm" else "device copy"
         check = f"{figure.test}_{figure.dtype}" if figure.test == "gemm" else "copy"
         if figure.error is not None:
-            found.append(
-                Finding(severity="warning", check=check, message=f"{label} failed: {figure.error}")
-            )
+            found.append(rules.finding(check, "warning", f"{label} failed: {figure.error}"))
             continue
         if figure.fraction_of_peak is None:
             found.append(
-                Finding(
-                    severity="info",
-                    check=check,
-                    message=f"{label}: {figure.value:.1f} {figure.unit} (no catalog peak)",
+                rules.finding(
+                    check, "info", f"{label}: {figure.value:.1f} {figure.unit} (no catalog peak)"
                 )
             )
             continue
@@ -675,22 +497,20 @@ def throughput_findings(
             f"{figure.fraction_of_peak:.0%} of the catalog peak"
         )
         if expected is None:
-            found.append(Finding(severity="info", check=check, message=measured))
+            found.append(rules.finding(check, "info", measured))
             continue
         basis = f"typical {expected.fraction:.0%} ({expected.source})"
         if figure.fraction_of_peak < expected.fraction * BELOW_TYPICAL:
             found.append(
-                Finding(
-                    severity="warning",
-                    check=check,
-                    message=(
-                        f"{measured}, below the {basis}: check clocks and throttling, the power "
-                        "limit, cooling and other processes on the GPU"
-                    ),
+                rules.finding(
+                    check,
+                    "warning",
+                    f"{measured}, below the {basis}: check clocks and throttling, the power "
+                    "limit, cooling and other processes on the GPU",
                 )
             )
         else:
-            found.append(Finding(severity="info", check=check, message=f"{measured}; {basis}"))
+            found.append(rules.finding(check, "info", f"{measured}; {basis}"))
     return found
 
 
@@ -730,12 +550,7 @@ def examine(
             continue
         findings: list[Finding] = []
         fields: dict[str, FieldAgreement] = {}
-        if gpu.lost:
-            findings.append(
-                Finding(severity="error", check="lost", message="the GPU stopped answering (lost)")
-            )
-        else:
-            findings.extend(gpu_findings(gpu))
+        findings.extend(gpu_findings(gpu))
         if smi_rows is not None:
             row = _row_for(gpu, smi_rows)
             if row is None:

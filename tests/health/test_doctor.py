@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from gpudesk.bench.backends.torch_backend import TorchBackend
 from gpudesk.catalog.loader import load_catalog
-from gpudesk.hardware import doctor
 from gpudesk.hardware.models import DetectionResult, GpuSnapshot, NvmlStatus
+from gpudesk.health import doctor
 
 
 def test_parse_nvidia_smis_real_formats() -> None:
