@@ -31,6 +31,7 @@ from gpudesk.cli.common import (
     non_finite_flag,
     path_argument,
 )
+from gpudesk.cli.output import scrubbed_streams
 
 _COMMAND_MODULES = (
     catalog_cmds,
@@ -89,6 +90,12 @@ def _run_gui(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; all it prints goes through the scrubbed streams (cli/output.py)."""
+    with scrubbed_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     problem = non_finite_flag(args)

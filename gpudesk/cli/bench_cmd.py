@@ -22,6 +22,7 @@ from gpudesk.cli.common import (
     path_argument,
     write_output,
 )
+from gpudesk.cli.output import write_control
 from gpudesk.cli.textwidth import terminal_table
 
 if TYPE_CHECKING:
@@ -114,12 +115,13 @@ class _StderrProgress:
 
     def _show(self, fraction: float, message: str) -> None:
         if self._tty:
-            sys.stderr.write(f"\r\x1b[K[{fraction:4.0%}] {message}")
+            write_control(sys.stderr, "\r\x1b[K")  # ours; the message is scrubbed
+            sys.stderr.write(f"[{fraction:4.0%}] {message}")
             sys.stderr.flush()
 
     def close(self) -> None:
         if self._tty:
-            sys.stderr.write("\r\x1b[K")
+            write_control(sys.stderr, "\r\x1b[K")
             sys.stderr.flush()
 
 
