@@ -8,6 +8,10 @@ Every file GPUDesk saves (history, exports, user catalog) goes through
   reader sees the old content or the new, never a truncated file.
 - A symlink is written *through*, to its target (atomically, in the target's
   folder): replacing the link itself would silently detach the user's file.
+  But a link in a sticky world-writable folder (``/tmp``) is followed only if
+  it is the user's own or the folder owner's: the kernel's
+  ``fs.protected_symlinks`` rule, kept even where the kernel does not, so that
+  root never replaces a file another user's link points to.
 - A character device (``/dev/null``, a terminal), a FIFO or a file reached
   through ``/proc``/``/dev/fd`` (``/dev/stdout`` redirected to a file) is
   written directly, with no rename: renaming over it would replace the device
@@ -15,25 +19,35 @@ Every file GPUDesk saves (history, exports, user catalog) goes through
 - Anything else that is not a regular file (a directory, a block device, a
   socket) is refused with :class:`UnsafeTargetError`, and nothing is touched.
 - A kill between creating the temporary file and renaming it leaves a hidden
-  ``.NAME.XXXXXXXX.tmp`` behind; the next write to that folder removes such
-  files of ours that are older than :data:`STALE_TEMP_AGE_S`.
+  ``.NAME.gpudesk-TOKEN.tmp`` behind; the next write to that folder removes
+  such files older than :data:`STALE_TEMP_AGE_S` -- only ours: the token is a
+  random part and a keyed check of it (:func:`is_our_temporary`), so a file of
+  the user's, whatever its name, is never taken for one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
+import secrets
 import stat
-import tempfile
 import time
 from pathlib import Path
 
 #: A temporary file of ours this old is a leftover of a killed write, never one in use.
 STALE_TEMP_AGE_S = 60.0
-#: Our temporary files: ".<part of the target's name>.<8 mkstemp characters>.tmp".
-_TEMP_PATTERN = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+#: Our temporary files: ".<part of the target's name>.gpudesk-<12 random hex><8 check hex>.tmp".
+_TEMP_PATTERN = re.compile(
+    r"^\..*\.gpudesk-(?P<random>[0-9a-f]{12})(?P<check>[0-9a-f]{8})\.tmp$",
+    re.DOTALL,
+)
+#: What keys the check: a file whose token was not made by :func:`temporary_name` fails it.
+_TEMP_KEY = b"gpudesk temporary file v1"
+#: How many links one write follows before giving up (the kernel's own limit is 40).
+_MAX_LINKS = 40
 #: Keep the temporary name within a file system's 255-byte limit for long targets.
 _MAX_PREFIX_BYTES = 200
 #: Folders whose entries are views of open file descriptors, not files to replace.
@@ -61,9 +75,92 @@ def _new_file_mode() -> int:
     return 0o666 & ~_process_umask()
 
 
-def _temp_prefix(name: str) -> str:
-    encoded = name.encode("utf-8", "surrogateescape")[:_MAX_PREFIX_BYTES]
-    return "." + encoded.decode("utf-8", "ignore") + "."
+def _token_check(random_part: str) -> str:
+    return hashlib.blake2s(random_part.encode("ascii"), key=_TEMP_KEY, digest_size=4).hexdigest()
+
+
+def temporary_name(target_name: str) -> str:
+    """A fresh name for the temporary file of a write to ``target_name`` (in its folder)."""
+    encoded = target_name.encode("utf-8", "surrogateescape")[:_MAX_PREFIX_BYTES]
+    random_part = secrets.token_hex(6)
+    token = random_part + _token_check(random_part)
+    return "." + encoded.decode("utf-8", "ignore") + ".gpudesk-" + token + ".tmp"
+
+
+def is_our_temporary(name: str) -> bool:
+    """Whether ``name`` was made by :func:`temporary_name` (its token checks out)."""
+    match = _TEMP_PATTERN.match(name)
+    if match is None:
+        return False
+    return secrets.compare_digest(match["check"], _token_check(match["random"]))
+
+
+def _is_protected_folder(info: os.stat_result) -> bool:
+    """Sticky and world-writable, like ``/tmp``: anyone may put a link there."""
+    mode = info.st_mode
+    return bool(mode & stat.S_ISVTX) and bool(mode & stat.S_IWOTH)
+
+
+def _check_link(link: Path, link_info: os.stat_result) -> None:
+    """Refuse to follow ``link`` where ``fs.protected_symlinks=1`` would.
+
+    The kernel follows a symlink in a sticky world-writable folder only when
+    the follower owns it or the folder's owner does. With that setting off (or
+    on another system) a write as root through ``/tmp/x -> /etc/shadow`` made
+    by another user would replace ``/etc/shadow``.
+    """
+    try:
+        folder_info = os.stat(link.parent)
+    except OSError:
+        return  # the write itself will fail and say why
+    if not _is_protected_folder(folder_info):
+        return
+    if link_info.st_uid in (os.geteuid(), folder_info.st_uid):
+        return
+    raise UnsafeTargetError(
+        errno.EACCES,
+        f"it is another user's symlink (uid {link_info.st_uid}) in the sticky "
+        f"world-writable folder {link.parent}; not followed",
+        str(link),
+    )
+
+
+def resolve_for_writing(path: Path) -> Path:
+    """``path`` with every symlink resolved, each one checked by :func:`_check_link`.
+
+    Like :func:`os.path.realpath`, a missing last part is kept as it is.
+
+    Raises:
+        UnsafeTargetError: a link on the way that the kernel's rule would not follow.
+        OSError: a symlink loop (more than 40 links).
+    """
+    # Not abspath: ".." must apply after the link before it is resolved, as in the kernel.
+    pending = list((Path.cwd() / path).parts[1:])
+    resolved = Path("/")
+    followed = 0
+    while pending:
+        part = pending.pop(0)
+        if part == "..":
+            resolved = resolved.parent
+            continue
+        candidate = resolved / part
+        try:
+            info = os.lstat(candidate)
+        except OSError:
+            resolved = candidate  # missing (or unreadable): nothing more to follow here
+            continue
+        if not stat.S_ISLNK(info.st_mode):
+            resolved = candidate
+            continue
+        followed += 1
+        if followed > _MAX_LINKS:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", str(path))
+        _check_link(candidate, info)
+        pointee = os.readlink(candidate)
+        if os.path.isabs(pointee):
+            resolved = Path("/")
+        pending[:0] = [piece for piece in Path(pointee).parts if piece != "/"]
+    return resolved
 
 
 def _is_fd_view(path: Path) -> bool:
@@ -85,7 +182,7 @@ def remove_stale_temporaries(folder: Path, *, now: float | None = None) -> list[
     except OSError:
         return removed
     for name in names:
-        if not _TEMP_PATTERN.match(name):
+        if not is_our_temporary(name):
             continue
         candidate = folder / name
         try:
@@ -141,6 +238,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     if not str(path) or str(path) == ".":
         raise UnsafeTargetError(errno.ENOENT, "no file name given", str(path))
+    target = resolve_for_writing(path)  # refuses a link the kernel would not follow
     try:
         info: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
@@ -161,12 +259,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             _write_directly(path, data, truncate=True)
             return
     # Through any symlinks to the file they name (which may not exist yet).
-    target = Path(os.path.realpath(path))
     mode = stat.S_IMODE(info.st_mode) if info is not None else _new_file_mode()
     remove_stale_temporaries(target.parent)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=_temp_prefix(target.name), suffix=".tmp", dir=target.parent
-    )
+    fd, tmp_name = _create_temporary(target)
     try:
         with os.fdopen(fd, "wb") as tmp:
             os.fchmod(tmp.fileno(), mode)
@@ -178,6 +273,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+
+
+def _create_temporary(target: Path) -> tuple[int, str]:
+    """A new private file next to ``target`` (created exclusively, never through a link)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        name = str(target.parent / temporary_name(target.name))
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(target))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -259,6 +367,7 @@ def check_writable(path: Path) -> None:
     path = Path(path)
     if not str(path) or str(path) == ".":
         raise UnsafeTargetError(errno.ENOENT, "no file name given", str(path))
+    resolve_for_writing(path)  # a link the kernel would not follow
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -272,7 +381,7 @@ def check_writable(path: Path) -> None:
             raise UnsafeTargetError(errno.EINVAL, f"it is {_kind_of(info.st_mode)}", str(path))
         if not stat.S_ISREG(info.st_mode) or _is_fd_view(path):
             return  # written in place; opening it is the check
-    folder = Path(os.path.realpath(path)).parent
+    folder = resolve_for_writing(path).parent
     try:
         folder_info = os.stat(folder)
     except FileNotFoundError:

@@ -39,6 +39,7 @@ import gpudesk.bench.runner as bench_runner
 from gpudesk.bench.results import parse_result
 from gpudesk.cli import build_parser, main
 from gpudesk.paths import bundled_catalog_dir
+from gpudesk.storage import is_our_temporary, temporary_name
 
 DOCUMENTED_EXIT_CODES = {0, 1, 2, 3}
 #: Subcommands that open a window or start a cluster: not fuzzed here.
@@ -97,7 +98,7 @@ def _build_sandbox(root: Path) -> dict[str, Path]:
     (files / "deep.json").write_text("[" * 100_000 + "]" * 100_000, "utf-8")
     (files / "nan.json").write_text('{"backend": NaN}', "utf-8")
     (files / "bom.json").write_bytes(b"\xef\xbb\xbf{}")
-    stale = files / ".old.csv.abcd1234.tmp"
+    stale = files / temporary_name("old.csv")
     stale.write_text("partial", "utf-8")
     os.utime(stale, (1, 1))
     evil = root / "catalogs" / "evil"
@@ -386,7 +387,7 @@ def test_any_arguments_give_a_documented_exit_and_touch_only_the_target(
         for path, (kind, detail) in before.items():
             now = after.get(path)
             if now is None:
-                assert Path(path).name.endswith(".tmp"), f"{argv} removed {path}"
+                assert is_our_temporary(Path(path).name), f"{argv} removed {path}"
                 continue
             assert now[0] == kind, f"{argv} changed the type of {path}"
             if now != (kind, detail):

@@ -16,6 +16,7 @@ from gpudesk.storage import (
     atomic_write_bytes,
     atomic_write_text,
     remove_stale_temporaries,
+    temporary_name,
 )
 
 
@@ -147,8 +148,8 @@ def test_a_name_over_255_bytes_is_an_os_error(tmp_path: Path) -> None:
 
 
 def test_stale_temporaries_of_ours_are_removed_on_the_next_write(tmp_path: Path) -> None:
-    stale = tmp_path / ".report.pdf.abcd1234.tmp"
-    fresh = tmp_path / ".report.pdf.wxyz9876.tmp"
+    stale = tmp_path / temporary_name("report.pdf")
+    fresh = tmp_path / temporary_name("report.pdf")
     foreign = tmp_path / ".other.tmp"
     for path in (stale, fresh, foreign):
         path.write_text("partial", "utf-8")
@@ -157,10 +158,10 @@ def test_stale_temporaries_of_ours_are_removed_on_the_next_write(tmp_path: Path)
     os.utime(foreign, (old, old))
     atomic_write_text(tmp_path / "table.csv", "x")
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == [".other.tmp", ".report.pdf.wxyz9876.tmp", "table.csv"]
+    assert names == sorted([".other.tmp", fresh.name, "table.csv"])
 
 
 def test_stale_cleanup_leaves_directories_and_links_alone(tmp_path: Path) -> None:
-    (tmp_path / ".a.csv.abcd1234.tmp").mkdir()
-    (tmp_path / ".b.csv.abcd1234.tmp").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / temporary_name("a.csv")).mkdir()
+    (tmp_path / temporary_name("b.csv")).symlink_to(tmp_path / "elsewhere")
     assert remove_stale_temporaries(tmp_path, now=time.time() + 3600) == []
