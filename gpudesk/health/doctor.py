@@ -24,10 +24,12 @@ from __future__ import annotations
 import csv
 import os
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,6 +67,8 @@ SMI_ARGUMENTS: tuple[str, ...] = (
 #: What nvidia-smi prints for a value it cannot give.
 _SMI_MISSING = frozenset({"[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[Unknown]"})
 MAX_SMI_OUTPUT_BYTES = 1024 * 1024
+MAX_SMI_STDERR_BYTES = 64 * 1024
+_SMI_CHUNK_BYTES = 64 * 1024
 MAX_SMI_ROWS = 256
 MAX_SMI_VALUE_CHARS = 256
 SMI_TIMEOUT_S = 30.0
@@ -190,32 +194,87 @@ def find_nvidia_smi(path: Path | None = None, search_path: str | None = None) ->
     raise NvidiaSmiNotFoundError("not on PATH")
 
 
+def _read_capped(stream: IO[bytes], cap: int, kept: list[bytes], over: threading.Event) -> None:
+    """Read ``stream`` in chunks, keeping at most ``cap`` bytes; past that, say so and stop."""
+    total = 0
+    while chunk := stream.read1(_SMI_CHUNK_BYTES):  # type: ignore[attr-defined]
+        room = cap - total
+        if room > 0:
+            kept.append(chunk[:room])
+        total += len(chunk)
+        if total > cap:
+            over.set()
+            return
+
+
 def run_nvidia_smi(executable: Path, timeout_s: float = SMI_TIMEOUT_S) -> str:
     """nvidia-smi's CSV for :data:`SMI_FIELDS`.
+
+    Its output is read as it comes and never held past :data:`MAX_SMI_OUTPUT_BYTES`
+    (stderr: :data:`MAX_SMI_STDERR_BYTES`): a tool that prints more is stopped
+    there, so a broken or hostile one costs a megabyte, not its whole output.
 
     Raises:
         NvidiaSmiFailedError: a non-zero exit (with its message), a timeout, or
             more output than any machine prints.
     """
     try:
-        done = subprocess.run(
+        process = subprocess.Popen(
             [str(executable), *SMI_ARGUMENTS],
-            capture_output=True,
-            timeout=timeout_s,
-            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
         )
-    except subprocess.TimeoutExpired as exc:
-        raise NvidiaSmiFailedError(f"no answer within {timeout_s:.0f} s") from exc
     except OSError as exc:
         raise NvidiaSmiFailedError(f"could not run it: {exc}") from exc
-    if len(done.stdout) > MAX_SMI_OUTPUT_BYTES:
-        raise NvidiaSmiFailedError(f"printed more than {MAX_SMI_OUTPUT_BYTES // 1024} KiB")
-    text = done.stdout.decode("utf-8", errors="replace")
-    if done.returncode != 0:
-        message = (done.stderr.decode("utf-8", errors="replace") or text).strip()
+    assert process.stdout is not None and process.stderr is not None
+    out: list[bytes] = []
+    err: list[bytes] = []
+    out_over, err_over = threading.Event(), threading.Event()
+    readers = [
+        threading.Thread(
+            target=_read_capped,
+            args=(process.stdout, MAX_SMI_OUTPUT_BYTES, out, out_over),
+            daemon=True,
+        ),
+        threading.Thread(
+            target=_read_capped,
+            args=(process.stderr, MAX_SMI_STDERR_BYTES, err, err_over),
+            daemon=True,
+        ),
+    ]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout_s
+    try:
+        while any(reader.is_alive() for reader in readers):
+            if out_over.is_set() or err_over.is_set() or time.monotonic() > deadline:
+                break
+            readers[0].join(0.05)
+            readers[1].join(0.0)
+        if out_over.is_set():
+            raise NvidiaSmiFailedError(f"printed more than {MAX_SMI_OUTPUT_BYTES // 1024} KiB")
+        if err_over.is_set():
+            raise NvidiaSmiFailedError(
+                f"printed more than {MAX_SMI_STDERR_BYTES // 1024} KiB of errors"
+            )
+        try:
+            returncode = process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired as exc:
+            raise NvidiaSmiFailedError(f"no answer within {timeout_s:.0f} s") from exc
+        if any(reader.is_alive() for reader in readers):  # exited, but a child holds the pipe
+            raise NvidiaSmiFailedError(f"no answer within {timeout_s:.0f} s")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+        process.stderr.close()
+    text = b"".join(out).decode("utf-8", errors="replace")
+    if returncode != 0:
+        message = (b"".join(err).decode("utf-8", errors="replace") or text).strip()
         first = message.splitlines()[0][:300] if message else "no message"
-        raise NvidiaSmiFailedError(f"exit status {done.returncode}: {first}")
+        raise NvidiaSmiFailedError(f"exit status {returncode}: {first}")
     return text
 
 
