@@ -22,6 +22,7 @@ from gpudesk.cli import (
     doctor_cmd,
     fleet_cmd,
     plan_cmds,
+    prices_cmd,
     speed_cmd,
 )
 from gpudesk.cli.common import (
@@ -40,6 +41,7 @@ _COMMAND_MODULES = (
     doctor_cmd,
     bench_cmd,
     plan_cmds,
+    prices_cmd,
     fleet_cmd,
     speed_cmd,
     desktop_cmd,

@@ -1,0 +1,392 @@
+"""Cloud rates per GPU: the distribution across providers, and its history.
+
+Rates come from SkyPilot's catalog snapshots (bundled, and any the user imported
+with ``gpudesk prices update``) and, for providers SkyPilot lacks, from the
+catalog entry's hand-entered ``cloud_rates`` (each with its page and date).
+
+For one GPU, each provider counts once, at its lowest rate of a kind (a cloud
+with 30 regions is not 30 votes): the *lowest*, *median* and *highest*
+on-demand rates are taken over those per-provider rates. Marketplace rates
+(host-set, e.g. Vast.ai) and spot rates are listed beside them, never mixed in.
+The current rates of a cloud are those of the newest snapshot that has it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpudesk.catalog.price_snapshots import (
+    PriceDataError,
+    PriceHistory,
+    Snapshot,
+    default_history_path,
+    load_bundled_snapshots,
+)
+from gpudesk.catalog.schema import CatalogEntry, CloudRateKind
+from gpudesk.catalog.skypilot import RATE_BASIS
+
+#: A rate seen longer ago than this is marked stale.
+RATE_STALE_AFTER_DAYS = 90
+
+
+@dataclass(frozen=True)
+class ProviderRate:
+    """One provider's lowest rate of one kind for one GPU."""
+
+    provider: str
+    kind: str  # "on_demand", "spot" or "marketplace"
+    usd_per_gpu_hour: float
+    region: str
+    date: dt.date | None
+    instance_type: str  # "" for a hand-entered rate
+    gpu_count: int  # GPUs in the instance (0 when not known)
+    link: str
+    origin: str  # "skypilot" or "catalog"
+    #: how the figure was derived and where it came from (for "How these figures were sourced")
+    provenance: str
+
+    def is_stale(self, today: dt.date) -> bool:
+        return self.date is None or (today - self.date).days > RATE_STALE_AFTER_DAYS
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "provider": self.provider,
+            "kind": self.kind,
+            "usd_per_gpu_hour": round(self.usd_per_gpu_hour, 4),
+            "region": self.region,
+            "date": None if self.date is None else self.date.isoformat(),
+            "instance_type": self.instance_type or None,
+            "gpu_count": self.gpu_count or None,
+            "source": self.link,
+            "origin": self.origin,
+            "provenance": self.provenance,
+        }
+
+
+@dataclass(frozen=True)
+class RateSummary:
+    """The rates for one GPU: per provider, and the on-demand distribution."""
+
+    gpu_id: str
+    on_demand: tuple[ProviderRate, ...]  # one per provider, lowest first
+    spot: tuple[ProviderRate, ...]
+    marketplace: tuple[ProviderRate, ...]
+
+    @property
+    def lowest(self) -> ProviderRate | None:
+        return self.on_demand[0] if self.on_demand else None
+
+    @property
+    def highest(self) -> ProviderRate | None:
+        return self.on_demand[-1] if self.on_demand else None
+
+    @property
+    def median_usd(self) -> float | None:
+        if not self.on_demand:
+            return None
+        return float(statistics.median(rate.usd_per_gpu_hour for rate in self.on_demand))
+
+    @property
+    def median_rate(self) -> ProviderRate | None:
+        """The provider at the median (the lower middle one for an even count)."""
+        if not self.on_demand:
+            return None
+        return self.on_demand[(len(self.on_demand) - 1) // 2]
+
+    @property
+    def lowest_spot(self) -> ProviderRate | None:
+        return self.spot[0] if self.spot else None
+
+    @property
+    def lowest_any(self) -> ProviderRate | None:
+        """The lowest rate of any kind that rents a whole GPU on demand or from a host."""
+        pool = [*self.on_demand, *self.marketplace]
+        return min(pool, key=lambda rate: rate.usd_per_gpu_hour) if pool else None
+
+    @property
+    def date(self) -> dt.date | None:
+        dates = [rate.date for rate in (*self.on_demand, *self.marketplace) if rate.date]
+        return max(dates) if dates else None
+
+    @property
+    def rates(self) -> tuple[ProviderRate, ...]:
+        """Every rate, on-demand first, then marketplace, then spot."""
+        return (*self.on_demand, *self.marketplace, *self.spot)
+
+    def as_json(self) -> dict[str, object]:
+        median = self.median_usd
+        return {
+            "gpu": self.gpu_id,
+            "lowest_on_demand": None if self.lowest is None else self.lowest.as_json(),
+            "median_on_demand_usd_per_gpu_hour": None if median is None else round(median, 4),
+            "highest_on_demand": None if self.highest is None else self.highest.as_json(),
+            "lowest_spot": None if self.lowest_spot is None else self.lowest_spot.as_json(),
+            "providers": [rate.as_json() for rate in self.rates],
+            "provider_count": len({rate.provider for rate in self.rates}),
+            "date": None if self.date is None else self.date.isoformat(),
+            "rate_basis": RATE_BASIS,
+        }
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One snapshot's on-demand distribution for one GPU."""
+
+    date: dt.date
+    lowest: ProviderRate
+    median_usd: float
+    highest: ProviderRate
+    providers: int
+    lowest_spot: ProviderRate | None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "date": self.date.isoformat(),
+            "lowest_usd_per_gpu_hour": round(self.lowest.usd_per_gpu_hour, 4),
+            "lowest_provider": self.lowest.provider,
+            "lowest_region": self.lowest.region,
+            "median_usd_per_gpu_hour": round(self.median_usd, 4),
+            "highest_usd_per_gpu_hour": round(self.highest.usd_per_gpu_hour, 4),
+            "providers": self.providers,
+            "lowest_spot_usd_per_gpu_hour": None
+            if self.lowest_spot is None
+            else round(self.lowest_spot.usd_per_gpu_hour, 4),
+        }
+
+
+@dataclass(frozen=True)
+class RateFilter:
+    """Narrow the rates: a region or provider (case-insensitive substring)."""
+
+    region: str | None = None
+    provider: str | None = None
+
+    def keeps(self, rate: ProviderRate) -> bool:
+        if self.region and self.region.casefold() not in rate.region.casefold():
+            return False
+        return not (self.provider and self.provider.casefold() not in rate.provider.casefold())
+
+
+@dataclass
+class RateBook:
+    """Every snapshot, bundled and the user's, and the rates they give."""
+
+    snapshots: list[Snapshot] = field(default_factory=list)
+    #: one-line notes about data that could not be read (the rest still works)
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, history_path: Path | None = None, *, include_user: bool = True) -> RateBook:
+        """The bundled snapshots plus the user's history (``history_path`` or the default)."""
+        book = cls()
+        try:
+            book.snapshots.extend(load_bundled_snapshots())
+        except PriceDataError as exc:
+            book.problems.append(str(exc))
+        if include_user:
+            try:
+                book.snapshots.extend(
+                    PriceHistory(history_path or default_history_path()).snapshots()
+                )
+            except PriceDataError as exc:
+                book.problems.append(str(exc))
+        return book
+
+    # --- the current rates --------------------------------------------------
+
+    def current_snapshots(self) -> dict[str, Snapshot]:
+        """For each cloud, its newest snapshot, as of the newest snapshot's date."""
+        date = self.catalog_date()
+        return {} if date is None else self._clouds_as_of(date)
+
+    def _clouds_as_of(self, date: dt.date) -> dict[str, Snapshot]:
+        """Each cloud's newest snapshot on or before ``date`` (a later-loaded one wins
+        a tie), leaving out a cloud last seen more than :data:`RATE_STALE_AFTER_DAYS`
+        before it: an old file says what a cloud charged then, not now."""
+        newest: dict[str, Snapshot] = {}
+        for snapshot in self.snapshots:
+            if snapshot.taken > date:
+                continue
+            for cloud in snapshot.sources:
+                held = newest.get(cloud)
+                if held is None or snapshot.taken >= held.taken:
+                    newest[cloud] = snapshot
+        return {
+            cloud: snapshot
+            for cloud, snapshot in newest.items()
+            if (date - snapshot.taken).days <= RATE_STALE_AFTER_DAYS
+        }
+
+    def catalog_date(self) -> dt.date | None:
+        """The newest snapshot's date."""
+        return max((snapshot.taken for snapshot in self.snapshots), default=None)
+
+    def summary(
+        self,
+        gpu_id: str,
+        entry: CatalogEntry | None = None,
+        rate_filter: RateFilter | None = None,
+    ) -> RateSummary:
+        rates = list(self._current_rates(gpu_id))
+        sky_providers = {rate.provider.casefold() for rate in rates}
+        if entry is not None:
+            rates.extend(
+                rate
+                for rate in catalog_rates(entry)
+                if _provider_key(rate.provider) not in {_provider_key(p) for p in sky_providers}
+            )
+        if rate_filter is not None:
+            rates = [rate for rate in rates if rate_filter.keeps(rate)]
+        return _summarise(gpu_id, rates)
+
+    def summaries(self, entries: Iterable[CatalogEntry]) -> dict[str, RateSummary]:
+        return {entry.id: self.summary(entry.id, entry) for entry in entries}
+
+    def _current_rates(self, gpu_id: str) -> Iterable[ProviderRate]:
+        for cloud, snapshot in self.current_snapshots().items():
+            yield from _snapshot_rates(snapshot, gpu_id, cloud)
+
+    # --- history ----------------------------------------------------------------
+
+    def history(self, gpu_id: str, rate_filter: RateFilter | None = None) -> list[HistoryPoint]:
+        """One point per snapshot date that lists the GPU on demand, oldest first.
+
+        A date's point uses the rates of every cloud as of that date (a cloud
+        last seen up to :data:`RATE_STALE_AFTER_DAYS` earlier counts at its last rate).
+        """
+        points: list[HistoryPoint] = []
+        dates = sorted({snapshot.taken for snapshot in self.snapshots})
+        for date in dates:
+            newest = self._clouds_as_of(date)
+            if not any(s.taken == date for s in newest.values()):
+                continue
+            rates = [
+                rate
+                for cloud, snap in newest.items()
+                for rate in _snapshot_rates(snap, gpu_id, cloud)
+            ]
+            if rate_filter is not None:
+                rates = [rate for rate in rates if rate_filter.keeps(rate)]
+            summary = _summarise(gpu_id, rates)
+            if summary.lowest is None or summary.highest is None or summary.median_usd is None:
+                continue
+            if not any(rate.date == date for rate in summary.rates):
+                continue  # nothing for this GPU changed hands that day
+            points.append(
+                HistoryPoint(
+                    date=date,
+                    lowest=summary.lowest,
+                    median_usd=summary.median_usd,
+                    highest=summary.highest,
+                    providers=len(summary.on_demand),
+                    lowest_spot=summary.lowest_spot,
+                )
+            )
+        return points
+
+
+def _provider_key(name: str) -> str:
+    """ "Lambda", "Lambda Cloud" and "lambda" are one provider."""
+    first = name.casefold().replace(".", " ").replace("(", " ").split()
+    return first[0] if first else ""
+
+
+def _snapshot_rates(snapshot: Snapshot, gpu_id: str, cloud: str) -> Iterable[ProviderRate]:
+    source = snapshot.sources.get(cloud)
+    offers = [offer for offer in snapshot.offers if offer.cloud == cloud and offer.gpu_id == gpu_id]
+    where = (
+        ""
+        if source is None
+        else (f"{source.path} at commit {source.commit[:12]}" if source.commit else source.link())
+    )
+    dated = "commit date" if snapshot.basis == "commit" else "the date the file was read"
+    for offer in offers:
+        provenance = (
+            f"SkyPilot catalog {where}: {offer.instance_type} "
+            f"({offer.gpu_count}x {offer.accelerator}) "
+            f"${offer.price_usd:g}/h in {offer.region}; {RATE_BASIS}; dated by {dated}"
+        )
+        link = "" if source is None else source.link()
+        yield ProviderRate(
+            offer.provider,
+            offer.kind,
+            offer.usd_per_gpu_hour,
+            offer.region,
+            snapshot.taken,
+            offer.instance_type,
+            offer.gpu_count,
+            link,
+            "skypilot",
+            provenance,
+        )
+        spot = offer.spot_per_gpu_hour
+        if spot is not None:
+            yield ProviderRate(
+                offer.provider,
+                "spot",
+                spot,
+                offer.region,
+                snapshot.taken,
+                offer.instance_type,
+                offer.gpu_count,
+                link,
+                "skypilot",
+                provenance.replace(f"${offer.price_usd:g}/h", f"spot ${offer.spot_usd:g}/h"),
+            )
+
+
+def catalog_rates(entry: CatalogEntry) -> list[ProviderRate]:
+    """The entry's hand-entered rates, each with its page and date."""
+    return [
+        ProviderRate(
+            provider=rate.provider,
+            kind=rate.kind.value,
+            usd_per_gpu_hour=rate.usd_per_gpu_hour,
+            region="",
+            date=rate.date,
+            instance_type="",
+            gpu_count=0,
+            link=rate.source or "",
+            origin="catalog",
+            provenance=(rate.note + "; " if rate.note else "")
+            + f"catalog entry {entry.id}, entered by hand",
+        )
+        for rate in entry.cloud_rates
+    ]
+
+
+def _summarise(gpu_id: str, rates: Sequence[ProviderRate]) -> RateSummary:
+    def per_provider(kind: str) -> tuple[ProviderRate, ...]:
+        best: dict[str, ProviderRate] = {}
+        for rate in rates:
+            if rate.kind != kind:
+                continue
+            key = _provider_key(rate.provider)
+            held = best.get(key)
+            if held is None or _better(rate, held):
+                best[key] = rate
+        return tuple(
+            sorted(best.values(), key=lambda r: (r.usd_per_gpu_hour, r.provider.casefold()))
+        )
+
+    return RateSummary(
+        gpu_id=gpu_id,
+        on_demand=per_provider(CloudRateKind.ON_DEMAND.value),
+        spot=per_provider(CloudRateKind.SPOT.value),
+        marketplace=per_provider(CloudRateKind.MARKETPLACE.value),
+    )
+
+
+def _better(rate: ProviderRate, held: ProviderRate) -> bool:
+    if rate.usd_per_gpu_hour != held.usd_per_gpu_hour:
+        return rate.usd_per_gpu_hour < held.usd_per_gpu_hour
+    return (rate.date or dt.date.min) > (held.date or dt.date.min)
+
+
+def format_usd(value: float) -> str:
+    """ "$2.99" (cents), "$0.138" below a dollar where cents would hide the figure."""
+    return f"${value:,.2f}" if value >= 0.1 else f"${value:.3f}"

@@ -1,0 +1,425 @@
+"""Read SkyPilot's public catalog of cloud instance prices (``vms.csv``).
+
+SkyPilot (skypilot-org/skypilot-catalog) keeps one ``catalogs/vN/<cloud>/vms.csv``
+per cloud with the columns ``InstanceType, AcceleratorName, AcceleratorCount,
+vCPUs, MemoryGiB, Price, Region, GpuInfo, SpotPrice`` (the order differs from
+cloud to cloud, so columns are found by name). A file is untrusted input: a bad
+row is reported as a :class:`RowProblem` (line and reason) and skipped, never
+raised; a file that cannot be read at all is one problem and no offers.
+
+An instance's price covers the whole machine, host CPU and memory included; the
+rate per GPU-hour is that price divided by the accelerator count
+(:data:`RATE_BASIS`).
+
+Accelerator names become catalog ids through one explicit table,
+:data:`MAPPING_RULES`. A name the table does not know, or knows to be
+ambiguous (Lambda's ``A100`` is a 40 GB PCIe card the catalog lacks; a ``V100``
+row does not say SXM2 or PCIe), is listed in :attr:`ParseResult.unmapped`,
+never guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+#: Said wherever a per-GPU rate derived here is shown.
+RATE_BASIS = "instance price divided by its GPU count; the host's CPUs and memory are included"
+
+#: Columns a file must have (found by name; others are ignored).
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "Price",
+    "Region",
+)
+#: Columns read when present.
+OPTIONAL_COLUMNS: tuple[str, ...] = ("SpotPrice", "GpuInfo", "vCPUs", "MemoryGiB")
+
+#: The largest file read (AWS's vms.csv, the biggest, is a few MB).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: The longest row read; a longer one is a problem, not a parse.
+MAX_ROW_CHARS = 8192
+#: Rows read from one file; the rest are one problem.
+MAX_ROWS = 500_000
+#: More problems than this per file are counted, not listed.
+MAX_LISTED_PROBLEMS = 200
+#: Highest per-GPU rate believed (the catalog's own bound for a cloud rate).
+MAX_USD_PER_GPU_HOUR = 1000.0
+#: Most GPUs one instance may have.
+MAX_GPUS_PER_INSTANCE = 64
+
+#: How each cloud folder reads for a person.
+PROVIDER_NAMES: dict[str, str] = {
+    "aws": "AWS",
+    "azure": "Azure",
+    "cudo": "Cudo Compute",
+    "do": "DigitalOcean",
+    "fluidstack": "FluidStack",
+    "gcp": "Google Cloud",
+    "hyperbolic": "Hyperbolic",
+    "hyperstack": "Hyperstack",
+    "ibm": "IBM Cloud",
+    "lambda": "Lambda",
+    "nebius": "Nebius",
+    "oci": "Oracle Cloud",
+    "paperspace": "Paperspace",
+    "primeintellect": "Prime Intellect",
+    "runpod": "RunPod",
+    "scp": "Samsung Cloud Platform",
+    "seeweb": "Seeweb",
+    "shadeform": "Shadeform",
+    "vast": "Vast.ai",
+    "verda": "Verda (DataCrunch)",
+}
+#: Clouds whose prices are set by hosts on a marketplace, not by the provider.
+MARKETPLACE_CLOUDS: frozenset[str] = frozenset({"vast"})
+
+_CLOUD_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+_TOTAL_MIB = re.compile(r"""TotalGpuMemoryInMiB['"]?\s*:\s*(\d{1,9})""")
+
+
+@dataclass(frozen=True)
+class MappingRule:
+    """One row of the accelerator-name table.
+
+    A rule matches a row when every condition it sets holds: the accelerator
+    name (exact), the cloud, a piece of the instance type, and the GPU memory
+    per GPU (GiB, from ``GpuInfo``'s total divided by the count). ``catalog_id``
+    None means "known, deliberately not mapped", with ``reason`` saying why.
+    """
+
+    accelerator: str
+    catalog_id: str | None
+    cloud: str | None = None
+    instance_contains: str | None = None
+    gib_per_gpu: tuple[float, float] | None = None
+    reason: str | None = None
+
+    def matches(self, cloud: str, accelerator: str, instance: str, gib: float | None) -> bool:
+        if accelerator != self.accelerator:
+            return False
+        if self.cloud is not None and cloud != self.cloud:
+            return False
+        if self.instance_contains is not None and self.instance_contains not in instance:
+            return False
+        if self.gib_per_gpu is not None:
+            low, high = self.gib_per_gpu
+            return gib is not None and low <= gib <= high
+        return True
+
+
+_FORM = "the file does not say SXM or PCIe"
+_40GB = (36.0, 42.0)
+_80GB = (76.0, 82.0)
+
+#: The one table from SkyPilot accelerator names to catalog ids; first match wins,
+#: so the specific rules (a cloud, an instance type) come before the general ones.
+MAPPING_RULES: tuple[MappingRule, ...] = (
+    # Lambda: one name, several parts; the instance type says which.
+    MappingRule("H100", "h100-pcie", cloud="lambda", instance_contains="h100_pcie"),
+    MappingRule("H100", "h100-sxm5", cloud="lambda", instance_contains="h100_sxm5"),
+    MappingRule("A100", "a100-40gb-sxm4", cloud="lambda", instance_contains="a100_sxm4"),
+    MappingRule("A100", None, cloud="lambda", reason="a 40 GB PCIe A100; not in the catalog"),
+    MappingRule("A100-80GB", "a100-80gb-sxm4", cloud="lambda", instance_contains="80gb_sxm4"),
+    MappingRule("RTX6000", None, cloud="lambda", reason="Quadro RTX 6000; not in the catalog"),
+    # AWS: the instance family fixes the part.
+    MappingRule("H100", "h100-sxm5", cloud="aws", instance_contains="p5."),
+    MappingRule("A100", "a100-40gb-sxm4", cloud="aws", instance_contains="p4d."),
+    MappingRule("A100-80GB", "a100-80gb-sxm4", cloud="aws", instance_contains="p4de."),
+    MappingRule("V100", "v100-sxm2-16gb", cloud="aws", instance_contains="p3."),
+    # Azure: NCads H100 v5 machines carry H100 NVL cards, ND H100 v5 SXM modules.
+    MappingRule("H100", "h100-nvl", cloud="azure", instance_contains="ads_H100_v5"),
+    MappingRule("H100", "h100-sxm5", cloud="azure", instance_contains="ND96isr_H100_v5"),
+    # Nebius names SXM parts in the instance type.
+    MappingRule("H100", "h100-sxm5", cloud="nebius", instance_contains="h100-sxm"),
+    MappingRule("H200", "h200-sxm", cloud="nebius", instance_contains="h200-sxm"),
+    # Verda: "S" after the memory means SXM (1H100.80S, 1H200.141S).
+    MappingRule("H100", "h100-sxm5", cloud="verda", instance_contains="H100.80S"),
+    MappingRule("H200", "h200-sxm", cloud="verda", instance_contains="H200.141S"),
+    MappingRule("A100-80GB", None, cloud="verda", reason=_FORM),
+    MappingRule("RTX-PRO-6000", None, cloud="verda", reason="Workstation or Server Edition?"),
+    # Vast.ai: the instance type names the part, GpuInfo the memory.
+    MappingRule("H100", "h100-sxm5", cloud="vast", instance_contains="H100_SXM"),
+    MappingRule("H100", "h100-nvl", cloud="vast", instance_contains="H100_NVL"),
+    MappingRule(
+        "A100", "a100-80gb-sxm4", cloud="vast", instance_contains="A100_SXM4", gib_per_gpu=_80GB
+    ),
+    MappingRule(
+        "A100", "a100-40gb-sxm4", cloud="vast", instance_contains="A100_SXM4", gib_per_gpu=_40GB
+    ),
+    MappingRule(
+        "A100", "a100-80gb-pcie", cloud="vast", instance_contains="A100_PCIE", gib_per_gpu=_80GB
+    ),
+    MappingRule("RTX4070", "rtx-4070-ti-super", cloud="vast", instance_contains="RTX_4070S_Ti"),
+    MappingRule("RTX4060", "rtx-4060-ti-16gb", cloud="vast", instance_contains="RTX_4060_Ti"),
+    MappingRule("RTX3060", "rtx-3060-12gb", cloud="vast", instance_contains="RTX_3060-"),
+    MappingRule("RTX3080", None, cloud="vast", reason="10 GB or 12 GB card not stated"),
+    # Cudo and Hyperstack say PCIe in the name.
+    MappingRule(
+        "A100", "a100-80gb-pcie", cloud="cudo", instance_contains="a100-pci", gib_per_gpu=_80GB
+    ),
+    MappingRule(
+        "A800", "a800-80gb-pcie", cloud="cudo", instance_contains="a800-pci", gib_per_gpu=_80GB
+    ),
+    MappingRule("H100-SXM", "h100-sxm5", cloud="cudo"),
+    MappingRule("A100-80G-PCIe", "a100-80gb-pcie", cloud="hyperstack"),
+    MappingRule("A100-80G-PCIe-NVLink", "a100-80gb-pcie", cloud="hyperstack"),
+    MappingRule("H100-80G-PCIe", "h100-pcie", cloud="hyperstack"),
+    MappingRule("H100-80G-PCIe-NVLink", "h100-pcie", cloud="hyperstack"),
+    MappingRule("H100-80G-SXM5", "h100-sxm5", cloud="hyperstack"),
+    # Names that mean one part on every cloud.
+    MappingRule("A10", "a10"),
+    MappingRule("A10G", "a10g"),
+    MappingRule("A40", "a40"),
+    MappingRule("B200", "b200"),
+    MappingRule("B300", "b300"),
+    MappingRule("GH200", "gh200"),
+    MappingRule("H100-SXM", "h100-sxm5"),
+    MappingRule("H200-SXM", "h200-sxm"),
+    MappingRule("L4", "l4"),
+    MappingRule("L40", "l40"),
+    MappingRule("L40S", "l40s"),
+    MappingRule("T4", "t4"),
+    MappingRule("A6000", "rtx-a6000"),
+    MappingRule("RTXA6000", "rtx-a6000"),
+    MappingRule("RTX-A6000", "rtx-a6000"),
+    MappingRule("RTXA5000", "rtx-a5000"),
+    MappingRule("RTX-A5000", "rtx-a5000"),
+    MappingRule("RTXA4500", "rtx-a4500"),
+    MappingRule("RTXA4000", "rtx-a4000"),
+    MappingRule("RTX-A4000", "rtx-a4000"),
+    MappingRule("RTX4000-Ada", "rtx-4000-ada"),
+    MappingRule("RTX5880-Ada", "rtx-5880-ada"),
+    MappingRule("RTX6000-Ada", "rtx-6000-ada"),
+    MappingRule("RTX-6000-Ada", "rtx-6000-ada"),
+    MappingRule("RTXPRO6000WS", "rtx-pro-6000-blackwell"),
+    MappingRule("RTX3090", "rtx-3090"),
+    MappingRule("RTX4090", "rtx-4090"),
+    MappingRule("RTX5070", "rtx-5070"),
+    MappingRule("RTX5090", "rtx-5090"),
+    MappingRule("MI300X", "mi300x"),
+    # Known and ambiguous everywhere else.
+    MappingRule("H100", None, reason=_FORM),
+    MappingRule("H200", None, reason="SXM or NVL not stated"),
+    MappingRule("A100", None, reason="memory size or form factor not stated"),
+    MappingRule("V100", None, reason=_FORM),
+)
+
+
+def map_accelerator(
+    cloud: str, accelerator: str, instance: str, gib_per_gpu: float | None = None
+) -> tuple[str | None, str | None]:
+    """The catalog id for one row and, when there is none, why (None: no rule)."""
+    for rule in MAPPING_RULES:
+        if rule.matches(cloud, accelerator, instance, gib_per_gpu):
+            return rule.catalog_id, rule.reason
+    return None, None
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One instance type in one region, as one row of a ``vms.csv`` lists it."""
+
+    cloud: str
+    gpu_id: str
+    accelerator: str
+    instance_type: str
+    region: str
+    gpu_count: int
+    price_usd: float  # the instance per hour, host included
+    spot_usd: float | None
+
+    @property
+    def provider(self) -> str:
+        return PROVIDER_NAMES.get(self.cloud, self.cloud)
+
+    @property
+    def kind(self) -> str:
+        return "marketplace" if self.cloud in MARKETPLACE_CLOUDS else "on_demand"
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        return self.price_usd / self.gpu_count
+
+    @property
+    def spot_per_gpu_hour(self) -> float | None:
+        return None if self.spot_usd is None else self.spot_usd / self.gpu_count
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """A row (or the whole file, ``line`` 0) that was skipped, and why."""
+
+    cloud: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.cloud}/vms.csv" + (f" line {self.line}" if self.line else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class ParseResult:
+    """What one file gave: offers, skipped rows, and names the table cannot map."""
+
+    cloud: str
+    offers: list[Offer] = field(default_factory=list)
+    problems: list[RowProblem] = field(default_factory=list)
+    #: problems beyond :data:`MAX_LISTED_PROBLEMS`, counted only
+    more_problems: int = 0
+    #: accelerator name -> rows, for names with no catalog id
+    unmapped: Counter[str] = field(default_factory=Counter)
+    #: accelerator name -> why it is not mapped (names the table knows)
+    unmapped_reasons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def readable(self) -> bool:
+        """True unless the whole file was refused (wrong columns, not text, too big)."""
+        return not any(problem.line == 0 for problem in self.problems)
+
+    def problem(self, line: int, message: str) -> None:
+        if len(self.problems) < MAX_LISTED_PROBLEMS:
+            self.problems.append(RowProblem(self.cloud, line, message))
+        else:
+            self.more_problems += 1
+
+
+def valid_cloud_name(name: str) -> bool:
+    """A cloud folder name: lowercase letters, digits, '-' and '_' (it becomes a path)."""
+    return bool(_CLOUD_PATTERN.match(name))
+
+
+def parse_vms_csv(data: bytes, cloud: str) -> ParseResult:
+    """Parse one ``vms.csv``; never raises for what the bytes hold."""
+    result = ParseResult(cloud)
+    if len(data) > MAX_FILE_BYTES:
+        result.problem(0, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; not read")
+        return result
+    text = data.decode("utf-8", errors="surrogateescape")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        result.problem(0, "empty file")
+        return result
+    except csv.Error as exc:
+        result.problem(0, f"header is not CSV ({exc})")
+        return result
+    columns = {name.strip(): index for index, name in enumerate(header)}
+    missing = [name for name in REQUIRED_COLUMNS if name not in columns]
+    if missing:
+        result.problem(0, "missing column(s) " + ", ".join(missing) + "; not a SkyPilot vms.csv")
+        return result
+    rows = 0
+    while True:
+        line = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            result.problem(line, f"not a CSV row ({exc})")
+            if reader.line_num < line:  # no progress: stop rather than loop
+                break
+            continue
+        rows += 1
+        if rows > MAX_ROWS:
+            result.problem(line, f"more than {MAX_ROWS:,} rows; the rest were not read")
+            break
+        _read_row(result, row, columns, line)
+    return result
+
+
+def _read_row(result: ParseResult, row: list[str], columns: dict[str, int], line: int) -> None:
+    if sum(len(cell) for cell in row) > MAX_ROW_CHARS:
+        result.problem(line, f"row longer than {MAX_ROW_CHARS} characters")
+        return
+    if not row or all(not cell.strip() for cell in row):
+        return
+    if any(_not_utf8(cell) for cell in row):
+        result.problem(line, "not UTF-8 text")
+        return
+
+    def cell(name: str) -> str:
+        index = columns.get(name)
+        return row[index].strip() if index is not None and index < len(row) else ""
+
+    accelerator = cell("AcceleratorName")
+    if not accelerator:
+        return  # a CPU-only instance
+    instance = cell("InstanceType")
+    if not instance:
+        result.problem(line, "no InstanceType")
+        return
+    count = _number(cell("AcceleratorCount"))
+    if count is None or count < 1 or count > MAX_GPUS_PER_INSTANCE or count != int(count):
+        result.problem(
+            line, f"AcceleratorCount {cell('AcceleratorCount')[:40]!r} is not a GPU count"
+        )
+        return
+    gpus = int(count)
+    gib = _gib_per_gpu(cell("GpuInfo"), gpus)
+    gpu_id, reason = map_accelerator(result.cloud, accelerator, instance, gib)
+    if gpu_id is None:
+        name = accelerator[:60]
+        result.unmapped[name] += 1
+        if reason is not None:
+            result.unmapped_reasons.setdefault(name, reason)
+        return
+    price = _number(cell("Price"))
+    if price is None or price <= 0 or price / gpus > MAX_USD_PER_GPU_HOUR:
+        result.problem(line, f"Price {cell('Price')[:40]!r} is not a positive hourly price")
+        return
+    spot_text = cell("SpotPrice")
+    spot = _number(spot_text) if spot_text else None
+    if spot_text and (spot is None or spot < 0 or spot / gpus > MAX_USD_PER_GPU_HOUR):
+        result.problem(line, f"SpotPrice {spot_text[:40]!r} is not an hourly price; spot ignored")
+        spot = None
+    if spot is not None and spot == 0:
+        spot = None  # SkyPilot writes 0 where a cloud has no spot price
+    region = cell("Region")[:80] or "unspecified"
+    result.offers.append(
+        Offer(
+            cloud=result.cloud,
+            gpu_id=gpu_id,
+            accelerator=accelerator,
+            instance_type=instance[:120],
+            region=region,
+            gpu_count=gpus,
+            price_usd=price,
+            spot_usd=spot,
+        )
+    )
+
+
+def _not_utf8(text: str) -> bool:
+    return any("\udc80" <= char <= "\udcff" for char in text)
+
+
+def _number(text: str) -> float | None:
+    if not text or len(text) > 40:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _gib_per_gpu(gpu_info: str, gpus: int) -> float | None:
+    """GiB per GPU from GpuInfo's ``TotalGpuMemoryInMiB`` (a regex: the field is a
+    Python literal on some clouds and JSON on others, never evaluated)."""
+    match = _TOTAL_MIB.search(gpu_info[:4000])
+    if match is None:
+        return None
+    total = int(match.group(1))
+    return total / 1024 / gpus if total > 0 else None
