@@ -21,6 +21,7 @@ from gpudesk.cli import (
     detect_cmd,
     doctor_cmd,
     fleet_cmd,
+    measurements_cmd,
     plan_cmds,
     prices_cmd,
     speed_cmd,
@@ -44,6 +45,7 @@ _COMMAND_MODULES = (
     prices_cmd,
     fleet_cmd,
     speed_cmd,
+    measurements_cmd,
     desktop_cmd,
 )
 

@@ -155,7 +155,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--years", type=float, default=3.0, metavar="Y", help="owning: years to amortise over"
     )
     speed.add_argument(
-        "--no-calibration", action="store_true", help="ignore this machine's benchmark history"
+        "--no-calibration",
+        action="store_true",
+        help="ignore this machine's benchmark history and your stored measurements",
     )
     speed.add_argument("--json", action="store_true", help="machine-readable output")
     speed.set_defaults(handler=run_speed)
@@ -334,6 +336,9 @@ def run_speed(args: argparse.Namespace) -> int:
         )
         results = list(ranked.results)
         not_holding = list(ranked.not_holding)
+    from gpudesk.cli.measurements_cmd import calibrated_results
+
+    results = calibrated_results(args, results)
     document = speed_json(request, model, results, not_holding)
     if args.json:
         from gpudesk.cli.common import print_json

@@ -1,0 +1,522 @@
+"""Reading the benchmark results users already have into :class:`Measurement` rows.
+
+Formats, told apart by their content (not their file name):
+
+- **llama-bench** ``-o json`` (a JSON array of test objects), ``-o jsonl`` (one object a
+  line), ``-o csv`` (its header names the same fields) and ``-o md`` (the default
+  table: ``| model | size | params | backend | ngl | test | t/s |``, with whatever
+  device lines llama.cpp printed above it). One row per test: ``pp512`` is prefill of
+  512 tokens, ``tg128`` decode of 128 (``@ d4096``: after a 4,096-token context); a
+  ``pp+tg`` test mixes both and is refused.
+- **vLLM** ``vllm bench serve --save-result`` (JSON with ``output_throughput``,
+  ``total_input_tokens`` ...): one ``serve`` row, output tokens/s at the mean lengths;
+  ``vllm bench throughput --output-json`` (``tokens_per_second``, ``elapsed_time``): one
+  ``throughput`` row, prompt + output tokens/s as vLLM counts them.
+- **GPUDesk**'s own ``measurements export`` file (which ``speed --verify`` rows are in).
+
+What the file does not say (vLLM files name no GPU; a llama-bench table names no GPU
+unless llama.cpp's device lines were pasted with it) comes from the caller's hints;
+a row that still cannot be placed is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.user_measurements import EXPORT_FORMAT, Measurement
+
+MAX_IMPORT_BYTES = 16 * 1024 * 1024
+MAX_ROWS = 100_000
+
+
+class ImportFileError(PlanningInputError):
+    """A file that cannot be imported at all; ``reason`` says why."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+@dataclass(frozen=True)
+class ImportHints:
+    """What the user said about the files (``--gpu``, ``--model``, ...); None: ask the file.
+
+    ``resolve_gpu`` turns a name the file gives ("NVIDIA GeForce RTX 4090") into a
+    catalog id, or None when the catalog has no such GPU.
+    """
+
+    gpu_id: str | None = None
+    count: int | None = None
+    model: str | None = None
+    model_file: str | None = None
+    quant: str | None = None
+    backend: str | None = None
+    resolve_gpu: Callable[[str], str | None] = field(default=lambda name: None)
+
+
+@dataclass
+class ImportResult:
+    rows: list[Measurement]
+    refused: list[str]
+    source_format: str
+
+
+_LLAMA_QUANTS = {
+    "Q4_0": "q4_0",
+    "Q8_0": "q8_0",
+    "Q6_K": "q6_k",
+    "Q4_K - Medium": "q4_k_m",
+    "Q5_K - Medium": "q5_k_m",
+    "F16": "fp16",
+    "BF16": "bf16",
+    "all F32": "fp32",
+    "MXFP4 MoE": "mxfp4",
+}
+_BACKENDS = {"cuda": "cuda", "vulkan": "vulkan", "metal": "metal", "cpu": "cpu", "blas": "cpu"}
+_BACKENDS.update({"rocm": "rocm", "hip": "rocm", "sycl": "sycl", "cann": "cann"})
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_IMPORT_BYTES + 1)
+    except IsADirectoryError:
+        raise ImportFileError(path, "is a folder, not a file") from None
+    except OSError as exc:
+        raise ImportFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportFileError(path, f"is larger than {MAX_IMPORT_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ImportFileError(path, "is not UTF-8 text") from None
+
+
+def _json(text: str) -> Any:
+    def constant(name: str) -> None:
+        raise ValueError(f"{name} is not a number")
+
+    try:
+        return json.loads(text, parse_constant=constant)
+    except RecursionError:
+        raise ValueError("nests too deep") from None
+
+
+def parse_file(path: Path, hints: ImportHints) -> ImportResult:
+    """The measurements in one file.
+
+    Raises:
+        ImportFileError: unreadable, too large, not UTF-8, or no format this reads.
+    """
+    text = _read_text(path)
+    stripped = text.strip()
+    if not stripped:
+        raise ImportFileError(path, "is empty")
+    document: Any = None
+    all_lines = stripped.splitlines()
+    # llama.cpp prints device lines before -o json output (llama.cpp issue 15554)
+    first = next(
+        (i for i, line in enumerate(all_lines) if line.lstrip().startswith(("[", "{"))), None
+    )
+    if first is not None and not any(line.lstrip().startswith("|") for line in all_lines[:first]):
+        body = [line for line in all_lines[first:] if line.strip()]
+        try:
+            document = _json("\n".join(body))
+        except ValueError as exc:
+            if len(body) > 1 and all(line.lstrip().startswith("{") for line in body):
+                return _jsonl(path, body, hints)
+            raise ImportFileError(path, f"is not valid JSON ({exc})") from None
+    if isinstance(document, dict) and document.get("format") == EXPORT_FORMAT:
+        return _gpudesk_export(path, document)
+    if isinstance(document, dict) and "schema_version" in document and "results" in document:
+        raise ImportFileError(
+            path,
+            "is a GPUDesk bench result (copy GB/s and GEMM TFLOPS, not tokens/s); 'speed' "
+            "already calibrates with this machine's bench history (the app's Benchmark tab "
+            "imports such files)",
+        )
+    if isinstance(document, dict) and "output_throughput" in document:
+        return _vllm_serve(path, document, hints)
+    if isinstance(document, dict) and "tokens_per_second" in document:
+        return _vllm_throughput(path, document, hints)
+    if isinstance(document, dict) and "avg_ts" in document:  # one line of -o jsonl
+        return _llama_records(path, [document], hints, "llama-bench jsonl")
+    if (
+        isinstance(document, list)
+        and document
+        and all(isinstance(item, dict) and "avg_ts" in item for item in document)
+    ):
+        return _llama_records(path, document, hints, "llama-bench json")
+    lines = [line for line in all_lines if line.strip()]
+    header = lines[0] if lines else ""
+    if "avg_ts" in header and "," in header:
+        reader = csv.DictReader(io.StringIO(stripped))
+        try:
+            records = [dict(row) for row in reader]
+        except csv.Error as exc:
+            raise ImportFileError(path, f"is not valid CSV ({exc})") from None
+        if not records:
+            raise ImportFileError(path, "has a llama-bench CSV header but no tests")
+        return _llama_records(path, records, hints, "llama-bench csv")
+    if any(re.match(r"^\|\s*model\s*\|", line) for line in lines) and "t/s" in stripped:
+        return _llama_markdown(path, lines, hints)
+    raise ImportFileError(
+        path,
+        "is not a llama-bench result (json, jsonl, csv or markdown), a vLLM bench result "
+        "(serve --save-result, throughput --output-json) or a GPUDesk measurements export",
+    )
+
+
+# -- llama-bench -----------------------------------------------------------------------
+
+
+def _jsonl(path: Path, lines: Sequence[str], hints: ImportHints) -> ImportResult:
+    if len(lines) > MAX_ROWS:
+        raise ImportFileError(path, f"holds more than {MAX_ROWS:,} tests")
+    records = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = _json(line)
+        except ValueError as exc:
+            raise ImportFileError(path, f"line {number} is not JSON ({exc})") from None
+        if not isinstance(record, dict) or "avg_ts" not in record:
+            raise ImportFileError(path, f"line {number} is not a llama-bench test")
+        records.append(record)
+    return _llama_records(path, records, hints, "llama-bench jsonl")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _backend(text: str | None, hints: ImportHints) -> str | None:
+    if hints.backend:
+        return hints.backend
+    if not text:
+        return None
+    first = str(text).split(",")[0].strip().lower()
+    return _BACKENDS.get(first, first[:40] or None)
+
+
+def _quant_from_type(model_type: str) -> str | None:
+    for label, quant in _LLAMA_QUANTS.items():
+        if model_type.endswith(" " + label) or model_type == label:
+            return quant
+    return None
+
+
+def _place_gpu(
+    gpu_text: str | None, backend: str | None, hints: ImportHints
+) -> tuple[str, str | None, int] | str:
+    """(catalog id, name as the file says, count), or the reason it cannot be placed."""
+    names = [name.strip() for name in (gpu_text or "").split(",") if name.strip()]
+    count = hints.count or max(1, len(names))
+    if hints.gpu_id is not None:
+        return hints.gpu_id, names[0] if names else None, count
+    if not names:
+        if backend == "cpu":
+            return "cpu", None, 1
+        return "the file names no GPU; give --gpu"
+    resolved = hints.resolve_gpu(names[0])
+    if resolved is None:
+        return f"the file's GPU {names[0][:80]!r} is not in the catalog; give --gpu"
+    return resolved, names[0], count
+
+
+def _llama_records(
+    path: Path, records: Sequence[Mapping[str, Any]], hints: ImportHints, fmt: str
+) -> ImportResult:
+    if len(records) > MAX_ROWS:
+        raise ImportFileError(path, f"holds more than {MAX_ROWS:,} tests")
+    rows: list[Measurement] = []
+    refused: list[str] = []
+    for index, record in enumerate(records, 1):
+        where = f"test {index}"
+        n_prompt = _number(record.get("n_prompt")) or 0
+        n_gen = _number(record.get("n_gen")) or 0
+        depth = _number(record.get("n_depth")) or 0
+        rate = _number(record.get("avg_ts"))
+        if rate is None or not 0 < rate < 1e9:
+            refused.append(f"{where}: no avg_ts tokens/s")
+            continue
+        if n_prompt and n_gen:
+            refused.append(f"{where}: pp{n_prompt:.0f}+tg{n_gen:.0f} mixes prefill and decode")
+            continue
+        if not n_prompt and not n_gen:
+            refused.append(f"{where}: neither n_prompt nor n_gen")
+            continue
+        backend = _backend(record.get("backends"), hints)
+        placed = _place_gpu(str(record.get("gpu_info") or ""), backend, hints)
+        if isinstance(placed, str):
+            refused.append(f"{where}: {placed}")
+            continue
+        gpu_id, gpu_name, count = placed
+        model_type = str(record.get("model_type") or "")
+        filename = str(record.get("model_filename") or "")
+        base = Path(filename).name
+        base = base[: -len(".gguf")] if base.lower().endswith(".gguf") else base
+        model = hints.model or base or model_type or None
+        if not model:
+            refused.append(f"{where}: names no model; give --model")
+            continue
+        build = record.get("build_commit")
+        number = record.get("build_number")
+        version = f"{build} ({number})" if build and number else (str(build) if build else None)
+        rows.append(
+            _row(
+                where,
+                refused,
+                gpu_id=gpu_id,
+                gpu_name=gpu_name,
+                count=count,
+                engine="llama.cpp",
+                engine_version=version,
+                backend=backend,
+                model=model[:300],
+                model_file=hints.model_file or (filename[:1000] or None),
+                quant=hints.quant or _quant_from_type(model_type),
+                mode="prefill" if n_prompt else "decode",
+                seq_in=int(n_prompt) if n_prompt else (int(depth) or None),
+                seq_out=int(n_gen) or None,
+                tokens_per_s=rate,
+                measured_at=str(record.get("test_time") or "")[:40] or None,
+                source=str(path),
+                source_format=fmt,
+                note=f"n_gpu_layers {record.get('n_gpu_layers')}"
+                if record.get("n_gpu_layers") is not None
+                else None,
+            )
+        )
+    return ImportResult([row for row in rows if row is not None], refused, fmt)
+
+
+def _row(where: str, refused: list[str], **fields: Any) -> Any:
+    try:
+        return Measurement(**fields)
+    except ValueError as exc:
+        first = str(exc).splitlines()
+        refused.append(f"{where}: {first[1] if len(first) > 1 else exc}")
+        return None
+
+
+_TEST = re.compile(r"^(pp|tg)(\d+)(?:\s*@\s*d(\d+))?$")
+_MIXED = re.compile(r"^pp\d+\+tg\d+")
+_RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?:\s*±\s*[0-9.]+)?$")
+_DEVICE = re.compile(
+    r"(?:Device \d+: |ggml_vulkan: \d+ = |ggml_metal_init: found device: )([^,(]+?)\s*(?:[,(]|$)"
+)
+_BUILD = re.compile(r"^build: (\S+ \(\d+\))")
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> ImportResult:
+    devices = [m.group(1).strip() for line in lines for m in [_DEVICE.search(line)] if m]
+    version = next((m.group(1) for line in lines for m in [_BUILD.match(line)] if m), None)
+    rows: list[Measurement] = []
+    refused: list[str] = []
+    header: list[str] | None = None
+    number = 0
+    for line in lines:
+        if not line.lstrip().startswith("|"):
+            header = None if not line.strip() else header
+            continue
+        cells = _cells(line)
+        if cells and cells[0] == "model":
+            header = cells
+            continue
+        if header is None or all(set(cell) <= set("-: ") for cell in cells):
+            continue
+        number += 1
+        where = f"table row {number}"
+        if len(cells) != len(header):
+            refused.append(f"{where}: {len(cells)} cells under {len(header)} columns")
+            continue
+        row = dict(zip(header, cells, strict=True))
+        test = _TEST.match(row.get("test", "").replace(" ", ""))
+        rate = _RATE.match(row.get("t/s", "").replace(",", ""))
+        if test is None and _MIXED.match(row.get("test", "").replace(" ", "")):
+            refused.append(f"{where}: {row['test']} mixes prefill and decode")
+            continue
+        if test is None:
+            refused.append(f"{where}: test {row.get('test', '')[:40]!r} is not ppN or tgN")
+            continue
+        if rate is None:
+            refused.append(f"{where}: t/s {row.get('t/s', '')[:40]!r} is not a number")
+            continue
+        backend = _backend(row.get("backend"), hints)
+        placed = _place_gpu(", ".join(devices), backend, hints)
+        if isinstance(placed, str):
+            refused.append(f"{where}: {placed}")
+            continue
+        gpu_id, gpu_name, count = placed
+        kind, length, depth = test.group(1), int(test.group(2)), int(test.group(3) or 0)
+        model_type = row.get("model", "")
+        measurement = _row(
+            where,
+            refused,
+            gpu_id=gpu_id,
+            gpu_name=gpu_name,
+            count=count,
+            engine="llama.cpp",
+            engine_version=version,
+            backend=backend,
+            model=(hints.model or model_type or "unknown")[:300],
+            model_file=hints.model_file,
+            quant=hints.quant or _quant_from_type(model_type),
+            mode="prefill" if kind == "pp" else "decode",
+            seq_in=length if kind == "pp" else (depth or None),
+            seq_out=length if kind == "tg" else None,
+            tokens_per_s=float(rate.group(1)),
+            source=str(path),
+            source_format="llama-bench markdown",
+            note=f"ngl {row['ngl']}" if "ngl" in row else None,
+        )
+        if measurement is not None:
+            rows.append(measurement)
+    if not rows and not refused:
+        raise ImportFileError(path, "has a llama-bench table header but no test rows")
+    return ImportResult(rows, refused, "llama-bench markdown")
+
+
+# -- vLLM ------------------------------------------------------------------------------
+
+
+def _vllm_common(
+    path: Path, document: Mapping[str, Any], hints: ImportHints, fmt: str
+) -> tuple[str, int, str] | ImportResult:
+    if hints.gpu_id is None:
+        return ImportResult([], [f"{fmt}: vLLM's result names no GPU; give --gpu"], fmt)
+    model = hints.model or document.get("model_id") or document.get("model")
+    if not isinstance(model, str) or not model.strip():
+        return ImportResult([], [f"{fmt}: the result names no model; give --model"], fmt)
+    return hints.gpu_id, hints.count or 1, model.strip()[:300]
+
+
+def _vllm_serve(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
+    fmt = "vllm bench serve"
+    common = _vllm_common(path, document, hints, fmt)
+    if isinstance(common, ImportResult):
+        return common
+    gpu_id, count, model = common
+    refused: list[str] = []
+    rate = _number(document.get("output_throughput"))
+    completed = _number(document.get("completed")) or _number(document.get("num_prompts"))
+    if rate is None or rate <= 0:
+        return ImportResult([], [f"{fmt}: output_throughput is not a positive number"], fmt)
+    seq_in = seq_out = None
+    if completed:
+        total_in = _number(document.get("total_input_tokens"))
+        total_out = _number(document.get("total_output_tokens"))
+        seq_in = round(total_in / completed) if total_in else None
+        seq_out = round(total_out / completed) if total_out else None
+    concurrency = _number(document.get("max_concurrency"))
+    row = _row(
+        fmt,
+        refused,
+        gpu_id=gpu_id,
+        count=count,
+        engine="vllm",
+        engine_version=document.get("vllm_version")
+        if isinstance(document.get("vllm_version"), str)
+        else None,
+        backend=hints.backend,
+        model=model,
+        model_file=hints.model_file,
+        quant=hints.quant,
+        mode="serve",
+        seq_in=seq_in,
+        seq_out=seq_out,
+        concurrency=int(concurrency) if concurrency else None,
+        tokens_per_s=rate,
+        measured_at=str(document.get("date") or "")[:40] or None,
+        source=str(path),
+        source_format=fmt,
+        note=f"{completed:.0f} requests" if completed else None,
+    )
+    return ImportResult([row] if row is not None else [], refused, fmt)
+
+
+def _vllm_throughput(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
+    fmt = "vllm bench throughput"
+    common = _vllm_common(path, document, hints, fmt)
+    if isinstance(common, ImportResult):
+        return common
+    gpu_id, count, model = common
+    refused: list[str] = []
+    rate = _number(document.get("tokens_per_second"))
+    requests = _number(document.get("num_requests"))
+    if rate is None or rate <= 0:
+        return ImportResult([], [f"{fmt}: tokens_per_second is not a positive number"], fmt)
+    seq_in = seq_out = None
+    if requests:
+        total_in = _number(document.get("total_input_tokens"))
+        total_out = _number(document.get("total_output_tokens"))
+        seq_in = round(total_in / requests) if total_in else None
+        seq_out = round(total_out / requests) if total_out else None
+    row = _row(
+        fmt,
+        refused,
+        gpu_id=gpu_id,
+        count=count,
+        engine="vllm",
+        backend=hints.backend,
+        model=model,
+        model_file=hints.model_file,
+        quant=hints.quant,
+        mode="throughput",
+        seq_in=seq_in,
+        seq_out=seq_out,
+        tokens_per_s=rate,
+        source=str(path),
+        source_format=fmt,
+        note="prompt + output tokens per second, as vLLM's throughput benchmark counts"
+        + (f"; {requests:.0f} requests" if requests else ""),
+    )
+    return ImportResult([row] if row is not None else [], refused, fmt)
+
+
+# -- GPUDesk ---------------------------------------------------------------------------
+
+
+def _gpudesk_export(path: Path, document: Mapping[str, Any]) -> ImportResult:
+    version = document.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ImportFileError(path, f"version {version!r} is not a whole number from 1")
+    if version > 1:
+        raise ImportFileError(path, f"is version {version}, newer than this GPUDesk reads (1)")
+    items = document.get("measurements")
+    if not isinstance(items, list):
+        raise ImportFileError(path, "has no 'measurements' list")
+    if len(items) > MAX_ROWS:
+        raise ImportFileError(path, f"holds more than {MAX_ROWS:,} measurements")
+    rows: list[Measurement] = []
+    refused: list[str] = []
+    for index, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            refused.append(f"measurement {index}: not an object")
+            continue
+        row = _row(f"measurement {index}", refused, **{str(k): v for k, v in item.items()})
+        if row is not None:
+            rows.append(row)
+    return ImportResult(rows, refused, "gpudesk export")

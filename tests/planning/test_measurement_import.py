@@ -1,0 +1,233 @@
+"""Importing the benchmark results people post, and the SQLite store they go into.
+
+The files under measurement_files/ and where each came from:
+
+- llama-bench-geerlingguy-rtx4090-vulkan.md: llama-bench's markdown table as Jeff
+  Geerling posted it for an RTX 4090 on Vulkan (TinyLlama 1.1B Q4_K_M), with its
+  ``build:`` line, in https://github.com/geerlingguy/ai-benchmarks/issues/43
+  (comment of 2025-12-09); verbatim.
+- llama-bench-cann-ascend.json: llama-bench ``-o json`` for Qwen2.5 0.5B F16 on an
+  Ascend 910B3 (CANN backend), from https://github.com/ggml-org/llama.cpp/pull/12994
+  (2025-04-17); verbatim except that the stored excerpt ends inside ``samples_ts``, so
+  that array is left out (the importer reads ``avg_ts``).
+- llama-bench-cann-ascend.csv and .jsonl: the same published run written the way
+  llama-bench's ``-o csv`` (a header of field names, every value double-quoted) and
+  ``-o jsonl`` (one object a line) print a test; no verbatim post of those was found.
+- vllm-bench-serve-llama-3.1-8b.json: the figures of ``vllm bench serve`` for
+  Llama-3.1-8B-Instruct on ShareGPT posted in https://github.com/vllm-project/vllm/pull/18566
+  (2025-05-22, 1000 requests, 6582.87 output tok/s), in the key names that
+  ``--save-result`` writes; the post printed the summary, not the JSON.
+- vllm-bench-throughput.json: the ``vllm bench throughput --output-json`` example of
+  https://github.com/vllm-project/vllm/pull/29495 (2025-11-26); verbatim.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudesk.planning.measurement_import import ImportFileError, ImportHints, parse_file
+from gpudesk.planning.user_measurements import (
+    SCHEMA_VERSION,
+    Measurement,
+    MeasurementStore,
+    export_document,
+)
+
+FILES = Path(__file__).parent / "measurement_files"
+
+
+def _resolve(name: str) -> str | None:
+    return {"NVIDIA GeForce RTX 4090": "rtx-4090"}.get(name)
+
+
+def test_llama_bench_markdown_needs_the_gpu_and_refuses_mixed_tests() -> None:
+    path = FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md"
+    unplaced = parse_file(path, ImportHints())
+    assert unplaced.rows == []
+    assert "table row 1: the file names no GPU; give --gpu" in unplaced.refused
+    result = parse_file(path, ImportHints(gpu_id="rtx-4090"))
+    assert result.source_format == "llama-bench markdown"
+    assert [(r.mode, r.seq_in, r.seq_out, r.tokens_per_s) for r in result.rows] == [
+        ("prefill", 512, None, 10802.35),
+        ("prefill", 4096, None, 18709.17),
+        ("decode", None, 128, 762.37),
+    ]
+    first = result.rows[0]
+    assert (first.engine, first.backend, first.quant) == ("llama.cpp", "vulkan", "q4_k_m")
+    assert first.engine_version == "086a63e3a (7340)"
+    assert first.model == "llama 1B Q4_K - Medium"
+    assert result.refused == ["table row 4: pp4096+tg128 mixes prefill and decode"]
+
+
+def test_a_device_line_above_the_table_names_the_gpu(tmp_path: Path) -> None:
+    table = (FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md").read_text(encoding="utf-8")
+    path = tmp_path / "with-device.md"
+    path.write_text(
+        "ggml_cuda_init: found 1 CUDA devices:\n"
+        "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes\n" + table,
+        encoding="utf-8",
+    )
+    result = parse_file(path, ImportHints(resolve_gpu=_resolve))
+    assert {row.gpu_id for row in result.rows} == {"rtx-4090"}
+    assert result.rows[0].gpu_name == "NVIDIA GeForce RTX 4090"
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("llama-bench-cann-ascend.json", "llama-bench json"),
+        ("llama-bench-cann-ascend.jsonl", "llama-bench jsonl"),
+        ("llama-bench-cann-ascend.csv", "llama-bench csv"),
+    ],
+)
+def test_llama_bench_json_jsonl_and_csv_read_the_same_run(name: str, fmt: str) -> None:
+    path = FILES / name
+    unplaced = parse_file(path, ImportHints(resolve_gpu=_resolve))
+    assert unplaced.refused == [
+        "test 1: the file's GPU 'Ascend910B3' is not in the catalog; give --gpu"
+    ]
+    result = parse_file(path, ImportHints(gpu_id="cpu", resolve_gpu=_resolve))
+    assert result.source_format == fmt
+    (row,) = result.rows
+    assert (row.mode, row.seq_in, row.seq_out) == ("decode", None, 128)
+    assert row.tokens_per_s == pytest.approx(60.984063)
+    assert (row.backend, row.quant, row.engine_version) == ("cann", "fp16", "12b17501 (5145)")
+    assert row.model == "qwen2.5:0.5b-instruct-fp16"
+    assert row.measured_at == "2025-04-17T08:51:41Z"
+    assert row.gpu_name == "Ascend910B3"
+
+
+def test_vllm_serve_result_is_one_serve_row_at_the_mean_lengths() -> None:
+    path = FILES / "vllm-bench-serve-llama-3.1-8b.json"
+    assert parse_file(path, ImportHints()).refused == [
+        "vllm bench serve: vLLM's result names no GPU; give --gpu"
+    ]
+    (row,) = parse_file(path, ImportHints(gpu_id="h100-sxm5")).rows
+    assert (row.engine, row.mode, row.model) == (
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+    )
+    assert row.tokens_per_s == 6582.87
+    assert (row.seq_in, row.seq_out) == (230, 203)  # 229,711 and 203,068 tokens / 1000
+
+
+def test_vllm_throughput_result_needs_a_model() -> None:
+    path = FILES / "vllm-bench-throughput.json"
+    assert parse_file(path, ImportHints(gpu_id="a100-80gb-sxm4")).refused == [
+        "vllm bench throughput: the result names no model; give --model"
+    ]
+    (row,) = parse_file(path, ImportHints(gpu_id="a100-80gb-sxm4", model="llama-3.1-8b")).rows
+    assert (row.mode, row.tokens_per_s, row.seq_in, row.seq_out) == ("throughput", 1244.81, 5, 2)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"", "is empty"),
+        (b"\xff\xfe\x00", "is not UTF-8"),
+        (b"hello world\n", "is not a llama-bench result"),
+        (b'{"schema_version": 1, "results": []}', "is a GPUDesk bench result"),
+        (b'{"format": "gpudesk-measurements", "version": 9}', "newer than this GPUDesk"),
+        (b'{"avg_ts": 1}\nnot json\n', "is not valid JSON"),
+        (b'{"avg_ts": 1}\n{"nope": 2}\n', "line 2 is not a llama-bench test"),
+    ],
+)
+def test_files_that_are_not_results_are_refused(tmp_path: Path, content: bytes, words: str) -> None:
+    path = tmp_path / "x.txt"
+    path.write_bytes(content)
+    with pytest.raises(ImportFileError) as caught:
+        parse_file(path, ImportHints(gpu_id="rtx-4090"))
+    assert words in caught.value.reason
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(max_size=400), gpu=st.sampled_from([None, "rtx-4090"]))
+def test_any_text_is_imported_or_refused_cleanly(text: str, gpu: str | None) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "f"
+        path.write_text(text, encoding="utf-8")
+        try:
+            result = parse_file(path, ImportHints(gpu_id=gpu))
+        except ImportFileError:
+            return
+        for row in result.rows:
+            assert row.tokens_per_s > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    record=st.dictionaries(
+        st.sampled_from(["avg_ts", "n_prompt", "n_gen", "gpu_info", "backends", "model_type",
+                         "model_filename", "test_time", "build_commit", "n_depth"]),
+        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=30)),
+    )
+)  # fmt: skip
+def test_hostile_llama_bench_records_are_stored_or_refused(record: dict[str, object]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.json"
+        path.write_text(json.dumps([{"avg_ts": 1.0, **record}]), encoding="utf-8")
+        try:
+            result = parse_file(path, ImportHints(gpu_id="rtx-4090"))
+        except ImportFileError:
+            return
+        assert len(result.rows) + len(result.refused) == 1
+
+
+def test_store_ignores_duplicates_and_keeps_a_schema_version(tmp_path: Path) -> None:
+    store = MeasurementStore(tmp_path / "m.sqlite")
+    assert store.rows() == []
+    rows = parse_file(
+        FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md", ImportHints(gpu_id="rtx-4090")
+    ).rows
+    assert store.add(rows) == (3, 0)
+    assert store.add(rows) == (0, 3)
+    stored = store.rows()
+    assert [row.measurement for row in stored] == rows
+    import sqlite3
+
+    with sqlite3.connect(store.path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert store.remove([stored[0].id, 999]) == 1
+    assert len(store.rows()) == 2
+
+
+def test_export_reimports_as_the_same_rows(tmp_path: Path) -> None:
+    store = MeasurementStore(tmp_path / "m.sqlite")
+    row = Measurement(
+        gpu_id="cpu",
+        engine="llama.cpp",
+        backend="cpu",
+        model="tiny",
+        mode="decode",
+        seq_out=16,
+        tokens_per_s=123.4,
+        estimate_tokens_per_s=100.0,
+        source="speed --verify",
+        source_format="gpudesk verify",
+    )
+    store.add([row])
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export_document(store.rows())), encoding="utf-8")
+    result = parse_file(path, ImportHints())
+    assert result.rows == [row]
+    other = MeasurementStore(tmp_path / "other.sqlite")
+    assert other.add(result.rows) == (1, 0)
+
+
+def test_a_database_that_is_not_sqlite_is_a_store_error(tmp_path: Path) -> None:
+    from gpudesk.planning.user_measurements import StoreError
+
+    path = tmp_path / "m.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="not a GPUDesk measurement database"):
+        MeasurementStore(path).rows()
