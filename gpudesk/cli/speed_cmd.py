@@ -159,6 +159,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="ignore this machine's benchmark history and your stored measurements",
     )
+    from gpudesk.cli.plan_cmds import add_apple_wired_limit
+
+    add_apple_wired_limit(speed)
     speed.add_argument("--json", action="store_true", help="machine-readable output")
     speed.set_defaults(handler=run_speed)
 
@@ -306,8 +309,17 @@ def run_speed(args: argparse.Namespace) -> int:
     from gpudesk.cli.model_file_args import speed_file_defaults
 
     args.model_file = speed_file_defaults(args)
+    from gpudesk.cli.plan_cmds import apple_wired_limit
+    from gpudesk.planning.errors import PlanningInputError
+    from gpudesk.planning.speed.holding import memory_estimate
+
+    wired = apple_wired_limit(args)
     request = _request(args)
     costs, model = _model_costs(args)
+    try:  # what ``fit`` would refuse, refused here in the same words
+        memory_estimate(costs, request)
+    except PlanningInputError as exc:
+        raise _usage(f"the workload: {exc}") from exc
     catalog = load_catalog_for(args)
     settings = CostSettings(cloud_hourly_usd=args.cloud_hourly, years=args.years)
     calibrated = calibrations(args, catalog.entries)
@@ -321,7 +333,12 @@ def run_speed(args: argparse.Namespace) -> int:
                 raise _usage(f"--gpu: {exc}") from exc
         try:
             results = estimates_for_entries(
-                entries, costs, request, settings=settings, calibrated=calibrated
+                entries,
+                costs,
+                request,
+                settings=settings,
+                calibrated=calibrated,
+                apple_wired_limit_mb=wired,
             )
         except NotRunnable as exc:
             raise _usage(f"--gpu/--count: {exc}") from exc
@@ -333,6 +350,7 @@ def run_speed(args: argparse.Namespace) -> int:
             max_count=args.count or 8,
             settings=settings,
             calibrated=calibrated,
+            apple_wired_limit_mb=wired,
         )
         results = list(ranked.results)
         not_holding = list(ranked.not_holding)

@@ -323,7 +323,7 @@ class MemoryEstimate(BaseModel):
         """The GPU count the figures are already per-GPU for, when the user gave one."""
         return self.spec.gpus if self.spec.gpus > 1 else None
 
-    def per_gpu_gb(self, count: int) -> float:
+    def per_gpu_gb(self, count: int, *, kv_cache: bool = True) -> float:
         """Memory each of ``count`` GPUs needs.
 
         When the spec names its GPUs, the parts already are per-GPU and only that count
@@ -331,20 +331,21 @@ class MemoryEstimate(BaseModel):
         parallelism: weights, gradients, optimizer states and activations divide by
         ``count``; the KV cache divides by at most the KV heads (an MLA latent is not
         split by heads, so every GPU holds all of it); the CUDA context exists on
-        every GPU, so the fixed overhead does not divide.
+        every GPU, so the fixed overhead does not divide. ``kv_cache=False``: everything
+        but the KV cache (what a serving engine's KV pool is sized beside).
         """
         if count < 1:
             raise ValueError("count must be at least 1")
+        kv = self.part(PartKey.KV_CACHE).gb
+        fragmentation = self.part(PartKey.OVERHEAD).gb - self.fixed_overhead_gb
+        share = fragmentation / self.tensors_gb if self.tensors_gb else 0.0
         if self.fixed_gpus is not None or count == 1:
-            return self.total_gb
+            return self.total_gb - (0.0 if kv_cache else kv * (1 + share))
         kv_split = count
         shape = self.model.shape
         if shape is not None:
             kv_split = 1 if shape.is_mla else min(count, shape.kv_heads)
-        kv = self.part(PartKey.KV_CACHE).gb
-        tensors = (self.tensors_gb - kv) / count + kv / kv_split
-        fragmentation = self.part(PartKey.OVERHEAD).gb - self.fixed_overhead_gb
-        share = fragmentation / self.tensors_gb if self.tensors_gb else 0.0
+        tensors = (self.tensors_gb - kv) / count + (kv / kv_split if kv_cache else 0.0)
         return tensors * (1 + share) + self.fixed_overhead_gb
 
     @property

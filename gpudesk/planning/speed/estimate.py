@@ -230,6 +230,7 @@ def model_costs(shape: ModelShape, quant: QuantFormat, kv_quant: KvFormat) -> Mo
         input_embedding_bytes=weights.input_embedding_bytes,
         experts=shape.experts,
         active_experts=shape.active_experts,
+        shape=shape,
     )
 
 
@@ -360,11 +361,16 @@ def estimate_speed(
     eff: Efficiency,
     spread: Spread,
     eff_basis: str,
+    *,
+    kv_pool: float | None = None,
 ) -> SpeedEstimate:
     """The estimate for one GPU type at ``request.count`` GPUs.
 
     ``eff`` and ``eff_basis`` come from the fit for this engine and GPU generation (for
     training ``eff.compute`` is the utilisation), ``spread`` from its residuals.
+    ``kv_pool``: serving's KV pool in bytes, all GPUs together, when the caller has
+    sized it from the memory model (:func:`gpudesk.planning.speed.holding.kv_pool_bytes`);
+    None: :func:`kv_pool_bytes` here.
 
     Raises:
         NotRunnable: serving with no room for one sequence's KV cache.
@@ -419,7 +425,9 @@ def estimate_speed(
             calibrated=calibrated,
         )
     if request.mode is Mode.SERVE:
-        return _serve(rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated)
+        return _serve(
+            rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated, kv_pool
+        )
     return _train(rates, costs, request, eff, spread, eff_basis, precision, common, calibrated)
 
 
@@ -489,10 +497,11 @@ def _serve(
     gpus: Gpus,
     common: dict[str, object],
     calibrated: str | None,
+    kv_pool: float | None = None,
 ) -> SpeedEstimate:
     assert request.seq_in is not None and request.seq_out is not None
     seq_in, seq_out = request.seq_in, request.seq_out
-    pool = kv_pool_bytes(rates, costs, request.count)
+    pool = kv_pool if kv_pool is not None else kv_pool_bytes(rates, costs, request.count)
     fitting = max_sequences(pool, costs, seq_in=seq_in, seq_out=seq_out) if pool > 0 else 0
     if fitting < 1:
         raise NotRunnable(

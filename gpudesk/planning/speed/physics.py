@@ -22,6 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# At run time: pydantic models holding ModelCosts (SpeedWorkload) resolve its fields.
+from gpudesk.planning.architecture import ModelShape
+
 #: Pope et al., 'Efficiently Scaling Transformer Inference', 2022 (arXiv:2211.05102):
 #: decode reads every weight once per step; attention reads the whole KV cache.
 DECODE_SOURCE = (
@@ -64,6 +67,8 @@ class ModelCosts:
     #: mixture of experts: experts per layer and active per token (None: dense)
     experts: int | None = None
     active_experts: int | None = None
+    #: the shape the costs came from: ``fit``'s memory model checks what holds it
+    shape: ModelShape | None = None
 
     def kv_bytes(self, context: float) -> float:
         """KV cache bytes of one sequence holding ``context`` tokens (sliding layers capped)."""

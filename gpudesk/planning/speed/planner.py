@@ -21,7 +21,7 @@ from gpudesk.planning.cost import (
     DEFAULT_UTILISATION,
     DEFAULT_YEARS,
 )
-from gpudesk.planning.memory import FRAGMENTATION_FRACTION, OVERHEAD_FIXED_GB
+from gpudesk.planning.memory import MemoryEstimate
 from gpudesk.planning.speed.data import Workload
 from gpudesk.planning.speed.estimate import (
     Mode,
@@ -29,12 +29,12 @@ from gpudesk.planning.speed.estimate import (
     SpeedEstimate,
     SpeedRequest,
     Spread,
-    TrainMethod,
     compute_precision,
     estimate_speed,
 )
 from gpudesk.planning.speed.fitting import FittedParams, fitted_params
 from gpudesk.planning.speed.hardware import DeviceRates, Precision, calibrated_rates, rates_for
+from gpudesk.planning.speed.holding import holds_at, kv_pool_bytes, memory_estimate, need_words
 from gpudesk.planning.speed.physics import Efficiency, ModelCosts
 
 if TYPE_CHECKING:
@@ -43,10 +43,6 @@ if TYPE_CHECKING:
 #: Range widening for an engine with no published measurement in the data: its figures
 #: borrow other engines' fit (transformers' Python loop is slower than vLLM's kernels).
 UNMEASURED_ENGINE_LOW = 0.4
-#: Bytes per parameter held while training, before activations (Transformer Math 101:
-#: mixed-precision AdamW 16 bytes; frozen 16-bit base 2 bytes, NF4 ~0.52 bytes, plus
-#: fp32 adapters and their optimizer, which are small).
-TRAIN_BYTES_PER_PARAM = {TrainMethod.FULL: 16.0, TrainMethod.LORA: 2.0, TrainMethod.QLORA: 0.52}
 DEFAULT_COUNTS = (1, 2, 4, 8)
 
 
@@ -71,6 +67,8 @@ def estimate_for(
     costs: ModelCosts,
     request: SpeedRequest,
     fitted: FittedParams | None = None,
+    *,
+    kv_pool: float | None = None,
 ) -> SpeedEstimate:
     """One GPU type's estimate with the fitted efficiency for its engine and generation.
 
@@ -101,33 +99,47 @@ def estimate_for(
     basis = f"{words}; {spread.basis}"
     if rates.calibrated_at is not None:
         basis += f"; calibrated with your benchmark of {rates.calibrated_at:%Y-%m-%d}"
-    return estimate_speed(rates, costs, request, eff, spread, basis)
+    return estimate_speed(rates, costs, request, eff, spread, basis, kv_pool=kv_pool)
 
 
 # -- memory: does the workload fit ------------------------------------------------------
 
 
 def memory_needed_gb(costs: ModelCosts, request: SpeedRequest) -> float:
-    """GB all GPUs together need: weights (or training state) + KV cache or activations.
-
-    Inference: the weights, the KV cache of ``batch`` sequences at ``seq_in + seq_out``
-    (serving: one sequence, more only raise throughput), and the fixed workspace per GPU.
-    Training: :data:`TRAIN_BYTES_PER_PARAM`; activations depend on micro-batch and
-    checkpointing and are left to ``gpudesk fit``.
-    """
-    request = request.resolved()
-    assert request.seq_in is not None and request.seq_out is not None
-    overhead = request.count * OVERHEAD_FIXED_GB
-    if request.mode is Mode.TRAIN:
-        state = costs.params_total * TRAIN_BYTES_PER_PARAM[request.train_method]
-        return state * (1 + FRAGMENTATION_FRACTION) / 1e9 + overhead
-    sequences = 1 if request.mode is Mode.SERVE else request.batch
-    kv = sequences * costs.kv_bytes(request.seq_in + request.seq_out)
-    return (costs.in_memory_bytes + kv) * (1 + FRAGMENTATION_FRACTION) / 1e9 + overhead
+    """GB each of ``request.count`` GPUs needs: ``fit``'s memory model for this request
+    (:mod:`gpudesk.planning.speed.holding`); 0 when the costs carry no shape."""
+    estimate = memory_estimate(costs, request)
+    if estimate is None:
+        return 0.0
+    return estimate.per_gpu_gb(request.resolved().count)
 
 
-def holds(rates: DeviceRates, costs: ModelCosts, request: SpeedRequest) -> bool:
-    return memory_needed_gb(costs, request) <= rates.memory_gb * request.count
+def holds(
+    entry: CatalogEntry,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    *,
+    apple_wired_limit_mb: int | None = None,
+) -> bool:
+    """Whether ``request.count`` of ``entry`` hold the workload: ``fit``'s own test."""
+    estimate = memory_estimate(costs, request)
+    return holds_at(entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb)
+
+
+def _serve_pool(
+    entry: CatalogEntry,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    estimate: MemoryEstimate | None,
+    apple_wired_limit_mb: int | None,
+) -> float | None:
+    """Serving's KV pool from the memory model; at least one sequence when it holds."""
+    if request.mode is not Mode.SERVE or estimate is None:
+        return None
+    pool = kv_pool_bytes(entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb)
+    resolved = request.resolved()
+    assert resolved.seq_in is not None and resolved.seq_out is not None
+    return max(pool, costs.kv_bytes(resolved.seq_in + resolved.seq_out))
 
 
 # -- cost -------------------------------------------------------------------------------
@@ -295,36 +307,45 @@ def rank_catalog(
     settings: CostSettings | None = None,
     calibrated: dict[str, DeviceRates] | None = None,
     fitted: FittedParams | None = None,
+    apple_wired_limit_mb: int | None = None,
 ) -> RankedEstimates:
     """Each catalog GPU on the fewest of 1, 2, 4, 8 (up to ``max_count``) cards that hold
-    the workload, estimated and priced; sorted by tokens/s, fastest first.
+    the workload (``fit``'s test), estimated and priced; sorted by tokens/s, fastest first.
 
-    Training runs on ``max_count`` cards when they hold it: its throughput grows with
-    the GPUs, so fewer cards would only rank slower sets above faster ones.
+    Serving tries every count that holds and keeps the one with the most tokens/s per
+    GPU: one card that barely holds the weights leaves no KV pool, two serve many
+    sequences. Training runs on ``max_count`` cards when they hold it: its throughput
+    grows with the GPUs, so fewer cards would only rank slower sets above faster ones.
     """
     settings = settings or CostSettings()
     counts = [count for count in DEFAULT_COUNTS if count <= max_count] or [max_count]
     if request.mode is Mode.TRAIN:
         counts = [max_count]
+    estimate = memory_estimate(costs, request)
     results: list[SpeedEstimate] = []
     missing: list[str] = []
     for entry in entries:
         rates = (calibrated or {}).get(entry.id) or rates_for(entry)
-        chosen = None
+        best: SpeedEstimate | None = None
         for count in counts:
+            if not holds_at(entry, estimate, count, apple_wired_limit_mb=apple_wired_limit_mb):
+                continue
             candidate = request.model_copy(update={"count": count})
-            if holds(rates, costs, candidate):
-                chosen = candidate
+            pool = _serve_pool(entry, costs, candidate, estimate, apple_wired_limit_mb)
+            try:
+                found = estimate_for(rates, costs, candidate, fitted, kv_pool=pool)
+            except NotRunnable:
+                continue
+            if best is None or (
+                found.tokens_per_s / found.count > best.tokens_per_s / best.count * 1.0001
+            ):
+                best = found
+            if request.mode is not Mode.SERVE:
                 break
-        if chosen is None:
+        if best is None:
             missing.append(entry.id)
             continue
-        try:
-            estimate = estimate_for(rates, costs, chosen, fitted)
-        except NotRunnable:
-            missing.append(entry.id)
-            continue
-        results.append(with_costs(estimate, entry, settings))
+        results.append(with_costs(best, entry, settings))
     results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
     return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
 
@@ -337,23 +358,27 @@ def estimates_for_entries(
     settings: CostSettings | None = None,
     calibrated: dict[str, DeviceRates] | None = None,
     fitted: FittedParams | None = None,
+    apple_wired_limit_mb: int | None = None,
 ) -> list[SpeedEstimate]:
     """The named GPUs at ``request.count`` each, in the order given.
 
     Raises:
-        NotRunnable: a GPU set has no room for the workload.
+        NotRunnable: a GPU set does not hold the workload (``fit``'s test).
     """
     settings = settings or CostSettings()
+    estimate = memory_estimate(costs, request)
     out = []
     for entry in entries:
         rates = (calibrated or {}).get(entry.id) or rates_for(entry)
-        if not holds(rates, costs, request):
-            raise NotRunnable(
-                f"{entry.name} × {request.count}: the workload needs "
-                f"{memory_needed_gb(costs, request):,.1f} GB, the GPUs have "
-                f"{rates.memory_gb * request.count:,.0f} GB"
+        if not holds_at(entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb):
+            assert estimate is not None
+            words = need_words(
+                entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb
             )
-        out.append(with_costs(estimate_for(rates, costs, request, fitted), entry, settings))
+            raise NotRunnable(f"{entry.name} × {request.count}: {words}")
+        pool = _serve_pool(entry, costs, request, estimate, apple_wired_limit_mb)
+        found = estimate_for(rates, costs, request, fitted, kv_pool=pool)
+        out.append(with_costs(found, entry, settings))
     return out
 
 
