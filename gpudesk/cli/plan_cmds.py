@@ -17,6 +17,7 @@ from gpudesk.cli.common import (
     load_catalog_for,
     path_argument,
 )
+from gpudesk.cli.emit_args import add_emit_arguments
 from gpudesk.cli.model_file_args import add_model_file_arguments
 from gpudesk.cli.textwidth import terminal_table
 
@@ -201,6 +202,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     add_apple_wired_limit(fit)
     fit.add_argument("--json", action="store_true", help="machine-readable output")
+    add_emit_arguments(fit, with_gpu=True)
     fit.set_defaults(handler=run_fit)
 
     cost = subparsers.add_parser(
@@ -320,9 +322,9 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.json:
         from gpudesk.cli.common import print_json
 
-        print_json(add_file_and_emit(fit_json(report), args, model_file, report))
+        print_json(add_file_and_emit(fit_json(report), args, model_file, report, catalog))
     else:
-        print(fit_text(report) + file_and_emit_text(args, model_file, report))
+        print(fit_text(report) + file_and_emit_text(args, model_file, report, catalog))
     return EXIT_OK
 
 

@@ -1,0 +1,244 @@
+"""``--emit vllm|sglang|llama.cpp|ollama`` for ``fit`` and ``speed``: a launch command
+sized to the chosen GPUs, vLLM's KV pool as vLLM would log it, and the command that
+checks it (:mod:`gpudesk.planning.engine_launch`)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from gpudesk.cli.common import EXIT_USAGE, CliError
+
+ENGINES = ("vllm", "sglang", "llama.cpp", "ollama")
+
+
+def add_emit_arguments(parser: argparse.ArgumentParser, *, with_gpu: bool) -> None:
+    group = parser.add_argument_group("engine settings")
+    group.add_argument(
+        "--emit",
+        choices=ENGINES,
+        help="print a launch command sized to the GPU (--gpu) and, for vLLM, the KV pool it "
+        "will log",
+    )
+    if with_gpu:
+        group.add_argument(
+            "--gpu", metavar="NAME", help="with --emit: the catalog GPU to size the command for"
+        )
+    group.add_argument(
+        "--gpu-memory-utilization",
+        dest="emit_utilisation",
+        type=float,
+        metavar="U",
+        help="with --emit: vLLM's share of GPU memory / SGLang's --mem-fraction-static "
+        "(default 0.9)",
+    )
+
+
+def _model_ref(model: Any, model_file: Any, args: argparse.Namespace, engine: str) -> str:
+    if model_file is not None:
+        return str(model_file.path)
+    if getattr(args, "config", None) is not None:
+        return str(args.config)
+    for source in getattr(model, "sources", ()) or ():
+        found = re.match(r"https://huggingface\.co/([^/\s]+/[^/\s]+)", source)
+        if found:
+            ref = found.group(1)
+            return f"{ref.split('/')[-1]}.gguf" if engine in ("llama.cpp", "ollama") else ref
+    return "MODEL"
+
+
+def _utilisation(args: argparse.Namespace) -> float:
+    value = getattr(args, "emit_utilisation", None)
+    if value is None:
+        return 0.9
+    if not 0.05 <= value <= 1.0:
+        raise CliError("--gpu-memory-utilization must be from 0.05 to 1", EXIT_USAGE)
+    return float(value)
+
+
+def emit_for(
+    *,
+    engine: str,
+    shape: Any,
+    model: Any,
+    model_file: Any,
+    args: argparse.Namespace,
+    entry: Any,
+    tensor_parallel: int,
+    weights_bytes: float,
+    dtype: str,
+    quant: str | None,
+    kv_dtype: str | None,
+    kv_dtype_bytes: float,
+    context: int | None,
+    max_num_seqs: int | None,
+) -> dict[str, Any]:
+    """The ``emit`` document: command, KV pool (vLLM), the check, and the working."""
+    from gpudesk.planning.engine_launch import (
+        COMMANDS,
+        SOURCES,
+        LaunchPlan,
+        verify_command,
+        vllm_kv_pool,
+    )
+    from gpudesk.planning.usable import usable_memory
+
+    utilisation = _utilisation(args)
+    usable = usable_memory(entry, "vllm")
+    length = context or shape.context
+    notes: list[str] = []
+    pool = None
+    if engine in ("vllm", "sglang"):
+        pool = vllm_kv_pool(
+            shape,
+            weights_bytes,
+            nvidia_smi_total_bytes=usable.runtime_total_bytes,
+            tensor_parallel=tensor_parallel,
+            utilisation=utilisation,
+            max_model_len=length,
+            kv_dtype_bytes=kv_dtype_bytes,
+            gpu_name=entry.name,
+        )
+        if pool.tokens == 0:
+            raise CliError(
+                f"--emit {engine}: {tensor_parallel}× {entry.id} leaves no room for a KV cache "
+                f"({pool.working()}); use more GPUs or a smaller format",
+                EXIT_USAGE,
+            )
+        if pool.tokens < length:
+            fitted = max(VLLM_MIN_LEN, pool.tokens // 1024 * 1024 or pool.tokens)
+            notes.append(
+                f"the model's {length:,}-token context does not fit the {pool.tokens:,}-token "
+                f"pool: vLLM would refuse to start, so --max-model-len is {fitted:,}"
+            )
+            length = fitted
+            pool = vllm_kv_pool(
+                shape,
+                weights_bytes,
+                nvidia_smi_total_bytes=usable.runtime_total_bytes,
+                tensor_parallel=tensor_parallel,
+                utilisation=utilisation,
+                max_model_len=length,
+                kv_dtype_bytes=kv_dtype_bytes,
+                gpu_name=entry.name,
+            )
+    plan = LaunchPlan(
+        engine=engine,
+        model_ref=_model_ref(model, model_file, args, engine),
+        tensor_parallel=tensor_parallel,
+        context=length,
+        dtype=dtype,
+        quant=quant,
+        kv_dtype=kv_dtype,
+        max_num_seqs=max_num_seqs,
+        utilisation=utilisation,
+        gpu_layers=shape.layers + 1,
+        layers=shape.layers,
+    )
+    document: dict[str, Any] = {
+        "engine": engine,
+        "gpu_id": entry.id,
+        "tensor_parallel": tensor_parallel,
+        "command": COMMANDS[engine](plan),
+        "check": verify_command(plan),
+        "notes": notes,
+    }
+    if pool is not None:
+        document["kv_pool"] = {
+            "gpu_kv_cache_tokens": pool.tokens,
+            "max_model_len": pool.max_model_len,
+            "max_concurrency": round(pool.max_concurrency, 2),
+            "available_kv_cache_gib": round(pool.kv_bytes / 2**30, 2),
+            "total_gib": round(pool.total_bytes / 2**30, 2),
+            "weights_gib": round(pool.weights_bytes / 2**30, 2),
+            "peak_activation_gib": round(pool.activation_bytes / 2**30, 2),
+            "non_torch_gib": round(pool.non_torch_bytes / 2**30, 2),
+            "bytes_per_token": pool.bytes_per_token,
+            "log_lines": pool.log_lines(),
+            "working": pool.working(),
+            "sources": list(SOURCES),
+        }
+    return document
+
+
+VLLM_MIN_LEN = 256
+
+
+def emit_text(document: dict[str, Any]) -> str:
+    import textwrap
+
+    lines = [
+        "",
+        f"Launch ({document['engine']}, {document['tensor_parallel']}× {document['gpu_id']}):",
+    ]
+    lines.append("  " + document["command"].replace("\n", "\n  "))
+    pool = document.get("kv_pool")
+    if pool is not None:
+        lines.append("")
+        lines.append("KV pool as vLLM will log it (predicted, per GPU):")
+        lines.extend(f"  {line}" for line in pool["log_lines"])
+        lines.append(
+            textwrap.fill(pool["working"], 100, initial_indent="  ", subsequent_indent="  ")
+        )
+    for note in document["notes"]:
+        lines.append(
+            textwrap.fill(f"Note: {note}", 100, initial_indent="  ", subsequent_indent="  ")
+        )
+    lines.append("")
+    lines.append(textwrap.fill(f"Check it: {document['check']}", 100, subsequent_indent="  "))
+    return "\n".join(lines)
+
+
+# -- fit ----------------------------------------------------------------------------------
+
+
+def fit_emit(
+    args: argparse.Namespace, report: Any, model_file: Any, catalog: Any
+) -> dict[str, Any] | None:
+    """``fit --emit``: sized from the fit report's smallest count of ``--gpu`` that holds."""
+    if getattr(args, "emit", None) is None:
+        return None
+    from gpudesk.catalog.query import NameLookupError, find_entry
+    from gpudesk.planning.memory import PartKey
+
+    if args.gpu is None:
+        raise CliError("--emit needs --gpu NAME: the GPU to size the command for", EXIT_USAGE)
+    try:
+        entry = find_entry(catalog.entries, args.gpu)
+    except NameLookupError as exc:
+        raise CliError(f"--gpu: {exc}", EXIT_USAGE) from exc
+    estimate = report.estimate
+    shape = estimate.model.shape
+    if shape is None or estimate.spec.workload.value != "inference":
+        raise CliError("--emit needs an inference workload of a transformer", EXIT_USAGE)
+    counts = sorted(r.count for r in report.fits if r.gpu_id == entry.id)
+    if estimate.spec.tensor_parallel > 1:
+        tp = estimate.spec.tensor_parallel
+    elif counts:
+        tp = counts[0]
+    else:
+        raise CliError(
+            f"--emit: {entry.id} does not hold this workload on up to {report.counts[-1]} GPUs",
+            EXIT_USAGE,
+        )
+    weights = estimate.part(PartKey.WEIGHTS)
+    weights_bytes = (weights.gb + weights.host_gb) * 1e9 * estimate.spec.tensor_parallel
+    spec = estimate.spec
+    quant = spec.quant.value if spec.quant is not None else None
+    return emit_for(
+        engine=args.emit,
+        shape=shape,
+        model=estimate.model,
+        model_file=model_file,
+        args=args,
+        entry=entry,
+        tensor_parallel=tp,
+        weights_bytes=weights_bytes,
+        dtype=spec.dtype.value,
+        quant=quant,
+        kv_dtype=spec.kv_dtype.value if spec.kv_dtype is not None else None,
+        kv_dtype_bytes=spec.kv_dtype.bytes if spec.kv_dtype is not None else 2.0,
+        context=args.seq,
+        max_num_seqs=spec.concurrency,
+    )

@@ -1,0 +1,77 @@
+"""``fit --emit ENGINE``: a launch command sized to the GPU and vLLM's KV pool in tokens."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from gpudesk.cli import main
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_fit_emit_vllm_prints_the_command_and_the_kv_pool(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm5", "--emit", "vllm"
+    )
+    assert code == 0
+    assert (
+        "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 1 "
+        "--gpu-memory-utilization 0.9 --max-model-len 131072 --dtype bfloat16" in out
+    )
+    tokens = re.search(r"GPU KV cache size: ([0-9,]+) tokens", out)
+    assert tokens is not None
+    value = int(tokens.group(1).replace(",", ""))
+    # 79.23 GiB x 0.9 - 14.96 GiB weights - activations - non-torch, 128 KiB per token
+    assert 400_000 < value < 470_000
+    concurrency = re.search(r"Maximum concurrency for 131,072 tokens per request: ([0-9.]+)x", out)
+    assert concurrency is not None
+    assert float(concurrency.group(1)) == pytest.approx(value / 131072, abs=0.01)
+
+
+def test_fit_emit_json_and_a_context_that_does_not_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--emit", "vllm",
+        "--engine", "vllm", "--json",
+    )  # fmt: skip
+    assert code == 0
+    emit = json.loads(out)["emit"]
+    pool = emit["kv_pool"]
+    assert pool["max_model_len"] <= pool["gpu_kv_cache_tokens"]
+    assert pool["max_model_len"] < 131072
+    assert "does not fit" in emit["notes"][0]
+    assert f"--max-model-len {pool['max_model_len']}" in emit["command"]
+
+
+@pytest.mark.parametrize(
+    ("engine", "words"),
+    [
+        ("sglang", "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp 1"),
+        ("llama.cpp", "llama-server -m Llama-3.1-8B.gguf -c 131072 -ngl 33"),
+        ("ollama", "PARAMETER num_ctx 131072"),
+    ],
+)
+def test_fit_emit_other_engines(
+    capsys: pytest.CaptureFixture[str], engine: str, words: str
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm5", "--emit", engine
+    )
+    assert code == 0
+    assert words in out
+
+
+def test_emit_needs_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "fit", "--model", "llama-3.1-8b", "--emit", "vllm")
+    assert code == 2
+    assert "--emit needs --gpu NAME" in err
