@@ -26,7 +26,7 @@ from gpudesk.catalog.price_snapshots import (
     default_history_path,
     load_bundled_snapshots,
 )
-from gpudesk.catalog.schema import CatalogEntry, CloudRateKind
+from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind
 from gpudesk.catalog.skypilot import RATE_BASIS
 
 #: A rate seen longer ago than this is marked stale.
@@ -390,3 +390,59 @@ def _better(rate: ProviderRate, held: ProviderRate) -> bool:
 def format_usd(value: float) -> str:
     """ "$2.99" (cents), "$0.138" below a dollar where cents would hide the figure."""
     return f"${value:,.2f}" if value >= 0.1 else f"${value:.3f}"
+
+
+_CACHE: dict[tuple[str, int], RateBook] = {}
+
+
+def default_rate_book() -> RateBook:
+    """The bundled snapshots plus the user's history, loaded once per history-file state."""
+    path = default_history_path()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        stamp = -1
+    key = (str(path), stamp)
+    book = _CACHE.get(key)
+    if book is None:
+        _CACHE.clear()
+        book = _CACHE[key] = RateBook.load(path)
+    return book
+
+
+def rate_summary(entry: CatalogEntry) -> RateSummary:
+    """The entry's rates: SkyPilot's snapshots and, for providers it lacks, the entry's own."""
+    return default_rate_book().summary(entry.id, entry)
+
+
+def as_cloud_rate(rate: ProviderRate) -> CloudRate:
+    """A :class:`ProviderRate` as the catalog's :class:`CloudRate` (for code that takes one)."""
+    where = " ".join(part for part in (rate.region, rate.instance_type) if part)
+    return CloudRate(
+        provider=rate.provider[:200],
+        usd_per_gpu_hour=max(0.01, min(1000.0, rate.usd_per_gpu_hour)),
+        kind=CloudRateKind(rate.kind),
+        date=rate.date,
+        source=(rate.link or None) and rate.link[:500],
+        note=(where or None) and where[:500],
+    )
+
+
+def distribution_words(summary: RateSummary) -> str:
+    """ "lowest $1.82 (Cudo Compute no-kristiansand-1, 2026-12-02), median $2.40 across 5
+    providers" — the on-demand distribution in one phrase ("" when there is none)."""
+    low, median = summary.lowest, summary.median_usd
+    if low is None or median is None:
+        return ""
+    where = ", ".join(
+        part for part in (f"{low.provider} {low.region}".strip(), _date_text(low.date)) if part
+    )
+    count = len(summary.on_demand)
+    return (
+        f"lowest {format_usd(low.usd_per_gpu_hour)} ({where}), median {format_usd(median)} "
+        f"across {count} provider{'s' if count != 1 else ''}"
+    )
+
+
+def _date_text(date: dt.date | None) -> str:
+    return "undated" if date is None else date.isoformat()

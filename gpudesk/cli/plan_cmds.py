@@ -773,13 +773,44 @@ def run_cost(args: argparse.Namespace) -> int:
     except PlanningInputError as exc:
         raise CliError(cost_flag_words(exc), EXIT_USAGE) from exc
     provenance = _cost_provenance(entry, args)
+    at_median = None if args.cloud_hourly is not None else _cost_at_median(entry, inputs)
     if args.json:
         from gpudesk.cli.common import print_json
 
-        print_json(cost_json(result, provenance))
+        document = cost_json(result, provenance)
+        if at_median is not None:
+            document["at_median_cloud_rate"] = {
+                "usd_per_gpu_hour": round(at_median.inputs.cloud_hourly_usd, 4),
+                "cloud_monthly_usd": round(at_median.cloud_monthly_usd, 2),
+                "break_even_months": _round(at_median.break_even_months, 2),
+            }
+        print_json(document)
     else:
-        print(cost_text(result, provenance))
+        text = cost_text(result, provenance)
+        if at_median is not None:
+            months = at_median.break_even_months
+            text += (
+                "\nAt the median on-demand rate "
+                f"(${at_median.inputs.cloud_hourly_usd:,.2f}/GPU-hour): "
+                f"cloud {_usd(at_median.cloud_monthly_usd)}/month, "
+                + (
+                    "buying never breaks even."
+                    if months is None
+                    else f"break-even after {months:.1f} months."
+                )
+            )
+        print(text)
     return EXIT_OK
+
+
+def _cost_at_median(entry: CatalogEntry, inputs: Any) -> Any:
+    """The same cost at the median provider's rate (None with fewer than two providers)."""
+    from gpudesk.planning.cost import catalog_cost_figures, compute_cost
+
+    figures = catalog_cost_figures(entry)
+    if figures.cloud_median_usd is None or figures.cloud_provider_count < 2:
+        return None
+    return compute_cost(inputs.model_copy(update={"cloud_hourly_usd": figures.cloud_median_usd}))
 
 
 def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str, str]:
@@ -803,10 +834,17 @@ def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str,
     else:
         seen = rate.date.isoformat() if rate.date else "undated"
         cloud = f"lowest on-demand catalog rate: {rate.provider}, seen {seen}"
+        if rate.note:
+            cloud = f"lowest on-demand catalog rate: {rate.provider} {rate.note}, seen {seen}"
         if rate.source:
             cloud += f" ({rate.source})"
         if figures.cloud_rate_stale:
             cloud += f"; {stale_note('rate', rate.date)}"
+        if figures.cloud_median_usd is not None and figures.cloud_provider_count > 1:
+            cloud += (
+                f"; median ${figures.cloud_median_usd:,.2f} across "
+                f"{figures.cloud_provider_count} providers (gpudesk prices {entry.id})"
+            )
     return {
         "purchase": purchase,
         "cloud_hourly": cloud,

@@ -358,12 +358,19 @@ def run_speed(args: argparse.Namespace) -> int:
 
     results = calibrated_results(args, results)
     document = speed_json(request, model, results, not_holding)
+    from gpudesk.cli.price_lines import rate_lines, rate_records
+
+    by_id = {entry.id: entry for entry in catalog.entries}
+    cloud_rates = {} if args.cloud_hourly is not None else rate_records(results, by_id)
     if args.json:
         from gpudesk.cli.common import print_json
 
+        document["cloud_rates"] = cloud_rates
         print_json(document)
     else:
         print(speed_text(request, model, results, not_holding))
+        if cloud_rates:
+            print("\n".join(rate_lines(results, by_id)))
     return EXIT_OK
 
 

@@ -16,6 +16,12 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from gpudesk.catalog.prices import default_cloud_rate, is_stale
+from gpudesk.catalog.rate_book import (
+    RATE_STALE_AFTER_DAYS,
+    as_cloud_rate,
+    distribution_words,
+    rate_summary,
+)
 from gpudesk.catalog.schema import CatalogEntry, CloudRate, PriceKind
 from gpudesk.planning.errors import InputProblem, PlanningInputError
 
@@ -228,9 +234,16 @@ class CatalogCostFigures(BaseModel):
     #: True when the price is older than ``catalog.prices.STALE_AFTER_MONTHS``
     price_stale: bool
     tdp_w: float | None
-    #: The lowest on-demand rate (:func:`~gpudesk.catalog.prices.default_cloud_rate`), or None
+    #: The lowest on-demand rate across providers (SkyPilot's catalog and the entry's
+    #: hand-entered rates, :mod:`gpudesk.catalog.rate_book`), or None
     cloud_rate: CloudRate | None
     cloud_rate_stale: bool
+    #: The median of the providers' lowest on-demand rates, and how many providers
+    cloud_median_usd: float | None = None
+    cloud_provider_count: int = 0
+    #: e.g. "lowest $1.82 (Cudo Compute no-kristiansand-1, 2026-12-02), median $2.40
+    #: across 5 providers"
+    cloud_distribution: str = ""
 
     @property
     def cloud_hourly_usd(self) -> float | None:
@@ -245,7 +258,8 @@ def catalog_cost_figures(entry: CatalogEntry, today: dt.date | None = None) -> C
         today: the date staleness is judged against (default: today).
     """
     day = today if today is not None else dt.date.today()
-    rate = default_cloud_rate(entry)
+    summary = rate_summary(entry)
+    rate = default_cloud_rate(entry) if summary.lowest is None else as_cloud_rate(summary.lowest)
     return CatalogCostFigures(
         gpu_id=entry.id,
         gpu_name=entry.name,
@@ -255,7 +269,11 @@ def catalog_cost_figures(entry: CatalogEntry, today: dt.date | None = None) -> C
         price_stale=entry.price_usd is not None and is_stale(entry.price_date, day),
         tdp_w=None if entry.tdp_w is None else float(entry.tdp_w),
         cloud_rate=rate,
-        cloud_rate_stale=rate is not None and is_stale(rate.date, day),
+        cloud_rate_stale=rate is not None
+        and (rate.date is None or (day - rate.date).days > RATE_STALE_AFTER_DAYS),
+        cloud_median_usd=summary.median_usd,
+        cloud_provider_count=len(summary.on_demand),
+        cloud_distribution=distribution_words(summary),
     )
 
 

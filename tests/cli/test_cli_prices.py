@@ -212,3 +212,45 @@ def test_update_from_the_bundled_folder_then_most_gpus_have_a_recent_rate(
     assert isinstance(gpus, list) and len(gpus) > 40
     book = RateBook.load()
     assert book.catalog_date() == dt.date(2026, 12, 2)
+
+
+def test_cost_states_the_lowest_and_the_median_rate_with_providers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    summary = RateBook.load().summary("h100-sxm5")
+    assert summary.lowest is not None and summary.median_usd is not None
+    data = _json(capsys, "cost", "h100-sxm5", "--json")
+    inputs, provenance = data["inputs"], data["provenance"]
+    assert isinstance(inputs, dict) and isinstance(provenance, dict)
+    # the catalog entry adds hand-entered providers SkyPilot lacks, so its median is its own
+    assert inputs["cloud_hourly_usd"] == pytest.approx(summary.lowest.usd_per_gpu_hour)
+    cloud = provenance["cloud_hourly"]
+    assert cloud.startswith(f"lowest on-demand catalog rate: {summary.lowest.provider} ")
+    assert "median $" in cloud and "providers" in cloud
+    at_median = data["at_median_cloud_rate"]
+    assert isinstance(at_median, dict)
+    assert at_median["usd_per_gpu_hour"] > inputs["cloud_hourly_usd"]
+    capsys.readouterr()
+    assert main(["cost", "h100-sxm5"]) == 0
+    assert "At the median on-demand rate" in capsys.readouterr().out
+
+
+def test_speed_states_the_cost_at_the_lowest_and_the_median_rate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["speed", "--model", "llama-3.1-8b", "--mode", "decode", "--gpu", "h100-sxm5"]
+    data = _json(capsys, *argv, "--json")
+    rates = data["cloud_rates"]
+    assert isinstance(rates, dict)
+    record = rates["h100-sxm5"]
+    low = record["lowest_on_demand"]["usd_per_gpu_hour"]
+    median = record["median_on_demand_usd_per_gpu_hour"]
+    ratio = record["usd_per_million_tokens_at_median"] / record["usd_per_million_tokens_at_lowest"]
+    assert ratio == pytest.approx(median / low) and median > low
+    assert record["lowest_on_demand"]["region"] and record["lowest_on_demand"]["date"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "at the lowest on-demand rate" in out and "at the median" in out
+    # a given rate is the only rate: no distribution lines
+    assert _json(capsys, *argv, "--cloud-hourly", "2", "--json")["cloud_rates"] == {}

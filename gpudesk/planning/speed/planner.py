@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from gpudesk.catalog.prices import default_cloud_rate
+from gpudesk.catalog.rate_book import as_cloud_rate, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.cost import (
     DAYS_PER_MONTH,
@@ -162,10 +163,12 @@ def with_costs(
         rent_hourly = settings.cloud_hourly_usd
         rent_words = f"${rent_hourly:g}/GPU-hour as given"
     elif entry is not None:
-        rate = default_cloud_rate(entry)
+        lowest = rate_summary(entry).lowest
+        rate = default_cloud_rate(entry) if lowest is None else as_cloud_rate(lowest)
         if rate is not None:
             rent_hourly = rate.usd_per_gpu_hour
-            rent_words = f"${rent_hourly:g}/GPU-hour ({rate.provider}, on demand, {rate.date})"
+            where = f"{rate.provider} {rate.note.split()[0]}" if rate.note else rate.provider
+            rent_words = f"${rent_hourly:g}/GPU-hour (lowest on demand: {where}, {rate.date})"
     own_hourly: float | None = None
     own_words = ""
     if entry is not None and entry.price_usd is not None and entry.tdp_w is not None:
