@@ -23,6 +23,11 @@ RTX_4090_ROW = (
     "0x268410DE, 24564, 535.288.01, 450.00, 3120, 10501, [N/A]"
 )
 AGREEING = (H100_ROW, RTX_4090_ROW)
+#: The second H100 of the fake NVML library's "two_h100" scenario.
+H100_SECOND_ROW = (
+    "1, NVIDIA H100 80GB HBM3, GPU-h100eeee-1111-2222-3333-444455556666, 00000000:2A:00.0, "
+    "0x233010DE, 81559, 535.288.01, 700.00, 1980, 2619, Disabled"
+)
 
 _VALID_FIELDS = [
     "index",

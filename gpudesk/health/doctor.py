@@ -118,6 +118,19 @@ class FieldAgreement(BaseModel):
     match: bool
 
 
+class ThroughputFigure(BaseModel):
+    """One measured figure of one GPU, as a fraction of its catalog peak."""
+
+    model_config = ConfigDict(frozen=True)
+
+    test: Literal["gemm", "copy"]
+    dtype: str
+    value: float
+    unit: str
+    fraction_of_peak: float | None
+    error: str | None = None
+
+
 class DoctorGpu(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -127,6 +140,8 @@ class DoctorGpu(BaseModel):
     catalog_id: str | None
     agreement: dict[str, FieldAgreement] = Field(default_factory=dict)
     findings: list[Finding] = Field(default_factory=list)
+    #: What ``doctor`` measured on this GPU (empty with --skip-bench).
+    throughput: list[ThroughputFigure] = Field(default_factory=list)
 
     @property
     def disagreeing(self) -> list[str]:
@@ -516,18 +531,6 @@ def installed_cuda_runtimes() -> list[CudaRuntime]:
 BELOW_TYPICAL = 0.85
 
 
-@dataclass(frozen=True, slots=True)
-class ThroughputFigure:
-    """One measured figure of one GPU, as a fraction of its catalog peak."""
-
-    test: Literal["gemm", "copy"]
-    dtype: str
-    value: float
-    unit: str
-    fraction_of_peak: float | None
-    error: str | None = None
-
-
 def throughput_findings(
     catalog_id: str | None,
     figures: Sequence[ThroughputFigure],
@@ -624,8 +627,9 @@ def examine(
                 matched_rows.add(id(row))
                 fields = agreement(gpu, detection.driver_version, row)
         catalog_id = catalog_ids.get(position)
-        if throughput is not None and position in throughput:
-            findings.extend(throughput_findings(catalog_id, throughput[position], typical))
+        measured = list(throughput.get(position, ())) if throughput is not None else []
+        if measured:
+            findings.extend(throughput_findings(catalog_id, measured, typical))
         gpus.append(
             DoctorGpu(
                 index=gpu.index,
@@ -634,6 +638,7 @@ def examine(
                 catalog_id=catalog_id,
                 agreement=fields,
                 findings=findings,
+                throughput=measured,
             )
         )
     for row in smi_rows or ():

@@ -19,7 +19,8 @@
  *
  * Run-time scenario (read at init from the environment):
  *   FAKE_NVML_SCENARIO  two_gpus (default) | mig | zero | driver_not_loaded |
- *                       rm_mismatch | no_permission (every GPU) | no_permission_first
+ *                       rm_mismatch | no_permission (every GPU) | no_permission_first |
+ *                       one_h100 | two_h100 (a second H100 at 00000000:2A:00.0)
  *   FAKE_NVML_LOSE_AFTER  GPU 0 answers this many device queries, then is lost
  *   FAKE_NVML_PCIE        "gen_cur,gen_max,width_cur,width_max" for GPU 0
  *   FAKE_NVML_THROTTLE    clock-event reason mask of GPU 0
@@ -183,6 +184,15 @@ static void configure(void) {
         gpu_count = 1;
     } else if (strcmp(scenario, "zero") == 0) {
         gpu_count = 0;
+    } else if (strcmp(scenario, "one_h100") == 0) {
+        h100(&gpus[0]);
+        gpu_count = 1;
+    } else if (strcmp(scenario, "two_h100") == 0) {
+        h100(&gpus[0]);
+        h100(&gpus[1]);
+        gpus[1].uuid = "GPU-h100eeee-1111-2222-3333-444455556666";
+        gpus[1].bus_id = "00000000:2A:00.0";
+        gpu_count = 2;
     } else {
         h100(&gpus[0]);
         rtx4090(&gpus[1]);

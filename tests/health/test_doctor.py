@@ -100,11 +100,19 @@ def test_the_typical_fractions_are_sourced_and_derived_from_measurements() -> No
     assert {key[0] for key in typical.gemm} <= catalog_ids
 
 
+def _figure(
+    test: str, dtype: str, value: float, unit: str, fraction: float
+) -> doctor.ThroughputFigure:
+    return doctor.ThroughputFigure.model_validate(
+        {"test": test, "dtype": dtype, "value": value, "unit": unit, "fraction_of_peak": fraction}
+    )
+
+
 def test_throughput_below_typical_is_a_warning_citing_the_source() -> None:
     typical = doctor.load_typical_fractions()
-    slow = doctor.ThroughputFigure("gemm", "bf16", 500.0, "TFLOPS", 500.0 / 989.0)
-    fine = doctor.ThroughputFigure("gemm", "fp16", 780.0, "TFLOPS", 780.0 / 989.0)
-    copy = doctor.ThroughputFigure("copy", "bytes", 2000.0, "GB/s", 2000.0 / 3350.0)
+    slow = _figure("gemm", "bf16", 500.0, "TFLOPS", 500.0 / 989.0)
+    fine = _figure("gemm", "fp16", 780.0, "TFLOPS", 780.0 / 989.0)
+    copy = _figure("copy", "bytes", 2000.0, "GB/s", 2000.0 / 3350.0)
     warned, ok, copied = doctor.throughput_findings("h100-sxm5", [slow, fine, copy], typical)
     assert warned.severity == "warning" and "51% of the catalog peak" in warned.message
     assert "typical 80%" in warned.message and "Bekman" in warned.message
