@@ -23,8 +23,10 @@ The only module that imports Ray. Scheduling policy, written down first:
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import json
 import logging
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -100,7 +102,48 @@ def parse_address(address: str) -> tuple[str, int] | None:
     host = host.strip("[]")
     if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise FleetUsageError("address", f"{address!r} is not {ADDRESS_HELP}")
+    problem = _host_problem(host)
+    if problem is not None:
+        raise FleetUsageError("address", f"{address!r}: {problem}")
     return host, int(port_text)
+
+
+#: A host name label (RFC 1123; underscores too, which resolvers pass and clusters use).
+_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?")
+_MAX_LABEL = 63
+_MAX_NAME = 253
+
+
+def _host_problem(host: str) -> str | None:
+    """Why ``host`` is neither an IP address nor a name a resolver takes, or None.
+
+    ``socket.getaddrinfo`` IDNA-encodes a name first and raises ``UnicodeError``
+    for an empty label (``a..b``) or one over 63 characters; checked here so
+    that it is a usage error, worded, before anything is sent.
+    """
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    try:
+        ascii_name = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        ascii_name = None
+    name = host.removesuffix(".")  # a fully qualified "head." is a name
+    labels = name.split(".")
+    if any(not label for label in labels):
+        return "a host name has an empty label (two dots in a row, or a leading dot)"
+    longest = max(labels, key=len)
+    if len(longest) > _MAX_LABEL:
+        return f"a host name label is {len(longest)} characters; at most {_MAX_LABEL}"
+    if ascii_name is None:
+        return "not a host name (it cannot be spelled in IDNA)"
+    if len(ascii_name.removesuffix(".")) > _MAX_NAME:
+        return f"a host name is at most {_MAX_NAME} characters"
+    if not all(_LABEL.fullmatch(label) for label in ascii_name.removesuffix(".").split(".")):
+        return "a host name has only letters, digits, '-' and '_' between its dots"
+    return None
 
 
 def check_reachable(address: str, timeout_s: float = _CONNECT_CHECK_S) -> None:
