@@ -1,5 +1,3 @@
-import sys
+from gpudesk._entry import run
 
-from gpudesk.cli import main
-
-sys.exit(main())
+run()

@@ -28,6 +28,7 @@ from gpudesk.cli import (
 )
 from gpudesk.cli.common import (
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
     EXIT_USAGE,
     CliError,
     non_finite_flag,
@@ -116,7 +117,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("gpudesk: interrupted", file=sys.stderr)
-        return EXIT_FAILURE
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `gpudesk list | head` closes the pipe early; that is not a failure.
         _silence_stdout()

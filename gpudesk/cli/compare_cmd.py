@@ -25,11 +25,15 @@ from gpudesk.cli.common import (
     print_json,
     write_output,
 )
+from gpudesk.cli.interrupts import interrupts_deferred
 from gpudesk.cli.textwidth import display_width, output_width, terminal_table, wrap_paragraph
 from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED, is_comparable_count
 
 if TYPE_CHECKING:
+    from gpudesk.catalog.loader import Catalog
     from gpudesk.compare.table import Comparison
+    from gpudesk.fleet.document import SurveyView
+    from gpudesk.progress import Progress
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -119,27 +123,10 @@ def run_compare(args: argparse.Namespace) -> int:
         from gpudesk.storage import atomic_write_text
 
         write_output(args.csv, lambda: atomic_write_text(args.csv, comparison.to_csv()))
-    if args.png is not None or args.svg is not None:
-        export_radar = _offscreen_radar_exporter()
-        for path, image_format in ((args.png, "png"), (args.svg, "svg")):
-            if path is not None:
-                write_output(
-                    path, functools.partial(export_radar, selected, path, image_format, catalog)
-                )
-    if args.pdf is not None:
-        from gpudesk.report.pdf import write_pdf_report
-
-        write_output(
-            args.pdf,
-            lambda: write_pdf_report(
-                selected,
-                args.pdf,
-                catalog=catalog,
-                paper=args.paper,
-                include_local=args.include_local,
-                fleet=fleet,
-            ),
-        )
+    if args.png is not None or args.svg is not None or args.pdf is not None:
+        # Ctrl-C while Qt paints stops between steps, never inside Qt (cli/interrupts.py).
+        with interrupts_deferred() as progress:
+            _write_qt_outputs(args, selected, catalog, fleet, progress)
     if args.json or (not outputs and not args.text and not sys.stdout.isatty()):
         # A pipe without --text keeps getting JSON, as it always has (scripts read it).
         print_json(comparison.to_json())
@@ -205,6 +192,43 @@ def _read_fleet(path: Path) -> Any:
     except SurveyFileError as exc:
         raise CliError(f"--fleet: {exc}", EXIT_USAGE) from exc
     return view
+
+
+def _write_qt_outputs(
+    args: argparse.Namespace,
+    selected: list[CatalogEntry],
+    catalog: Catalog,
+    fleet: SurveyView | None,
+    progress: Progress,
+) -> None:
+    """The --png, --svg and --pdf files; ``progress`` is checked before each is replaced."""
+    if args.png is not None or args.svg is not None:
+        export_radar = _offscreen_radar_exporter()
+        for path, image_format in ((args.png, "png"), (args.svg, "svg")):
+            if path is not None:
+                progress.check()
+                write_output(
+                    path,
+                    functools.partial(
+                        export_radar, selected, path, image_format, catalog, progress=progress
+                    ),
+                )
+    if args.pdf is not None:
+        progress.check()
+        from gpudesk.report.pdf import write_pdf_report
+
+        write_output(
+            args.pdf,
+            lambda: write_pdf_report(
+                selected,
+                args.pdf,
+                catalog=catalog,
+                paper=args.paper,
+                include_local=args.include_local,
+                fleet=fleet,
+                progress=progress,
+            ),
+        )
 
 
 def _offscreen_radar_exporter() -> Any:

@@ -24,6 +24,7 @@ from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import NormalisationChoice
 from gpudesk.measured import MeasuredSeries
+from gpudesk.progress import Progress
 from gpudesk.render.paint import build_radar_item, export_mode
 from gpudesk.render.style import chart_style
 from gpudesk.storage import atomic_write_bytes
@@ -94,7 +95,13 @@ def svg_bytes(paint: Painter, size: QSizeF, background: QColor, title: str = "")
 
 
 def _write(
-    path: Path, image_format: str, paint: Painter, size: QSizeF, background: QColor, title: str
+    path: Path,
+    image_format: str,
+    paint: Painter,
+    size: QSizeF,
+    background: QColor,
+    title: str,
+    progress: Progress | None = None,
 ) -> None:
     if image_format == "png":
         data = png_bytes(paint, size, background)
@@ -102,6 +109,8 @@ def _write(
         data = svg_bytes(paint, size, background, title)
     else:
         raise ValueError(f"unknown image format {image_format!r}; use png or svg")
+    if progress is not None:
+        progress.check()  # cancelled while painting: the old file stays
     atomic_write_bytes(Path(path), data)
 
 
@@ -116,6 +125,7 @@ def export_radar(
     measured: MeasuredSeries | None = None,
     dark: bool = False,
     size: QSizeF = RADAR_EXPORT_SIZE,
+    progress: Progress | None = None,
 ) -> None:
     """Write the radar chart of ``entries`` to ``path`` as PNG or SVG, with no window.
 
@@ -125,6 +135,7 @@ def export_radar(
     Raises:
         OSError: the file cannot be written (the old file, if any, is kept).
         ValueError: unknown format or bad axes.
+        gpudesk.progress.Cancelled: ``progress`` was cancelled; nothing was written.
     """
     item = build_radar_item(
         entries,
@@ -145,7 +156,7 @@ def export_radar(
 
     title = "Spec radar: " + ", ".join(entry.name for entry in entries)
     try:
-        _write(path, image_format, paint, size, chart_style(dark).background, title)
+        _write(path, image_format, paint, size, chart_style(dark).background, title, progress)
     finally:
         scene.removeItem(item)
 

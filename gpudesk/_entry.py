@@ -1,0 +1,29 @@
+"""The process entry (``gpudesk`` and ``python -m gpudesk``): Ctrl-C at any moment exits 130.
+
+:func:`gpudesk.cli.main` turns an interrupt during a command into exit 130;
+this also covers the imports before it and the interpreter's shutdown after
+(SIGINT is ignored then, so Qt's own exit handlers run to the end).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import NoReturn
+
+#: Ctrl-C (SIGINT): 128 + 2, as the shell reports a command that SIGINT ended
+#: (``gpudesk.cli.common.EXIT_INTERRUPTED``; here so that it needs no import).
+EXIT_INTERRUPTED = 130
+
+
+def run() -> NoReturn:
+    code = EXIT_INTERRUPTED
+    try:
+        from gpudesk.cli import main
+
+        code = main()
+    except KeyboardInterrupt:
+        print("gpudesk: interrupted", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
