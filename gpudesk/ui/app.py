@@ -23,6 +23,18 @@ def no_display_message(problem: str) -> str:
     return f"gpudesk: no display available ({problem}).\nhint: {NO_DISPLAY_HINT}"
 
 
+#: Qt platforms that draw no window anyone can see.
+INVISIBLE_PLATFORMS = ("offscreen", "minimal")
+
+
+def invisible_platform_message(platform: str) -> str:
+    return (
+        f"gpudesk: QT_QPA_PLATFORM={platform} draws the window nowhere: nothing would "
+        "show and the app would run until killed.\n"
+        f"hint: unset it (`env -u QT_QPA_PLATFORM gpudesk`) on a desktop; {NO_DISPLAY_HINT}"
+    )
+
+
 def process_start_time() -> float:
     """Wall-clock time at which this process started (Linux: from /proc)."""
     try:
@@ -54,6 +66,10 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
     """Open the main window; with ``startup_check`` exit after its first paint."""
     if startup_check and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    if not startup_check and platform in INVISIBLE_PLATFORMS:
+        print(invisible_platform_message(platform), file=sys.stderr)
+        return 1
     problem = display_problem()
     if problem is not None:
         print(no_display_message(problem), file=sys.stderr)

@@ -83,3 +83,20 @@ def test_startup_check_prints_seconds_and_leaves_settings_alone() -> None:
     value, unit = result.stdout.split()
     assert unit == "s" and 0 < float(value) < 60
     assert target.read_text("utf-8") == "[General]\ntheme=dark\n"
+
+
+@pytest.mark.parametrize("platform", ["offscreen", "minimal"])
+def test_an_invisible_qt_platform_is_refused_instead_of_running_forever(platform: str) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "QT_QPA_PLATFORM"}
+    env["QT_QPA_PLATFORM"] = platform
+    result = subprocess.run(
+        [sys.executable, "-m", "gpudesk"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert f"QT_QPA_PLATFORM={platform} draws the window nowhere" in result.stderr
+    assert "env -u QT_QPA_PLATFORM gpudesk" in result.stderr
