@@ -31,8 +31,10 @@ ORIGINAL_ENTRIES = frozenset(
 #: Every datacenter entry, original or added since, with no public, dated
 #: on-demand rate: rare parts nobody rents by the hour at a published price
 #: (B100, MI300A), and SXM modules whose only Chinese cloud rates are for the
-#: PCIe card. Each says so in its notes. Closing a gap means removing it here.
-RATE_GAPS = frozenset({"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-sxm5"})
+#: PCIe card, and the MI350X, rented by the hour only as a spot droplet (its one
+#: on-demand price, a managed inference endpoint, is not a machine one rents and
+#: was removed). Each says so in its notes. Closing a gap means removing it here.
+RATE_GAPS = frozenset({"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-sxm5", "mi350x"})
 #: Entries with no public, dated price (Apple's SoCs are not sold alone and
 #: carry none by design): each says so in its notes.
 PRICE_GAPS = frozenset({"mi300a", "a2", "gh200"})
