@@ -4,7 +4,8 @@ Every text table or paragraph a subcommand prints goes through here so that it r
 at 80 columns: :func:`output_width` is ``COLUMNS`` when set, the terminal's width when
 stdout is one, else 80 (a pipe, a file, a test). Nothing is dropped: text columns wrap
 onto continuation lines, numbers never wrap. The helpers return strings; callers print
-them as they print everything else.
+them as they print everything else (through the scrubbing stream of
+:mod:`gpudesk.cli.output`; cells are scrubbed here first so widths match what shows).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import sys
 import textwrap
 import unicodedata
 from collections.abc import Collection, Sequence
+
+from gpudesk.terminal_text import scrub
 
 #: The width when neither COLUMNS nor a terminal says: what a default terminal has.
 DEFAULT_WIDTH = 80
@@ -137,7 +140,10 @@ def terminal_table(
     """
     target = output_width() if width is None else max(MIN_WIDTH, width)
     count = len(headers)
-    cells = [[str(cell) for cell in row] + [""] * (count - len(row)) for row in rows]
+    # Widths are measured on what the terminal will show: the output stream scrubs
+    # control characters into visible escapes (gpudesk.terminal_text), longer than the raw.
+    headers = [scrub(header) for header in headers]
+    cells = [[scrub(str(cell)) for cell in row] + [""] * (count - len(row)) for row in rows]
     wrappable = [i for i in range(count) if i not in right_aligned] if wrap is None else list(wrap)
     widths = column_widths(headers, cells, target, wrappable, wrap_headers=wrap_headers)
 
@@ -178,7 +184,7 @@ def wrap_paragraph(
     target = output_width() if width is None else max(MIN_WIDTH, width)
     follow = indent if subsequent_indent is None else subsequent_indent
     out: list[str] = []
-    for paragraph in text.splitlines() or [""]:
+    for paragraph in scrub(text).splitlines() or [""]:
         if not paragraph.strip():
             out.append("")
             continue

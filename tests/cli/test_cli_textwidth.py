@@ -140,3 +140,9 @@ def test_validate_names_a_missing_folder_and_how_to_create_it(
     folder.write_text("x")
     assert main(["validate", str(folder)]) == 1
     assert "not a folder" in capsys.readouterr().out
+
+
+def test_widths_are_measured_after_control_characters_are_escaped() -> None:
+    text = terminal_table(["Name", "Note"], [["evil\x1b[31m", "x " * 50]], width=40)
+    assert "\x1b" not in text and "\\u001b[31m" in text
+    assert max(display_width(line) for line in text.splitlines()) <= 40
