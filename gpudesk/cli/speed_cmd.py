@@ -19,6 +19,7 @@ from gpudesk.cli.common import (
     path_argument,
 )
 from gpudesk.cli.model_file_args import add_model_file_arguments
+from gpudesk.cli.verify_args import add_verify_arguments
 from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
 
 if TYPE_CHECKING:
@@ -163,6 +164,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
     add_apple_wired_limit(speed)
     speed.add_argument("--json", action="store_true", help="machine-readable output")
+    add_verify_arguments(speed)
     speed.set_defaults(handler=run_speed)
 
 
@@ -321,6 +323,9 @@ def run_speed(args: argparse.Namespace) -> int:
     except PlanningInputError as exc:
         raise _usage(f"the workload: {exc}") from exc
     catalog = load_catalog_for(args)
+    from gpudesk.cli.verify_args import add_this_cpu, run_verify, verify_text
+
+    add_this_cpu(args, catalog)
     settings = CostSettings(cloud_hourly_usd=args.cloud_hourly, years=args.years)
     calibrated = calibrations(args, catalog.entries)
     not_holding: list[str] = []
@@ -356,12 +361,15 @@ def run_speed(args: argparse.Namespace) -> int:
         not_holding = list(ranked.not_holding)
     from gpudesk.cli.measurements_cmd import calibrated_results
 
+    verified = run_verify(args, request, results, model)
     results = calibrated_results(args, results)
     document = speed_json(request, model, results, not_holding)
     from gpudesk.cli.price_lines import rate_lines, rate_records
 
     by_id = {entry.id: entry for entry in catalog.entries}
     cloud_rates = {} if args.cloud_hourly is not None else rate_records(results, by_id)
+    if verified is not None:
+        document["verify"] = verified
     if args.json:
         from gpudesk.cli.common import print_json
 
@@ -371,6 +379,8 @@ def run_speed(args: argparse.Namespace) -> int:
         print(speed_text(request, model, results, not_holding))
         if cloud_rates:
             print("\n".join(rate_lines(results, by_id)))
+        if verified is not None:
+            print(verify_text(verified))
     return EXIT_OK
 
 

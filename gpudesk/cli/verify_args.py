@@ -1,0 +1,273 @@
+"""``gpudesk speed ... --verify``: run the estimate's workload here with llama.cpp, print
+estimate, measurement and ratio, and store the measurement (:mod:`gpudesk.bench.verify`).
+
+``--gpu cpu`` names this machine's processor: a device built from a short NumPy
+measurement of its memory bandwidth and FP32 GEMM rate (it is not a catalog entry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import os
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from gpudesk.cli.common import EXIT_USAGE, CliError
+
+CPU_ID = "cpu"
+
+
+def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("measure it here")
+    group.add_argument(
+        "--verify",
+        action="store_true",
+        help="run the workload here with llama.cpp (llama-cpp-python), print estimate, "
+        "measurement and ratio, and store the measurement",
+    )
+    group.add_argument(
+        "--verify-time-limit",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="stop the measurement after S seconds (default 300)",
+    )
+    group.add_argument(
+        "--max-file-gb",
+        type=float,
+        default=2.0,
+        metavar="GB",
+        help="without --gguf: the largest random-weight GGUF --verify may write (default 2)",
+    )
+    group.add_argument(
+        "--threads", type=int, metavar="N", help="with --verify: llama.cpp threads (default: its)"
+    )
+
+
+def add_this_cpu(args: argparse.Namespace, catalog: Any) -> None:
+    """With ``--gpu cpu``, put this machine's processor among the devices speed knows."""
+    if not any(str(name).strip().lower() == CPU_ID for name in (args.gpu or [])):
+        return
+    if any(entry.id == CPU_ID for entry in catalog.entries):
+        return
+    catalog.entries.append(this_cpu_entry())
+
+
+def this_cpu_entry() -> Any:
+    import platform
+
+    from gpudesk.bench.verify import measure_cpu
+    from gpudesk.catalog.schema import CatalogEntry
+
+    copy_gbs, gemm_tflops = measure_cpu()
+    memory_gib = 8.0
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    name = (platform.processor() or platform.machine() or "CPU")[:80]
+    return CatalogEntry.model_validate(
+        {
+            "id": CPU_ID,
+            "name": f"This machine's CPU ({name})",
+            "vendor": "CPU",
+            "segment": "consumer",
+            "device_type": "soc",
+            "architecture": "cpu",
+            "release_year": dt.date.today().year if dt.date.today().year <= 2030 else 2030,
+            "memory_gb": round(max(1.0, min(memory_gib, 2048.0)), 1),
+            "memory_type": "system RAM",
+            "bandwidth_gbs": round(max(copy_gbs, 0.1), 2),
+            "fp32_tflops": round(max(gemm_tflops, 0.001), 4),
+            "sources": [
+                "measured on this machine by gpudesk speed: NumPy copy of 64 MiB "
+                f"({copy_gbs:.1f} GB/s read + write) and a 1024^3 FP32 matmul "
+                f"({gemm_tflops * 1000:.0f} GFLOP/s), best of 0.6 s"
+            ],
+        }
+    )
+
+
+def run_verify(
+    args: argparse.Namespace, request: Any, results: list[Any], model: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Measure the first result's workload here; None without ``--verify``."""
+    if not getattr(args, "verify", False):
+        return None
+    from gpudesk.bench.verify import (
+        VerifyError,
+        VerifySettings,
+        llama_cpp_version,
+        run_llama_cpp,
+        write_random_gguf,
+    )
+
+    if args.engine != "llama.cpp":
+        raise CliError("--verify measures llama.cpp: give --engine llama.cpp", EXIT_USAGE)
+    if request.mode.value not in ("decode", "prefill"):
+        raise CliError("--verify measures --mode decode or prefill", EXIT_USAGE)
+    if not args.gpu or len(args.gpu) != 1 or not results:
+        raise CliError("--verify needs one --gpu: this machine's (or cpu)", EXIT_USAGE)
+    if not 1 <= args.verify_time_limit <= 86_400:
+        raise CliError("--verify-time-limit must be 1 to 86,400 seconds", EXIT_USAGE)
+    if not 0.001 <= args.max_file_gb <= 10_000:
+        raise CliError("--max-file-gb must be from 0.001 to 10,000", EXIT_USAGE)
+    if args.threads is not None and not 1 <= args.threads <= 1024:
+        raise CliError("--threads must be 1 to 1024", EXIT_USAGE)
+    if llama_cpp_version() is None:
+        raise CliError(
+            "--verify needs llama-cpp-python: pip install 'gpudesk[verify]' (a source build "
+            "of llama.cpp where no wheel fits)",
+            EXIT_USAGE,
+        )
+    estimate = results[0]
+    backend = getattr(args, "backend", None)
+    on_cpu = estimate.gpu_id == CPU_ID or backend == "cpu"
+    n_prompt = int(request.seq_in or 0)
+    n_gen = int(request.seq_out or 0) if request.mode.value == "decode" else 0
+    model_file = getattr(args, "model_file", None)
+    shape = _shape_for(args, model_file)
+    with tempfile.TemporaryDirectory(prefix="gpudesk-verify-") as folder:
+        if model_file is not None:
+            path = Path(model_file.path)
+            written = None
+        else:
+            path = Path(folder) / "random-weights.gguf"
+            try:
+                written = write_random_gguf(
+                    shape, path, ggml_type=_ggml_type(args), max_bytes=int(args.max_file_gb * 1e9)
+                )
+            except VerifyError as exc:
+                raise CliError(f"--verify: {exc}", EXIT_USAGE) from exc
+        settings = VerifySettings(
+            model_path=path,
+            n_prompt=n_prompt,
+            n_gen=n_gen,
+            n_gpu_layers=0 if on_cpu else shape.layers + 1,
+            n_threads=args.threads,
+            time_limit_s=args.verify_time_limit,
+        )
+        try:
+            measured = run_llama_cpp(settings)
+        except VerifyError as exc:
+            raise CliError(f"--verify: {exc}", EXIT_USAGE) from exc
+    value = (
+        measured.decode_tokens_per_s
+        if request.mode.value == "decode"
+        else measured.prefill_tokens_per_s
+    )
+    document: dict[str, Any] = {
+        "engine": "llama.cpp",
+        "engine_version": f"llama-cpp-python {measured.engine_version}",
+        "model_path": str(path) if model_file is not None else None,
+        "random_weights_bytes": written,
+        "n_prompt": n_prompt,
+        "n_gen": n_gen,
+        "n_gen_done": measured.n_gen_done,
+        "n_gpu_layers": settings.n_gpu_layers,
+        "prefill_tokens_per_s": measured.prefill_tokens_per_s,
+        "decode_tokens_per_s": measured.decode_tokens_per_s,
+        "estimate_tokens_per_s": estimate.tokens_per_s,
+        "measured_tokens_per_s": value,
+        "ratio": None if not value else value / estimate.tokens_per_s,
+        "seconds": round(measured.seconds, 2),
+        "stopped": measured.stopped,
+        "stored_id": None,
+    }
+    if value and measured.stopped != "interrupted":
+        document["stored_id"] = _store(args, request, estimate, model, measured, value, backend)
+    return document
+
+
+def _ggml_type(args: argparse.Namespace) -> str:
+    quant = args.quant or args.dtype or "q8_0"
+    return "F16" if quant in ("fp16", "bf16", "fp32") else "Q8_0"
+
+
+def _shape_for(args: argparse.Namespace, model_file: Any) -> Any:
+    if model_file is not None:
+        return model_file.shape
+    from gpudesk.planning.architecture import assumed_shape, load_hf_config
+    from gpudesk.planning.memory import parse_param_count
+    from gpudesk.planning.speed.shapes import shape_for
+
+    if args.model is not None:
+        return shape_for(args.model)
+    if args.config is not None:
+        return load_hf_config(args.config)
+    return assumed_shape(parse_param_count(args.params))[0]
+
+
+def _store(
+    args: argparse.Namespace,
+    request: Any,
+    estimate: Any,
+    model: dict[str, Any],
+    measured: Any,
+    value: float,
+    backend: str | None,
+) -> int | None:
+    from gpudesk.planning.user_measurements import Measurement, MeasurementStore, StoreError
+
+    model_file = getattr(args, "model_file", None)
+    row = Measurement(
+        gpu_id=estimate.gpu_id,
+        gpu_name=estimate.name[:200],
+        count=estimate.count,
+        engine="llama.cpp",
+        engine_version=f"llama-cpp-python {measured.engine_version}"[:80],
+        backend=backend or ("cpu" if estimate.gpu_id == CPU_ID else None),
+        model=str(model.get("model") or model.get("params") or model.get("config") or "model")[
+            :300
+        ],
+        model_file=model_file.path if model_file is not None else None,
+        quant=request.quant.value,
+        mode=request.mode.value,
+        seq_in=request.seq_in or None,
+        seq_out=(measured.n_gen_done or None) if request.mode.value == "decode" else None,
+        tokens_per_s=value,
+        estimate_tokens_per_s=estimate.tokens_per_s,
+        measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        source="gpudesk speed --verify",
+        source_format="gpudesk verify",
+        note=(f"stopped: {measured.stopped}; " if measured.stopped else "")
+        + ("the model's file" if model_file is not None else "random weights of the model's shape"),
+    )
+    store = MeasurementStore()
+    try:
+        store.add([row])
+        stored = [r for r in store.rows() if r.measurement.key() == row.key()]
+    except (StoreError, OSError) as exc:
+        raise CliError(f"--verify: the measurement could not be stored: {exc}") from exc
+    return stored[-1].id if stored else None
+
+
+def verify_text(document: dict[str, Any]) -> str:
+    value = document["measured_tokens_per_s"]
+    lines = ["", "Measured here (llama.cpp, " + document["engine_version"] + "):"]
+    lines.append(f"  estimate     {document['estimate_tokens_per_s']:,.1f} tokens/s")
+    lines.append(
+        "  measurement  "
+        + ("n/a" if not value else f"{value:,.1f} tokens/s")
+        + f"  (prompt {document['n_prompt']}, generated {document['n_gen_done']}, "
+        f"n_gpu_layers {document['n_gpu_layers']}, {document['seconds']:.1f} s)"
+    )
+    if document["ratio"] is not None:
+        lines.append(f"  ratio        {document['ratio']:.2f} (measured / estimated)")
+    if document["stopped"]:
+        lines.append(f"  stopped early: {document['stopped']}")
+    if document["stored_id"] is not None:
+        lines.append(
+            textwrap.fill(
+                f"Stored as measurement {document['stored_id']} (gpudesk measurements list); "
+                "later estimates for this device are calibrated with it.",
+                100,
+                initial_indent="  ",
+                subsequent_indent="  ",
+            )
+        )
+    elif document["stopped"] == "interrupted":
+        lines.append("  Interrupted: nothing stored.")
+    return "\n".join(lines)
