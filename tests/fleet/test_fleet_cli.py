@@ -61,7 +61,7 @@ def test_show_prints_inventory_outliers_and_failed_nodes(
     assert main(["fleet", "show", str(path)]) == 0
     text = capsys.readouterr().out
     assert "5 nodes, 4 GPUs, 1 failed" in text
-    assert "host-slow GPU 0: PCIe link x8 of x16" in text
+    assert "host-slow GPU 0: PCIe link is x8 of x16" in text  # the shared rule's words
     assert "43% of the fleet median 700" in text
     assert "host-gone (gone): the node died during the survey" in text
     assert main(["fleet", "show", str(path), "--json"]) == 0
