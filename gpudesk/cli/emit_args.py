@@ -123,6 +123,12 @@ def emit_for(
                 kv_dtype_bytes=kv_dtype_bytes,
                 gpu_name=entry.name,
             )
+    if pool is not None and tensor_parallel > 1:
+        notes.append(
+            "with tensor parallelism vLLM keeps more memory aside than this accounts for "
+            "(NCCL and all-reduce buffers): in published logs the pool was 16-48% smaller "
+            "than predicted, so read this as an upper bound"
+        )
     plan = LaunchPlan(
         engine=engine,
         model_ref=_model_ref(model, model_file, args, engine),
@@ -241,4 +247,75 @@ def fit_emit(
         kv_dtype_bytes=spec.kv_dtype.bytes if spec.kv_dtype is not None else 2.0,
         context=args.seq,
         max_num_seqs=spec.concurrency,
+    )
+
+
+# -- speed --------------------------------------------------------------------------------
+
+
+def shape_from_args(args: argparse.Namespace) -> Any:
+    """The model shape ``speed``'s flags name (file, preset, config or parameter count)."""
+    model_file = getattr(args, "model_file", None)
+    if model_file is not None:
+        return model_file.shape
+    from gpudesk.planning.architecture import assumed_shape, load_hf_config
+    from gpudesk.planning.memory import parse_param_count
+    from gpudesk.planning.speed.shapes import shape_for
+
+    if args.model is not None:
+        return shape_for(args.model)
+    if args.config is not None:
+        return load_hf_config(args.config)
+    return assumed_shape(parse_param_count(args.params))[0]
+
+
+def speed_emit(
+    args: argparse.Namespace, request: Any, results: list[Any], catalog: Any
+) -> dict[str, Any] | None:
+    """``speed --emit``: sized for the first result's GPU and count."""
+    if getattr(args, "emit", None) is None:
+        return None
+    if not results:
+        raise CliError("--emit: no GPU holds this workload", EXIT_USAGE)
+    from gpudesk.planning.quant import weight_bytes
+
+    first = results[0]
+    entry = next((e for e in catalog.entries if e.id == first.gpu_id), None)
+    if entry is None:
+        raise CliError(f"--emit: {first.gpu_id} is not a catalog GPU", EXIT_USAGE)
+    shape = shape_from_args(args)
+    model_file = getattr(args, "model_file", None)
+    if model_file is not None:
+        weights = float(model_file.tensor_bytes)
+    else:
+        weights = float(weight_bytes(shape, request.quant).in_memory_bytes)
+    kv = str(getattr(request.kv_quant, "value", request.kv_quant))
+    kv_bytes = {"fp16": 2.0, "bf16": 2.0, "fp32": 4.0, "fp8": 1.0, "q8_0": 1.0625, "q4_0": 0.5625}
+    model = None
+    if args.model is not None:
+        from gpudesk.planning.presets import find_preset
+
+        try:
+            model = find_preset(args.model)
+        except ValueError:
+            model = None
+    quant = request.quant.value
+    context = None
+    if request.seq_in or request.seq_out:
+        context = int((request.seq_in or 0) + (request.seq_out or 0)) or None
+    return emit_for(
+        engine=args.emit,
+        shape=shape,
+        model=model,
+        model_file=model_file,
+        args=args,
+        entry=entry,
+        tensor_parallel=first.count,
+        weights_bytes=weights,
+        dtype=quant if quant in ("bf16", "fp16", "fp32") else "bf16",
+        quant=quant,
+        kv_dtype="fp8" if kv in ("fp8", "q8_0") else kv,
+        kv_dtype_bytes=kv_bytes.get(kv, 2.0),
+        context=context,
+        max_num_seqs=getattr(request, "concurrency", None),
     )

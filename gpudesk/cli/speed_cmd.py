@@ -18,6 +18,7 @@ from gpudesk.cli.common import (
     load_catalog_for,
     path_argument,
 )
+from gpudesk.cli.emit_args import add_emit_arguments
 from gpudesk.cli.model_file_args import add_model_file_arguments
 from gpudesk.cli.verify_args import add_verify_arguments
 from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
@@ -165,6 +166,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     add_apple_wired_limit(speed)
     speed.add_argument("--json", action="store_true", help="machine-readable output")
     add_verify_arguments(speed)
+    add_emit_arguments(speed, with_gpu=False)
     speed.set_defaults(handler=run_speed)
 
 
@@ -370,6 +372,11 @@ def run_speed(args: argparse.Namespace) -> int:
     cloud_rates = {} if args.cloud_hourly is not None else rate_records(results, by_id)
     if verified is not None:
         document["verify"] = verified
+    from gpudesk.cli.emit_args import emit_text, speed_emit
+
+    emitted = speed_emit(args, request, results, catalog)
+    if emitted is not None:
+        document["emit"] = emitted
     if args.json:
         from gpudesk.cli.common import print_json
 
@@ -381,6 +388,8 @@ def run_speed(args: argparse.Namespace) -> int:
             print("\n".join(rate_lines(results, by_id)))
         if verified is not None:
             print(verify_text(verified))
+        if emitted is not None:
+            print(emit_text(emitted))
     return EXIT_OK
 
 

@@ -187,17 +187,9 @@ def _ggml_type(args: argparse.Namespace) -> str:
 
 
 def _shape_for(args: argparse.Namespace, model_file: Any) -> Any:
-    if model_file is not None:
-        return model_file.shape
-    from gpudesk.planning.architecture import assumed_shape, load_hf_config
-    from gpudesk.planning.memory import parse_param_count
-    from gpudesk.planning.speed.shapes import shape_for
+    from gpudesk.cli.emit_args import shape_from_args
 
-    if args.model is not None:
-        return shape_for(args.model)
-    if args.config is not None:
-        return load_hf_config(args.config)
-    return assumed_shape(parse_param_count(args.params))[0]
+    return shape_from_args(args)
 
 
 def _store(

@@ -75,3 +75,19 @@ def test_emit_needs_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, "fit", "--model", "llama-3.1-8b", "--emit", "vllm")
     assert code == 2
     assert "--emit needs --gpu NAME" in err
+
+
+def test_speed_emit_sizes_for_the_ranked_gpu_and_count(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "speed", "--model", "llama-3.1-70b", "--mode", "serve", "--gpu", "h100-sxm5",
+        "--count", "2", "--quant", "fp8", "--emit", "vllm", "--json",
+    )  # fmt: skip
+    assert code == 0
+    emit = json.loads(out)["emit"]
+    assert emit["tensor_parallel"] == 2
+    assert "--tensor-parallel-size 2" in emit["command"]
+    assert "--quantization fp8" in emit["command"]
+    assert emit["kv_pool"]["gpu_kv_cache_tokens"] > 0
+    assert any("upper bound" in note for note in emit["notes"])
