@@ -303,7 +303,7 @@ def _snapshot_rates(snapshot: Snapshot, gpu_id: str, cloud: str) -> Iterable[Pro
         if source is None
         else (f"{source.path} at commit {source.commit[:12]}" if source.commit else source.link())
     )
-    dated = "commit date" if snapshot.basis == "commit" else "the date the file was read"
+    dated = "its commit's date" if snapshot.basis == "commit" else "the day the file was read"
     for offer in offers:
         provenance = (
             f"SkyPilot catalog {where}: {offer.instance_type} "

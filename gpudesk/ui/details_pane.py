@@ -12,8 +12,17 @@ from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, METRICS
-from gpudesk.catalog.prices import default_cloud_rate, is_stale, price_kind_label, stale_note
+from gpudesk.catalog.prices import is_stale, price_kind_label, stale_note
+from gpudesk.catalog.rate_book import (
+    RATE_STALE_AFTER_DAYS,
+    ProviderRate,
+    RateSummary,
+    distribution_words,
+    format_usd,
+    rate_summary,
+)
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.catalog.skypilot import RATE_BASIS
 from gpudesk.markup import linkify
 from gpudesk.ui import theme
 
@@ -146,30 +155,106 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
     return str(value)
 
 
-def _cloud_rates_html(entry: CatalogEntry, today: dt.date, muted: str) -> str:
-    default = default_cloud_rate(entry)
-    items = []
-    for rate in entry.cloud_rates:
-        seen = rate.date.isoformat() if rate.date else "undated"
-        text = (
-            f"<b>{html.escape(rate.provider)}</b>, {_RATE_KINDS[rate.kind.value]}: "
-            f"{rate.usd_per_gpu_hour:,.2f} USD per GPU-hour, seen {seen}"
-        )
+def _rate_date_text(rate: ProviderRate, today: dt.date) -> str:
+    seen = rate.date.isoformat() if rate.date else "undated"
+    if rate.is_stale(today):
+        # Stale is said with an icon and words, never by colour alone.
+        days = "" if rate.date is None else f", over {RATE_STALE_AFTER_DAYS} days old"
+        warning = html.escape(stale_note("rate", rate.date) + days)
+        return f"{seen} <span style='color:{theme.STALE_COLOR}'>⚠ {warning}</span>"
+    return seen
+
+
+def _cloud_rates_html(summary: RateSummary, today: dt.date, muted: str) -> str:
+    """One line per rate: provider · kind · $/GPU-h · region · date · page."""
+    default = summary.lowest
+    lines = []
+    for rate in summary.rates:
+        parts = [
+            f"<b>{html.escape(rate.provider)}</b>",
+            _RATE_KINDS.get(rate.kind, html.escape(rate.kind)),
+            f"{html.escape(format_usd(rate.usd_per_gpu_hour))}/GPU-h",
+        ]
+        if rate.region:
+            parts.append(html.escape(rate.region))
+        parts.append(_rate_date_text(rate, today))
+        if rate.link:
+            parts.append(f'<a href="{html.escape(rate.link)}">page</a>')
+        text = " · ".join(parts)
         if rate is default:
             text += " <i>(used by default: lowest on-demand rate)</i>"
-        if is_stale(rate.date, today):
-            text += (
-                f" <span style='color:{theme.STALE_COLOR}'>⚠ {stale_note('rate', rate.date)}</span>"
-            )
-        if rate.note:
-            text += f"<br/><span style='color:{muted}'>{html.escape(rate.note)}</span>"
-        if rate.source:
-            text += f"<br/>{linkify(rate.source)}"
-        items.append(f"<li>{text}</li>")
+        lines.append(f"<li>{text}</li>")
+    head = distribution_words(summary)
+    intro = (
+        f"<p style='margin:0; color:{muted}'>On demand: {html.escape(head)}. "
+        f"Per GPU: {html.escape(RATE_BASIS)}.</p>"
+        if head
+        else ""
+    )
     return (
         "<h3 style='margin-bottom:2px'>Cloud rates</h3>"
-        f"<ul style='margin-left:-20px'>{''.join(items)}</ul>"
+        f"{intro}<ul style='margin-left:-20px'>{''.join(lines)}</ul>"
     )
+
+
+def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, muted: str) -> str:
+    """The figures a buyer looks for first: memory, bandwidth, dense BF16, price, rent."""
+    facts = [f"{entry.memory_gb:g} GB {html.escape(entry.memory_type)}"]
+    facts.append(f"{entry.bandwidth_gbs:,.0f} GB/s")
+    tensor = entry.bf16_tensor_tflops or entry.fp16_tensor_tflops
+    if tensor is not None:
+        kind = "BF16" if entry.bf16_tensor_tflops else "FP16"
+        facts.append(f"{tensor:,.0f} TFLOPS {kind} tensor (dense)")
+    money = []
+    if entry.price_usd is not None:
+        price = f"${entry.price_usd:,.0f} {html.escape(price_kind_label(entry.price_kind))}"
+        if is_stale(entry.price_date, today):
+            warning = html.escape(stale_note("price", entry.price_date))
+            price += f" <span style='color:{theme.STALE_COLOR}'>⚠ {warning}</span>"
+        money.append(price)
+    low = summary.lowest
+    if low is not None:
+        rent = (
+            f"rent from {html.escape(format_usd(low.usd_per_gpu_hour))}/GPU-h on demand "
+            f"({html.escape(low.provider)})"
+        )
+        if summary.median_usd is not None and len(summary.on_demand) > 1:
+            rent += f", median {html.escape(format_usd(summary.median_usd))}"
+        money.append(rent)
+    elif summary.lowest_any is not None:
+        any_rate = summary.lowest_any
+        money.append(
+            f"rent from {html.escape(format_usd(any_rate.usd_per_gpu_hour))}/GPU-h "
+            f"({html.escape(_RATE_KINDS.get(any_rate.kind, any_rate.kind))}, "
+            f"{html.escape(any_rate.provider)})"
+        )
+    rows = " · ".join(facts)
+    if money:
+        rows += "<br/>" + " · ".join(money)
+    return f"<p style='margin-top:2px'>{rows}</p>"
+
+
+def _sourcing_html(
+    entry: CatalogEntry, summary: RateSummary, origin: Path | None, muted: str
+) -> str:
+    """What sits behind "How these figures were sourced": derivations, rate origins, the file."""
+    out = []
+    if entry.provenance:
+        out.append(f"<p style='color:{muted}'>{linkify(entry.provenance)}</p>")
+    rate_lines = []
+    for rate in summary.rates:
+        text = html.escape(
+            f"{rate.provider} ({_RATE_KINDS.get(rate.kind, rate.kind)}): {rate.provenance}"
+        )
+        rate_lines.append(f"<li>{text}</li>")
+    if rate_lines:
+        out.append(
+            f"<p style='margin-bottom:0; color:{muted}'>Cloud rates:</p>"
+            f"<ul style='margin-left:-20px; color:{muted}'>{''.join(rate_lines)}</ul>"
+        )
+    if origin is not None:
+        out.append(f"<p style='color:{muted}'>Entry file: {html.escape(str(origin))}</p>")
+    return "".join(out)
 
 
 def entry_details_html(
@@ -179,6 +264,7 @@ def entry_details_html(
     muted: str = "#80858c",
     show_provenance: bool = False,
     today: dt.date | None = None,
+    rates: RateSummary | None = None,
 ) -> str:
     """The details pane's HTML for one entry.
 
@@ -188,8 +274,10 @@ def entry_details_html(
         muted: colour of labels and secondary text.
         show_provenance: expand the "How these figures were sourced" section.
         today: the date prices are judged stale against (default: today).
+        rates: the entry's cloud rates (default: SkyPilot's snapshots and the entry's own).
     """
     today = today or dt.date.today()
+    summary = rates if rates is not None else rate_summary(entry)
     missing = f'<span style="color:{muted}">n/a</span>'
     out = [f"<h2 style='margin-bottom:2px'>{html.escape(entry.name)}</h2>"]
     out.append(
@@ -197,6 +285,7 @@ def entry_details_html(
         f"{html.escape(entry.vendor)} · {html.escape(entry.architecture)} · "
         f"{entry.release_year} · {entry.segment.value}</p>"
     )
+    out.append(_summary_html(entry, summary, today, muted))
 
     def table(rows: list[tuple[str, str]]) -> str:
         cells = []
@@ -217,7 +306,9 @@ def entry_details_html(
                 )
         return f"<table cellspacing='0' cellpadding='1' width='100%'>{''.join(cells)}</table>"
 
-    for title, fields in FIELD_GROUPS:
+    # Price and rent first: what a buyer looks for after the headline figures.
+    ordered = sorted(FIELD_GROUPS, key=lambda group: group[0] != "Price")
+    for title, fields in ordered:
         rows = []
         for name in fields:
             text = field_text(entry, name)
@@ -235,8 +326,8 @@ def entry_details_html(
             warning = html.escape(stale_note("price", entry.price_date))
             rows.append(("", f"<span style='color:{theme.STALE_COLOR}'>⚠ {warning}</span>"))
         out.append(f"<h3 style='margin-bottom:2px'>{title}</h3>{table(rows)}")
-        if title == "Price" and entry.cloud_rates:
-            out.append(_cloud_rates_html(entry, today, muted))
+        if title == "Price" and summary.rates:
+            out.append(_cloud_rates_html(summary, today, muted))
 
     derived_rows = []
     for key in DERIVED_METRICS:
@@ -255,15 +346,13 @@ def entry_details_html(
     out.append(
         f"<h3 style='margin-bottom:2px'>Sources</h3><ol style='margin-left:-20px'>{sources}</ol>"
     )
-    if entry.provenance:
+    if entry.provenance or summary.rates or origin is not None:
         arrow = "▾" if show_provenance else "▸"
         out.append(
             f"<p><a href='{PROVENANCE_LINK}'>{arrow} {html.escape(PROVENANCE_TITLE)}</a></p>"
         )
         if show_provenance:
-            out.append(f"<p style='color:{muted}'>{linkify(entry.provenance)}</p>")
-    if origin is not None:
-        out.append(f"<p style='color:{muted}'>From {html.escape(str(origin))}</p>")
+            out.append(_sourcing_html(entry, summary, origin, muted))
     return "".join(out)
 
 

@@ -70,13 +70,17 @@ def test_stale_price_and_rates_are_flagged_and_the_default_rate_named() -> None:
     text = entry_details_html(_entry(), today=dt.date(2026, 12, 1))
     assert "price from 2024-03, may be out of date" in text
     assert "rate from 2024-03, may be out of date" in text
-    assert text.count("may be out of date") == 2  # the 2026 rates are current
+    # the price (in the summary at the top and in its group) and the 2024 rate; the
+    # 2026 rates are current
+    assert text.count("may be out of date") == 3
+    assert f"over {details_pane.RATE_STALE_AFTER_DAYS} days old" in text
     lambda_line = text[text.index("<b>Lambda</b>") :].split("</li>")[0]
     assert "used by default" in lambda_line
     assert "used by default" not in text[text.index("<b>AWS</b>") :].split("</li>")[0]
     assert "range $25k-$30k reported" in text
     assert 'href="https://lambda.ai/pricing"' in text
-    fresh = entry_details_html(_entry(), today=dt.date(2024, 6, 1))
+    # a rate is stale after 90 days, a price after 12 months
+    fresh = entry_details_html(_entry(), today=dt.date(2024, 5, 1))
     assert "may be out of date" not in fresh
 
 
@@ -119,7 +123,12 @@ def test_no_bundled_entry_shows_internal_wording_even_unfolded(qtbot: QtBot) -> 
 
 
 def _alignment_of(pane: DetailsPane, text: str) -> Qt.AlignmentFlag:
-    block = pane.document().find(text).block()
+    """The alignment of the last block holding ``text`` (the summary at the top may
+    hold a figure too; the group's row comes after it)."""
+    cursor = pane.document().find(text)
+    while not (following := pane.document().find(text, cursor)).isNull():
+        cursor = following
+    block = cursor.block()
     assert block.isValid(), text
     return block.blockFormat().alignment()
 
@@ -150,3 +159,30 @@ def test_a_sentence_gets_the_full_width_and_figures_stay_right_aligned(qtbot: Qt
         )
     )
     assert "<td align='right'>list price</td>" in html_text, "a short note stays a figure"
+
+
+def test_one_line_per_rate_with_the_figures_first_and_the_file_behind_the_fold(
+    qtbot: QtBot,
+) -> None:
+    from pathlib import Path
+
+    from gpudesk.catalog.loader import load_directory
+    from gpudesk.paths import bundled_catalog_dir
+
+    entry = next(e for e in load_directory(bundled_catalog_dir()).entries if e.id == "h100-sxm5")
+    origin = Path("/somewhere/catalog/nvidia/h100-sxm5.toml")
+    pane = DetailsPane()
+    qtbot.addWidget(pane)
+    pane.show_entry(entry, origin)
+    text = pane.toPlainText()
+    lines = text.splitlines()
+    nebius = [line for line in lines if line.startswith("Nebius · on-demand")]
+    assert nebius == ["Nebius · on-demand · $2.95/GPU-h · eu-north1 · 2026-12-02 · page"]
+    assert any(line.startswith("Lambda · on-demand · $3.99/GPU-h · us-east-1") for line in lines)
+    # price and rent come before the groups; the file path and derivations are folded
+    assert text.index("rent from $") < text.index("Identity")
+    assert str(origin) not in text and "divided by its GPU count" in text
+    pane.set_provenance_shown(True)
+    unfolded = pane.toPlainText()
+    assert f"Entry file: {origin}" in unfolded
+    assert "at commit 2c3d7ea7d76b" in unfolded  # where Lambda's rate came from
