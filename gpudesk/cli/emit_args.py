@@ -126,7 +126,7 @@ def emit_for(
     if pool is not None and tensor_parallel > 1:
         notes.append(
             "with tensor parallelism vLLM keeps more memory aside than this accounts for "
-            "(NCCL and all-reduce buffers): in published logs the pool was 16-48% smaller "
+            "(NCCL and all-reduce buffers): in published logs the pool was 6-48% smaller "
             "than predicted, so read this as an upper bound"
         )
     plan = LaunchPlan(

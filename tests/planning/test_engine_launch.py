@@ -14,6 +14,13 @@ gives blocks). Sources:
 - vllm-project/vllm PR 2031 (2023-12-12, https://github.com/vllm-project/vllm/pull/2031):
   Llama2-7B, TP 1, one A100-80GB (81920 MiB): "# GPU blocks: 7351" (117,616 tokens) with
   the fixed profiler; Llama2-70B, TP 4: "# GPU blocks: 20865" (333,840 tokens).
+- vllm-project/vllm PR 10511 (comment of 2024-12-14,
+  https://github.com/vllm-project/vllm/pull/10511): Meta-Llama-3-8B (Llama 3.1 8B's
+  shape, context 8192) on an H100 (81559 MiB; the log's total_gpu_memory 79.22GiB),
+  defaults (0.90, 8192 profiled tokens): "available_kv_cache_memory 53.29GiB", i.e.
+  436,544 tokens of 128 KiB; with -tp 2 the log's parts (71.29 - 7.48 weights - 3.58
+  non-torch - 1.26 activation = 58.97 GiB at 64 KiB a token) give 966,160 tokens. These
+  two rows are derived from the logged GiB, not logged token counts.
 - vllm-project/vllm issue 13061 (2025-02-11, https://github.com/vllm-project/vllm/issues/13061):
   DeepSeek-R1-Distill-Qwen-14B (Qwen2.5-14B's shape) on two RTX 4090 (24564 MiB, as
   nvidia-smi shows a 4090 in issue 7768), TP 2, utilisation 0.98, max_model_len 131072
@@ -50,8 +57,10 @@ ROWS = [
     ("llama-3.1-8b", "bf16", 24576, 1, 0.90, 20000, 20000, 31232),
     ("llama-3.1-8b", "bf16", 24576, 1, 0.90, 29000, 29000, 23648),
     ("llama-2-7b", "fp16", 81920, 1, 0.90, 4096, 4096, 117616),
+    ("llama-3.1-8b", "bf16", 81559, 1, 0.90, 8192, 8192, 436544),
 ]
 TP_ROWS = [
+    ("llama-3.1-8b", "bf16", 81559, 2, 0.90, 8192, 8192, 966160),
     ("qwen2.5-14b", "bf16", 24564, 2, 0.98, 131072, 2048, 81536),
     ("llama-2-70b", "fp16", 81920, 4, 0.90, 4096, 4096, 333840),
     ("qwen3-235b-a22b", "fp8", 81559, 4, 0.90, 40960, 8192, 178880),
