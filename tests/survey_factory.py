@@ -25,7 +25,7 @@ def gpu(index: int, name: str = "NVIDIA H100 80GB HBM3", **fields: Any) -> dict[
 
 
 def gemm_run(
-    index: int, tflops: float, catalog_id: str = "h100-sxm5", **row: Any
+    index: int, tflops: float, catalog_id: str | None = "h100-sxm5", **row: Any
 ) -> dict[str, Any]:
     measurement = {
         "test": "gemm",

@@ -11,6 +11,11 @@ Rules, each an ``Outlier`` with the ``check`` named here:
   under the rule's name (``pcie_width``, ``pcie_gen`` only under load,
   ``throttle``, ``ecc``, ``power_cap``, ``clocks``, ``compute_mode``, ``lost``),
   except that retired pages and remapped rows are both ``memory_repair``.
+- ``reference:<test>`` — a GEMM figure against its model's reference
+  distribution (:mod:`gpudesk.bench.reference`), by the rule ``doctor``
+  applies (:func:`gpudesk.health.rules.reference_finding`): below its 5th
+  percentile or under 85% of its median. So each node is judged against the
+  model's published reference and (``measured:``) against the fleet's own median.
 - ``driver`` — a driver version that differs from the most common one among
   GPUs of the same model.
 """
@@ -23,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpudesk.bench.reference import References, load_references
 from gpudesk.fleet.document import BenchView, DetectionView, GpuView, NodeView
 from gpudesk.health.rules import (
     BENIGN_CLOCK_EVENTS,
@@ -31,6 +37,7 @@ from gpudesk.health.rules import (
     Severity,
     gpu_findings,
     is_problem,
+    reference_finding,
 )
 
 __all__ = ["BENIGN_CLOCK_EVENTS", "SLOW_FRACTION", "Outlier", "find_outliers", "summarise"]
@@ -55,6 +62,8 @@ _CHECK_LABELS = {
 
 def check_label(check: str) -> str:
     """A few words for a check name: "slow copy", "narrow PCIe link"."""
+    if check.startswith("reference:"):
+        return "below reference " + check.removeprefix("reference:").upper()
     if check.startswith("measured:"):
         what = check.removeprefix("measured:")
         return "slow " + (what.upper() if what.startswith(("gemm", "h2d", "d2h")) else what)
@@ -227,6 +236,30 @@ def _measured_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     return out
 
 
+def _reference_outliers(nodes: Iterable[NodeView], references: References) -> list[Outlier]:
+    """Each GEMM figure against its model's reference, with the rule doctor applies."""
+    out: list[Outlier] = []
+    for figure in _figures(nodes):
+        reference = references.get(figure.model, figure.key)
+        if reference is None or figure.gpu_index is None:
+            continue
+        found = reference_finding(reference, figure.value, check=f"reference:{figure.key}")
+        if is_problem(found):
+            out.append(
+                Outlier(
+                    figure.node_id,
+                    figure.gpu_index,
+                    found.check,
+                    figure.value,
+                    None,
+                    found.message,
+                    severity=found.severity,
+                    rule=found.rule,
+                )
+            )
+    return out
+
+
 def find_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     """Every outlier of the fleet, node by node in survey order."""
     nodes = list(nodes)
@@ -236,6 +269,7 @@ def find_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
         found.extend(_health_outliers(item))
     found.extend(_driver_outliers(gpus))
     found.extend(_measured_outliers(nodes))
+    found.extend(_reference_outliers(nodes, load_references()))
     order = {node.node_id: position for position, node in enumerate(nodes)}
     found.sort(
         key=lambda item: (

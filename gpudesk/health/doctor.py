@@ -33,6 +33,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpudesk.bench.reference import References, load_references
 from gpudesk.bench.typical import TypicalFraction, TypicalFractions, load_typical_fractions
 from gpudesk.hardware.models import DetectionResult, DeviceKind, DeviceSource, GpuSnapshot
 from gpudesk.health import rules
@@ -142,6 +143,9 @@ class DoctorGpu(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     #: What ``doctor`` measured on this GPU (empty with --skip-bench).
     throughput: list[ThroughputFigure] = Field(default_factory=list)
+    #: The reference distribution each measured GEMM was judged against ("gemm bf16":
+    #: median, p5, p95, min, max, n, sources), from gpudesk.bench.reference.
+    references: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def disagreeing(self) -> list[str]:
@@ -535,10 +539,27 @@ def throughput_findings(
     catalog_id: str | None,
     figures: Sequence[ThroughputFigure],
     typical: TypicalFractions,
+    references: References | None = None,
 ) -> list[Finding]:
-    """Each figure against the typical fraction for this GPU, citing the source."""
+    """Each figure against this model's reference distribution where ``references`` has
+    one (GEMM), else against the typical fraction for this GPU, citing the source."""
     found: list[Finding] = []
     for figure in figures:
+        reference = (
+            references.get(catalog_id, f"gemm {figure.dtype}")
+            if references is not None and figure.test == "gemm" and figure.error is None
+            else None
+        )
+        if reference is not None and figure.value > 0:
+            found.append(
+                rules.reference_finding(
+                    reference,
+                    figure.value,
+                    check=f"gemm_{figure.dtype}",
+                    fraction_of_peak=figure.fraction_of_peak,
+                )
+            )
+            continue
         label = f"{figure.dtype.upper()} GEMM" if figure.test == "gemm" else "device copy"
         check = f"{figure.test}_{figure.dtype}" if figure.test == "gemm" else "copy"
         if figure.error is not None:
@@ -587,6 +608,7 @@ def examine(
     runtimes: Sequence[CudaRuntime] = (),
     throughput: Mapping[int, Sequence[ThroughputFigure]] | None = None,
     typical: TypicalFractions | None = None,
+    references: References | None = None,
     nvidia_smi: str | None = None,
     benchmark: Literal["skipped", "run", "unavailable"] = "skipped",
 ) -> DoctorReport:
@@ -600,8 +622,10 @@ def examine(
         runtimes: CUDA runtimes installed (torch, CuPy).
         throughput: measured figures per position in ``detection.gpus``.
         typical: typical fractions (the bundled table when None).
+        references: reference figures per model (the bundled ones when None).
     """
     typical = typical or load_typical_fractions()
+    references = references or load_references()
     machine = runtime_findings(detection.cuda_driver_version, runtimes)
     if smi_problem is not None:
         machine.append(Finding(severity="error", check="nvidia_smi", message=smi_problem))
@@ -629,7 +653,7 @@ def examine(
         catalog_id = catalog_ids.get(position)
         measured = list(throughput.get(position, ())) if throughput is not None else []
         if measured:
-            findings.extend(throughput_findings(catalog_id, measured, typical))
+            findings.extend(throughput_findings(catalog_id, measured, typical, references))
         gpus.append(
             DoctorGpu(
                 index=gpu.index,
@@ -639,6 +663,11 @@ def examine(
                 agreement=fields,
                 findings=findings,
                 throughput=measured,
+                references={
+                    key: reference.to_json()
+                    for key in sorted({f"{row.test} {row.dtype}" for row in measured})
+                    if (reference := references.get(catalog_id, key)) is not None
+                },
             )
         )
     for row in smi_rows or ():

@@ -30,6 +30,10 @@ The rules, and why:
   GPU cannot reach its usual throughput).
 - ``clocks``: under load, an SM clock below half its maximum with no
   clock-event reason to explain it (warning).
+- ``reference``: a measured GEMM against the model's reference distribution
+  (:mod:`gpudesk.bench.reference`): a warning below its 5th percentile (with
+  at least five measurements) or under :data:`REFERENCE_FLOOR` of its median,
+  else a note saying where it stands.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, model_validator
+
+from gpudesk.bench.reference import Reference
 
 Severity = Literal["info", "warning", "error"]
 Load = Literal["idle", "busy", "unknown"]
@@ -60,6 +66,9 @@ IDLE_UTILIZATION_PERCENT = 5
 POWER_CAP_FRACTION = 0.95
 #: Under load, an SM clock below this share of its maximum is held back.
 LOW_CLOCK_FRACTION = 0.5
+
+#: A measured figure under this share of the model's reference median is flagged.
+REFERENCE_FLOOR = 0.85
 
 #: The name ``doctor`` prints for a rule ("check"), where it differs from the rule.
 DOCTOR_CHECKS: dict[str, str] = {"pcie_width": "pcie_link", "pcie_gen": "pcie_link"}
@@ -316,6 +325,38 @@ def gpu_findings(gpu: GpuState) -> list[Finding]:
             )
         )
     return found
+
+
+def reference_finding(
+    reference: Reference,
+    value: float,
+    *,
+    check: str,
+    fraction_of_peak: float | None = None,
+) -> Finding:
+    """A measured figure against its model's reference: "GEMM BF16 612 TFLOPS = 78% of the
+    H100 SXM reference median 786 (n=5; ...)", a warning when it is low."""
+    label = reference.test.upper() if reference.test.startswith("gemm") else reference.test
+    median = reference.median
+    share = value / median
+    message = (
+        f"{label} {value:,.0f} {reference.unit} = {share:.0%} of the {reference.label} "
+        f"reference median {median:,.0f} (n={reference.n}; {reference.cited})"
+    )
+    if fraction_of_peak is not None:
+        message += f", {fraction_of_peak:.0%} of the catalog peak"
+    low: list[str] = []
+    if reference.p5 is not None and value < reference.p5:
+        low.append(f"below its 5th percentile {reference.p5:,.0f}")
+    if share < REFERENCE_FLOOR:
+        low.append(f"under {REFERENCE_FLOOR:.0%} of its median")
+    if not low:
+        return Finding(severity="info", check=check, message=message, rule="reference", value=value)
+    message += (
+        f": {' and '.join(low)}; check clocks and throttling, the power limit, cooling "
+        "and other processes on the GPU"
+    )
+    return Finding(severity="warning", check=check, message=message, rule="reference", value=value)
 
 
 def is_problem(found: Finding) -> bool:

@@ -20,16 +20,19 @@ def _checks(nodes: list[dict]) -> list[tuple[str, int | None, str]]:
 
 
 def test_healthy_fleet_has_no_outliers() -> None:
-    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 700.0 + i)]) for i in range(4)]
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 780.0 + i)]) for i in range(4)]
     assert _checks(nodes) == []
 
 
 def test_slow_gpu_below_85_percent_of_model_median_is_flagged_with_the_median() -> None:
-    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 700.0)]) for i in range(3)]
-    nodes.append(node("slow", [gpu(0)], [gemm_run(0, 700.0 * SLOW_FRACTION * 0.99)]))
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 780.0)]) for i in range(3)]
+    nodes.append(node("slow", [gpu(0)], [gemm_run(0, 780.0 * SLOW_FRACTION * 0.99)]))
     found = _outliers(nodes)
-    assert [(item["node_id"], item["check"]) for item in found] == [("slow", "measured:gemm bf16")]
-    assert found[0]["fleet_median"] == 700.0
+    assert [(item["node_id"], item["check"]) for item in found] == [
+        ("slow", "measured:gemm bf16"),
+        ("slow", "reference:gemm bf16"),  # and below the H100 SXM's published reference
+    ]
+    assert found[0]["fleet_median"] == 780.0
     assert "of the fleet median" in found[0]["message"]
 
 
@@ -40,7 +43,7 @@ def test_gpu_at_exactly_the_threshold_is_not_flagged() -> None:
 
 
 def test_figures_are_compared_within_a_model_only() -> None:
-    h100 = [node(f"h{i}", [gpu(0)], [gemm_run(0, 700.0)]) for i in range(2)]
+    h100 = [node(f"h{i}", [gpu(0)], [gemm_run(0, 780.0)]) for i in range(2)]
     a100 = [
         node(f"a{i}", [gpu(0, "NVIDIA A100", catalog_id="a100")], [gemm_run(0, 250.0, "a100")])
         for i in range(2)
@@ -48,8 +51,29 @@ def test_figures_are_compared_within_a_model_only() -> None:
     assert _checks(h100 + a100) == []
 
 
-def test_a_lone_gpu_of_its_model_has_no_fleet_median() -> None:
-    assert _checks([node("one", [gpu(0)], [gemm_run(0, 10.0)])]) == []
+def test_a_lone_gpu_of_its_model_has_no_fleet_median_but_is_judged_by_the_reference() -> None:
+    assert _checks([node("one", [gpu(0)], [gemm_run(0, 10.0)])]) == [
+        ("one", 0, "reference:gemm bf16")
+    ]
+    assert _checks([node("one", [gpu(0, catalog_id=None)], [gemm_run(0, 10.0, None)])]) == []
+
+
+def test_each_node_is_judged_against_the_models_reference_as_doctor_judges_it() -> None:
+    from gpudesk.bench.reference import load_references
+    from gpudesk.health.rules import reference_finding
+
+    reference = load_references().get("h100-sxm5", "gemm bf16")
+    assert reference is not None and reference.n >= 5 and reference.p5 is not None
+    below_p5 = reference.p5 - 1.0  # 94% of the median: only the percentile catches it
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, below_p5)]) for i in range(3)]
+    found = _outliers(nodes)
+    assert [(o["node_id"], o["check"], o["severity"]) for o in found] == [
+        (f"n{i}", "reference:gemm bf16", "warning") for i in range(3)
+    ]  # the fleet's own median cannot see it: every node is equally slow
+    expected = reference_finding(reference, below_p5, check="gemm_bf16")
+    assert found[0]["message"] == expected.message
+    assert "of the H100 SXM reference median" in expected.message
+    assert "below its 5th percentile" in expected.message
 
 
 def test_narrow_link_is_flagged_even_when_idle_but_a_lower_gen_only_under_load() -> None:

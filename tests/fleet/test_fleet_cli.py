@@ -53,7 +53,7 @@ def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 def test_show_prints_inventory_outliers_and_failed_nodes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 700.0)]) for i in range(3)]
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 780.0)]) for i in range(3)]
     nodes.append(node("slow", [gpu(0, pcie_width_current=8)], [gemm_run(0, 300.0)]))
     nodes.append(node("gone", error="the node died during the survey (NodeDiedError)"))
     path = tmp_path / "survey.json"
@@ -62,13 +62,15 @@ def test_show_prints_inventory_outliers_and_failed_nodes(
     text = capsys.readouterr().out
     assert "5 nodes, 4 GPUs, 1 failed" in text
     assert "host-slow GPU 0: PCIe link is x8 of x16" in text  # the shared rule's words
-    assert "43% of the fleet median 700" in text
+    assert "38% of the fleet median 780" in text
+    assert "GEMM BF16 300 TFLOPS = 38% of the H100 SXM reference median 786" in text
     assert "host-gone (gone): the node died during the survey" in text
     assert main(["fleet", "show", str(path), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert {item["check"] for item in shown["summary"]["outliers"]} == {
         "pcie_width",
         "measured:gemm bf16",
+        "reference:gemm bf16",
     }
 
 

@@ -15,7 +15,7 @@ from gpudesk.report.fleet_section import MAX_LISTED, build_fleet_section
 
 
 def _fleet_document() -> dict:
-    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 700.0 + i)]) for i in range(3)]
+    nodes = [node(f"n{i}", [gpu(0)], [gemm_run(0, 780.0 + i)]) for i in range(3)]
     nodes.append(node("slow", [gpu(0)], [gemm_run(0, 300.0)]))
     nodes.append(node("bare", [gpu(0, "NVIDIA L4", catalog_id="l4")]))
     nodes.append(node("gone", error="the node died during the survey (NodeDiedError)"))
@@ -25,9 +25,10 @@ def _fleet_document() -> dict:
 def test_section_has_one_row_per_model_with_median_and_range() -> None:
     view, _ = parse_survey(json.dumps(_fleet_document()), "t")
     section = build_fleet_section(view)
-    assert "6 nodes, 5 GPUs, 1 nodes failed, 1 outliers" in section.heading
+    # the slow GPU: below the fleet's median and below the H100 SXM's reference
+    assert "6 nodes, 5 GPUs, 1 nodes failed, 2 outliers" in section.heading
     assert section.models == (
-        ("h100-sxm5", "4", "GEMM BF16 700 TFLOPS", "300–702", "1"),
+        ("h100-sxm5", "4", "GEMM BF16 780 TFLOPS", "300–782", "1"),
         ("l4", "1", "not measured", "", "0"),
     )
     assert section.outliers[0].startswith("host-slow GPU 0: GEMM BF16 300 TFLOPS")
