@@ -11,8 +11,8 @@ import signal
 import sys
 from typing import NoReturn
 
-#: Ctrl-C (SIGINT): 128 + 2, as the shell reports a command that SIGINT ended
-#: (``gpudesk.cli.common.EXIT_INTERRUPTED``; here so that it needs no import).
+#: ``gpudesk.cli.common.EXIT_INTERRUPTED`` (a test keeps them equal), here so that
+#: an interrupt during that very import still exits with it.
 EXIT_INTERRUPTED = 130
 
 

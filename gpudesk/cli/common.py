@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpudesk import _entry
 from gpudesk.catalog.loader import Catalog, load_catalog
 
 EXIT_OK = 0
@@ -18,7 +17,7 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_NOTHING_DETECTED = 3
 #: Ctrl-C (SIGINT): 128 + 2, as the shell reports a command that SIGINT ended.
-EXIT_INTERRUPTED = _entry.EXIT_INTERRUPTED
+EXIT_INTERRUPTED = 130
 
 
 class CliError(Exception):

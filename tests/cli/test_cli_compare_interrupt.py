@@ -118,3 +118,10 @@ def test_a_real_ctrl_c_exits_130_or_finishes(tmp_path: Path, delay_s: float) -> 
         assert out.read_bytes().startswith(b"%PDF") and out.read_bytes() != OLD
         return
     _check_interrupted(result, out, writing=True)
+
+
+def test_the_entry_and_the_cli_agree_on_the_interrupted_exit_code() -> None:
+    from gpudesk import _entry
+    from gpudesk.cli.common import EXIT_INTERRUPTED
+
+    assert _entry.EXIT_INTERRUPTED == EXIT_INTERRUPTED == 130
