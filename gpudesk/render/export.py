@@ -10,6 +10,7 @@ half-written file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -91,7 +92,29 @@ def svg_bytes(paint: Painter, size: QSizeF, background: QColor, title: str = "")
     finally:
         painter.end()
     buffer.close()
-    return bytes(data.data())
+    return well_formed_xml(bytes(data.data()))
+
+
+#: What XML 1.0 forbids (C0 controls but tab, newline and carriage return; U+FFFE,
+#: U+FFFF; lone surrogates), and what it discourages (DEL, C1): a GPU name holding one
+#: made the SVG unreadable to every XML parser. Qt's generator writes them raw.
+_NOT_XML_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+#: The same characters written as character references, ``&#27;`` or ``&#x1b;``.
+_NOT_XML_REFERENCE = re.compile(r"&#(?:x([0-9a-fA-F]+)|([0-9]+));")
+
+
+def _reference(match: re.Match[str]) -> str:
+    code = int(match.group(1), 16) if match.group(1) else int(match.group(2))
+    if code > 0x10FFFF or _NOT_XML_TEXT.fullmatch(chr(code)):
+        return "\ufffd"
+    return match.group(0)
+
+
+def well_formed_xml(data: bytes) -> bytes:
+    """``data`` (UTF-8 XML) with every character XML cannot hold replaced by U+FFFD."""
+    text = data.decode("utf-8", "replace")
+    text = _NOT_XML_REFERENCE.sub(_reference, _NOT_XML_TEXT.sub("\ufffd", text))
+    return text.encode("utf-8")
 
 
 def _write(
