@@ -289,6 +289,12 @@ def summarise(nodes: Iterable[NodeView]) -> dict[str, Any]:
     return {
         "nodes": len(nodes),
         "nodes_failed": sum(1 for node in nodes if node.error is not None),
+        # Nodes whose detection could not be read (why): not counted as CPU nodes.
+        "nodes_refused": [
+            {"node_id": node.node_id, "reason": reason}
+            for node in nodes
+            if (reason := node.detection_refusal()) is not None
+        ],
         "gpus": len(gpus),
         "by_model": dict(sorted(by_model.items())),
         "outliers": [outlier.to_json() for outlier in find_outliers(nodes)],

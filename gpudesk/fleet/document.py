@@ -82,13 +82,19 @@ class CpuView(BaseModel):
     threads: int | None = None
 
 
+#: The most GPUs one node's detection is read with: far above any machine built
+#: (NVL72 racks are 72; a node is one host), low enough that a hostile or broken
+#: node cannot make every check loop over millions of entries.
+MAX_NODE_GPUS = 4096
+
+
 class DetectionView(BaseModel):
     model_config = _VIEW
 
     status: _Name | None = None
     driver_version: _Name | None = None
     cuda_driver_version: _Name | None = None
-    gpus: tuple[GpuView, ...] = Field(default=(), max_length=4096)
+    gpus: tuple[GpuView, ...] = Field(default=(), max_length=MAX_NODE_GPUS)
     cpu: CpuView = Field(default_factory=CpuView)
     ram_total_gib: Annotated[float, Field(ge=0)] | None = None
 
@@ -167,13 +173,28 @@ class NodeView(BaseModel):
         return self.hostname or self.ip or self.node_id[:12]
 
     def detection_view(self) -> DetectionView | None:
-        """The parts of the detection the checks use, or None if it cannot be read."""
+        """The parts of the detection the checks use, or None if it cannot be read
+        (:meth:`detection_refusal` says why)."""
         if self.detection is None:
             return None
         try:
             return DetectionView.model_validate_json(json.dumps(self.detection), strict=True)
         except ValidationError:
             return None
+
+    def detection_refusal(self) -> str | None:
+        """Why the node's detection was refused, or None (there is none, or it was read).
+
+        A refused detection is not "no GPUs": the node must not look like a healthy
+        CPU node.
+        """
+        if self.detection is None:
+            return None
+        try:
+            DetectionView.model_validate_json(json.dumps(self.detection), strict=True)
+        except ValidationError as exc:
+            return _refusal_reason(self.detection, exc)
+        return None
 
     def bench_views(self) -> list[BenchView]:
         """Every benchmark run that can be read (unreadable ones are left out)."""
@@ -195,6 +216,17 @@ class SurveyView(BaseModel):
     survey_schema_version: Annotated[int, Field(ge=1)] = SURVEY_SCHEMA_VERSION
     cluster: ClusterInfo
     nodes: tuple[NodeView, ...] = Field(max_length=100_000)
+
+
+def _refusal_reason(detection: dict[str, JsonValue], exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    gpus = detection.get("gpus")
+    if first["type"] == "too_long" and first["loc"] == ("gpus",) and isinstance(gpus, list):
+        return (
+            f"it reports {len(gpus)} GPUs; a node's detection is read with at most {MAX_NODE_GPUS}"
+        )
+    field = ".".join(str(part) for part in first["loc"]) or "detection"
+    return f"{field}: {first['msg']}"
 
 
 def _reject_constant(name: str) -> float:

@@ -55,6 +55,14 @@ def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryR
         gpus_by_node.setdefault(item.node.node_id, []).append(item.gpu.index)
     rows: list[InventoryRow] = []
     for node in nodes:
+        refusal = node.detection_refusal()
+        if refusal is not None:
+            # Not "no GPUs, a CPU node": what it sent could not be read, and why.
+            error = f"detection refused: {refusal}"
+            if node.error is not None:
+                error = f"{node.error}; {error}"
+            rows.append(_error_row(node, error))
+            continue
         detection = node.detection_view()
         runs = node.bench_views()
         cpu_model = detection.cpu.model if detection is not None else None
@@ -95,22 +103,25 @@ def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryR
                 )
             )
         if node.error is not None:
-            rows.append(
-                InventoryRow(
-                    node_id=node.node_id,
-                    node=node.label,
-                    gpu_index=None,
-                    model="",
-                    name="",
-                    memory_gib=None,
-                    driver=None,
-                    gemm=None,
-                    copy=None,
-                    checks=(),
-                    error=node.error,
-                )
-            )
+            rows.append(_error_row(node, node.error))
     return rows
+
+
+def _error_row(node: NodeView, error: str) -> InventoryRow:
+    """The row of a node that failed, or whose detection was refused: ``error`` says why."""
+    return InventoryRow(
+        node_id=node.node_id,
+        node=node.label,
+        gpu_index=None,
+        model="",
+        name="",
+        memory_gib=None,
+        driver=None,
+        gemm=None,
+        copy=None,
+        checks=(),
+        error=error,
+    )
 
 
 @dataclass(frozen=True, slots=True)
