@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import NoReturn
+
+# Nothing else at the top (not even typing): every import before run() is entered
+# is a moment where Ctrl-C would still be Python's own traceback.
 
 #: ``gpudesk.cli.common.EXIT_INTERRUPTED`` (a test keeps them equal), here so that
 #: an interrupt during that very import still exits with it.
 EXIT_INTERRUPTED = 130
 
 
-def run() -> NoReturn:
+def run() -> None:
+    """Run ``gpudesk`` with ``sys.argv`` and exit with its code (never returns)."""
     code = EXIT_INTERRUPTED
     try:
         from gpudesk.cli import main
