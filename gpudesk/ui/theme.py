@@ -172,8 +172,20 @@ def apply_theme(mode: ThemeMode | str = ThemeMode.SYSTEM) -> bool:
     app.setPalette(dark_palette() if dark else light_palette())
     _dark = dark
     _apply_pyqtgraph_defaults()
+    _repolish_palette_style_sheets(app)
     notifier().changed.emit(dark)
     return dark
+
+
+def _repolish_palette_style_sheets(app: QApplication) -> None:
+    """Style sheets resolve ``palette(base)`` and friends once, when they are set:
+    after a live theme change a card or a frame would keep the old theme's colours
+    (This machine → Devices stayed light). Setting each such sheet again re-reads them."""
+    for widget in app.allWidgets():
+        sheet = widget.styleSheet()
+        if "palette(" in sheet:
+            widget.setStyleSheet("")
+            widget.setStyleSheet(sheet)
 
 
 def _install_system_hook() -> None:
@@ -236,8 +248,20 @@ class _PlotFollower(QObject):
         style_plot(self._plot)
 
 
+#: Chart text colours of each theme, by role: an item painted in one theme's colour
+#: gets the other theme's colour for the same role on a live switch.
+_THEMED_TEXT = {
+    "#2b2b2b": "foreground",
+    "#d5d8dd": "foreground",
+    "#676c73": "muted",
+    "#9aa0a8": "muted",
+}
+_THEMED_BACKGROUNDS = frozenset({"#ffffff", "#1e1f22"})
+
+
 def style_plot(plot_widget: Any) -> None:
-    """Set a pyqtgraph PlotWidget's background and axis colors from the theme."""
+    """Set a pyqtgraph PlotWidget's background, axes, title, legend and text items
+    from the theme (every text drawn in a theme colour follows a live switch)."""
     background, foreground = plot_colors()
     plot_widget.setBackground(background)
     get_item = getattr(plot_widget, "getPlotItem", None)
@@ -249,6 +273,45 @@ def style_plot(plot_widget: Any) -> None:
         if axis is not None:
             axis.setPen(foreground)
             axis.setTextPen(foreground)
+    _restyle_chart_text(plot_widget, background, foreground)
+
+
+def _restyle_chart_text(plot_widget: Any, background: QColor, foreground: QColor) -> None:
+    pg: Any = sys.modules.get("pyqtgraph")
+    scene = plot_widget.scene() if hasattr(plot_widget, "scene") else None
+    if pg is None or scene is None:
+        return
+    colors = {"foreground": foreground, "muted": muted_color()}
+
+    def themed(color: object) -> QColor | None:
+        if color is None:
+            return foreground
+        try:
+            name = pg.mkColor(color).name()
+        except (TypeError, ValueError, Exception):  # an unreadable colour is left alone
+            return None
+        role = _THEMED_TEXT.get(name)
+        return colors[role] if role is not None else None
+
+    for item in scene.items():
+        if isinstance(item, pg.TextItem):
+            new = themed(getattr(item, "color", None))
+            if new is not None:
+                item.setColor(new)
+        elif isinstance(item, pg.LabelItem):
+            new = themed(item.opts.get("color"))
+            if new is not None and item.text:
+                item.setText(item.text, color=new)
+            elif new is not None:
+                item.setAttr("color", new)
+        elif isinstance(item, pg.LegendItem):
+            if item.opts.get("labelTextColor") is not None:
+                new = themed(item.opts["labelTextColor"])
+                if new is not None:
+                    item.setLabelTextColor(new)
+            brush = item.opts.get("brush")
+            if brush is not None and pg.mkBrush(brush).color().name() in _THEMED_BACKGROUNDS:
+                item.setBrush(background)
 
 
 def follow_theme(plot_widget: QWidget) -> None:

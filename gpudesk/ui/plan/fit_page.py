@@ -141,7 +141,7 @@ class FitPage(QWidget):
         )
         self.gpu_line.hide()
         self.bar_plot.addItem(self.gpu_line)
-        self.gpu_text = pg.TextItem("", anchor=(1.0, 0.5), color="#555555")
+        self.gpu_text = pg.TextItem("", anchor=(1.0, 0.5), color=theme.muted_color())
         self.gpu_text.hide()
         self.bar_plot.addItem(self.gpu_text)
         self.segment_texts: list[pg.TextItem] = []
