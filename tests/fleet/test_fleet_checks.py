@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from survey_factory import cpu_run, gemm_run, gpu, node, survey
 
 from gpudesk.fleet.checks import SLOW_FRACTION, find_outliers, summarise
-from gpudesk.fleet.document import parse_survey
+from gpudesk.fleet.document import SurveyFileError, parse_survey
 
 
 def _outliers(nodes: list[dict]) -> list[dict]:
@@ -141,3 +143,45 @@ def test_summary_counts_gpus_models_and_failed_nodes() -> None:
     assert summary["gpus"] == 3
     assert summary["by_model"] == {"NVIDIA A100": 1, "h100-sxm5": 2}
     json.dumps(summary, allow_nan=False)
+
+
+_HOSTILE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+    st.lists(st.integers(), max_size=3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "utilization_gpu_percent",
+                "compute_mode",
+                "power_limit_w",
+                "power_default_limit_w",
+                "sm_clock_mhz",
+                "sm_clock_max_mhz",
+                "pcie_gen_current",
+                "pcie_gen_max",
+                "clock_event_reasons",
+            ]
+        ),
+        _HOSTILE,
+        max_size=5,
+    )
+)
+def test_any_value_the_health_rules_read_is_refused_or_judged(fields: dict) -> None:
+    document = survey([node("a", [gpu(0, **fields)], [gemm_run(0, 780.0)])])
+    try:
+        view, _ = parse_survey(json.dumps(document), "fuzz.json")
+    except SurveyFileError:
+        return
+    summary = summarise(view.nodes)  # a GPU whose fields do not validate is left out
+    json.dumps(summary, allow_nan=False)
+    for outlier in summary["outliers"]:
+        assert outlier["severity"] in ("warning", "error") and outlier["message"]
