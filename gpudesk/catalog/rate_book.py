@@ -14,7 +14,9 @@ The current rates of a cloud are those of the newest snapshot that has it.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import statistics
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,6 +180,9 @@ class RateBook:
     snapshots: list[Snapshot] = field(default_factory=list)
     #: one-line notes about data that could not be read (the rest still works)
     problems: list[str] = field(default_factory=list)
+    _current_index: tuple[int, dict[str, list[ProviderRate]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @classmethod
     def load(cls, history_path: Path | None = None, *, include_user: bool = True) -> RateBook:
@@ -247,8 +252,14 @@ class RateBook:
         return {entry.id: self.summary(entry.id, entry) for entry in entries}
 
     def _current_rates(self, gpu_id: str) -> Iterable[ProviderRate]:
-        for cloud, snapshot in self.current_snapshots().items():
-            yield from _snapshot_rates(snapshot, gpu_id, cloud)
+        # Built once per set of snapshots: the catalog table asks for every GPU.
+        if self._current_index is None or self._current_index[0] != len(self.snapshots):
+            by_gpu: dict[str, list[ProviderRate]] = {}
+            for cloud, snapshot in self.current_snapshots().items():
+                for gpu in {offer.gpu_id for offer in snapshot.offers if offer.cloud == cloud}:
+                    by_gpu.setdefault(gpu, []).extend(_snapshot_rates(snapshot, gpu, cloud))
+            self._current_index = (len(self.snapshots), by_gpu)
+        return self._current_index[1].get(gpu_id, [])
 
     # --- history ----------------------------------------------------------------
 
@@ -393,11 +404,27 @@ def format_usd(value: float) -> str:
 
 
 _CACHE: dict[tuple[str, int], RateBook] = {}
+_CHECKED_AT = [0.0]
+#: the history path for the environment it was worked out in (platformdirs reads it)
+_PATHS: dict[tuple[str | None, str | None], Path] = {}
+#: id(entry) -> (entry, book, summary): one summary per entry object and book
+_SUMMARIES: dict[int, tuple[CatalogEntry, RateBook, RateSummary]] = {}
 
 
 def default_rate_book() -> RateBook:
-    """The bundled snapshots plus the user's history, loaded once per history-file state."""
-    path = default_history_path()
+    """The bundled snapshots plus the user's history, reloaded when the history file
+    changes (looked at no more than once a second: the catalog table asks per GPU)."""
+    now = time.monotonic()
+    where = (os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
+    path = _PATHS.get(where)
+    if path is None:
+        _PATHS.clear()
+        path = _PATHS[where] = default_history_path()
+    if _CACHE and now - _CHECKED_AT[0] < 1.0:
+        (held_path, _stamp), held = next(iter(_CACHE.items()))
+        if held_path == str(path):
+            return held
+    _CHECKED_AT[0] = now
     try:
         stamp = path.stat().st_mtime_ns
     except OSError:
@@ -406,13 +433,22 @@ def default_rate_book() -> RateBook:
     book = _CACHE.get(key)
     if book is None:
         _CACHE.clear()
+        _SUMMARIES.clear()
         book = _CACHE[key] = RateBook.load(path)
     return book
 
 
 def rate_summary(entry: CatalogEntry) -> RateSummary:
     """The entry's rates: SkyPilot's snapshots and, for providers it lacks, the entry's own."""
-    return default_rate_book().summary(entry.id, entry)
+    book = default_rate_book()
+    held = _SUMMARIES.get(id(entry))
+    if held is not None and held[0] is entry and held[1] is book:
+        return held[2]
+    summary = book.summary(entry.id, entry)
+    if len(_SUMMARIES) > 100_000:
+        _SUMMARIES.clear()
+    _SUMMARIES[id(entry)] = (entry, book, summary)
+    return summary
 
 
 def as_cloud_rate(rate: ProviderRate) -> CloudRate:

@@ -21,6 +21,7 @@ from gpudesk.catalog.query import (
     NameRanking,
     name_key,
 )
+from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS, distribution_words, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
 
@@ -150,6 +151,43 @@ def _no_key(_entry: CatalogEntry) -> SortKey | None:
     return 0.0
 
 
+def _from_rate(entry: CatalogEntry) -> float | None:
+    rate = rate_summary(entry).lowest
+    return None if rate is None else rate.usd_per_gpu_hour
+
+
+def _from_rate_display(entry: CatalogEntry) -> str | None:
+    rate = rate_summary(entry).lowest
+    if rate is None:
+        return None
+    text = f"{rate.usd_per_gpu_hour:,.2f}"
+    # Stale is marked with an icon in the cell and words in its tooltip, not colour alone.
+    return f"⚠ {text}" if rate.is_stale(dt.date.today()) else text
+
+
+#: The lowest on-demand rate across providers (SkyPilot's snapshots and the entry's own).
+FROM_RATE_COLUMN = Column(
+    key="from_usd_per_gpu_hour",
+    header="From\n(USD/GPU-h)",
+    tooltip="Lowest on-demand cloud rate per GPU-hour across providers (⚠: over 90 days old)",
+    kind=ColumnKind.NUMBER,
+    display=_from_rate_display,
+    sort_key=_from_rate,
+)
+
+
+def from_rate_tooltip(entry: CatalogEntry, today: dt.date) -> str | None:
+    """The "From" cell's tooltip: provider, region, date, median, and staleness in words."""
+    summary = rate_summary(entry)
+    rate = summary.lowest
+    if rate is None:
+        return None
+    words = distribution_words(summary)
+    if rate.is_stale(today):
+        words += f"\n⚠ {stale_note('rate', rate.date)} (over {RATE_STALE_AFTER_DAYS} days old)"
+    return words
+
+
 COMPARE_COLUMN = Column(
     key="compare",
     header="✓",
@@ -186,6 +224,7 @@ COLUMNS: tuple[Column, ...] = (
     _metric_column("fp64_tflops"),
     _metric_column("tdp_w"),
     _metric_column("price_usd"),
+    FROM_RATE_COLUMN,
     _metric_column("fp16_tensor_tflops_per_kusd"),
     _metric_column("memory_gb_per_kusd", visible=False),
     _metric_column("fp16_tensor_tflops_per_w", visible=False),
@@ -215,6 +254,7 @@ def column_index(key: str) -> int:
 
 
 PRICE_COLUMN_INDEX = COLUMN_KEYS.index("price_usd")
+FROM_RATE_COLUMN_INDEX = COLUMN_KEYS.index("from_usd_per_gpu_hour")
 
 
 def price_tooltip(entry: CatalogEntry, today: dt.date) -> str | None:
@@ -246,6 +286,8 @@ class CatalogIndex:
         self.entries: list[CatalogEntry] = list(entries)
         #: per row: the price's kind and date in words, None without a price
         self.price_tooltips: list[str | None] = [price_tooltip(e, today) for e in self.entries]
+        #: per row: the lowest cloud rate's provider, region, date and median in words
+        self.rate_tooltips: list[str | None] = [from_rate_tooltip(e, today) for e in self.entries]
         #: per row: the price is older than the staleness limit
         self.price_stale: list[bool] = [
             entry.price_usd is not None and is_stale(entry.price_date, today)

@@ -41,6 +41,7 @@ from gpudesk.render.text import plain_tooltip
 from gpudesk.ui import theme
 from gpudesk.ui.catalog_columns import (
     COLUMNS,
+    FROM_RATE_COLUMN_INDEX,
     MISSING_TEXT,
     PRICE_COLUMN_INDEX,
     CatalogIndex,
@@ -270,6 +271,8 @@ class CatalogTableModel(QAbstractTableModel):
                 return f"{COLUMNS[column].tooltip}: not in the catalog for this GPU"
             if column == PRICE_COLUMN_INDEX:
                 return self.index_data.price_tooltips[row]
+            if column == FROM_RATE_COLUMN_INDEX:
+                return self.index_data.rate_tooltips[row]
             return None
         if role == SORT_KEY_ROLE:
             return COLUMNS[column].sort_key(self.index_data.entries[row])

@@ -46,8 +46,8 @@ def test_every_numeric_column_sorts_like_the_core_with_missing_last() -> None:
     entries = small_entries()
     index = CatalogIndex(entries)
     for position, column in enumerate(COLUMNS):
-        if not column.numeric:
-            continue
+        if not column.numeric or column.key == "from_usd_per_gpu_hour":
+            continue  # "From" reads the rate book, not a catalog field (tested below)
         for descending in (False, True):
             ids = [index.ids[row] for row in index.order(position, descending)]
             expected = [e.id for e in sort_entries(entries, column.key, descending=descending)]
@@ -127,3 +127,28 @@ def test_price_tooltip_says_kind_date_note_and_staleness() -> None:
     assert price_tooltip(make_entry(), dt.date(2026, 12, 1)) is None
     index = CatalogIndex([entry, make_entry("unpriced")], today=dt.date(2026, 12, 1))
     assert index.price_stale == [True, False]
+
+
+def test_the_from_column_is_the_lowest_on_demand_rate_missing_last_and_stale_marked() -> None:
+    import datetime as dt
+
+    from gpudesk.catalog.rate_book import rate_summary
+
+    entries = small_entries()
+    index = CatalogIndex(entries, today=dt.date(2026, 12, 2))
+    position = column_index("from_usd_per_gpu_hour")
+    ascending = [index.ids[row] for row in index.order(position, False)]
+    rated = [e for e in entries if rate_summary(e).lowest is not None]
+    lows = {e.id: rate_summary(e).lowest.usd_per_gpu_hour for e in rated}  # type: ignore[union-attr]
+    assert ascending[: len(rated)] == sorted(lows, key=lambda key: (lows[key], key))
+    assert all(
+        index.cells[index.ids.index(e.id)][position] is None for e in entries if e.id not in lows
+    )
+    for entry_id in lows:
+        cell = index.cells[index.ids.index(entry_id)][position]
+        tip = index.rate_tooltips[index.ids.index(entry_id)]
+        assert cell is not None and tip is not None and tip.startswith("lowest $")
+        stale = rate_summary(next(e for e in entries if e.id == entry_id)).lowest
+        assert stale is not None
+        if stale.is_stale(dt.date.today()):
+            assert cell.startswith("⚠ ")
