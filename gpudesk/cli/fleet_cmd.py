@@ -1,8 +1,9 @@
-"""``gpudesk fleet survey`` and ``gpudesk fleet show``: a Ray cluster, node by node.
+"""``gpudesk fleet survey`` and ``gpudesk fleet show``: a Ray or Slurm cluster, node by node.
 
 Exit codes (survey): 0 every node answered, 1 a node failed (the results are
 still printed and written), 2 bad usage or Ray missing, 3 no cluster
-reachable. ``show``: 0, or 2 for a file that cannot be read.
+reachable (no Ray cluster; with --slurm, srun missing or no controller).
+``show``: 0, or 2 for a file that cannot be read.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from gpudesk.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
-    format_table,
     path_argument,
 )
+from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
 
 if TYPE_CHECKING:
     from gpudesk.fleet.document import SurveyView
@@ -45,23 +46,42 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``fleet`` (with ``survey`` and ``show``) to ``subparsers``."""
     parser = subparsers.add_parser(
         "fleet",
-        help="survey the GPUs of a Ray cluster, node by node",
+        help="survey the GPUs of a Ray or Slurm cluster, node by node",
         description=(
-            "Survey every node of a running Ray cluster with GPUDesk's own detection (and "
-            "the quick benchmark), and find the GPUs that stand out from their siblings. "
-            "Needs Ray: pip install 'gpudesk[fleet]'."
+            "Survey every node of a running Ray cluster (or, with --slurm, a Slurm "
+            "cluster) with GPUDesk's own detection (and the quick benchmark), and find the "
+            "GPUs that stand out from their siblings. Ray needs pip install "
+            "'gpudesk[fleet]'; Slurm needs only srun and scontrol."
         ),
     )
     commands = parser.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True)
     survey = commands.add_parser(
         "survey",
-        help="survey a running Ray cluster",
+        help="survey a running Ray or Slurm cluster",
         description=(
             "Run one task per alive node, pinned to it, with GPUDesk's detection and, with "
             "--bench quick, the quick benchmark on each GPU (the CPU on nodes without one). "
+            "With --slurm: one srun step, one task per node, and what Slurm declares "
+            "(GRES, features, memory) checked against what each node has. "
             "A progress line per node goes to stderr. Exit 0 every node answered, 1 a node "
             "failed (results still written), 2 bad usage, 3 no cluster reachable."
         ),
+    )
+    survey.add_argument(
+        "--slurm",
+        action="store_true",
+        help="survey the Slurm cluster this machine submits to (srun, scontrol) instead of Ray",
+    )
+    survey.add_argument(
+        "--partition",
+        metavar="P",
+        help="with --slurm: only the nodes of partition P (the step runs there)",
+    )
+    survey.add_argument(
+        "--nodelist",
+        metavar="LIST",
+        help="with --slurm: only these nodes, as Slurm writes them (n[1-3],gpu7); "
+        "inside a job, its own nodes by default",
     )
     survey.add_argument(
         "--address",
@@ -81,7 +101,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         type=_timeout,
         default=300.0,
         metavar="S",
-        help="seconds each node may take before it is reported as failed (default 300)",
+        help="seconds each node may take before it is reported as failed (default 300; "
+        "with --slurm the whole step, queue time included)",
     )
     survey.add_argument("--json", action="store_true", help="print the survey as JSON")
     survey.add_argument(
@@ -110,7 +131,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def _progress_line(done: NodeDone) -> None:
     row = done.row
+    slurm = row.get("slurm") or {}
     where = f"{row.get('hostname') or '?'} ({row.get('ip') or '?'})"
+    if slurm.get("name"):
+        where = f"{slurm['name']} ({row.get('hostname') or '?'})"
     if row.get("error"):
         outcome = f"FAILED: {row['error']}"
     else:
@@ -151,8 +175,30 @@ def _dump(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def run_survey(args: argparse.Namespace) -> int:
-    from gpudesk.fleet.document import parse_survey
+def _slurm_survey(args: argparse.Namespace) -> dict[str, Any]:
+    from gpudesk.fleet.slurm import HINT, SlurmUnavailableError, survey_slurm
+    from gpudesk.fleet.survey import FleetUsageError
+
+    if args.address != "auto":
+        raise CliError("--address is for Ray: leave it out with --slurm", EXIT_USAGE)
+    if args.ship_code:
+        raise CliError("--ship-code is for Ray: leave it out with --slurm", EXIT_USAGE)
+    try:
+        with _stdout_to_stderr():
+            return survey_slurm(
+                partition=args.partition,
+                nodelist=args.nodelist,
+                bench=args.bench,
+                timeout_s=args.timeout,
+                on_node=_progress_line,
+            )
+    except FleetUsageError as exc:
+        raise CliError(f"--{exc.field}: {exc}", EXIT_USAGE) from exc
+    except SlurmUnavailableError as exc:
+        raise CliError(f"{exc}\n{HINT}", EXIT_NOTHING_DETECTED) from exc
+
+
+def _ray_survey(args: argparse.Namespace) -> dict[str, Any]:
     from gpudesk.fleet.survey import (
         ClusterUnreachableError,
         FleetUnavailableError,
@@ -160,14 +206,11 @@ def run_survey(args: argparse.Namespace) -> int:
         parse_address,
         survey,
     )
-    from gpudesk.storage import atomic_write_text
 
     try:
         parse_address(args.address)
     except FleetUsageError as exc:
         raise CliError(f"--address: {exc}", EXIT_USAGE) from exc
-    if args.out is not None and args.out.is_dir():
-        raise CliError(f"--out: {args.out} is a folder, not a file", EXIT_USAGE)
     try:
         with _stdout_to_stderr():
             document = survey(
@@ -185,6 +228,21 @@ def run_survey(args: argparse.Namespace) -> int:
             "with --address HOST:PORT (the GCS port printed by `ray start`, 6379 by default)",
             EXIT_NOTHING_DETECTED,
         ) from exc
+    return document
+
+
+def run_survey(args: argparse.Namespace) -> int:
+    from gpudesk.fleet.document import parse_survey
+    from gpudesk.storage import atomic_write_text
+
+    if args.out is not None and args.out.is_dir():
+        raise CliError(f"--out: {args.out} is a folder, not a file", EXIT_USAGE)
+    if args.slurm:
+        document = _slurm_survey(args)
+    elif args.partition is not None or args.nodelist is not None:
+        raise CliError("--partition and --nodelist are for Slurm: add --slurm", EXIT_USAGE)
+    else:
+        document = _ray_survey(args)
     text = _dump(document)
     if args.out is not None:
         try:
@@ -223,30 +281,41 @@ def _figure(value: float | None) -> str:
     return format_figure(value) if value is not None else ""
 
 
+def _gemm_cell(gemm: Any, of_peak: str) -> str:
+    text = f"{gemm.label} {_figure(gemm.value)} {gemm.unit}"
+    return f"{text} ({of_peak.strip()})" if of_peak.strip() else text
+
+
 def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
     """The readable survey: cluster line, inventory table, outliers, failed nodes."""
     from gpudesk.bench.text import format_fraction_of_peak
-    from gpudesk.fleet.checks import Outlier, check_label
+    from gpudesk.fleet.checks import Outlier, check_label, outlier_line
     from gpudesk.fleet.inventory import inventory
 
     outliers = [Outlier(**item) for item in summary["outliers"]]
     cluster = view.cluster
     lines = [
-        f"Ray cluster {cluster.address} (Ray {cluster.ray_version or 'n/a'}), "
-        f"surveyed {cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: {summary['nodes']} node"
-        f"{'s' if summary['nodes'] != 1 else ''}, {summary['gpus']} GPU"
+        wrap_paragraph(
+            f"{cluster.title}, surveyed {cluster.surveyed_at:%Y-%m-%d %H:%M} UTC:",
+            subsequent_indent="  ",
+        ),
+        f"{summary['nodes']} node{'s' if summary['nodes'] != 1 else ''}, {summary['gpus']} GPU"
         f"{'s' if summary['gpus'] != 1 else ''}, {summary['nodes_failed']} failed",
     ]
     if summary["by_model"]:
         lines.append(
-            "Models: "
-            + ", ".join(f"{count} x {model}" for model, count in summary["by_model"].items())
+            wrap_paragraph(
+                "Models: "
+                + ", ".join(f"{count} x {model}" for model, count in summary["by_model"].items()),
+                subsequent_indent="  ",
+            )
         )
     rows: list[list[str]] = []
     errors: list[str] = []
     for row in inventory(list(view.nodes), outliers):
         if row.error is not None:
-            errors.append(f"  {row.node} ({row.node_id[:12]}): {row.error}")
+            named = row.node if row.node == row.node_id else f"{row.node} ({row.node_id[:12]})"
+            errors.append(f"{named}: {row.error}")
             continue
         gemm = row.gemm
         rows.append(
@@ -256,8 +325,7 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
                 row.model,
                 f"{row.memory_gib:.0f} GiB" if row.memory_gib else "n/a",
                 row.driver or "",
-                f"{gemm.label} {_figure(gemm.value)} {gemm.unit}" if gemm else "",
-                format_fraction_of_peak(gemm.fraction_of_peak) if gemm else "",
+                _gemm_cell(gemm, format_fraction_of_peak(gemm.fraction_of_peak)) if gemm else "",
                 f"{_figure(row.copy.value)} GB/s" if row.copy else "",
                 ", ".join(check_label(check) for check in row.checks) or "ok",
             ]
@@ -265,10 +333,10 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
     if rows:
         lines.append("")
         lines.append(
-            format_table(
-                ["Node", "GPU", "Model", "Memory", "Driver", "GEMM", "of peak", "Copy", "Checks"],
+            terminal_table(
+                ["Node", "GPU", "Model", "Memory", "Driver", "GEMM (of peak)", "Copy", "Checks"],
                 rows,
-                {3, 6, 7},
+                {3, 6},
             )
         )
     lines.append("")
@@ -277,12 +345,15 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
         labels = {node.node_id: node.label for node in view.nodes}
         for outlier in outliers:
             where = labels.get(outlier.node_id, outlier.node_id[:12])
-            device = "CPU" if outlier.gpu_index is None else f"GPU {outlier.gpu_index}"
-            lines.append(f"  {where} {device}: {outlier.message}")
+            lines.append(
+                wrap_paragraph(outlier_line(outlier, where), indent="  ", subsequent_indent="    ")
+            )
     else:
         lines.append("Outliers: none")
     if errors:
         lines.append("")
         lines.append(f"Failed nodes ({len(errors)}):")
-        lines.extend(errors)
+        lines.extend(
+            wrap_paragraph(error, indent="  ", subsequent_indent="    ") for error in errors
+        )
     return "\n".join(lines)

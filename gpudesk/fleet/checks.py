@@ -18,6 +18,9 @@ Rules, each an ``Outlier`` with the ``check`` named here:
   model's published reference and (``measured:``) against the fleet's own median.
 - ``driver`` — a driver version that differs from the most common one among
   GPUs of the same model.
+- ``slurm_gres``, ``slurm_gres_type``, ``slurm_feature``, ``slurm_memory`` —
+  Slurm surveys: what Slurm declares for the node against what it detected
+  (:mod:`gpudesk.health.declared`); node-level, with no GPU index.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 from gpudesk.bench.reference import References, load_references
 from gpudesk.fleet.document import BenchView, DetectionView, GpuView, NodeView
+from gpudesk.health.declared import declared_findings
 from gpudesk.health.rules import (
     BENIGN_CLOCK_EVENTS,
     FLEET_CHECKS,
@@ -57,7 +61,14 @@ _CHECK_LABELS = {
     "clocks": "clocks held back",
     "driver": "driver differs",
     "lost": "lost",
+    "slurm_gres": "GRES differs",
+    "slurm_gres_type": "GRES type differs",
+    "slurm_feature": "feature differs",
+    "slurm_memory": "memory differs",
 }
+
+#: Checks about a node as a whole (printed without a device).
+NODE_CHECKS = frozenset({"slurm_gres", "slurm_gres_type", "slurm_feature", "slurm_memory"})
 
 
 def check_label(check: str) -> str:
@@ -260,6 +271,38 @@ def _reference_outliers(nodes: Iterable[NodeView], references: References) -> li
     return out
 
 
+def outlier_line(outlier: Outlier, node_label: str) -> str:
+    """One line for an outlier: "n3: Slurm declares …", "n1 GPU 0: …", "n2 CPU: …"."""
+    if outlier.check in NODE_CHECKS:
+        return f"{node_label}: {outlier.message}"
+    device = "CPU" if outlier.gpu_index is None else f"GPU {outlier.gpu_index}"
+    return f"{node_label} {device}: {outlier.message}"
+
+
+def _declared_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
+    out: list[Outlier] = []
+    for node in nodes:
+        if node.slurm is None or node.error is not None:
+            continue
+        detection = node.detection_view()
+        if detection is None:
+            continue
+        for found in declared_findings(node.slurm, detection):
+            out.append(
+                Outlier(
+                    node.node_id,
+                    None,
+                    found.rule,
+                    found.value,
+                    None,
+                    found.message,
+                    severity=found.severity,
+                    rule=found.rule,
+                )
+            )
+    return out
+
+
 def find_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     """Every outlier of the fleet, node by node in survey order."""
     nodes = list(nodes)
@@ -270,6 +313,7 @@ def find_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     found.extend(_driver_outliers(gpus))
     found.extend(_measured_outliers(nodes))
     found.extend(_reference_outliers(nodes, load_references()))
+    found.extend(_declared_outliers(nodes))
     order = {node.node_id: position for position, node in enumerate(nodes)}
     found.sort(
         key=lambda item: (

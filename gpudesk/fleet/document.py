@@ -50,6 +50,8 @@ class GpuView(BaseModel):
     name: _Name | None = None
     uuid: _Name | None = None
     lost: bool = False
+    #: False for a GPU found on the PCI bus whose driver does not drive it (sysfs).
+    driver_loaded: bool | None = None
     pci_bus_id: _Name | None = None
     memory_total_mib: Annotated[int, Field(ge=0)] | None = None
     pcie_gen_current: int | None = None
@@ -147,9 +149,52 @@ class ClusterInfo(BaseModel):
     model_config = _VIEW
 
     address: _Name
+    #: "ray" (absent in older surveys) or "slurm".
+    scheduler: _Name | None = None
     ray_version: _Name | None = None
+    slurm_version: _Name | None = None
+    partition: _Name | None = None
     nodes_alive: Annotated[int, Field(ge=0)]
     surveyed_at: dt.datetime
+
+    @property
+    def title(self) -> str:
+        """ "Ray cluster auto (Ray 2.9.0)", "Slurm cluster hpc (Slurm 22.05.8, partition gpu)"."""
+        if self.scheduler == "slurm":
+            where = f", partition {self.partition}" if self.partition else ""
+            return f"Slurm cluster {self.address} (Slurm {self.slurm_version or 'n/a'}{where})"
+        return f"Ray cluster {self.address} (Ray {self.ray_version or 'n/a'})"
+
+
+class GresView(BaseModel):
+    """One generic resource Slurm declares for a node: gpu:h100:8."""
+
+    model_config = _VIEW
+
+    name: _Name
+    type: _Name | None = None
+    count: Annotated[int, Field(ge=0)]
+
+    def __str__(self) -> str:
+        return ":".join(part for part in (self.name, self.type, str(self.count)) if part)
+
+
+class SlurmNodeView(BaseModel):
+    """What Slurm declares for a node (``scontrol show node``), kept beside what it detected."""
+
+    model_config = _VIEW
+
+    name: _Name
+    state: _Name | None = None
+    gres: tuple[GresView, ...] = Field(default=(), max_length=1000)
+    features: tuple[_Name, ...] = Field(default=(), max_length=1000)
+    real_memory_mb: Annotated[int, Field(ge=0)] | None = None
+    partitions: tuple[_Name, ...] = Field(default=(), max_length=1000)
+    reason: _Text | None = None
+
+    @property
+    def gpus(self) -> tuple[GresView, ...]:
+        return tuple(item for item in self.gres if item.name == "gpu")
 
 
 class NodeView(BaseModel):
@@ -166,10 +211,14 @@ class NodeView(BaseModel):
     benches: tuple[dict[str, JsonValue], ...] = ()
     error: _Text | None = None
     duration_s: Annotated[float, Field(ge=0)] | None = None
+    #: Slurm surveys: the node as Slurm declares it (its name is the node's label).
+    slurm: SlurmNodeView | None = None
 
     @property
     def label(self) -> str:
-        """The hostname, else the IP, else the short node id."""
+        """The Slurm node name, else the hostname, else the IP, else the short node id."""
+        if self.slurm is not None:
+            return self.slurm.name
         return self.hostname or self.ip or self.node_id[:12]
 
     def detection_view(self) -> DetectionView | None:

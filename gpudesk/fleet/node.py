@@ -56,3 +56,74 @@ def _quick_benches(gpu_count: int, entries: Any) -> list[dict[str, Any]]:
         result = run_benchmark(plan, backend, NullProgress(), catalog=entries)
         runs.append(json.loads(result.to_json()))
     return runs
+
+
+#: The lines a Slurm task writes around its report (fleet/slurm.py reads them).
+REPORT_BEGIN = "GPUDESK-NODE-REPORT-BEGIN"
+REPORT_END = "GPUDESK-NODE-REPORT-END"
+REPORT_LINE_CHARS = 76
+
+
+def encode_report(report: dict[str, Any], nonce: str) -> str:
+    """The report as a delimited block: a header, base64 lines, a trailer.
+
+    The header carries the survey's nonce (so nothing else on the node's
+    stdout can pass for a report), the Slurm node name, and the length and
+    SHA-256 of the JSON, so a block that lost or gained a line is refused,
+    never misread.
+    """
+    import base64
+    import hashlib
+
+    raw = json.dumps(report, ensure_ascii=True, allow_nan=False).encode("ascii")
+    text = base64.b64encode(raw).decode("ascii")
+    node = os.environ.get("SLURMD_NODENAME", "") or socket.gethostname()
+    lines = [f"{REPORT_BEGIN} {nonce} {node} {len(raw)} {hashlib.sha256(raw).hexdigest()}"]
+    lines.extend(
+        text[start : start + REPORT_LINE_CHARS] for start in range(0, len(text), REPORT_LINE_CHARS)
+    )
+    lines.append(f"{REPORT_END} {nonce}")
+    return "\n".join(lines) + "\n"
+
+
+def slurm_task(bench: BenchMode, nonce: str) -> int:
+    """What each Slurm task runs: the node report, written to stdout as one delimited block.
+
+    Everything else written to stdout meanwhile (a library's notice, a
+    site's profile script) goes to stderr at the descriptor level, so the
+    block stands alone; the block itself is base64 with a checksum.
+    """
+    import sys
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        try:
+            report = survey_this_node(bench)
+        except Exception as exc:  # the node's error row says what went wrong
+            report = {"hostname": socket.gethostname(), "error": f"{type(exc).__name__}: {exc}"}
+        report["slurm"] = {
+            name.lower(): os.environ.get(name)
+            for name in ("SLURMD_NODENAME", "SLURM_JOB_ID", "SLURM_STEP_ID", "CUDA_VISIBLE_DEVICES")
+        }
+        sys.stdout.flush()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    os.write(1, encode_report(report, nonce).encode("ascii"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m gpudesk.fleet.node")
+    parser.add_argument("--bench", choices=BENCH_MODES, default="none")
+    parser.add_argument("--nonce", required=True)
+    args = parser.parse_args(argv)
+    return slurm_task(args.bench, args.nonce)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -282,8 +282,10 @@ def survey(
     views = [NodeView.model_validate_json(json.dumps(row), strict=True) for row in rows]
     return {
         "survey_schema_version": SURVEY_SCHEMA_VERSION,
+        "scheduler": "ray",
         "cluster": {
             "address": address,
+            "scheduler": "ray",
             "ray_version": getattr(ray, "__version__", None),
             "nodes_alive": len(alive),
             "surveyed_at": surveyed_at.isoformat(),

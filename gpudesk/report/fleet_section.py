@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpudesk.bench.text import format_figure
-from gpudesk.fleet.checks import Outlier, summarise
+from gpudesk.fleet.checks import Outlier, outlier_line, summarise
 from gpudesk.fleet.document import SurveyView
 from gpudesk.fleet.inventory import inventory, model_summaries
 
@@ -41,8 +41,8 @@ def build_fleet_section(view: SurveyView) -> FleetSection:
     rows = inventory(list(view.nodes), outliers)
     cluster = view.cluster
     heading = (
-        f"Ray cluster {cluster.address}, surveyed {cluster.surveyed_at:%Y-%m-%d %H:%M} UTC "
-        f"with Ray {cluster.ray_version or 'n/a'}: {summary['nodes']} nodes, "
+        f"{cluster.title}, surveyed {cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: "
+        f"{summary['nodes']} nodes, "
         f"{summary['gpus']} GPUs, {summary['nodes_failed']} nodes failed, "
         f"{len(outliers)} outliers."
     )
@@ -57,9 +57,7 @@ def build_fleet_section(view: SurveyView) -> FleetSection:
         models.append((item.model, str(item.devices), measured, spread, str(item.flagged)))
     labels = {node.node_id: node.label for node in view.nodes}
     outlier_lines = [
-        f"{labels.get(item.node_id, item.node_id[:12])} "
-        f"{'CPU' if item.gpu_index is None else f'GPU {item.gpu_index}'}: {item.message}"
-        for item in outliers
+        outlier_line(item, labels.get(item.node_id, item.node_id[:12])) for item in outliers
     ]
     failed_lines = [f"{row.node}: {row.error}" for row in rows if row.error is not None]
     left_out: list[str] = []

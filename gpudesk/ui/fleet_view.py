@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.bench.text import format_figure, format_fraction_of_peak
-from gpudesk.fleet.checks import SLOW_FRACTION, Outlier, check_label, summarise
+from gpudesk.fleet.checks import SLOW_FRACTION, Outlier, check_label, outlier_line, summarise
 from gpudesk.fleet.document import SurveyFileError, SurveyView, parse_survey, read_survey
 from gpudesk.fleet.inventory import InventoryRow, inventory
 from gpudesk.progress import Progress
@@ -244,10 +244,7 @@ class FleetView(QWidget):
         labels = {node.node_id: node.label for node in self.survey.nodes} if self.survey else {}
         lines = []
         for outlier in self.outliers:
-            device = "CPU" if outlier.gpu_index is None else f"GPU {outlier.gpu_index}"
-            lines.append(
-                f"{labels.get(outlier.node_id, outlier.node_id)} {device}: {outlier.message}"
-            )
+            lines.append(outlier_line(outlier, labels.get(outlier.node_id, outlier.node_id)))
         failed = [row for row in self.rows if row.error is not None]
         lines.extend(f"{row.node}: node failed: {row.error}" for row in failed)
         self.outlier_text.setPlainText(

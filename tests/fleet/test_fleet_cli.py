@@ -59,7 +59,9 @@ def test_show_prints_inventory_outliers_and_failed_nodes(
     path = tmp_path / "survey.json"
     path.write_text(json.dumps(survey(nodes)))
     assert main(["fleet", "show", str(path)]) == 0
-    text = capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert max(len(line) for line in printed.splitlines()) <= 80
+    text = " ".join(printed.split())  # long lines wrap to 80 columns
     assert "5 nodes, 4 GPUs, 1 failed" in text
     assert "host-slow GPU 0: PCIe link is x8 of x16" in text  # the shared rule's words
     assert "38% of the fleet median 780" in text

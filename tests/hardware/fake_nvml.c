@@ -28,6 +28,7 @@
  *   FAKE_NVML_RETIRED_PENDING, FAKE_NVML_REMAP_PENDING  1 = pending on GPU 0
  *   FAKE_NVML_COMPUTE_MODE  0 default, 2 prohibited, 3 exclusive process (GPU 0)
  *   FAKE_NVML_MEMORY_TOTAL_MIB  GPU 0's total memory
+ *   FAKE_NVML_GPU_COUNT   at most this many GPUs of the scenario (1: the H100 alone)
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -215,6 +216,11 @@ static void configure(void) {
     first->total_mib = env_number("FAKE_NVML_MEMORY_TOTAL_MIB", first->total_mib);
     const char *lose = env("FAKE_NVML_LOSE_AFTER");
     if (lose && *lose) first->calls_left = strtol(lose, NULL, 10);
+    const char *count = env("FAKE_NVML_GPU_COUNT");
+    if (count && *count) {
+        long wanted = strtol(count, NULL, 10);
+        if (wanted >= 0 && wanted < gpu_count) gpu_count = (unsigned int)wanted;
+    }
 }
 
 __attribute__((unused)) static nvmlReturn_t init_common(void) {
