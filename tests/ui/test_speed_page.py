@@ -110,3 +110,18 @@ def test_roofline_axes_label_whole_decades_only(view: PlanView) -> None:
         positions = [position for position, _ in ticks[0]]
         assert len(positions) >= 2, side
         assert all(float(position).is_integer() for position in positions), (side, positions)
+
+
+def test_training_says_why_it_has_no_roofline_instead_of_an_empty_grid(view: PlanView) -> None:
+    page = view.speed_page
+    assert page.roofline_stack.currentWidget() is page.roofline, "decode draws its roofline"
+    page.form.mode_combo.setCurrentIndex(page.form.mode_combo.findData("train"))
+    page.recompute_now()
+    assert page.results and all(item.roofline.flops_per_byte == 0 for item in page.results)
+    assert page.roofline_stack.currentWidget() is page.roofline_note
+    assert "No roofline for training" in page.roofline_note.text()
+    assert "bytes moved per step" in page.roofline_note.text()
+    page.form.mode_combo.setCurrentIndex(page.form.mode_combo.findData("decode"))
+    page.recompute_now()
+    assert page.roofline_stack.currentWidget() is page.roofline
+    assert page.roofline.getPlotItem().listDataItems()

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
+    QStackedWidget,
     QTextBrowser,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -141,7 +142,19 @@ class SpeedPage(QWidget):
         plot.showGrid(x=True, y=True, alpha=0.2)
         self.legend = plot.addLegend(offset=(10, 10))
         theme.follow_theme(self.roofline)
-        splitter.addWidget(self.roofline)
+        # Where a workload has no place on a roofline (training, no result), a sentence
+        # says why instead of an empty grid; one stack, so nothing below jumps.
+        self.roofline_note = QLabel()
+        self.roofline_note.setObjectName("rooflineNote")
+        self.roofline_note.setWordWrap(True)
+        self.roofline_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.roofline_note.setMargin(24)
+        self.roofline_note.setStyleSheet("color: palette(placeholder-text);")
+        self.roofline_stack = QStackedWidget()
+        self.roofline_stack.addWidget(self.roofline)
+        self.roofline_stack.addWidget(self.roofline_note)
+        self.roofline_stack.setMinimumHeight(200)
+        splitter.addWidget(self.roofline_stack)
         self.basis_view = QTextBrowser()
         self.basis_view.setOpenExternalLinks(True)
         self.basis_view.setMinimumHeight(90)
@@ -331,6 +344,18 @@ class SpeedPage(QWidget):
             parts.append(f"<p>Cost: {html.escape(result.cost_basis)}.</p>")
         self.basis_view.setHtml("".join(parts))
 
+    def _no_roofline_text(self) -> str:
+        if any(item.mode is Mode.TRAIN for item in self.results):
+            return (
+                "No roofline for training: its estimate is compute-bound by construction "
+                "(FLOPs per token over the GPUs' dense peak × a fitted utilisation) and "
+                "does not model the bytes moved per step, so there is no arithmetic "
+                "intensity to place it at. The table ranks the GPUs by that estimate."
+            )
+        if self.error:
+            return "No roofline: the workload above has a problem to fix first."
+        return "The roofline of the fastest GPUs appears here once a workload is estimated."
+
     def _draw_roofline(self, *_args: object) -> None:
         plot = self.roofline.getPlotItem()
         plot.clear()
@@ -341,7 +366,10 @@ class SpeedPage(QWidget):
         shown = ([self.measured_result] if self.measured_result else []) + self.results
         shown = [item for item in shown if item.roofline.flops_per_byte > 0][:ROOFLINE_GPUS]
         if not shown:
+            self.roofline_note.setText(self._no_roofline_text())
+            self.roofline_stack.setCurrentWidget(self.roofline_note)
             return
+        self.roofline_stack.setCurrentWidget(self.roofline)
         intensities = [item.roofline.flops_per_byte for item in shown]
         ridges = [item.roofline.ridge_flops_per_byte for item in shown]
         low = min(min(intensities), min(ridges)) / 10
