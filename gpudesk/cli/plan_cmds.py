@@ -185,6 +185,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument(
         "--ubatch", type=int, metavar="N", help="llama.cpp micro-batch -ub (default 512)"
     )
+    add_offload_arguments(serve)
     fit.add_argument(
         "--lora-rank", type=int, default=16, metavar="R", help="LoRA rank (default 16)"
     )
@@ -257,6 +258,56 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 # fit -----------------------------------------------------------------------------------
 
 
+def add_offload_arguments(group: Any) -> None:
+    """``--gpu-layers`` and ``--cpu-moe`` (llama.cpp's -ngl and --n-cpu-moe), for ``fit``
+    and ``speed``."""
+    group.add_argument(
+        "--gpu-layers",
+        type=int,
+        metavar="N",
+        help="llama.cpp -ngl: layers on the GPU, of the model's layers + 1 (the output "
+        "layer); the rest stay in host memory (default: all that fit)",
+    )
+    group.add_argument(
+        "--cpu-moe",
+        type=int,
+        metavar="N",
+        help="llama.cpp --n-cpu-moe: keep the expert tensors of the first N layers in host "
+        "memory (a mixture of experts)",
+    )
+
+
+def offload_flags(args: argparse.Namespace, engine: str | None, shape: Any) -> dict[str, Any]:
+    """The checked ``--gpu-layers`` / ``--cpu-moe`` as fit_across's keywords.
+
+    Raises:
+        CliError: given for another engine, or out of the model's range (exit 2).
+    """
+    gpu_layers = getattr(args, "gpu_layers", None)
+    cpu_moe = getattr(args, "cpu_moe", None)
+    if gpu_layers is None and cpu_moe is None:
+        return {}
+    flag = "--gpu-layers" if gpu_layers is not None else "--cpu-moe"
+    if engine != "llama.cpp":
+        raise CliError(f"{flag} is llama.cpp's: give --engine llama.cpp", EXIT_USAGE)
+    if shape is None:
+        raise CliError(f"{flag}: the model has no layers to offload", EXIT_USAGE)
+    if gpu_layers is not None and not 0 <= gpu_layers <= shape.layers + 1:
+        raise CliError(
+            f"--gpu-layers {gpu_layers}: must be from 0 to {shape.layers + 1} "
+            f"({shape.layers} layers + the output layer)",
+            EXIT_USAGE,
+        )
+    if cpu_moe is not None:
+        if not shape.is_moe:
+            raise CliError(f"--cpu-moe {cpu_moe}: the model has no experts", EXIT_USAGE)
+        if not 0 <= cpu_moe <= shape.layers:
+            raise CliError(
+                f"--cpu-moe {cpu_moe}: must be from 0 to {shape.layers} (its layers)", EXIT_USAGE
+            )
+    return {"gpu_layers": gpu_layers, "cpu_moe": cpu_moe}
+
+
 def add_apple_wired_limit(parser: argparse.ArgumentParser) -> None:
     """``--apple-wired-limit-mb``, shared by ``fit`` and ``speed``."""
     parser.add_argument(
@@ -318,7 +369,9 @@ def run_fit(args: argparse.Namespace) -> int:
     wired = apple_wired_limit(args)
     catalog = load_catalog_for(args)
     counts = tuple(count for count in (1, 2, 4, 8) if count <= args.max_gpus)
-    report = fit_across(catalog.entries, estimate, counts, apple_wired_limit_mb=wired)
+    engine = estimate.spec.engine.value if estimate.spec.engine is not None else None
+    offload = offload_flags(args, engine, estimate.model.shape)
+    report = fit_across(catalog.entries, estimate, counts, apple_wired_limit_mb=wired, **offload)
     if args.json:
         from gpudesk.cli.common import print_json
 
@@ -518,11 +571,34 @@ def fit_json(report: FitReport) -> dict[str, Any]:
             for result in report.excluded
         ],
         "too_small": [result.gpu_id for result in report.too_small],
+        "offloaded": [offload_json(result) for result in report.offloaded],
     }
 
 
 #: fit's text output fits 80 columns (issue 29)
 TEXT_WIDTH = 80
+
+
+def offload_json(result: Any) -> dict[str, Any]:
+    """One ``offloaded`` item of ``fit --json``: a GPU and what stays in host memory."""
+    offload = result.offload
+    on_gpu = offload.gpu_bytes / 1e9
+    return {
+        "gpu_id": result.gpu_id,
+        "count": 1,
+        "usable_gb": round(result.usable_gb, 4),
+        "per_gpu_gb": round(on_gpu, 4),
+        "headroom_gb": round(result.usable_gb - on_gpu, 4),
+        "gpu_layers": offload.gpu_layers,
+        "layers": offload.layers,
+        "cpu_moe": offload.cpu_moe,
+        "llama_cpp_flag": offload.flag,
+        "host_memory_gb": round(offload.host_gb, 4),
+        "host_streamed_per_token_gb": round(offload.host_streamed_bytes / 1e9, 6),
+        "host_bandwidth_gbs": round(offload.host.bandwidth_gbs, 2),
+        "host_basis": offload.host.basis,
+        "words": offload.words,
+    }
 
 
 def _wrap(text: str, indent: str, subsequent: str | None = None) -> str:
@@ -666,6 +742,30 @@ def fit_text(report: FitReport) -> str:
                 "",
             )
         )
+    if report.offloaded:
+        lines.append("")
+        lines.append(
+            _wrap(
+                f"Fits one GPU with part in host memory ({len(report.offloaded)}; llama.cpp "
+                "runs those layers on the CPU, so decode is slower):",
+                "",
+            )
+        )
+        offload_rows = [
+            [
+                r.gpu_id,
+                f"{r.usable_gb:.1f} GB",
+                f"{r.offload.gpu_bytes / 1e9:.1f} GB",
+                f"{r.offload.host_gb:.1f} GB",
+                r.offload.flag,
+            ]
+            for r in report.offloaded
+            if r.offload is not None
+        ]
+        table = terminal_table(
+            ["GPU", "Usable", "On GPU", "In host", "llama.cpp"], offload_rows, {1, 2, 3}
+        )
+        lines.extend("  " + line for line in table.splitlines())
     if report.excluded:
         lines.append("")
         lines.append("Not considered (dtype not supported):")

@@ -161,8 +161,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="ignore this machine's benchmark history and your stored measurements",
     )
-    from gpudesk.cli.plan_cmds import add_apple_wired_limit
+    from gpudesk.cli.plan_cmds import add_apple_wired_limit, add_offload_arguments
 
+    add_offload_arguments(speed)
     add_apple_wired_limit(speed)
     speed.add_argument("--json", action="store_true", help="machine-readable output")
     add_verify_arguments(speed)
@@ -256,6 +257,8 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
         train_method=TrainMethod(args.method),
         checkpointing=Checkpointing(args.checkpointing),
         mfu=args.mfu,
+        gpu_layers=args.gpu_layers,
+        cpu_moe=args.cpu_moe,
     )
     try:
         resolved = request.resolved()
@@ -296,6 +299,19 @@ def calibrations(args: argparse.Namespace, entries: Any) -> dict[str, DeviceRate
     return out
 
 
+def host_memories(args: argparse.Namespace, calibrated: dict[str, Any]) -> dict[str, Any]:
+    """This machine's host bandwidth (its CPU benchmark) for this machine's GPUs: the
+    GPUs with a benchmark here; other GPUs get the stated default."""
+    if args.no_calibration or not calibrated:
+        return {}
+    from gpudesk.bench.history import list_runs
+    from gpudesk.planning.speed.planner import host_memory_figure
+
+    items, _problems = list_runs()
+    host = host_memory_figure(item.result for item in items)
+    return {} if host is None else dict.fromkeys(calibrated, host)
+
+
 def run_speed(args: argparse.Namespace) -> int:
     from gpudesk.catalog.query import NameLookupError, find_entry
     from gpudesk.planning.speed.estimate import NotRunnable
@@ -324,6 +340,11 @@ def run_speed(args: argparse.Namespace) -> int:
         memory_estimate(costs, request)
     except PlanningInputError as exc:
         raise _usage(f"the workload: {exc}") from exc
+    from gpudesk.cli.plan_cmds import offload_flags
+
+    offload_flags(args, request.engine.value, costs.shape)
+    if request.mode.value != "decode" and (args.gpu_layers is not None or args.cpu_moe is not None):
+        raise _usage("--gpu-layers/--cpu-moe: partial offload is estimated for --mode decode")
     catalog = load_catalog_for(args)
     from gpudesk.cli.verify_args import add_this_cpu, run_verify, verify_text
 
@@ -346,6 +367,7 @@ def run_speed(args: argparse.Namespace) -> int:
                 settings=settings,
                 calibrated=calibrated,
                 apple_wired_limit_mb=wired,
+                hosts=host_memories(args, calibrated),
             )
         except NotRunnable as exc:
             raise _usage(f"--gpu/--count: {exc}") from exc
@@ -358,6 +380,7 @@ def run_speed(args: argparse.Namespace) -> int:
             settings=settings,
             calibrated=calibrated,
             apple_wired_limit_mb=wired,
+            hosts=host_memories(args, calibrated),
         )
         results = list(ranked.results)
         not_holding = list(ranked.not_holding)
@@ -490,6 +513,21 @@ def speed_text(
             lines.append(textwrap.fill(f"Calibrated: {first.calibrated}", 100))
         if first.cost_basis:
             lines.append(textwrap.fill(f"Cost: {first.cost_basis}", 100, break_on_hyphens=False))
+    offloaded = [item for item in results if item.offload is not None]
+    if offloaded:
+        lines.append("")
+        lines.append("Partial offload (llama.cpp, one GPU; the rest runs on the CPU):")
+        for item in offloaded:
+            assert item.offload is not None
+            lines.append(
+                textwrap.fill(
+                    f"{item.gpu_id}: {item.offload.words}",
+                    80,
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                    break_on_hyphens=False,
+                )
+            )
     if not_holding:
         lines.append("")
         lines.append(

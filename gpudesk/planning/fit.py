@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning import citations
 from gpudesk.planning.memory import GB, DType, MemoryEstimate, Workload
+from gpudesk.planning.offload import DEFAULT_HOST, HostMemory, Offload, plan_offload
 from gpudesk.planning.usable import GIB, UsableMemory, usable_memory
 
 GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
@@ -60,6 +61,8 @@ class GpuFit(BaseModel):
     #: tokens/s <= count x bandwidth / bytes per token; None when not a decoder inference
     decode_tokens_per_s_upper_bound: float | None
     excluded_reason: str | None = None
+    #: llama.cpp on one GPU that does not hold it all: what stays in host memory
+    offload: Offload | None = None
 
     @property
     def fits(self) -> bool:
@@ -94,8 +97,14 @@ class FitReport(BaseModel):
         return [
             result
             for result in self.results
-            if result.count is None and result.excluded_reason is None
+            if result.count is None and result.excluded_reason is None and result.offload is None
         ]
+
+    @property
+    def offloaded(self) -> list[GpuFit]:
+        """llama.cpp on one GPU with part of the model in host memory: least host first."""
+        chosen = [r for r in self.results if r.offload is not None and r.excluded_reason is None]
+        return sorted(chosen, key=lambda r: (r.offload.host_gb if r.offload else 0.0, r.gpu_id))
 
     def fitting_ids(self, max_count: int = GPU_COUNTS[-1]) -> frozenset[str]:
         return frozenset(
@@ -181,19 +190,35 @@ def fit_entry(
     counts: Sequence[int] = GPU_COUNTS,
     *,
     apple_wired_limit_mb: int | None = None,
+    gpu_layers: int | None = None,
+    cpu_moe: int | None = None,
+    host: HostMemory = DEFAULT_HOST,
 ) -> GpuFit:
-    """Check one GPU at each count in ``counts``, smallest first."""
+    """Check one GPU at each count in ``counts``, smallest first.
+
+    llama.cpp on a GPU that one does not hold (or with ``gpu_layers`` / ``cpu_moe``
+    given): ``offload`` says what stays in host memory on one GPU, if the rest then fits
+    (beside the count that holds it all, when one does).
+    """
     excluded = exclusion(entry, estimate)
     usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
     allowed = [c for c in counts if usable.max_devices is None or c <= usable.max_devices]
     allowed = allowed or [min(counts)]
     chosen: int | None = None
-    for count in allowed:
-        if check_count(estimate, count, usable):
-            chosen = count
-            break
+    forced = gpu_layers is not None or cpu_moe is not None
+    if not forced:
+        for count in allowed:
+            if check_count(estimate, count, usable):
+                chosen = count
+                break
+    offload = None
+    # One GPU with part in host memory; an SoC's host memory is the same memory.
+    if chosen != 1 and excluded is None and 1 in counts and usable.max_devices is None:
+        offload = offload_for(estimate, usable, gpu_layers=gpu_layers, cpu_moe=cpu_moe, host=host)
     at = chosen if chosen is not None else allowed[-1]
     per_gpu = estimate.per_gpu_gb(at)
+    if chosen is None and offload is not None:
+        per_gpu = offload.gpu_bytes / GB
     decode = None
     if chosen is not None and excluded is None and estimate.spec.workload is Workload.INFERENCE:
         decode = decode_upper_bound(estimate, entry.bandwidth_gbs, chosen)
@@ -210,6 +235,21 @@ def fit_entry(
         headroom_gb=usable.usable_gb - per_gpu,
         decode_tokens_per_s_upper_bound=decode,
         excluded_reason=excluded,
+        offload=offload,
+    )
+
+
+def offload_for(
+    estimate: MemoryEstimate,
+    usable: UsableMemory,
+    *,
+    gpu_layers: int | None = None,
+    cpu_moe: int | None = None,
+    host: HostMemory = DEFAULT_HOST,
+) -> Offload | None:
+    """llama.cpp's partial offload onto one GPU of ``usable`` memory (None: not even so)."""
+    return plan_offload(
+        estimate, usable.usable_bytes, gpu_layers=gpu_layers, cpu_moe=cpu_moe, host=host
     )
 
 
@@ -219,6 +259,9 @@ def fit_across(
     counts: Sequence[int] = GPU_COUNTS,
     *,
     apple_wired_limit_mb: int | None = None,
+    gpu_layers: int | None = None,
+    cpu_moe: int | None = None,
+    host: HostMemory = DEFAULT_HOST,
 ) -> FitReport:
     """Check every GPU in ``entries`` against ``estimate``.
 
@@ -232,7 +275,15 @@ def fit_across(
     return FitReport(
         estimate=estimate,
         results=tuple(
-            fit_entry(entry, estimate, ordered, apple_wired_limit_mb=apple_wired_limit_mb)
+            fit_entry(
+                entry,
+                estimate,
+                ordered,
+                apple_wired_limit_mb=apple_wired_limit_mb,
+                gpu_layers=gpu_layers,
+                cpu_moe=cpu_moe,
+                host=host,
+            )
             for entry in entries
         ),
         counts=tuple(ordered),
@@ -253,5 +304,6 @@ __all__ = [
     "exclusion",
     "fit_across",
     "fit_entry",
+    "offload_for",
     "usable_for",
 ]

@@ -518,3 +518,29 @@ def test_fit_text_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
         wide = [line for line in out.splitlines() if len(line) > 80]
         assert wide == []
         assert "Usable" in out
+
+
+def test_fit_lists_one_gpu_with_part_in_host_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("fit", "--model", "gpt-oss-20b", "--quant", "mxfp4", "--engine", "llama.cpp")
+    code, out, _ = run_cli(capsys, *argv, "--json")
+    assert code == 0
+    data = json.loads(out)
+    offloaded = {item["gpu_id"]: item for item in data["offloaded"]}
+    rtx = offloaded["rtx-4070-ti"]
+    assert rtx["llama_cpp_flag"] == "--n-cpu-moe 2" and rtx["count"] == 1
+    assert rtx["per_gpu_gb"] <= rtx["usable_gb"] == pytest.approx(12 * 2**30 / 1e9, abs=1e-3)
+    assert rtx["host_memory_gb"] > 0
+    assert all(not gpu.startswith("apple-") for gpu in offloaded)  # unified memory: no host
+    assert "rtx-4090" not in offloaded  # it holds it all
+    code, out, _ = run_cli(capsys, *argv)
+    assert "part in host memory" in out and "--n-cpu-moe 2" in out
+    # Dense 70B at -ngl 40: half the layers on the GPU wherever the rest fits.
+    code, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-70b", "--quant", "q4_k_m", "--gpu-layers", "40",
+        "--json",
+    )  # fmt: skip
+    data = json.loads(out)
+    assert data["fits"] == []
+    assert {item["gpu_layers"] for item in data["offloaded"]} == {40}
+    code, _, err = run_cli(capsys, "fit", "--params", "7B", "--gpu-layers", "3")
+    assert code == 2 and "llama.cpp" in err

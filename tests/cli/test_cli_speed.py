@@ -207,3 +207,107 @@ def test_calibration_from_this_machines_benchmark(capsys: pytest.CaptureFixture[
     # A card measured at 450 of 1,008 GB/s decodes slower than the datasheet suggests.
     assert calibrated["tokens_per_s"] < plain["tokens_per_s"]
     assert not math.isnan(calibrated["bound_tokens_per_s"])
+
+
+def test_fp16_8b_on_a_16_gb_rtx_4080_gets_an_estimate(capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's refusal: 15.7 GB needed, the "16 GB" card holds 16 GiB = 17.18 GB."""
+    data = _json(
+        capsys,
+        *("speed", "--model", "llama-3.1-8b", "--dtype", "fp16", "--engine", "llama.cpp"),
+        *("--mode", "decode", "--gpu", "rtx-4080", "--seq-out", "512", "--no-calibration"),
+    )
+    (result,) = data["results"]
+    assert result["gpu_id"] == "rtx-4080" and result["count"] == 1
+    assert result["offload"] is None
+    assert 30 < result["tokens_per_s"] < 50  # llama-bench measured 40.6
+
+
+def test_gpt_oss_20b_on_a_12_gb_card_states_its_offload(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = (
+        *("speed", "--model", "gpt-oss-20b", "--quant", "mxfp4", "--engine", "llama.cpp"),
+        *("--mode", "decode", "--gpu", "rtx-4070-ti", "--no-calibration"),
+    )
+    (result,) = _json(capsys, *argv)["results"]
+    assert result["count"] == 1
+    offload = result["offload"]
+    assert offload["cpu_moe"] == 2 and offload["gpu_layers"] == 25
+    assert "--n-cpu-moe 2" in result["basis"] and "host memory" in result["basis"]
+    assert "typical desktop" in offload["host"]["basis"]
+    assert result["tokens_per_s"] > 0
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0 and "Partial offload" in out and "--n-cpu-moe 2" in out
+    # Forced to fewer layers on the GPU, more is read from host memory: slower.
+    (forced,) = _json(capsys, *argv, "--gpu-layers", "12")["results"]
+    assert forced["offload"]["gpu_layers"] == 12
+    assert forced["tokens_per_s"] < result["tokens_per_s"]
+
+
+def test_offload_uses_this_machines_cpu_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
+    from gpudesk.bench.backends.base import DeviceInfo
+    from gpudesk.bench.history import save_run
+    from gpudesk.bench.results import BenchResult, Measurement
+
+    when = dt.datetime(2026, 11, 21, 9, 0, tzinfo=dt.UTC)
+    gpu = BenchResult(
+        backend="torch-cuda",
+        device=DeviceInfo(name="NVIDIA GeForce RTX 4070 Ti", kind="cuda"),
+        catalog_id="rtx-4070-ti",
+        results=(Measurement(test="copy", dtype="bytes", size=1 << 28, value=450.0, unit="GB/s"),),
+        started_at=when,
+    )
+    cpu = BenchResult(
+        backend="numpy",
+        device=DeviceInfo(name="CPU", kind="cpu"),
+        results=(Measurement(test="copy", dtype="bytes", size=1 << 28, value=31.5, unit="GB/s"),),
+        started_at=when,
+    )
+    save_run(gpu)
+    save_run(cpu)
+    (result,) = _json(
+        capsys,
+        *("speed", "--model", "llama-3.1-8b", "--quant", "fp16", "--engine", "llama.cpp"),
+        *("--mode", "decode", "--gpu", "rtx-4070-ti"),
+    )["results"]
+    host = result["offload"]["host"]
+    assert host["bandwidth_gbs"] == 31.5
+    assert "this machine's CPU benchmark of 2026-11-21" in host["basis"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--engine", "vllm", "--gpu-layers", "10"], "--gpu-layers is llama.cpp's"),
+        (["--engine", "llama.cpp", "--gpu-layers", "99"], "--gpu-layers 99: must be from 0 to 33"),
+        (["--engine", "llama.cpp", "--cpu-moe", "2"], "has no experts"),
+        (["--engine", "llama.cpp", "--gpu-layers", "-1"], "must be from 0"),
+    ],
+)
+def test_offload_flags_are_checked(
+    capsys: pytest.CaptureFixture[str], extra: list[str], words: str
+) -> None:
+    code, _, err = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--mode", "decode", "--quant", "fp16", *extra
+    )
+    assert code == 2 and words in err and "Traceback" not in err
+    code, _, err = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--mode", "serve", "--engine", "llama.cpp",
+        "--gpu-layers", "10",
+    )  # fmt: skip
+    assert code == 2 and "--mode decode" in err
+
+
+def test_readme_serve_example_ranks_h100_on_two(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        capsys,
+        *("speed", "--model", "llama-3.1-70b", "--quant", "fp8", "--mode", "serve"),
+        *("--engine", "tensorrt-llm", "--seq-in", "1000", "--seq-out", "1000", "--count", "2"),
+        "--no-calibration",
+    )
+    listed = {item["gpu_id"]: item for item in data["results"]}
+    assert listed["h100-sxm5"]["count"] == 2
+    assert listed["a100-80gb-sxm4"]["count"] == 2
+    assert "h100-sxm5" not in data["not_holding"]
+    socs = ("apple-m2-ultra-76c", "dgx-spark", "mi300a")
+    assert all(listed[gpu]["count"] == 1 for gpu in socs if gpu in listed)

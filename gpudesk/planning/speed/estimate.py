@@ -17,12 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpudesk.planning.architecture import ModelShape
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.memory import OVERHEAD_FIXED_GB
+from gpudesk.planning.offload import Offload
 from gpudesk.planning.quant import GGML_BITS, QuantFormat, weight_bytes
 from gpudesk.planning.speed.data import Checkpointing
 from gpudesk.planning.speed.hardware import DeviceRates, Precision
 from gpudesk.planning.speed.physics import (
     Efficiency,
     Gpus,
+    HostPart,
     ModelCosts,
     decode_bound_bytes,
     decode_bound_tokens_per_s,
@@ -135,6 +137,9 @@ class SpeedRequest(BaseModel):
     checkpointing: Checkpointing = Checkpointing.NONE
     #: train: hardware FLOPs utilisation to use instead of the fitted one
     mfu: float | None = None
+    #: llama.cpp partial offload as the user set it: -ngl and --n-cpu-moe (None: auto)
+    gpu_layers: int | None = None
+    cpu_moe: int | None = None
 
     def resolved(self) -> SpeedRequest:
         """Defaults filled in and every value checked.
@@ -300,6 +305,8 @@ class SpeedEstimate(BaseModel):
     usd_total_rent: float | None = None
     usd_total_own: float | None = None
     cost_basis: str | None = None
+    #: llama.cpp on one GPU with part of the model in host memory (decode)
+    offload: Offload | None = None
 
 
 class NotRunnable(PlanningInputError):
@@ -363,6 +370,7 @@ def estimate_speed(
     eff_basis: str,
     *,
     kv_pool: float | None = None,
+    offload: Offload | None = None,
 ) -> SpeedEstimate:
     """The estimate for one GPU type at ``request.count`` GPUs.
 
@@ -370,7 +378,9 @@ def estimate_speed(
     training ``eff.compute`` is the utilisation), ``spread`` from its residuals.
     ``kv_pool``: serving's KV pool in bytes, all GPUs together, when the caller has
     sized it from the memory model (:func:`gpudesk.planning.speed.holding.kv_pool_bytes`);
-    None: :func:`kv_pool_bytes` here.
+    None: :func:`kv_pool_bytes` here. ``offload``: decode with llama.cpp's partial
+    offload (:func:`gpudesk.planning.offload.plan_offload`), the host part read at the
+    host's bandwidth.
 
     Raises:
         NotRunnable: serving with no room for one sequence's KV cache.
@@ -389,7 +399,9 @@ def estimate_speed(
     elif precision is Precision.INT8:
         peak_text = f"{rates.int8_tops:,.0f} TOPS dense int8"
     if request.mode is Mode.DECODE:
-        return _decode(rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated)
+        return _decode(
+            rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated, offload
+        )
     if request.mode is Mode.PREFILL:
         times = prefill_time(costs, gpus, eff, tokens=request.seq_in, batch=request.batch)
         tokens = request.batch * request.seq_in
@@ -448,12 +460,26 @@ def _decode(
     gpus: Gpus,
     common: dict[str, object],
     calibrated: str | None,
+    offload: Offload | None = None,
 ) -> SpeedEstimate:
     assert request.context is not None and request.seq_in is not None
     batch, context = request.batch, request.context
-    step = decode_step(costs, gpus, eff, batch=batch, context=context)
+    host = None
+    if offload is not None:
+        host = HostPart(
+            weight_bytes=offload.host_streamed_bytes,
+            kv_share=offload.host_kv_share,
+            bandwidth_gbs=offload.host.bandwidth_gbs,
+        )
+    step = decode_step(costs, gpus, eff, batch=batch, context=context, host=host)
     value = batch / step.total_s
     bound = decode_bound_tokens_per_s(costs, gpus, batch=batch, context=context)
+    if host is not None:
+        perfect = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
+        bound = (
+            batch
+            / decode_step(costs, gpus, perfect, batch=batch, context=context, host=host).total_s
+        )
     low, high = _range(value, spread, bound)
     read = decode_bound_bytes(costs, batch=batch, context=context)
     basis = (
@@ -465,6 +491,13 @@ def _decode(
         + (
             f" + {gpus.count - 1} GPU hand-overs × {eff.hop_s * 1e3:.2f} ms"
             if gpus.layer_split and gpus.count > 1
+            else ""
+        )
+        + (
+            f"; partial offload, {offload.words}: {offload.host_streamed_bytes / 1e9:.2f} GB "
+            f"per token read from host memory at {offload.host.bandwidth_gbs:,.0f} GB/s "
+            f"({offload.host.basis}) after the GPU's part"
+            if offload is not None
             else ""
         )
         + f"; {eff_basis}"
@@ -484,6 +517,7 @@ def _decode(
         time_to_first_token_s=prefill.total_s,
         roofline=_roofline(flops, read, gpus, step.memory_s, step.compute_s, step.overhead_s),
         calibrated=calibrated,
+        offload=offload,
     )
 
 

@@ -20,7 +20,7 @@ The workload each mode needs memory for:
 from __future__ import annotations
 
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.fit import check_count, exclusion, usable_for
+from gpudesk.planning.fit import check_count, exclusion, offload_for, usable_for
 from gpudesk.planning.memory import (
     DType,
     Engine,
@@ -32,6 +32,7 @@ from gpudesk.planning.memory import (
     WorkloadSpec,
     estimate_memory,
 )
+from gpudesk.planning.offload import DEFAULT_HOST, HostMemory, Offload
 from gpudesk.planning.presets import architecture_from_shape
 from gpudesk.planning.quant import QuantFormat, weight_bytes
 from gpudesk.planning.speed.data import Checkpointing
@@ -175,4 +176,27 @@ def need_words(
     return (
         f"the workload needs {estimate.per_gpu_gb(count):,.1f} GB per GPU, each may use "
         f"{usable.usable_gb:,.1f} GB ({usable.basis})"
+    )
+
+
+def offload_at(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate | None,
+    request: SpeedRequest,
+    *,
+    apple_wired_limit_mb: int | None = None,
+    host: HostMemory = DEFAULT_HOST,
+) -> Offload | None:
+    """llama.cpp decode on one ``entry`` with part of the model in host memory, as
+    ``fit`` plans it (the request's ``gpu_layers`` / ``cpu_moe`` when given); None when
+    it cannot (another engine or mode, an SoC, a dtype the GPU lacks, still too big)."""
+    if estimate is None or request.mode is not Mode.DECODE:
+        return None
+    if exclusion(entry, estimate) is not None:
+        return None
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    if usable.max_devices is not None:
+        return None
+    return offload_for(
+        estimate, usable, gpu_layers=request.gpu_layers, cpu_moe=request.cpu_moe, host=host
     )

@@ -121,13 +121,17 @@ class StepTimes:
     memory_s: float
     compute_s: float
     overhead_s: float
+    #: llama.cpp's layers in host memory, run on the CPU after (not beside) the GPU's
+    host_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return max(self.memory_s, self.compute_s) + self.overhead_s
+        return max(self.memory_s, self.compute_s) + self.overhead_s + self.host_s
 
     @property
     def limited_by(self) -> str:
+        if self.host_s >= max(self.memory_s, self.compute_s, self.overhead_s):
+            return "host_memory"
         if self.overhead_s >= max(self.memory_s, self.compute_s):
             return "overhead"
         return "memory" if self.memory_s >= self.compute_s else "compute"
@@ -173,17 +177,49 @@ class Efficiency:
     sequence_s: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class HostPart:
+    """What llama.cpp reads from host memory per decode step (partial offload).
+
+    ``weight_bytes``: weights a token reads there (CPU layers, or experts kept on the CPU);
+    ``kv_share``: the share of the KV cache there (the CPU layers'); ``bandwidth_gbs``:
+    the host's effective bandwidth.
+    """
+
+    weight_bytes: float
+    kv_share: float
+    bandwidth_gbs: float
+
+
 def decode_step(
-    costs: ModelCosts, gpus: Gpus, eff: Efficiency, *, batch: int, context: float
+    costs: ModelCosts,
+    gpus: Gpus,
+    eff: Efficiency,
+    *,
+    batch: int,
+    context: float,
+    host: HostPart | None = None,
 ) -> StepTimes:
-    """One decode step of ``batch`` sequences at ``context`` tokens of KV cache each."""
+    """One decode step of ``batch`` sequences at ``context`` tokens of KV cache each.
+
+    With ``host`` (llama.cpp partial offload) the GPU reads the rest, and the host's part
+    takes its bytes over the host bandwidth, after the GPU's (the CPU runs its layers in
+    turn; routed experts read for one token of the batch are assumed read for all).
+    """
     kv = batch * costs.kv_bytes(context)
-    memory = (costs.weights_read(batch) + eff.kv_factor * kv) / (
-        gpus.bandwidth_bytes_s * eff.bandwidth
-    )
+    weights = costs.weights_read(batch)
+    host_s = 0.0
+    if host is not None:
+        host_bytes = min(weights, host.weight_bytes) + host.kv_share * kv
+        weights -= min(weights, host.weight_bytes)
+        kv *= 1 - host.kv_share
+        host_s = host_bytes / (host.bandwidth_gbs * 1e9)
+    memory = (weights + eff.kv_factor * kv) / (gpus.bandwidth_bytes_s * eff.bandwidth)
     compute = batch * costs.decode_flops(context) / (gpus.flops_s * eff.compute)
     hops = (gpus.count - 1) * eff.hop_s if gpus.layer_split else 0.0
-    return StepTimes(memory, compute, costs.layers * eff.layer_s + batch * eff.sequence_s + hops)
+    return StepTimes(
+        memory, compute, costs.layers * eff.layer_s + batch * eff.sequence_s + hops, host_s
+    )
 
 
 def decode_bound_bytes(costs: ModelCosts, *, batch: int, context: float) -> float:

@@ -23,6 +23,7 @@ from gpudesk.planning.cost import (
     DEFAULT_YEARS,
 )
 from gpudesk.planning.memory import MemoryEstimate
+from gpudesk.planning.offload import DEFAULT_HOST, HostMemory, Offload
 from gpudesk.planning.speed.data import Workload
 from gpudesk.planning.speed.estimate import (
     Mode,
@@ -35,7 +36,13 @@ from gpudesk.planning.speed.estimate import (
 )
 from gpudesk.planning.speed.fitting import FittedParams, fitted_params
 from gpudesk.planning.speed.hardware import DeviceRates, Precision, calibrated_rates, rates_for
-from gpudesk.planning.speed.holding import holds_at, kv_pool_bytes, memory_estimate, need_words
+from gpudesk.planning.speed.holding import (
+    holds_at,
+    kv_pool_bytes,
+    memory_estimate,
+    need_words,
+    offload_at,
+)
 from gpudesk.planning.speed.physics import Efficiency, ModelCosts
 
 if TYPE_CHECKING:
@@ -70,6 +77,7 @@ def estimate_for(
     fitted: FittedParams | None = None,
     *,
     kv_pool: float | None = None,
+    offload: Offload | None = None,
 ) -> SpeedEstimate:
     """One GPU type's estimate with the fitted efficiency for its engine and generation.
 
@@ -100,7 +108,9 @@ def estimate_for(
     basis = f"{words}; {spread.basis}"
     if rates.calibrated_at is not None:
         basis += f"; calibrated with your benchmark of {rates.calibrated_at:%Y-%m-%d}"
-    return estimate_speed(rates, costs, request, eff, spread, basis, kv_pool=kv_pool)
+    return estimate_speed(
+        rates, costs, request, eff, spread, basis, kv_pool=kv_pool, offload=offload
+    )
 
 
 # -- memory: does the workload fit ------------------------------------------------------
@@ -311,6 +321,7 @@ def rank_catalog(
     calibrated: dict[str, DeviceRates] | None = None,
     fitted: FittedParams | None = None,
     apple_wired_limit_mb: int | None = None,
+    hosts: dict[str, HostMemory] | None = None,
 ) -> RankedEstimates:
     """Each catalog GPU on the fewest of 1, 2, 4, 8 (up to ``max_count``) cards that hold
     the workload (``fit``'s test), estimated and priced; sorted by tokens/s, fastest first.
@@ -319,6 +330,9 @@ def rank_catalog(
     GPU: one card that barely holds the weights leaves no KV pool, two serve many
     sequences. Training runs on ``max_count`` cards when they hold it: its throughput
     grows with the GPUs, so fewer cards would only rank slower sets above faster ones.
+    llama.cpp decode that no count holds (or with ``gpu_layers`` / ``cpu_moe`` set) runs
+    on one GPU with part of the model in host memory (``hosts``: this machine's host
+    bandwidth for its own GPU; others get the stated default).
     """
     settings = settings or CostSettings()
     counts = [count for count in DEFAULT_COUNTS if count <= max_count] or [max_count]
@@ -327,10 +341,11 @@ def rank_catalog(
     estimate = memory_estimate(costs, request)
     results: list[SpeedEstimate] = []
     missing: list[str] = []
+    forced = request.gpu_layers is not None or request.cpu_moe is not None
     for entry in entries:
         rates = (calibrated or {}).get(entry.id) or rates_for(entry)
         best: SpeedEstimate | None = None
-        for count in counts:
+        for count in [] if forced else counts:
             if not holds_at(entry, estimate, count, apple_wired_limit_mb=apple_wired_limit_mb):
                 continue
             candidate = request.model_copy(update={"count": count})
@@ -346,11 +361,36 @@ def rank_catalog(
             if request.mode is not Mode.SERVE:
                 break
         if best is None:
+            best = _offloaded(
+                entry, rates, costs, request, estimate, fitted, hosts, apple_wired_limit_mb
+            )
+        if best is None:
             missing.append(entry.id)
             continue
         results.append(with_costs(best, entry, settings))
     results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
     return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
+
+
+def _offloaded(
+    entry: CatalogEntry,
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    estimate: MemoryEstimate | None,
+    fitted: FittedParams | None,
+    hosts: dict[str, HostMemory] | None,
+    apple_wired_limit_mb: int | None,
+) -> SpeedEstimate | None:
+    """llama.cpp decode on one ``entry`` with part of the model in host memory, or None."""
+    host = (hosts or {}).get(entry.id, DEFAULT_HOST)
+    offload = offload_at(
+        entry, estimate, request, apple_wired_limit_mb=apple_wired_limit_mb, host=host
+    )
+    if offload is None:
+        return None
+    one = request.model_copy(update={"count": 1})
+    return estimate_for(rates, costs, one, fitted, offload=offload)
 
 
 def estimates_for_entries(
@@ -362,6 +402,7 @@ def estimates_for_entries(
     calibrated: dict[str, DeviceRates] | None = None,
     fitted: FittedParams | None = None,
     apple_wired_limit_mb: int | None = None,
+    hosts: dict[str, HostMemory] | None = None,
 ) -> list[SpeedEstimate]:
     """The named GPUs at ``request.count`` each, in the order given.
 
@@ -371,9 +412,20 @@ def estimates_for_entries(
     settings = settings or CostSettings()
     estimate = memory_estimate(costs, request)
     out = []
+    forced = request.gpu_layers is not None or request.cpu_moe is not None
     for entry in entries:
         rates = (calibrated or {}).get(entry.id) or rates_for(entry)
-        if not holds_at(entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb):
+        if forced or not holds_at(
+            entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb
+        ):
+            offloaded = None
+            if request.count == 1:
+                offloaded = _offloaded(
+                    entry, rates, costs, request, estimate, fitted, hosts, apple_wired_limit_mb
+                )
+            if offloaded is not None:
+                out.append(with_costs(offloaded, entry, settings))
+                continue
             assert estimate is not None
             words = need_words(
                 entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb
@@ -409,3 +461,17 @@ def calibration_figures(
             result.started_at,
         )
     return out
+
+
+def host_memory_figure(results: Iterable[BenchResult]) -> HostMemory | None:
+    """This machine's host bandwidth: the newest own CPU benchmark's memory copy (the
+    built-in numpy backend), for llama.cpp's layers in host memory; None without one."""
+    from gpudesk.planning.offload import measured_host
+
+    for result in sorted(results, key=lambda item: item.started_at, reverse=True):
+        if result.imported_from is not None or result.backend != "numpy":
+            continue
+        copy = result.find("copy")
+        if copy is not None and copy.value is not None and copy.value > 0:
+            return measured_host(copy.value, f"{result.started_at:%Y-%m-%d}")
+    return None
