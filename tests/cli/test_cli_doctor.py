@@ -102,6 +102,11 @@ def test_readable_verdict(tmp_path: Path) -> None:
     assert "nvidia-smi agrees on 11 of 11 fields" in text
     assert "GPU 1  NVIDIA GeForce RTX 4090 [rtx-4090]: WARN" in text
     assert text.rstrip().endswith("verdict: healthy")
+    # long findings wrap onto indented lines so the report fits 80 columns
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    assert (
+        "  pcie_link: PCIe gen 1 of 4 while idle: the link slows down to save power and\n" in text
+    )
 
 
 @pytest.mark.parametrize(
