@@ -40,8 +40,19 @@ def _finding_html(finding: Finding) -> str:
 def report_html(report: DoctorReport) -> str:
     """The report as rich text: a verdict per GPU, its disagreements and findings."""
     parts: list[str] = []
-    verdict = "All checks passed" if report.ok else "Problems found"
-    color = "#1e8449" if report.ok else SEVERITY_COLORS["error"]
+    warnings = sum(
+        1
+        for finding in [*report.findings, *(f for gpu in report.gpus for f in gpu.findings)]
+        if finding.severity == "warning"
+    )
+    if not report.ok:
+        verdict, color = "Problems found", SEVERITY_COLORS["error"]
+    elif warnings:
+        # passing, as doctor's exit code says, but not "all checks passed"
+        plural = "s" if warnings != 1 else ""
+        verdict, color = f"Passed, with {warnings} warning{plural}", SEVERITY_COLORS["warning"]
+    else:
+        verdict, color = "All checks passed", "#1e8449"
     parts.append(f"<p><b style='color:{color}'>{verdict}</b>")
     if report.nvidia_smi:
         parts.append(f" &nbsp;(compared with {html.escape(report.nvidia_smi)})")

@@ -48,7 +48,7 @@ def test_check_health_shows_agreement_and_findings(qtbot: QtBot, smi_on_path: Pa
     text = _check(qtbot, view)
     assert view.health.isVisible()
     assert isinstance(view.health.report, DoctorReport) and view.health.report.ok
-    assert "All checks passed" in text
+    assert "Passed, with 2 warnings" in text  # the 3080's software power cap and thermal slowdown
     assert "GPU 0: NVIDIA GeForce RTX 4090 — nvidia-smi agrees on 11 of 11 fields" in text
     # the idle 4090's gen-1 link is a note; the 3080's power cap a warning
     assert "Note pcie_link: PCIe gen 1 of 4 while idle" in text
@@ -100,3 +100,10 @@ def test_check_health_shows_the_findings_doctor_and_the_fleet_give(qtbot: QtBot,
         assert f"{words[severity]} " in text and message in text
     shown = sum(text.count(f"{word} ") for word in words.values())
     assert shown == len(fleet) or (not fleet and "Nothing to report." in text)
+    problems = [f for f in fleet if f.severity != "info"]
+    if not report.ok:
+        assert "Problems found" in text
+    elif problems:
+        assert f"Passed, with {len(problems)} warning" in text
+    else:
+        assert "All checks passed" in text
