@@ -76,6 +76,11 @@ def test_cancel_inside_a_real_numpy_run() -> None:
     progress = CancelAfter(checks=30)
     with pytest.raises(Cancelled):
         run_benchmark(small_plan(), NumpyBackend(), progress)
+    # A cancel returns at once; the product in flight ends on its own thread (by design),
+    # which a loaded machine can still be running when the call has returned.
+    for thread in [t for t in threading.enumerate() if t.name == "gpudesk-gemm"]:
+        thread.join(30)
+        assert not thread.is_alive()
 
 
 def _rate_for_call_seconds(n: int, seconds: float) -> float:
