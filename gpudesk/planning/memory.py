@@ -1073,7 +1073,8 @@ def _compares_with(spec: WorkloadSpec) -> str:
         return (
             "vLLM claims gpu_memory_utilization (0.9) of the card and fills what the weights "
             "and activations leave with KV blocks; the total is what the workload needs of "
-            "that share, so a card fits when the total is at most 0.9 × its memory."
+            "that share, so a card fits when the total is at most 0.9 × its memory (the "
+            "vendor's GB read as GiB)."
         )
     if spec.engine is Engine.LLAMA_CPP:
         return (

@@ -219,6 +219,8 @@ def test_fp16_8b_on_a_16_gb_rtx_4080_gets_an_estimate(capsys: pytest.CaptureFixt
     (result,) = data["results"]
     assert result["gpu_id"] == "rtx-4080" and result["count"] == 1
     assert result["offload"] is None
+    assert result["memory_per_gpu_gb"] == pytest.approx(15.715124, abs=1e-4)  # 6 digits
+    assert result["usable_per_gpu_gb"] == pytest.approx(16 * 2**30 / 1e9, abs=1e-4)
     assert 30 < result["tokens_per_s"] < 50  # llama-bench measured 40.6
 
 

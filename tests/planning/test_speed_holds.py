@@ -28,7 +28,14 @@ from gpudesk.planning.speed.data import Checkpointing
 from gpudesk.planning.speed.estimate import Engine as SpeedEngine
 from gpudesk.planning.speed.estimate import KvFormat, Mode, SpeedRequest, TrainMethod, model_costs
 from gpudesk.planning.speed.holding import memory_estimate
-from gpudesk.planning.speed.planner import estimates_for_entries, holds, rank_catalog
+from gpudesk.planning.speed.planner import (
+    SpeedWorkload,
+    estimates_for_entries,
+    holds,
+    rank_catalog,
+    speed_cell_text,
+    speed_cells,
+)
 from gpudesk.planning.speed.shapes import shape_for
 
 #: a spread of memory sizes, vendors, an SoC, a GPU without bf16, ECC GDDR, HBM
@@ -226,3 +233,16 @@ def test_no_soc_is_ranked_above_one() -> None:
     assert ranked.results
     assert all(item.count == 1 for item in ranked.results)
     assert "apple-m1-pro-16c" in ranked.not_holding  # 16 GB: would need four Macs
+
+
+def test_compares_tokens_row_says_when_part_is_on_the_host() -> None:
+    # Two 12 GB cards hold it whole (ranked so); asked for one with --n-cpu-moe 2:
+    request = SpeedRequest(
+        mode=Mode.DECODE, engine=SpeedEngine.LLAMA_CPP, quant=QuantFormat.MXFP4, cpu_moe=2
+    )
+    costs = model_costs(shape_for("gpt-oss-20b"), QuantFormat.MXFP4, KvFormat.FP16)
+    workload = SpeedWorkload(model_name="gpt-oss-20b", costs=costs, request=request.resolved())
+    rtx, big = speed_cells(workload, [_catalog()["rtx-4070-ti"], _catalog()["rtx-4090"]])
+    assert rtx is not None and rtx.offload is not None
+    assert speed_cell_text(rtx).endswith("(--n-cpu-moe 2, part on the host)")
+    assert big is not None and big.offload is not None and big.offload.cpu_moe == 2

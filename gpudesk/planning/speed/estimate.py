@@ -307,6 +307,9 @@ class SpeedEstimate(BaseModel):
     cost_basis: str | None = None
     #: llama.cpp on one GPU with part of the model in host memory (decode)
     offload: Offload | None = None
+    #: fit's memory model: what each GPU needs (on the GPU, with an offload) and may use
+    memory_per_gpu_gb: float | None = None
+    usable_per_gpu_gb: float | None = None
 
 
 class NotRunnable(PlanningInputError):

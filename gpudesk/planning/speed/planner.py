@@ -22,6 +22,7 @@ from gpudesk.planning.cost import (
     DEFAULT_UTILISATION,
     DEFAULT_YEARS,
 )
+from gpudesk.planning.fit import usable_for
 from gpudesk.planning.memory import MemoryEstimate
 from gpudesk.planning.offload import DEFAULT_HOST, HostMemory, Offload
 from gpudesk.planning.speed.data import Workload
@@ -288,6 +289,8 @@ def speed_cell_text(estimate: SpeedEstimate | None) -> str:
     if estimate is None:
         return "does not fit on 8"
     count = f" on {estimate.count} GPUs" if estimate.count > 1 else ""
+    if estimate.offload is not None:
+        count = f" ({estimate.offload.flag}, part on the host)"
     return (
         f"{_short_number(estimate.tokens_per_s)} ({_short_number(estimate.low)}-"
         f"{_short_number(estimate.high)}){count}"
@@ -309,6 +312,24 @@ class RankedEstimates(BaseModel):
 
     results: tuple[SpeedEstimate, ...]
     not_holding: tuple[str, ...]
+
+
+def _with_memory(
+    found: SpeedEstimate,
+    entry: CatalogEntry,
+    estimate: MemoryEstimate | None,
+    apple_wired_limit_mb: int | None,
+) -> SpeedEstimate:
+    """``found`` with fit's memory figures for its GPU and count."""
+    if estimate is None:
+        return found
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    need = estimate.per_gpu_gb(found.count)
+    if found.offload is not None:
+        need = found.offload.gpu_bytes / 1e9
+    return found.model_copy(
+        update={"memory_per_gpu_gb": need, "usable_per_gpu_gb": usable.usable_gb}
+    )
 
 
 def rank_catalog(
@@ -367,6 +388,7 @@ def rank_catalog(
         if best is None:
             missing.append(entry.id)
             continue
+        best = _with_memory(best, entry, estimate, apple_wired_limit_mb)
         results.append(with_costs(best, entry, settings))
     results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
     return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
@@ -424,6 +446,7 @@ def estimates_for_entries(
                     entry, rates, costs, request, estimate, fitted, hosts, apple_wired_limit_mb
                 )
             if offloaded is not None:
+                offloaded = _with_memory(offloaded, entry, estimate, apple_wired_limit_mb)
                 out.append(with_costs(offloaded, entry, settings))
                 continue
             assert estimate is not None
@@ -433,6 +456,7 @@ def estimates_for_entries(
             raise NotRunnable(f"{entry.name} × {request.count}: {words}")
         pool = _serve_pool(entry, costs, request, estimate, apple_wired_limit_mb)
         found = estimate_for(rates, costs, request, fitted, kv_pool=pool)
+        found = _with_memory(found, entry, estimate, apple_wired_limit_mb)
         out.append(with_costs(found, entry, settings))
     return out
 
