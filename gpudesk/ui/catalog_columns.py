@@ -70,8 +70,9 @@ class Column:
 _SHORT_HEADERS = {
     "fp16_tflops": "FP16 shader\n(TFLOPS)",
     "tf32_tensor_tflops": "TF32 tensor\n(dense TFLOPS)",
-    "bf16_tensor_tflops": "BF16 tensor\n(dense TFLOPS)",
-    "fp16_tensor_tflops": "FP16 tensor\n(dense TFLOPS)",
+    # "dense" stays in the header: sparse figures are never shown in this table.
+    "bf16_tensor_tflops": "BF16 dense\n(TFLOPS)",
+    "fp16_tensor_tflops": "FP16 dense\n(TFLOPS)",
     "fp8_tensor_tflops": "FP8 tensor\n(dense TFLOPS)",
     "int8_tensor_tops": "INT8 tensor\n(dense TOPS)",
     "fp16_tensor_tflops_per_kusd": "FP16 tensor\n(dense TFLOPS/1k USD)",
@@ -83,6 +84,7 @@ _SHORT_HEADERS = {
     "shader_cores": "Shader\ncores",
     "boost_clock_mhz": "Boost clock\n(MHz)",
     "cloud_hourly_usd": "Cloud rate\n(USD/h)",
+    "price_usd": "Price\n(USD)",
 }
 
 
@@ -210,22 +212,24 @@ COLUMNS: tuple[Column, ...] = (
     _text_column("vendor", "Vendor", lambda entry: entry.vendor),
     _text_column("segment", "Segment", lambda entry: entry.segment.value.capitalize()),
     _text_column("architecture", "Architecture", lambda entry: entry.architecture),
-    _metric_column("release_year"),
+    # What an ML buyer compares first comes first, so it is on screen at 1366 px:
+    # memory, bandwidth, dense BF16/FP16 tensor, price and rate; then the rest.
     _metric_column("memory_gb"),
     _text_column("memory_type", "Memory type", lambda entry: entry.memory_type, visible=False),
     _metric_column("bandwidth_gbs"),
-    _metric_column("fp32_tflops"),
-    _metric_column("fp16_tensor_tflops"),
     _metric_column("bf16_tensor_tflops"),
+    _metric_column("fp16_tensor_tflops"),
+    _metric_column("price_usd"),
+    FROM_RATE_COLUMN,
+    _metric_column("fp16_tensor_tflops_per_kusd"),
+    _metric_column("release_year"),
+    _metric_column("tdp_w"),
+    _metric_column("fp32_tflops"),
     _metric_column("tf32_tensor_tflops", visible=False),
     _metric_column("fp8_tensor_tflops", visible=False),
     _metric_column("int8_tensor_tops", visible=False),
     _metric_column("fp16_tflops", visible=False),
     _metric_column("fp64_tflops"),
-    _metric_column("tdp_w"),
-    _metric_column("price_usd"),
-    FROM_RATE_COLUMN,
-    _metric_column("fp16_tensor_tflops_per_kusd"),
     _metric_column("memory_gb_per_kusd", visible=False),
     _metric_column("fp16_tensor_tflops_per_w", visible=False),
     _metric_column("fp32_tflops_per_w", visible=False),
@@ -247,6 +251,13 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 COLUMN_KEYS: tuple[str, ...] = tuple(column.key for column in COLUMNS)
+
+#: Default columns a narrow table (a 1366-px laptop, the default 1400-px window) leaves
+#: out on first start, so the figures above stay on screen: the filter panel and the
+#: details pane say the segment and the year. View → Columns brings them back.
+NARROW_HIDDEN: tuple[str, ...] = ("segment", "release_year")
+#: The last column that must be on screen at first start (through the cheapest rate).
+KEY_COLUMNS_END = "from_usd_per_gpu_hour"
 
 
 def column_index(key: str) -> int:

@@ -11,9 +11,10 @@ from PySide6.QtCore import (
     QPoint,
     QSettings,
     Qt,
+    QTimer,
     Signal,
 )
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -30,7 +31,13 @@ from PySide6.QtWidgets import (
 from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
-from gpudesk.ui.catalog_columns import COLUMN_KEYS, COLUMNS, column_index
+from gpudesk.ui.catalog_columns import (
+    COLUMN_KEYS,
+    COLUMNS,
+    KEY_COLUMNS_END,
+    NARROW_HIDDEN,
+    column_index,
+)
 from gpudesk.ui.catalog_model import (
     COMPARE_COLUMN_INDEX,
     NAME_COLUMN_INDEX,
@@ -50,6 +57,10 @@ _SETTINGS_COLUMNS = "catalog/columns"
 _SETTINGS_SPLITTER = "catalog/splitter"
 _SETTINGS_FILTERS = "catalog/filters"
 _NAME_MAX_WIDTH_PX = 210
+#: Architecture names ("Xe HPC (Ponte Vecchio)") elide past this; the tooltip has it all.
+ARCHITECTURE_MAX_WIDTH_PX = 170
+#: The details pane's first width when the table is narrow (it starts at 330 px).
+NARROW_DETAILS_WIDTH_PX = 280
 
 
 class CatalogView(QWidget):
@@ -115,6 +126,9 @@ class CatalogView(QWidget):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setStretchFactor(2, 0)
         self.splitter.setSizes([205, 865, 330])
+        self._details_width = 330
+        #: Whether the first-layout check of :meth:`apply_narrow_defaults` has run.
+        self._narrow_defaults_done = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 0, 4, 0)
         layout.addWidget(self.splitter)
@@ -194,6 +208,9 @@ class CatalogView(QWidget):
         self.table.resizeColumnsToContents()
         if header.sectionSize(NAME_COLUMN_INDEX) > _NAME_MAX_WIDTH_PX:
             header.resizeSection(NAME_COLUMN_INDEX, _NAME_MAX_WIDTH_PX)
+        architecture = column_index("architecture")
+        if header.sectionSize(architecture) > ARCHITECTURE_MAX_WIDTH_PX:
+            header.resizeSection(architecture, ARCHITECTURE_MAX_WIDTH_PX)
         header.resizeSection(
             COMPARE_COLUMN_INDEX, max(30, header.sectionSize(COMPARE_COLUMN_INDEX))
         )
@@ -235,6 +252,56 @@ class CatalogView(QWidget):
                 header.moveSection(visual, logical)
             self.table.setColumnHidden(logical, not COLUMNS[logical].visible_by_default)
         self._fit_column_widths()
+        self._narrow_defaults_done = False
+        self.apply_narrow_defaults()
+
+    def key_columns_width(self) -> int:
+        """Pixels the default columns up to the cloud rate take side by side: what must be
+        on screen without scrolling (tick, name, memory, bandwidth, tensor, price, rate)."""
+        header = self.table.horizontalHeader()
+        last = column_index(KEY_COLUMNS_END)
+        return sum(
+            header.sectionSize(index)
+            for index, column in enumerate(COLUMNS[: last + 1])
+            if column.visible_by_default
+        )
+
+    def apply_narrow_defaults(self) -> bool:
+        """On first layout with default columns, leave out :data:`NARROW_HIDDEN` when the
+        table is too narrow for them all (True when it did). A saved layout is kept."""
+        if self._narrow_defaults_done or not self.isVisible():
+            return False
+        self._narrow_defaults_done = True
+        if self.table.viewport().width() >= self.key_columns_width():
+            return False
+        for key in NARROW_HIDDEN:
+            self.table.setColumnHidden(column_index(key), True)
+        sizes = self.splitter.sizes()
+        if sizes[2] > NARROW_DETAILS_WIDTH_PX:
+            # The details pane gives up some width too: price and rate then fit at 1366 px.
+            spare = sizes[2] - NARROW_DETAILS_WIDTH_PX
+            self.splitter.setSizes([sizes[0], sizes[1] + spare, NARROW_DETAILS_WIDTH_PX])
+        return True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # After the layout has given the table its width.
+        QTimer.singleShot(0, self.apply_narrow_defaults)
+
+    def details_visible(self) -> bool:
+        return self.splitter.sizes()[2] > 0
+
+    def set_details_visible(self, visible: bool) -> None:
+        """Open or collapse the details pane (View → Details pane, Ctrl+I)."""
+        sizes = self.splitter.sizes()
+        if visible == (sizes[2] > 0):
+            return
+        if visible:
+            width = max(self._details_width, self.details.minimumSizeHint().width(), 260)
+            self.splitter.setSizes([sizes[0], max(200, sizes[1] - width), width])
+        else:
+            self._details_width = sizes[2]
+            self.splitter.setSizes([sizes[0], sizes[1] + sizes[2], 0])
 
     def _row_menu(self, position: QPoint) -> None:
         entries = self.selected_entries()
@@ -380,6 +447,7 @@ class CatalogView(QWidget):
         ):
             header = self.table.horizontalHeader()
             if header.restoreState(header_state):
+                self._narrow_defaults_done = True  # the user's own layout stays as it was
                 self.table.sortByColumn(header.sortIndicatorSection(), header.sortIndicatorOrder())
         splitter_state = settings.value(_SETTINGS_SPLITTER)
         if isinstance(splitter_state, QByteArray):

@@ -314,6 +314,10 @@ class MainWindow(QMainWindow):
         self.add_compare_action = action("Add selected to compare", self.add_selected, "Ctrl+D")
         self.reset_filters_action = action("Reset filters", self.reset_filters)
         self.about_action = action("About GPUDesk", self.show_about)
+        self.details_action = action("Details pane", self.toggle_details, "Ctrl+I")
+        self.details_action.setCheckable(True)
+        self.details_action.setChecked(True)
+        self.details_action.setToolTip("Show or collapse the catalog's details pane (Ctrl+I)")
         self.theme_actions: dict[theme.ThemeMode, QAction] = {}
         group = QActionGroup(self)
         labels = {
@@ -347,6 +351,8 @@ class MainWindow(QMainWindow):
         self.columns_menu = QMenu("&Columns", self)
         self.columns_menu.aboutToShow.connect(self._fill_columns_menu)
         view_menu.addMenu(self.columns_menu)
+        view_menu.addAction(self.details_action)
+        view_menu.aboutToShow.connect(self._sync_details_action)
         theme_menu = view_menu.addMenu("&Theme")
         for item in self.theme_actions.values():
             theme_menu.addAction(item)
@@ -359,6 +365,21 @@ class MainWindow(QMainWindow):
         view = self.view("Catalog")
         if isinstance(view, CatalogView):
             view.populate_columns_menu(self.columns_menu)
+
+    def toggle_details(self, visible: bool) -> None:
+        from gpudesk.ui.catalog_view import CatalogView
+
+        self.show_tab("Catalog")
+        view = self.view("Catalog")
+        if isinstance(view, CatalogView):
+            view.set_details_visible(visible)
+
+    def _sync_details_action(self) -> None:
+        from gpudesk.ui.catalog_view import CatalogView
+
+        view = self.built_views().get("Catalog")
+        if isinstance(view, CatalogView):
+            self.details_action.setChecked(view.details_visible())
 
     def focus_search(self) -> None:
         from gpudesk.ui.catalog_view import CatalogView

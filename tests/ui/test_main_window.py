@@ -374,3 +374,52 @@ def test_the_window_fits_the_available_screen_area(qtbot: QtBot, tmp_path: Path)
     window.resize(available.width() + 500, available.height() + 400)
     window.fit_to_screen()
     assert window.width() <= available.width() and window.height() <= available.height()
+
+
+@pytest.mark.parametrize("width", [1366, 1400])
+def test_ml_columns_are_on_screen_in_a_narrow_window(
+    qtbot: QtBot, tmp_path: Path, width: int
+) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.ui.catalog_view import ARCHITECTURE_MAX_WIDTH_PX
+
+    window = make_window(
+        qtbot, tmp_path / "s.conf", AppState(catalog=load_catalog([], include_user=False))
+    )
+    window.resize(width, 768)
+    window.show()
+    qtbot.waitUntil(lambda: catalog_view(window)._narrow_defaults_done)
+    for _ in range(3):
+        QApplication.processEvents()
+    view = catalog_view(window)
+    table = view.table
+    viewport = table.viewport().width()
+    for key in ("memory_gb", "bandwidth_gbs", "bf16_tensor_tflops", "fp16_tensor_tflops"):
+        index = column_index(key)
+        assert not table.isColumnHidden(index), key
+        right = table.columnViewportPosition(index) + table.columnWidth(index)
+        assert right <= viewport, f"{key} ends at {right} px of {viewport}"
+    price = column_index("price_usd")
+    assert table.columnViewportPosition(price) + table.columnWidth(price) <= viewport
+    assert table.columnWidth(column_index("architecture")) <= ARCHITECTURE_MAX_WIDTH_PX
+    assert not view.column_visible("segment") and not view.column_visible("release_year")
+
+
+def test_wide_window_keeps_every_default_column_and_ctrl_i_collapses_details(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    window = make_window(qtbot, tmp_path / "s.conf")
+    window.resize(1920, 1080)
+    window.show()
+    view = catalog_view(window)
+    qtbot.waitUntil(lambda: view._narrow_defaults_done)
+    assert view.column_visible("segment") and view.column_visible("release_year")
+    assert view.details_visible()
+    before = view.table.viewport().width()
+    window.details_action.trigger()
+    assert not view.details_visible() and not window.details_action.isChecked()
+    qtbot.waitUntil(lambda: view.table.viewport().width() > before)
+    window.details_action.trigger()
+    assert view.details_visible()
