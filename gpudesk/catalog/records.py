@@ -42,6 +42,8 @@ def _csv_cell(value: object) -> str:
         return ""
     if isinstance(value, list):
         return " | ".join(_csv_item(item) for item in value)
+    if isinstance(value, dict):  # a dated statement: "reason (as of 2026-12-02)"
+        return f"{value.get('reason')} (as of {value.get('date')})"
     return str(value)
 
 

@@ -102,6 +102,16 @@ class CloudRate(BaseModel):
     note: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
 
 
+class Statement(BaseModel):
+    """A dated statement that no public figure exists, and why (``price_unavailable``,
+    ``rates_unavailable``): "not sold on its own as of 2026-12" is a fact too."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    date: Date
+    reason: Annotated[StrictStr, Field(min_length=1, max_length=500)]
+
+
 _LEGACY_CLOUD_TYPES: dict[str, TypeAdapter[Any]] = {
     "cloud_hourly_usd": TypeAdapter(Annotated[Number, Field(ge=0.01, le=1000)]),
     "cloud_hourly_source": TypeAdapter(Annotated[StrictStr, Field(min_length=1, max_length=500)]),
@@ -191,6 +201,10 @@ class CatalogEntry(BaseModel):
     #: e.g. "range $25k-$30k reported; midpoint"
     price_note: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
     cloud_rates: Annotated[tuple[CloudRate, ...], Field(max_length=50)] = ()
+    #: why there is no price (dated), where there is none
+    price_unavailable: Statement | None = None
+    #: why no provider's hourly rate is given (dated), where there is none
+    rates_unavailable: Statement | None = None
     # Pre-``cloud_rates`` inputs: set only when a value could not be migrated
     # (so its error names it); never dumped. Read the rate via the properties.
     legacy_cloud_hourly_usd: Annotated[Number, Field(ge=0.01, le=1000)] | None = Field(

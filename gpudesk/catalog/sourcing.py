@@ -118,6 +118,22 @@ def sourcing_issues(entry: CatalogEntry) -> list[SourcingIssue]:
                 for url in urls
                 if (problem := url_issue(url)) is not None
             )
+    if entry.price_usd is None and entry.price_unavailable is None:
+        found.append(
+            SourcingIssue(
+                "price_usd",
+                "give a price (price_usd, price_date, price_kind) or a dated statement "
+                'that none exists (price_unavailable = { date = ..., reason = "..." })',
+            )
+        )
+    if not entry.cloud_rates and entry.rates_unavailable is None and not _skypilot_rates(entry):
+        found.append(
+            SourcingIssue(
+                "cloud_rates",
+                "give a dated cloud rate ([[cloud_rates]]) or a dated statement that none "
+                'exists (rates_unavailable = { date = ..., reason = "..." })',
+            )
+        )
     if entry.notes:
         markers = [marker for marker in MAINTAINER_MARKERS if marker in entry.notes]
         if markers:
@@ -139,3 +155,10 @@ def sourcing_issues(entry: CatalogEntry) -> list[SourcingIssue]:
                 )
             )
     return found
+
+
+def _skypilot_rates(entry: CatalogEntry) -> bool:
+    """True when SkyPilot's snapshots (bundled or imported) list the GPU."""
+    from gpudesk.catalog.rate_book import default_rate_book  # rate_book imports schema
+
+    return bool(default_rate_book().summary(entry.id).rates)

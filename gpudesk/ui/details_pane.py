@@ -95,6 +95,8 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "price_kind",
             "price_date",
             "price_note",
+            "price_unavailable",
+            "rates_unavailable",
         ),
     ),
 )
@@ -121,6 +123,8 @@ _LABELS = {
     "price_kind": "Price kind",
     "price_date": "Price seen on",
     "price_note": "Price note",
+    "price_unavailable": "No price",
+    "rates_unavailable": "No cloud rate",
 }
 
 _DEVICE_TYPES = {"gpu": "GPU", "accelerator": "ML accelerator (not a GPU)", "soc": "SoC"}
@@ -148,6 +152,8 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
         return _DEVICE_TYPES.get(str(value.value), str(value.value))
     if name == "price_kind":
         return price_kind_label(value)
+    if name in ("price_unavailable", "rates_unavailable"):
+        return f"{value.reason} (as of {value.date.isoformat()})"
     if name == "sparsity_speedup":
         return f"{value:g}×"
     if isinstance(value, tuple):

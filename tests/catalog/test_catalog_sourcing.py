@@ -86,6 +86,7 @@ def test_entry_issues_name_the_field() -> None:
         "cloud_rates.0.source",
         "cloud_rates.1.source",
         "notes",
+        "price_usd",  # neither a price nor a dated statement that none exists
         "provenance",
         "sources.1",
     ]
@@ -94,6 +95,9 @@ def test_entry_issues_name_the_field() -> None:
 def test_a_clean_entry_has_no_issues() -> None:
     entry = make_entry(
         sources=["https://www.nvidia.com/en-us/data-center/h100/"],
+        price_usd=25_000,
+        price_date=dt.date(2026, 11, 1),
+        price_kind="estimate",
         notes="Plain words for a reader.",
         cloud_rates=[
             {
@@ -106,3 +110,22 @@ def test_a_clean_entry_has_no_issues() -> None:
         ],
     )
     assert sourcing_issues(entry) == []
+
+
+def test_strict_wants_a_price_and_a_rate_or_a_dated_statement_for_each() -> None:
+    bare = make_entry("zz-unknown-gpu", sources=["https://www.nvidia.com/en-us/data-center/h100/"])
+    assert sorted(issue.field for issue in sourcing_issues(bare)) == ["cloud_rates", "price_usd"]
+    stated = make_entry(
+        "zz-unknown-gpu",
+        sources=["https://www.nvidia.com/en-us/data-center/h100/"],
+        price_unavailable={"date": dt.date(2026, 12, 2), "reason": "not sold on its own"},
+        rates_unavailable={"date": dt.date(2026, 12, 2), "reason": "not rented by the hour"},
+    )
+    assert sourcing_issues(stated) == []
+    # SkyPilot's bundled snapshot counts as a rate: no statement needed
+    rented = make_entry(
+        "h100-sxm5",
+        sources=["https://www.nvidia.com/en-us/data-center/h100/"],
+        price_unavailable={"date": dt.date(2026, 12, 2), "reason": "x"},
+    )
+    assert sourcing_issues(rented) == []

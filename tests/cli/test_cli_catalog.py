@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -132,7 +133,16 @@ def test_validate_names_a_boolean_memory_and_deprecated_cloud_fields(
 def test_validate_strict_flags_sources_and_deprecations(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    write_entry(tmp_path, "fine-gpu", sources=["https://www.nvidia.com/en-us/data-center/a10/"])
+    statement = {"date": dt.date(2026, 12, 2), "reason": "not rented by the hour"}
+    write_entry(
+        tmp_path,
+        "fine-gpu",
+        sources=["https://www.nvidia.com/en-us/data-center/a10/"],
+        price_usd=999,
+        price_date=dt.date(2026, 12, 1),
+        price_kind="street",
+        rates_unavailable=statement,
+    )
     code, out, _ = run_cli(capsys, "validate", "--strict", str(tmp_path))
     assert code == 0, out
     write_entry(tmp_path, "home-page", sources=["TPU (https://www.techpowerup.com/gpu-specs/)"])
@@ -149,7 +159,11 @@ def test_validate_strict_flags_sources_and_deprecations(
     assert "home-page.toml: sources.0: https://www.techpowerup.com/gpu-specs/ is the" in out
     assert "old-cloud.toml: cloud_hourly_usd: deprecated" in out
     assert "old-cloud.toml: cloud_rates.0.date: a cloud rate needs the date" in out
-    assert "3 valid entries, 4 problem(s)" in err
+    # and neither has a price or a dated statement; home-page has no rate either
+    assert "home-page.toml: price_usd: give a price" in out
+    assert "home-page.toml: cloud_rates: give a dated cloud rate" in out
+    assert "old-cloud.toml: price_usd: give a price" in out
+    assert "3 valid entries, 7 problem(s)" in err
 
 
 def test_validate_bundled_catalog_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
