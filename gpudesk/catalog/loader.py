@@ -216,7 +216,8 @@ def _message(error: object) -> str:
         return "required field is missing"
     if kind in _WANTED:
         return f"must be {_WANTED[kind]}, not {_shown(error.get('input'))}"
-    return str(error.get("msg", "invalid value"))
+    # A validator's own words, without pydantic's "Value error, " in front.
+    return str(error.get("msg", "invalid value")).removeprefix("Value error, ")
 
 
 def _shown(value: object) -> str:

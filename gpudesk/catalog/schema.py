@@ -86,6 +86,25 @@ class CloudRateKind(StrEnum):
     MARKETPLACE = "marketplace"  # a host-set price on a marketplace such as Vast.ai
 
 
+#: A price seen "tomorrow" is one written in a time zone ahead of UTC; later is a typo.
+_FUTURE_GRACE = dt.timedelta(days=1)
+#: No price of a GPU for machine learning predates CUDA's first release (2007) -- and
+#: the schema's earliest release year is 2010. Earlier is a typo (1970-01-01, 0001-01-01).
+_EARLIEST = dt.date(2007, 1, 1)
+
+
+def _check_seen_on(when: dt.date) -> None:
+    """Refuse a price or rate date in the future (a day's grace) or before 2007."""
+    today = dt.datetime.now(dt.UTC).date()
+    if when > today + _FUTURE_GRACE:
+        raise ValueError(f"{when.isoformat()} is in the future (today is {today.isoformat()})")
+    if when < _EARLIEST:
+        raise ValueError(
+            f"{when.isoformat()} is before {_EARLIEST.year}, before any GPU price the "
+            "catalog holds could have been seen"
+        )
+
+
 class CloudRate(BaseModel):
     """One cloud rental price for one GPU of this model, as a provider listed it."""
 
@@ -246,6 +265,21 @@ class CatalogEntry(BaseModel):
     def _id_is_slug(cls, value: str) -> str:
         if not _ID_PATTERN.match(value):
             raise ValueError("must be a lowercase slug of a-z, 0-9 and single hyphens")
+        return value
+
+    @field_validator("price_date")
+    @classmethod
+    def _price_date_is_plausible(cls, value: dt.date | None) -> dt.date | None:
+        if value is not None:
+            _check_seen_on(value)
+        return value
+
+    @field_validator("cloud_rates")
+    @classmethod
+    def _rate_dates_are_plausible(cls, value: tuple[CloudRate, ...]) -> tuple[CloudRate, ...]:
+        for rate in value:
+            if rate.date is not None:
+                _check_seen_on(rate.date)
         return value
 
     @field_validator("pci_vendor_id")
