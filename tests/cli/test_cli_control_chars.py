@@ -104,8 +104,9 @@ def test_usage_errors_and_unknown_names_are_escaped(capsys: pytest.CaptureFixtur
 
 
 def test_fleet_show_escapes_hostname_error_and_cpu(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # no wrapping inside the escapes looked for
     good = node("a", [gpu(0, name="NVIDIA\x1b[5m H100")], cpu_model="EPYC\x1b]52;c;ZXZpbA==\x07")
     good["hostname"] = "host\x1b]0;owned\x07"
     failed = node("b", error="boom\x1b[2J\x9b")
