@@ -161,7 +161,7 @@ class FitPage(QWidget):
         self.fits_summary.setWordWrap(True)
         fits_layout.addWidget(self.fits_summary)
         self.fits_tree = forms.ranked_tree(
-            ["GPU", "GPUs", "Memory", "Need / GPU", "Headroom", "Decode ≤ tok/s"]
+            ["GPU", "GPUs", "Usable / GPU", "Need / GPU", "Headroom", "Decode ≤ tok/s"]
         )
         self.fits_tree.headerItem().setToolTip(
             _FitColumn.DECODE,
@@ -347,7 +347,7 @@ class FitPage(QWidget):
                 [
                     result.name,
                     f"{count}" if count == 1 else f"{count} (parallel)",
-                    f"{result.memory_gb:g} GB",
+                    f"{result.usable_gb:,.1f} GB",
                     f"{result.per_gpu_gb:,.1f} GB",
                     f"+{result.headroom_gb:,.1f} GB",
                     ""
@@ -357,6 +357,9 @@ class FitPage(QWidget):
             )
             item.setData(_FitColumn.GPU, Qt.ItemDataRole.UserRole, result.gpu_id)
             item.setToolTip(_FitColumn.GPU, result.gpu_id)
+            item.setToolTip(
+                _FitColumn.MEMORY, f"{result.memory_gb:g} GB as sold: {result.usable_basis}"
+            )
             for column in range(1, 6):
                 item.setTextAlignment(
                     column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -383,6 +386,15 @@ class FitPage(QWidget):
             )
         if report.too_small:
             parts.append(f"{len(report.too_small)} are too small even as {report.counts[-1]}")
+        alone = [r for r in report.offloaded if r.count is None and r.offload is not None]
+        if alone:
+            names = ", ".join(
+                f"{self._gpu_name(r.gpu_id)} ({r.offload.flag})" for r in alone[:3] if r.offload
+            )
+            parts.append(
+                f"{len(alone)} hold it with llama.cpp keeping part in host memory: {names}"
+                f"{'…' if len(alone) > 3 else ''}"
+            )
         if report.excluded:
             parts.append(
                 f"{len(report.excluded)} left out: no native {report.estimate.spec.dtype} "
@@ -418,10 +430,11 @@ class FitPage(QWidget):
         # With N GPUs each holds 1/N of the tensors plus its own overhead: mark one GPU's
         # memory against one GPU's share only when N is 1, else the N GPUs' sum.
         count = result.count or 1
-        self.gpu_line.setValue(result.memory_gb * count)
+        usable = result.usable_gb * count  # what the workload may use, GB like the bar
+        self.gpu_line.setValue(usable)
         label = result.name if count == 1 else f"{count} × {result.name}"
-        self.gpu_text.setText(f"{label}: {result.memory_gb * count:g} GB ")
-        self.gpu_text.setPos(result.memory_gb * count, 0.36)
+        self.gpu_text.setText(f"{label}: {usable:,.1f} GB usable ")
+        self.gpu_text.setPos(usable, 0.36)
         self.gpu_line.show()
         self.gpu_text.show()
         self._update_bar_range()
