@@ -156,9 +156,14 @@ def _nothing_detected(
             cuda_driver_version=detection.cuda_driver_version,
         )
         data = report.model_dump(mode="json")
-        data["detected"] = False
+        data["detected"] = check != "detection"  # NVML found a GPU (nvidia-smi is missing)
         if spec is not None:
-            data["expect"] = _expect_json(spec, [], detected=False)
+            from gpudesk.health.expect import ExpectCheck
+
+            failed = ExpectCheck(
+                check="count" if check == "detection" else "health", passed=False, detail=message
+            )
+            data["expect"] = _expect_json(spec, [failed], detected=False)
         print_json(data)
     return EXIT_NOTHING_DETECTED
 

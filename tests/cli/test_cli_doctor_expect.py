@@ -90,8 +90,13 @@ def test_nothing_detected_exits_3_with_a_json_document(tmp_path: Path) -> None:
         assert document["findings"][0]["check"] == "detection"
         if extra:
             assert document["expect"]["passed"] is False
+            (check,) = document["expect"]["checks"]
+            assert check["check"] == "count" and check["passed"] is False
+            assert "no NVIDIA GPU" in check["detail"]
     code, out, _ = doctor(tmp_path / "absent", "--skip-bench", "--json")
-    assert code == 3 and _json(out)["findings"][0]["check"] == "nvidia_smi"
+    document = _json(out)
+    assert code == 3 and document["findings"][0]["check"] == "nvidia_smi"
+    assert document["detected"] is True  # NVML found the GPUs; nothing to compare them with
 
 
 def test_a_bad_spec_or_gate_flag_exits_2(tmp_path: Path) -> None:
