@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import write_entry
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpudesk.cli import main
 
@@ -544,3 +546,43 @@ def test_fit_lists_one_gpu_with_part_in_host_memory(capsys: pytest.CaptureFixtur
     assert {item["gpu_layers"] for item in data["offloaded"]} == {40}
     code, _, err = run_cli(capsys, "fit", "--params", "7B", "--gpu-layers", "3")
     assert code == 2 and "llama.cpp" in err
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    wired=st.one_of(st.none(), st.integers(-(2**40), 2**40)),
+    gpu_layers=st.one_of(st.none(), st.integers(-(2**31), 2**31)),
+    cpu_moe=st.one_of(st.none(), st.integers(-1000, 1000)),
+    engine=st.sampled_from(["llama.cpp", "vllm"]),
+)
+def test_memory_flags_are_exit_0_or_2_never_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+    wired: int | None,
+    gpu_layers: int | None,
+    cpu_moe: int | None,
+    engine: str,
+) -> None:
+    argv = ["fit", "--model", "qwen3-30b-a3b", "--quant", "q4_k_m", "--engine", engine, "--json"]
+    for flag, value in (
+        ("--apple-wired-limit-mb", wired),
+        ("--gpu-layers", gpu_layers),
+        ("--cpu-moe", cpu_moe),
+    ):
+        if value is not None:
+            argv += [flag, str(value)]
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert code in (0, 2), err
+    assert "Traceback" not in err
+    if code == 0:
+        data = json.loads(out)
+        assert all(item["count"] == 1 for item in data["offloaded"])
+        if gpu_layers is not None or cpu_moe is not None:
+            assert data["fits"] == []
+    else:
+        assert err.strip().count("\n") <= 3  # a short message naming the flag
