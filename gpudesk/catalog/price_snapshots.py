@@ -124,9 +124,11 @@ class ImportReport:
     def absorb(self, result: ParseResult) -> None:
         self.problems.extend(result.problems)
         self.more_problems += result.more_problems
-        self.unmapped.update(result.unmapped)
+        # Keyed by name and cloud: one name is ambiguous on one cloud and unknown on another.
+        for name, count in result.unmapped.items():
+            self.unmapped[f"{name} on {result.cloud}"] += count
         for name, reason in result.unmapped_reasons.items():
-            self.unmapped_reasons.setdefault(name, reason)
+            self.unmapped_reasons.setdefault(f"{name} on {result.cloud}", reason)
 
 
 # --- reading folders -------------------------------------------------------

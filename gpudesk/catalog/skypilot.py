@@ -160,6 +160,13 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("RTX4060", "rtx-4060-ti-16gb", cloud="vast", instance_contains="RTX_4060_Ti"),
     MappingRule("RTX3060", "rtx-3060-12gb", cloud="vast", instance_contains="RTX_3060-"),
     MappingRule("RTX3080", None, cloud="vast", reason="10 GB or 12 GB card not stated"),
+    # Shadeform resells other clouds: the instance type names the part where it is known.
+    MappingRule("A100-80GB", "a100-80gb-sxm4", cloud="shadeform", instance_contains="-sxm4"),
+    MappingRule("A100-80GB", None, cloud="shadeform", reason=_FORM),
+    MappingRule("A100", "a100-40gb-sxm4", cloud="shadeform", instance_contains="A100-sxm4"),
+    MappingRule("H100", "h100-sxm5", cloud="shadeform", instance_contains="H100-sxm5"),
+    MappingRule("RTXPro6000", None, reason="Workstation or Server Edition?"),
+    MappingRule("GAUDI2", None, reason="Gaudi 2 is not in the catalog"),
     # Cudo and Hyperstack say PCIe in the name.
     MappingRule(
         "A100", "a100-80gb-pcie", cloud="cudo", instance_contains="a100-pci", gib_per_gpu=_80GB
@@ -186,6 +193,10 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("L40", "l40"),
     MappingRule("L40S", "l40s"),
     MappingRule("T4", "t4"),
+    MappingRule("A16", "a16"),
+    MappingRule("A4000", "rtx-a4000"),
+    MappingRule("A5000", "rtx-a5000"),
+    MappingRule("RTX6000Ada", "rtx-6000-ada"),
     MappingRule("A6000", "rtx-a6000"),
     MappingRule("RTXA6000", "rtx-a6000"),
     MappingRule("RTX-A6000", "rtx-a6000"),
@@ -237,7 +248,11 @@ class Offer:
 
     @property
     def provider(self) -> str:
-        return PROVIDER_NAMES.get(self.cloud, self.cloud)
+        name = PROVIDER_NAMES.get(self.cloud, self.cloud)
+        if self.cloud == "shadeform" and "_" in self.instance_type:
+            # A reseller: the instance type starts with the cloud it runs on.
+            return f"{name} ({self.instance_type.split('_', 1)[0][:40]})"
+        return name
 
     @property
     def kind(self) -> str:

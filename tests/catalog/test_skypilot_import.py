@@ -183,3 +183,15 @@ def test_the_bundled_excerpts_import_cleanly() -> None:
         for source in snapshot.sources.values():
             assert len(source.commit) == 40 and source.path.endswith("/vms.csv")
     assert Path(bundled_snapshot_dir()).is_dir()
+
+
+def test_no_bundled_entry_says_it_has_no_rate_while_a_rate_is_shown() -> None:
+    from gpudesk.catalog.rate_book import RateBook
+
+    book = RateBook.load(include_user=False)
+    both = [
+        entry.id
+        for entry in load_directory(bundled_catalog_dir()).entries
+        if entry.rates_unavailable is not None and book.summary(entry.id, entry).rates
+    ]
+    assert both == []

@@ -94,7 +94,7 @@ def test_update_over_http_stores_a_snapshot_that_prices_then_shows(
     assert main(["prices", "update", "--from", base, "--clouds", "lambda,nebius"]) == 0
     out = capsys.readouterr()
     assert "Imported 1 snapshot(s)" in out.out and "from lambda, nebius" in out.out
-    assert "A100 (1): a 40 GB PCIe A100" in out.out  # unmapped names are listed
+    assert "A100 on lambda (1): a 40 GB PCIe A100" in out.out  # unmapped names are listed
     assert sorted(served.requests) == ["/catalogs/v9/lambda/vms.csv", "/catalogs/v9/nebius/vms.csv"]
     stored = PriceHistory(default_history_path()).snapshots()
     assert [s.taken for s in stored] == [dt.date.today()] and stored[0].basis == "retrieved"
