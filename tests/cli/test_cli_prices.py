@@ -254,3 +254,21 @@ def test_speed_states_the_cost_at_the_lowest_and_the_median_rate(
     assert "at the lowest on-demand rate" in out and "at the median" in out
     # a given rate is the only rate: no distribution lines
     assert _json(capsys, *argv, "--cloud-hourly", "2", "--json")["cloud_rates"] == {}
+
+
+def test_region_provider_and_spot_narrow_the_rates(capsys: pytest.CaptureFixture[str]) -> None:
+    record = _json(capsys, "prices", "h100-sxm5", "--provider", "nebius", "--json")
+    providers = record["providers"]
+    assert isinstance(providers, list) and providers
+    assert {p["provider"] for p in providers} == {"Nebius"}
+    assert {p["kind"] for p in providers} == {"on_demand", "spot"}
+    record = _json(capsys, "prices", "h100-sxm5", "--region", "us-east", "--json")
+    regions = {p["region"] for p in record["providers"]}  # type: ignore[union-attr]
+    assert regions and all("us-east" in region for region in regions)
+    capsys.readouterr()
+    assert main(["prices", "h100-sxm5", "--spot"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[lines.index(next(line for line in lines if line.startswith("Provider"))) + 2 :]
+    rows = [line for line in table if line and not line.startswith("A rate")]
+    assert rows and all(" spot " in row for row in rows)
+    assert main(["prices", "--history"]) == 2  # a history is per GPU
