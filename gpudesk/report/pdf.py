@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -37,6 +37,7 @@ from PySide6.QtGui import (
 from gpudesk import __version__
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.radar import NormalisationChoice, Reference, Scale
 from gpudesk.fleet.document import SurveyView
 from gpudesk.paths import resources_dir
 from gpudesk.planning.speed.planner import SpeedWorkload
@@ -464,6 +465,8 @@ class ReportCharts:
 
     paper: str
     pictures: dict[str, tuple[QPicture, QSizeF]]
+    #: Captions that replace a chart spec's own (the radar's scale and outer ring as drawn).
+    captions: dict[str, str] = field(default_factory=dict)
 
 
 def body_rect(paper: str) -> tuple[QRectF, QRectF]:
@@ -479,9 +482,18 @@ def body_rect(paper: str) -> tuple[QRectF, QRectF]:
 
 
 def prepare_charts(
-    entries: Sequence[CatalogEntry], catalog: Catalog, *, paper: Paper | str = "a4"
+    entries: Sequence[CatalogEntry],
+    catalog: Catalog,
+    *,
+    paper: Paper | str = "a4",
+    radar_axes: Sequence[str] | None = None,
+    radar_normalisation: NormalisationChoice | None = None,
 ) -> ReportCharts:
     """Draw the report's charts into vector pictures (call on the GUI thread).
+
+    ``radar_axes`` and ``radar_normalisation`` draw the radar as the Compare tab shows
+    it (axes, outer ring, scale); by default its default axes on the selection's maximum,
+    linear. The radar's caption says which.
 
     Raises:
         RuntimeError: called from another thread than the application's.
@@ -506,13 +518,39 @@ def prepare_charts(
         painter = QPainter(picture)
         try:
             if spec.key == "radar":
-                render_radar(painter, target, list(entries), catalog)
+                render_radar(
+                    painter,
+                    target,
+                    list(entries),
+                    catalog,
+                    axes=radar_axes,
+                    normalisation=radar_normalisation,
+                )
             else:
                 render_scatter(painter, target, list(entries), catalog)
         finally:
             painter.end()
         pictures[spec.key] = (picture, size)
-    return ReportCharts(paper, pictures)
+    return ReportCharts(paper, pictures, {"radar": radar_caption(radar_normalisation)})
+
+
+def radar_caption(choice: NormalisationChoice | None) -> str:
+    """The radar's caption for its outer ring and scale."""
+    choice = choice if choice is not None else NormalisationChoice()
+    ring = (
+        "the largest value in the whole catalog"
+        if choice.reference is Reference.CATALOG
+        else "the largest value among the compared GPUs"
+    )
+    scale = (
+        "on a logarithmic scale (each ring a factor of the outer one), "
+        if choice.scale is Scale.LOG
+        else ""
+    )
+    return (
+        f"Each axis is one figure, scaled {scale}so that the outer ring is {ring} (named "
+        "under the axis label); tensor figures are dense. A missing figure leaves a gap."
+    )
 
 
 def _play(painter: QPainter, picture: QPicture, rect: QRectF) -> None:
@@ -540,7 +578,7 @@ def _charts(flow: Flow, content: ReportContent, charts: ReportCharts) -> None:
         flow.heading(title, reserve_pt=size.height() / PT + 30)
         flow.block(size.height(), _picture_painter(picture))
         flow.space(3)
-        caption = spec.caption
+        caption = charts.captions.get(spec.key, spec.caption)
         if spec.key == "scatter" and content.scatter_missing:
             missing = ", ".join(content.scatter_missing)
             caption += f" Not shown (no price or no FP16 tensor figure in the catalog): {missing}."

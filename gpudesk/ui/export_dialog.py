@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED, is_comparable_count
+from gpudesk.compare.radar import DEFAULT_RADAR_AXES, NormalisationChoice
 from gpudesk.fleet.document import SurveyView
 from gpudesk.progress import Progress
 from gpudesk.report.pdf import ReportCharts, prepare_charts, write_pdf_report
@@ -131,8 +132,13 @@ class ExportDialog(QDialog):
         parent: QWidget | None = None,
         fleet: SurveyView | None = None,
         speed: object | None = None,
+        radar_axes: Sequence[str] | None = None,
+        radar_normalisation: NormalisationChoice | None = None,
     ) -> None:
         super().__init__(parent)
+        #: The radar as the Compare tab shows it (axes, outer ring, scale); None: defaults.
+        self.radar_axes = list(radar_axes) if radar_axes is not None else None
+        self.radar_normalisation = radar_normalisation
         self.setWindowTitle(TITLE)
         self.fleet = fleet
         #: the Plan tab's "How fast?" workload (a planner.SpeedWorkload), or None
@@ -182,6 +188,17 @@ class ExportDialog(QDialog):
         self.speed_check.setChecked(speed is not None)
         self.speed_check.setVisible(speed is not None)
 
+        shown = (radar_normalisation or NormalisationChoice()).describe()
+        where = "as on the Compare tab" if radar_normalisation is not None else "default"
+        self.radar_label = QLabel(
+            f"Radar ({where}): {shown}; {len(self.radar_axes or DEFAULT_RADAR_AXES)} axes"
+        )
+        self.radar_label.setWordWrap(True)
+        self.radar_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.radar_label.setToolTip(
+            "The PDF's radar uses the axes, outer ring and scale chosen on the Compare tab"
+        )
+
         self.hint_label = QLabel()
         self.hint_label.setWordWrap(True)
         self.hint_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -189,6 +206,7 @@ class ExportDialog(QDialog):
         form = QFormLayout()
         form.addRow("File:", path_row)
         form.addRow("Paper:", self.paper_combo)
+        form.addRow("Charts:", self.radar_label)
         form.addRow("", self.local_check)
         if fleet is not None:
             form.addRow("", self.fleet_check)
@@ -272,7 +290,13 @@ class ExportDialog(QDialog):
         try:
             # Qt graphics scenes live on the GUI thread: record the charts here
             # (a fraction of a second), then do the rest on the worker.
-            charts = prepare_charts(self.entries, self.catalog, paper=paper)
+            charts = prepare_charts(
+                self.entries,
+                self.catalog,
+                paper=paper,
+                radar_axes=self.radar_axes,
+                radar_normalisation=self.radar_normalisation,
+            )
         except Exception as exc:  # a chart bug must not crash the app
             self._show_error(f"Cannot draw the charts for the report: {exc}")
             return False
@@ -426,6 +450,14 @@ def run_export_dialog(window: QWidget) -> QDialog:
         box.open()
         return box
     settings = getattr(window, "settings", None)
+    # Export what is on screen: the Compare tab's radar axes, outer ring and scale.
+    radar_axes: list[str] | None = None
+    radar_normalisation: NormalisationChoice | None = None
+    built = getattr(window, "built_views", None)
+    compare = built().get("Compare") if callable(built) else None
+    if compare is not None and hasattr(compare, "normalisation_choice"):
+        radar_normalisation = compare.normalisation_choice()
+        radar_axes = compare.axis_picker.checked_axes() or None
     dialog = ExportDialog(
         entries,
         state.catalog,
@@ -433,6 +465,8 @@ def run_export_dialog(window: QWidget) -> QDialog:
         parent=window,
         fleet=state.fleet_survey,
         speed=state.speed_workload,
+        radar_axes=radar_axes,
+        radar_normalisation=radar_normalisation,
     )
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()

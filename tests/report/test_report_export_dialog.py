@@ -265,3 +265,43 @@ def test_the_speed_workload_is_offered_and_passed_to_the_export(
         assert dialog.start()
     assert received["speed"] is workload
     dialog.close()
+
+
+def test_the_radar_is_exported_as_the_compare_tab_shows_it(
+    qtbot: QtBot, window: FakeWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from gpudesk.compare.radar import NormalisationChoice, Reference, Scale
+
+    monkeypatch.setattr(export_dialog, "open_path", lambda path: True)
+    choice = NormalisationChoice(Reference.CATALOG, Scale.LOG)
+    axes = ["memory_gb", "bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops", "tdp_w"]
+    compare = SimpleNamespace(
+        normalisation_choice=lambda: choice,
+        axis_picker=SimpleNamespace(checked_axes=lambda: axes),
+    )
+    window.built_views = lambda: {"Compare": compare}  # type: ignore[attr-defined]
+    dialog = _dialog(window)
+    assert dialog.radar_normalisation == choice and dialog.radar_axes == axes
+    assert "log scale · outer ring = whole catalog maximum" in dialog.radar_label.text()
+    dialog.set_path(tmp_path / "on-screen.pdf")
+    with qtbot.waitSignal(dialog.exported, timeout=30_000):
+        assert dialog.start()
+    text = " ".join(
+        " ".join(page.extract_text().split())
+        for page in PdfReader(str(tmp_path / "on-screen.pdf")).pages
+    )
+    assert "Log scale · outer ring = whole catalog maximum" in text
+    assert "Linear scale" not in text
+    assert "largest value in the whole catalog" in text and "logarithmic" in text
+    qtbot.waitUntil(lambda: not shiboken6.isValid(dialog) or not dialog.isVisible())
+
+
+def test_without_the_compare_tab_the_radar_uses_its_defaults(window: FakeWindow) -> None:
+    dialog = _dialog(window)
+    assert dialog.radar_normalisation is None and dialog.radar_axes is None
+    assert "Radar (default): linear scale · outer ring = selection maximum" in (
+        dialog.radar_label.text()
+    )
+    dialog.close()
