@@ -1,6 +1,7 @@
 """The report's "How fast" section: the Plan tab's workload on each compared GPU (no Qt).
 
-One row per compared GPU (on the fewest of 1, 2, 4, 8 cards that hold the workload):
+One row per compared GPU (on the fewest of 1, 2, 4, 8 cards that hold the workload, or
+one with llama.cpp keeping part of the model in host memory):
 tokens/s with its range, what limits it, and the cost per 1M tokens (or the run for
 training); then the fastest row's basis and where the model's figures come from.
 """
@@ -54,7 +55,7 @@ def build_speed_section(workload: SpeedWorkload, entries: Sequence[CatalogEntry]
         rows.append(
             (
                 entry.name,
-                str(priced.count),
+                str(priced.count) if priced.offload is None else f"1 ({priced.offload.flag})",
                 _number(priced.tokens_per_s),
                 f"{_number(priced.low)}–{_number(priced.high)}",
                 priced.limited_by.replace("_", " "),

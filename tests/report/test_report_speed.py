@@ -51,3 +51,16 @@ def test_pdf_has_the_section_only_when_asked(tmp_path: Path) -> None:
     write_pdf_report(entries, plain, catalog=catalog)
     text = " ".join(" ".join(page.extract_text().split()) for page in PdfReader(plain).pages)
     assert "How fast" not in text
+
+
+def test_an_offloaded_gpu_says_so_in_its_row() -> None:
+    catalog = load_catalog([], include_user=False)
+    costs = model_costs(shape_for("llama-3.1-70b"), QuantFormat.Q4_K_M, KvFormat.FP16)
+    request = SpeedRequest(
+        mode=Mode.DECODE, engine=Engine.LLAMA_CPP, quant=QuantFormat.Q4_K_M, gpu_layers=40
+    )
+    workload = SpeedWorkload(model_name="Llama 3.1 70B", costs=costs, request=request.resolved())
+    entry = catalog.by_id("rtx-4090")
+    assert entry is not None
+    (row,) = build_speed_section(workload, [entry]).rows
+    assert row[1] == "1 (-ngl 40)" and row[4] == "host memory"

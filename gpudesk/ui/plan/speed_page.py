@@ -268,7 +268,12 @@ class SpeedPage(QWidget):
             )
             cells = [
                 (name, None),
-                (str(result.count), result.count),
+                (
+                    str(result.count)
+                    if result.offload is None
+                    else f"1 ({result.offload.flag})",  # llama.cpp: part in host memory
+                    result.count,
+                ),
                 (figure_text(result.tokens_per_s), result.tokens_per_s),
                 (f"{figure_text(result.low)} – {figure_text(result.high)}", result.low),
                 (result.limited_by.replace("_", " "), None),
