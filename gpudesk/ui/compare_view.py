@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.catalog.metrics import METRICS, MetricGroup
 from gpudesk.catalog.names import short_name
+from gpudesk.catalog.rate_book import default_rate_book, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED
 from gpudesk.compare.radar import (
@@ -73,6 +74,7 @@ from gpudesk.render.style import ChartStyle, chart_style, measured_color
 from gpudesk.render.text import plain_tooltip
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
+from gpudesk.ui.price_chart import PriceRangeChart
 from gpudesk.ui.state import AppState
 
 EMPTY_MESSAGE = (
@@ -353,6 +355,8 @@ class CompareView(QWidget):
         self.chart_tabs.addTab(self._build_radar_panel(), "Radar")
         self.chart_tabs.addTab(self._build_scatter_panel(), "Price / performance")
         self.chart_tabs.addTab(self._build_bars_panel(), "Bars")
+        self.price_chart = PriceRangeChart()
+        self.chart_tabs.addTab(self.price_chart, "Cloud rates")
         splitter.addWidget(self.chart_tabs)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
@@ -530,6 +534,7 @@ class CompareView(QWidget):
         self.radar.set_style(style)
         self.scatter.set_style(style)
         self.bars.set_style(style)
+        self.price_chart.set_style(style)
         self.refresh()
 
     # state -> widgets ------------------------------------------------------
@@ -561,6 +566,7 @@ class CompareView(QWidget):
         self._update_radar()
         self._update_scatter()
         self._update_bars()
+        self._update_price_chart()
 
     def _update_detected_button(self) -> None:
         self.add_detected_button.setVisible(bool(self._detected_to_add()))
@@ -792,6 +798,16 @@ class CompareView(QWidget):
             notes.append("Not plotted (a figure is n/a): " + ", ".join(plot.missing_names) + ".")
         notes.append("Hover a point for its name and values.")
         self.scatter_note.setText(" ".join(notes))
+
+    def _update_price_chart(self) -> None:
+        entries = self.entries()
+        book = default_rate_book()
+        self.price_chart.set_data(
+            entries,
+            [rate_summary(entry) for entry in entries],
+            [book.history(entry.id) for entry in entries],
+            gpu_colors([entry.id for entry in entries]),
+        )
 
     def _update_bars(self) -> None:
         entries = self.entries()

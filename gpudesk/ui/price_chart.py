@@ -1,0 +1,226 @@
+"""Compare → Cloud rates: each GPU's on-demand range and its rate history.
+
+Top: one row per GPU, a bar from the lowest to the highest provider's on-demand
+rate with a tick at the median (each provider once, at its lowest rate), the
+figures written beside it. Bottom: the lowest on-demand rate at each snapshot
+date, one line per GPU. The geometry is plain Python (:func:`range_rows`,
+:func:`history_points`); the widget only paints it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from gpudesk.catalog.names import short_name
+from gpudesk.catalog.rate_book import HistoryPoint, RateSummary, format_usd
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.render.style import ChartStyle, chart_style
+
+_ROW_H = 40
+_LABEL_W = 150
+_RIGHT_W = 16
+_MARGIN = 10
+_HISTORY_H = 200
+
+
+@dataclass(frozen=True)
+class RangeRow:
+    """One GPU's bar: x positions in the plot's own units (0..1 of the rate axis)."""
+
+    label: str
+    low: float
+    median: float
+    high: float
+    words: str  # "lowest $1.82 (Cudo Compute) · median $2.40 · highest $3.99"
+
+
+def range_rows(
+    entries: Sequence[CatalogEntry], summaries: Sequence[RateSummary]
+) -> tuple[list[RangeRow | str], float]:
+    """Rows (a row or, without an on-demand rate, the words saying so) and the axis top."""
+    top = max((s.highest.usd_per_gpu_hour for s in summaries if s.highest is not None), default=1.0)
+    top = _nice_ceiling(top)
+    rows: list[RangeRow | str] = []
+    for entry, summary in zip(entries, summaries, strict=True):
+        low, high, median = summary.lowest, summary.highest, summary.median_usd
+        if low is None or high is None or median is None:
+            rows.append(f"{short_name(entry)}: no on-demand rate")
+            continue
+        words = (
+            f"lowest {format_usd(low.usd_per_gpu_hour)} ({low.provider}) · "
+            f"median {format_usd(median)} · highest {format_usd(high.usd_per_gpu_hour)}"
+        )
+        rows.append(
+            RangeRow(
+                short_name(entry),
+                low.usd_per_gpu_hour / top,
+                median / top,
+                high.usd_per_gpu_hour / top,
+                words,
+            )
+        )
+    return rows, top
+
+
+def history_points(
+    histories: Sequence[Sequence[HistoryPoint]],
+) -> tuple[list[list[tuple[float, float]]], dt.date | None, dt.date | None, float]:
+    """Per GPU, (x, y) in 0..1 for each dated lowest rate; the date span and the rate top."""
+    dates = [point.date for history in histories for point in history]
+    if not dates:
+        return [[] for _ in histories], None, None, 1.0
+    first, last = min(dates), max(dates)
+    span = max(1, (last - first).days)
+    top = _nice_ceiling(
+        max(point.lowest.usd_per_gpu_hour for history in histories for point in history)
+    )
+    lines = [
+        [((p.date - first).days / span, p.lowest.usd_per_gpu_hour / top) for p in history]
+        for history in histories
+    ]
+    return lines, first, last, top
+
+
+def _nice_ceiling(value: float) -> float:
+    """1, 2 or 5 times a power of ten at or above ``value`` (an axis top)."""
+    if value <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 5, 10):
+        if value <= step * power:
+            return float(step * power)
+    return float(10 * power)
+
+
+class PriceRangeChart(QWidget):
+    """Paints :func:`range_rows` and :func:`history_points` for the compared GPUs."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self._style = chart_style(False)
+        self._rows: list[RangeRow | str] = []
+        self._top = 1.0
+        self._colors: list[QColor] = []
+        self._lines: list[list[tuple[float, float]]] = []
+        self._span: tuple[dt.date | None, dt.date | None] = (None, None)
+        self._history_top = 1.0
+
+    def set_style(self, style: ChartStyle) -> None:
+        self._style = style
+        self.update()
+
+    def set_data(
+        self,
+        entries: Sequence[CatalogEntry],
+        summaries: Sequence[RateSummary],
+        histories: Sequence[Sequence[HistoryPoint]],
+        colors: Sequence[QColor],
+    ) -> None:
+        self._rows, self._top = range_rows(entries, summaries)
+        self._lines, first, last, self._history_top = history_points(histories)
+        self._span = (first, last)
+        self._colors = list(colors)
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, _MARGIN * 4 + _ROW_H * max(2, len(self._rows)) + _HISTORY_H)
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        style = self._style
+        painter.fillRect(self.rect(), style.background)
+        width = self.width()
+        plot_left = _MARGIN + _LABEL_W
+        plot_w = max(60, width - plot_left - _RIGHT_W - _MARGIN * 2)
+        y = _MARGIN + 18
+        painter.setPen(style.text)
+        painter.drawText(
+            QPointF(_MARGIN, y - 4),
+            f"On-demand $/GPU-hour, each provider at its lowest (axis to {format_usd(self._top)})",
+        )
+        for index, row in enumerate(self._rows):
+            mid = y + _ROW_H * index + _ROW_H / 2
+            color = self._colors[index] if index < len(self._colors) else style.text
+            if isinstance(row, str):
+                painter.setPen(style.muted)
+                painter.drawText(QPointF(_MARGIN, mid + 4), row)
+                continue
+            painter.setPen(style.text)
+            label_rect = QRectF(_MARGIN, mid - 17, _LABEL_W - 6, 18)
+            painter.drawText(label_rect, Qt.AlignmentFlag.AlignVCenter, row.label)
+            mid -= 8  # the bar on the label's line, its figures under it
+            x_low = plot_left + row.low * plot_w
+            x_high = plot_left + row.high * plot_w
+            painter.setPen(QPen(style.grid, 1))
+            painter.drawLine(QPointF(plot_left, mid), QPointF(plot_left + plot_w, mid))
+            painter.fillRect(QRectF(x_low, mid - 5, max(2.0, x_high - x_low), 10), color)
+            x_med = plot_left + row.median * plot_w
+            painter.setPen(QPen(style.text, 2))
+            painter.drawLine(QPointF(x_med, mid - 9), QPointF(x_med, mid + 9))
+            painter.setPen(style.muted)
+            painter.drawText(
+                QRectF(plot_left, mid + 6, plot_w, 16), Qt.AlignmentFlag.AlignVCenter, row.words
+            )
+        axis_y = y + _ROW_H * len(self._rows) - 4
+        painter.setPen(style.muted)
+        painter.drawText(QPointF(plot_left, axis_y + 12), "$0")
+        top_text = format_usd(self._top)
+        text_w = painter.fontMetrics().horizontalAdvance(top_text)
+        painter.drawText(QPointF(plot_left + plot_w - text_w, axis_y + 12), top_text)
+        y += 12
+        self._paint_history(painter, y + _ROW_H * len(self._rows) + _MARGIN * 2, plot_left)
+        painter.end()
+
+    def _paint_history(self, painter: QPainter, top: float, left: float) -> None:
+        style = self._style
+        first, last = self._span
+        painter.setPen(style.text)
+        if first is None or last is None:
+            painter.setPen(style.muted)
+            painter.drawText(QPointF(_MARGIN, top + 14), "No dated rates to draw a history.")
+            return
+        painter.drawText(
+            QPointF(_MARGIN, top + 14),
+            f"Lowest on-demand rate by snapshot date, {first.isoformat()} to {last.isoformat()} "
+            f"(axis to {format_usd(self._history_top)})",
+        )
+        height = min(_HISTORY_H, max(60.0, self.height() - top - 44))
+        box = QRectF(left, top + 24, max(60, self.width() - left - _MARGIN * 2), height)
+        painter.setPen(QPen(style.grid, 1))
+        painter.drawRect(box)
+        painter.setPen(style.muted)
+        metrics = painter.fontMetrics()
+        top_text = format_usd(self._history_top)
+        painter.drawText(
+            QPointF(box.left() - metrics.horizontalAdvance(top_text) - 6, box.top() + 10), top_text
+        )
+        painter.drawText(
+            QPointF(box.left() - metrics.horizontalAdvance("$0") - 6, box.bottom()), "$0"
+        )
+        painter.drawText(QPointF(box.left(), box.bottom() + 14), first.isoformat())
+        last_text = last.isoformat()
+        painter.drawText(
+            QPointF(box.right() - metrics.horizontalAdvance(last_text), box.bottom() + 14),
+            last_text,
+        )
+        for index, line in enumerate(self._lines):
+            color = self._colors[index] if index < len(self._colors) else style.text
+            painter.setPen(QPen(color, 2))
+            points = [
+                QPointF(box.left() + x * box.width(), box.bottom() - y * box.height())
+                for x, y in line
+            ]
+            for start, end in itertools.pairwise(points):
+                painter.drawLine(start, end)
+            for point in points:
+                painter.drawEllipse(point, 3, 3)
