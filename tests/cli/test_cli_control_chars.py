@@ -9,9 +9,11 @@ data (the same escapes are JSON's own).
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -184,3 +186,58 @@ def test_any_catalog_name_reaches_the_terminal_without_controls(
     for argv in (["list"], ["show", "fuzz-gpu"]):
         _, out, err = run_cli(capsys, "--catalog", str(directory), *argv)
         assert not UNSAFE.search(out + err), (argv, name)
+
+
+def _subcommands(
+    parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
+    """Every runnable command path of ``parser`` (``("fleet", "show")``, ``("list",)``...)."""
+    found: list[tuple[str, ...]] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.extend(_subcommands(sub, (*prefix, name)) or [(*prefix, name)])
+    return found
+
+
+def test_every_subcommand_prints_through_the_scrubbed_streams(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Present and future: whatever handler a command has, what it prints is scrubbed."""
+    import gpudesk.cli as cli
+
+    real_build = cli.build_parser
+    seen: list[str] = []
+
+    def probe(args: argparse.Namespace) -> int:
+        print(EVIL)
+        print(EVIL, file=sys.stderr)
+        seen.append(args.command)
+        return 0
+
+    def build_with_probes() -> argparse.ArgumentParser:
+        parser = real_build()
+        stack = [parser]
+        while stack:
+            for action in stack.pop()._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    for sub in action.choices.values():
+                        sub.set_defaults(handler=probe)
+                        stack.append(sub)
+        return parser
+
+    monkeypatch.setattr(cli, "build_parser", build_with_probes)
+    commands = _subcommands(real_build())
+    assert len(commands) > 15
+    for command in commands:
+        capsys.readouterr()
+        positional = {"show": ["x"], "compare": ["a", "b"]}.get(command[-1], [])
+        try:
+            code = main([*command, *positional])
+        except SystemExit as exc:  # a command that insists on more arguments
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        assert not UNSAFE.search(out + err), command
+        if code == 0:
+            assert "Evil\\u001b]0;pwned" in out, command
+    assert len(seen) > 10
