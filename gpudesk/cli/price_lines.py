@@ -7,12 +7,12 @@ median / lowest.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudesk.catalog.rate_book import RateSummary, format_usd, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.cli.textwidth import wrap_paragraph
 from gpudesk.planning.speed.estimate import SpeedEstimate
 
 
@@ -66,5 +66,5 @@ def rate_lines(
             f"{format_usd(at_median)} at the median ({count} provider{'s' if count != 1 else ''}); "
             f"lowest: {where}, {low['date'] or 'undated'}"
         )
-        lines.append(textwrap.fill(line, 100, break_on_hyphens=False, subsequent_indent="  "))
+        lines.append(wrap_paragraph(line, subsequent_indent="  "))
     return lines

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
-    format_table,
     load_catalog_for,
     path_argument,
 )
@@ -52,6 +50,7 @@ _QUANTS = tuple(
 )
 _KV = ("fp16", "bf16", "fp8", "q8_0", "q4_0", "fp32")
 _METHODS = ("full", "lora", "qlora")
+_BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl", "cpu")
 _CHECKPOINTING = ("none", "selective", "full")
 
 #: SpeedRequest / CostSettings field -> the flag a person typed.
@@ -64,6 +63,11 @@ FLAG_FOR_FIELD = {
     "context": "--context",
     "tokens": "--tokens",
     "mfu": "--mfu",
+    "backend": "--backend",
+    "tp": "--tp",
+    "pp": "--pp",
+    "cp": "--cp",
+    "ep": "--ep",
 }
 
 #: The ``--json`` result keys the issue names, in order; more keys follow them.
@@ -128,6 +132,20 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     speed.add_argument(
         "--engine", choices=_ENGINES, default="vllm", help="inference engine (default vllm)"
     )
+    speed.add_argument(
+        "--backend",
+        choices=_BACKENDS,
+        help="llama.cpp backend (default: the GPU vendor's: cuda, rocm, metal, sycl)",
+    )
+    for flag, what in (
+        ("--tp", "tensor-parallel"),
+        ("--pp", "pipeline-parallel"),
+        ("--cp", "context-parallel"),
+        ("--ep", "expert-parallel"),
+    ):
+        speed.add_argument(
+            flag, type=int, metavar="N", help=f"train: {what} size (must divide --count)"
+        )
     speed.add_argument(
         "--batch", type=int, default=1, metavar="B", help="decode/prefill batch (default 1)"
     )
@@ -230,6 +248,7 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
     from gpudesk.planning.quant import QuantFormat
     from gpudesk.planning.speed.data import Checkpointing
     from gpudesk.planning.speed.estimate import (
+        Backend,
         Engine,
         KvFormat,
         Mode,
@@ -242,12 +261,20 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
         raise _usage("--tokens must be a finite number such as 1e9")
     if args.mfu is not None and not math.isfinite(args.mfu):
         raise _usage("--mfu must be a number above 0 and at most 1")
+    layout = [flag for flag in ("tp", "pp", "cp", "ep") if getattr(args, flag) is not None]
+    if layout and args.mode != "train":
+        raise _usage(f"--{layout[0]} is a training layout: give it with --mode train")
     request = SpeedRequest(
         mode=Mode(args.mode),
         engine=Engine(args.engine),
         quant=QuantFormat(args.quant or args.dtype or "bf16"),
         kv_quant=KvFormat(args.kv_quant),
-        count=args.count if args.count is not None and args.gpu else 1,
+        count=args.count if args.count is not None and (args.gpu or args.mode == "train") else 1,
+        backend=Backend(args.backend) if args.backend else None,
+        tp=args.tp,
+        pp=args.pp,
+        cp=args.cp,
+        ep=args.ep,
         batch=args.batch,
         concurrency=args.concurrency,
         seq_in=args.seq_in,
@@ -460,59 +487,69 @@ def speed_text(
     results: list[SpeedEstimate],
     not_holding: list[str],
 ) -> str:
-    """The human-readable ``speed`` output: a ranked table, then the first result's basis."""
+    """The human-readable ``speed`` output: a ranked table, then the first result's basis,
+    all fitting the terminal (80 columns when not a terminal)."""
+    from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
+
     name = model.get("model") or model.get("params") or model.get("config")
-    lines = [f"{name}: {request.label}", f"  {model['shape']}", ""]
+    lines = [
+        wrap_paragraph(f"{name}: {request.label}"),
+        wrap_paragraph(str(model["shape"]), indent="  "),
+        "",
+    ]
     train = request.mode.value == "train"
-    unit = "tokens/s (all GPUs)" if train else "tokens/s"
-    headers = ["GPU", "GPUs", unit, "range", "limit", "$/1M tok"]
+    headers = ["GPU", "GPUs", "tokens/s", "range", "limit", "$/1M tok"]
     if train:
-        headers.append("run time" if request.tokens else "per GPU")
-        headers.append("$ per run" if request.tokens else "")
+        headers = ["GPU", "GPUs", "tokens/s", "per GPU", "range", "$/1M tok"]
+        if request.tokens:
+            headers += ["run time", "$ per run"]
     else:
         headers.append("TTFT")
     rows = []
     for item in results:
-        cells = [
-            item.gpu_id,
-            str(item.count),
-            figure_text(item.tokens_per_s),
-            f"{figure_text(item.low)}-{figure_text(item.high)}",
-            item.limited_by,
-            usd_text(item.usd_per_million_tokens),
-        ]
+        figure_range = f"{figure_text(item.low)}-{figure_text(item.high)}"
         if train:
-            cells.append(
-                duration_text(item.time_s)
-                if request.tokens
-                else figure_text(item.tokens_per_s_per_gpu)
-            )
-            cells.append(usd_text(item.usd_total) if request.tokens else "")
+            cells = [
+                item.gpu_id,
+                f"{item.count:,}",
+                figure_text(item.tokens_per_s),
+                figure_text(item.tokens_per_s_per_gpu),
+                figure_range,
+                usd_text(item.usd_per_million_tokens),
+            ]
+            if request.tokens:
+                cells += [duration_text(item.time_s), usd_text(item.usd_total)]
         else:
             ttft = item.time_to_first_token_s
-            cells.append("n/a" if ttft is None else f"{ttft * 1000:,.0f} ms")
+            cells = [
+                item.gpu_id,
+                f"{item.count:,}",
+                figure_text(item.tokens_per_s),
+                figure_range,
+                item.limited_by,
+                usd_text(item.usd_per_million_tokens),
+                "n/a" if ttft is None else f"{ttft * 1000:,.0f} ms",
+            ]
         rows.append(cells)
     if rows:
-        headers = [header for header in headers]
-        lines.extend(format_table(headers, rows, right_aligned={1, 2, 3, 5, 6, 7}).splitlines())
+        right = {1, 2, 3, 5, 6, 7} if train else {1, 2, 5, 6}
+        lines.extend(terminal_table(headers, rows, right_aligned=right).splitlines())
     else:
         lines.append("No catalog GPU holds this workload.")
     if results:
         first = results[0]
         lines.append("")
         lines.append(
-            textwrap.fill(
+            wrap_paragraph(
                 f"{first.gpu_id}: {first.basis}. "
                 f"Bound {figure_text(first.bound_tokens_per_s)} tokens/s "
-                f"(estimate = {first.efficiency:.0%} of it).",
-                100,
-                break_on_hyphens=False,
+                f"(estimate = {first.efficiency:.0%} of it)."
             )
         )
         if first.calibrated:
-            lines.append(textwrap.fill(f"Calibrated: {first.calibrated}", 100))
+            lines.append(wrap_paragraph(f"Calibrated: {first.calibrated}"))
         if first.cost_basis:
-            lines.append(textwrap.fill(f"Cost: {first.cost_basis}", 100, break_on_hyphens=False))
+            lines.append(wrap_paragraph(f"Cost: {first.cost_basis}"))
     offloaded = [item for item in results if item.offload is not None]
     if offloaded:
         lines.append("")
@@ -520,19 +557,11 @@ def speed_text(
         for item in offloaded:
             assert item.offload is not None
             lines.append(
-                textwrap.fill(
-                    f"{item.gpu_id}: {item.offload.words}",
-                    80,
-                    initial_indent="  ",
-                    subsequent_indent="    ",
-                    break_on_hyphens=False,
+                wrap_paragraph(
+                    f"{item.gpu_id}: {item.offload.words}", indent="  ", subsequent_indent="    "
                 )
             )
     if not_holding:
         lines.append("")
-        lines.append(
-            textwrap.fill(
-                "Not holding the workload: " + ", ".join(not_holding), 100, break_on_hyphens=False
-            )
-        )
+        lines.append(wrap_paragraph("Not holding the workload: " + ", ".join(not_holding)))
     return "\n".join(lines)

@@ -313,3 +313,59 @@ def test_readme_serve_example_ranks_h100_on_two(capsys: pytest.CaptureFixture[st
     assert "h100-sxm5" not in data["not_holding"]
     socs = ("apple-m2-ultra-76c", "dgx-spark", "mi300a")
     assert all(listed[gpu]["count"] == 1 for gpu in socs if gpu in listed)
+
+
+def test_backend_flag_picks_the_llama_cpp_curve(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ("speed", "--model", "llama-3.1-8b", "--quant", "q4_k_m", "--engine", "llama.cpp")
+    own = _json(capsys, *base, "--mode", "decode", "--gpu", "rtx-4090")["results"][0]
+    vulkan = _json(capsys, *base, "--mode", "decode", "--gpu", "rtx-4090", "--backend", "vulkan")
+    (other,) = vulkan["results"]
+    assert "llama.cpp-cuda" in own["basis"] and "llama.cpp-vulkan" in other["basis"]
+    assert vulkan["workload"]["backend"] == "vulkan"
+    code, _, err = run_cli(capsys, *base[:-2], "--mode", "decode", "--backend", "cuda")
+    assert code == 2 and "--backend" in err and "llama.cpp" in err
+    code, _, err = run_cli(capsys, *base, "--mode", "decode", "--backend", "opencl")
+    assert code == 2
+
+
+def test_training_at_scale_reports_per_gpu_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("speed", "--model", "deepseek-v3", "--quant", "fp8", "--mode", "train")
+    data = _json(capsys, *args, "--gpu", "h800-sxm5", "--count", "2048", "--tp", "1", "--ep", "64")
+    (result,) = data["results"]
+    assert result["count"] == 2048
+    assert result["tokens_per_s_per_gpu"] == pytest.approx(result["tokens_per_s"] / 2048, rel=1e-4)
+    # DeepSeek-V3's report: 1,543 tokens/s per H800 (180K GPU-hours per trillion tokens)
+    assert 1543 / 1.5 < result["tokens_per_s_per_gpu"] < 1543 * 1.5
+    assert "active of 671B" in result["basis"] and "ep 64" in result["basis"]
+    big = _json(capsys, *args, "--count", "100000")
+    assert all(item["count"] == 100_000 for item in big["results"])
+    assert all(item["tokens_per_s_per_gpu"] > 0 for item in big["results"])
+    code, _, err = run_cli(capsys, *args, "--gpu", "h800-sxm5", "--count", "2048", "--tp", "3")
+    assert code == 2 and "--tp" in err
+    code, _, err = run_cli(capsys, *args, "--count", "100001")
+    assert code == 2 and "--count" in err
+    code, _, err = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--mode", "decode", "--tp", "2"
+    )
+    assert code == 2 and "--tp" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--mode", "train", "--count", "2048"),
+        ("--mode", "decode", "--engine", "llama.cpp", "--quant", "q4_k_m"),
+        ("--mode", "serve", "--count", "4"),
+        ("--mode", "prefill", "--gpu", "rtx-pro-6000-blackwell-server", "--quant", "q4_k_m"),
+    ],
+)
+def test_text_output_fits_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...]
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code, out, err = run_cli(capsys, "speed", "--model", "llama-3.1-70b", *argv)
+    assert code == 0, err
+    widest = max(out.splitlines(), key=len)
+    assert len(widest) <= 80, widest
+    if "train" in argv:
+        assert "per GPU" in out.splitlines()[4]

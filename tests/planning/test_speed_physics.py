@@ -66,10 +66,24 @@ def test_training_is_six_n_and_eight_n_with_recomputation() -> None:
     costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.BF16, KvFormat.FP16)
     plain = train_flops_per_token(costs, seq=1, frozen_base=False, full_recompute=False)
     again = train_flops_per_token(costs, seq=1, frozen_base=False, full_recompute=True)
-    assert plain == pytest.approx(6 * costs.params_total, rel=1e-3)
-    assert again == pytest.approx(8 * costs.params_total, rel=1e-3)
+    # N is the parameters a token is multiplied by: no input-embedding table (a lookup)
+    assert plain == pytest.approx(6 * costs.matmul_params_active, rel=1e-3)
+    assert costs.matmul_params_active < costs.params_total - 5e8
+    assert again == pytest.approx(8 * costs.matmul_params_active, rel=1e-3)
     lora = train_flops_per_token(costs, seq=1, frozen_base=True, full_recompute=False)
-    assert lora == pytest.approx(4 * costs.params_total, rel=1e-3)
+    assert lora == pytest.approx(4 * costs.matmul_params_active, rel=1e-3)
+
+
+def test_mixture_of_experts_trains_on_its_active_parameters() -> None:
+    # DeepSeek-V3: 671B parameters, 37B activated per token (its report); the FLOPs
+    # count the activated ones, not every expert.
+    costs = model_costs(shape_for("deepseek-v3"), QuantFormat.FP8, KvFormat.FP16)
+    flops = train_flops_per_token(costs, seq=1, frozen_base=False, full_recompute=False)
+    assert 6 * 35e9 < flops < 6 * 38e9
+    assert costs.params_total > 660e9
+    # gpt-oss-20b: 3.6B active per its model card, the input embedding left out
+    oss = model_costs(shape_for("gpt-oss-20b"), QuantFormat.MXFP4, KvFormat.FP16)
+    assert round(oss.matmul_params_active / 1e9, 1) == 3.6
 
 
 def test_layer_split_sees_one_gpu_bandwidth_tensor_parallel_all() -> None:

@@ -64,7 +64,9 @@ class Measurement(BaseModel):
     workload: Workload
     engine: str = Field(min_length=1, max_length=40)
     gpu: str = Field(min_length=1, max_length=80)
-    count: int = Field(default=1, ge=1, le=1024)
+    count: int = Field(default=1, ge=1, le=100_000)
+    #: llama.cpp's backend (cuda, rocm, vulkan, metal, sycl, cpu); None: the vendor's own
+    backend: Literal["cuda", "rocm", "vulkan", "metal", "sycl", "cpu"] | None = None
     model: str | None = None
     #: training rows without a model id give the numbers the FLOP count needs
     params: int | None = Field(default=None, gt=0)

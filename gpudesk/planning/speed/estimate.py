@@ -10,6 +10,7 @@ behind it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,7 +39,7 @@ from gpudesk.planning.speed.physics import (
     train_tokens_per_s_per_gpu,
 )
 
-MAX_COUNT = 1024
+MAX_COUNT = 100_000
 MAX_BATCH = 65_536
 MAX_SEQ = 10_000_000
 MAX_TRAIN_TOKENS = 1e16
@@ -74,6 +75,35 @@ _MAX_SEQS: dict[Engine, int | None] = {
     Engine.TENSORRT_LLM: 2048,
     Engine.TRANSFORMERS: None,
 }
+
+
+class Backend(StrEnum):
+    """llama.cpp's compute backends (``GGML_CUDA``, ``GGML_HIP``, ``GGML_VULKAN``, ...)."""
+
+    CUDA = "cuda"
+    ROCM = "rocm"
+    VULKAN = "vulkan"
+    METAL = "metal"
+    SYCL = "sycl"
+    CPU = "cpu"
+
+
+#: The backend llama.cpp builds for each vendor's GPUs by default.
+DEFAULT_BACKEND = {
+    "nvidia": Backend.CUDA,
+    "amd": Backend.ROCM,
+    "apple": Backend.METAL,
+    "intel": Backend.SYCL,
+}
+
+
+def backend_for(vendor: str, backend: Backend | None) -> Backend:
+    """``backend``, or the vendor's default (Vulkan for a vendor without one)."""
+    return backend if backend is not None else DEFAULT_BACKEND.get(vendor, Backend.VULKAN)
+
+
+#: llama.cpp computes a prompt ``n_ubatch`` tokens at a time (its default, 512).
+LLAMA_CPP_UBATCH = 512
 
 
 class Mode(StrEnum):
@@ -121,6 +151,8 @@ class SpeedRequest(BaseModel):
 
     mode: Mode
     engine: Engine = Engine.VLLM
+    #: llama.cpp only: the compute backend; None = the GPU vendor's default
+    backend: Backend | None = None
     quant: QuantFormat = QuantFormat.BF16
     kv_quant: KvFormat = KvFormat.FP16
     count: int = 1
@@ -140,6 +172,11 @@ class SpeedRequest(BaseModel):
     #: llama.cpp partial offload as the user set it: -ngl and --n-cpu-moe (None: auto)
     gpu_layers: int | None = None
     cpu_moe: int | None = None
+    #: train: parallel layout (tensor, pipeline, context, expert); None = the default
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
 
     def resolved(self) -> SpeedRequest:
         """Defaults filled in and every value checked.
@@ -173,6 +210,24 @@ class SpeedRequest(BaseModel):
             )
         if self.mfu is not None and not (math.isfinite(self.mfu) and 0 < self.mfu <= 1):
             raise SpeedInputError("mfu", f"utilisation {self.mfu:g} must be above 0 and at most 1")
+        if self.backend is not None and self.engine is not Engine.LLAMA_CPP:
+            raise SpeedInputError(
+                "backend", f"a backend is llama.cpp's choice; {self.engine.value} has none"
+            )
+        for name in ("tp", "pp", "cp", "ep"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_int(name, value, 1, MAX_COUNT)
+                if self.count % value:
+                    raise SpeedInputError(
+                        name, f"{name} {value} must divide the GPU count {self.count:,}"
+                    )
+        model_parallel = (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
+        if self.count % model_parallel:
+            raise SpeedInputError(
+                "tp",
+                f"tp × pp × cp = {model_parallel:,} must divide the GPU count {self.count:,}",
+            )
         if self.mode is Mode.TRAIN and self.train_method is TrainMethod.QLORA:
             quant = QuantFormat.NF4
         else:
@@ -256,6 +311,17 @@ def compute_precision(quant: QuantFormat, rates: DeviceRates, engine: Engine | N
     return Precision.FP16
 
 
+def dtype_class(quant: QuantFormat, rates: DeviceRates, engine: Engine | None) -> str:
+    """What a fitted efficiency curve is keyed by besides engine and vendor: "16-bit"
+    (plain floating point), "fp8" (FP8 tensor cores: an engine other than llama.cpp on a
+    GPU with them) or "quantized" (weights expanded on the fly: GGUF, AWQ, GPTQ, ...)."""
+    if quant.is_plain:
+        return "16-bit"
+    if quant is QuantFormat.FP8 and rates.has_fp8 and engine is not Engine.LLAMA_CPP:
+        return "fp8"
+    return "quantized"
+
+
 # -- the estimate -----------------------------------------------------------------------
 
 
@@ -328,12 +394,49 @@ class Spread(BaseModel):
 
 
 def _gpus(rates: DeviceRates, request: SpeedRequest, precision: Precision) -> Gpus:
+    """The GPUs at the datasheet peak of ``precision``: what bounds are computed at."""
     return Gpus(
         bandwidth_gbs=rates.bandwidth_gbs,
         peak_tflops=rates.peak_tflops(precision),
         count=request.count,
         layer_split=request.engine.splits_layers,
     )
+
+
+def fitted_gpus(rates: DeviceRates, request: SpeedRequest) -> Gpus:
+    """The GPUs as the fitted efficiencies see them: every efficiency is a share of the
+    dense 16-bit tensor peak, whatever the weight format (a format's own gain is in its
+    curve), so a GPU with a lower 16-bit peak and lower bandwidth is never faster."""
+    return Gpus(
+        bandwidth_gbs=rates.bandwidth_gbs,
+        peak_tflops=rates.fp16_tflops,
+        count=request.count,
+        layer_split=request.engine.splits_layers,
+        hbm=rates.memory_class == "hbm",
+    )
+
+
+def compute_cap(rates: DeviceRates, precision: Precision) -> float:
+    """The most a fitted compute share (of the 16-bit peak) may be for ``precision``."""
+    if precision is Precision.FP8 and rates.fp16_tflops > 0:
+        return max(1.0, rates.fp8_tflops / rates.fp16_tflops)
+    return 1.0
+
+
+def within_peak(eff: Efficiency, rates: DeviceRates, precision: Precision) -> Efficiency:
+    """``eff`` with its compute share of the 16-bit peak at most 1, or for FP8 tensor cores
+    the FP8 peak over the 16-bit one: no curve makes a GPU beat its datasheet, and the
+    cap is the same for every GPU of a format (int8 and FP16-accumulate rates, which
+    differ between GeForce and data-centre cards, never lift it)."""
+    cap = compute_cap(rates, precision)
+    if eff.compute <= cap:
+        return eff
+    return replace(eff, compute=cap)
+
+
+def prefill_chunk(engine: Engine) -> int | None:
+    """Tokens an engine computes at a time in a prompt (None: the whole prompt)."""
+    return LLAMA_CPP_UBATCH if engine is Engine.LLAMA_CPP else None
 
 
 def kv_pool_bytes(rates: DeviceRates, costs: ModelCosts, count: int) -> float:
@@ -392,6 +495,9 @@ def estimate_speed(
     engine = None if request.mode is Mode.TRAIN else request.engine
     precision = compute_precision(request.quant, rates, engine)
     gpus = _gpus(rates, request, precision)
+    fit = fitted_gpus(rates, request)
+    if request.mode is not Mode.TRAIN:
+        eff = within_peak(eff, rates, precision)
     assert request.seq_in is not None and request.seq_out is not None
     assert request.context is not None
     calibrated = rates.calibration_note
@@ -403,20 +509,26 @@ def estimate_speed(
         peak_text = f"{rates.int8_tops:,.0f} TOPS dense int8"
     if request.mode is Mode.DECODE:
         return _decode(
-            rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated, offload
+            rates, costs, request, eff, spread, eff_basis, gpus, fit, common, calibrated, offload
         )
     if request.mode is Mode.PREFILL:
-        times = prefill_time(costs, gpus, eff, tokens=request.seq_in, batch=request.batch)
+        chunk = prefill_chunk(request.engine)
+        times = prefill_time(
+            costs, fit, eff, tokens=request.seq_in, batch=request.batch, chunk=chunk
+        )
         tokens = request.batch * request.seq_in
         value = tokens / times.total_s
         bound = tokens / prefill_bound_s(costs, gpus, tokens=request.seq_in, batch=request.batch)
         low, high = _range(value, spread, bound)
         flops = request.batch * costs.prefill_flops(request.seq_in)
+        in_flight = tokens if chunk is None else min(tokens, chunk)
+        share = eff.matmul_share(in_flight, costs.hidden, fit.peak_tflops)
         basis = (
             f"{flops / 1e12:,.2f} TFLOP for {tokens:,} prompt tokens (2 × "
             f"{costs.matmul_params_active / 1e9:.2f}B active parameters × tokens + attention) at "
-            f"{eff.compute:.0%} of {peak_text} × {_gpu_words(gpus)} + "
-            f"{costs.layers} layers × {eff.layer_s * 1e6:.0f} us; {eff_basis}"
+            f"{share:.0%} of {rates.fp16_tflops:,.0f} TFLOPS dense 16-bit ({in_flight:,} "
+            f"tokens × {costs.hidden:,} wide in flight; bound at {peak_text}) × "
+            f"{_gpu_words(gpus)} + {costs.layers} layers × {eff.layer_s * 1e6:.0f} us; {eff_basis}"
         )
         return SpeedEstimate(
             **common,
@@ -441,9 +553,18 @@ def estimate_speed(
         )
     if request.mode is Mode.SERVE:
         return _serve(
-            rates, costs, request, eff, spread, eff_basis, gpus, common, calibrated, kv_pool
+            rates, costs, request, eff, spread, eff_basis, gpus, fit, common, calibrated, kv_pool
         )
     return _train(rates, costs, request, eff, spread, eff_basis, precision, common, calibrated)
+
+
+def _layout_words(request: SpeedRequest) -> str:
+    parts = [
+        f"{name} {getattr(request, name)}"
+        for name in ("tp", "pp", "cp", "ep")
+        if getattr(request, name) is not None
+    ]
+    return f"; layout {', '.join(parts)} as given" if parts else ""
 
 
 def _gpu_words(gpus: Gpus) -> str:
@@ -461,6 +582,7 @@ def _decode(
     spread: Spread,
     eff_basis: str,
     gpus: Gpus,
+    fit: Gpus,
     common: dict[str, object],
     calibrated: str | None,
     offload: Offload | None = None,
@@ -474,7 +596,7 @@ def _decode(
             kv_share=offload.host_kv_share,
             bandwidth_gbs=offload.host.bandwidth_gbs,
         )
-    step = decode_step(costs, gpus, eff, batch=batch, context=context, host=host)
+    step = decode_step(costs, fit, eff, batch=batch, context=context, host=host)
     value = batch / step.total_s
     bound = decode_bound_tokens_per_s(costs, gpus, batch=batch, context=context)
     if host is not None:
@@ -488,7 +610,7 @@ def _decode(
     basis = (
         f"{read / 1e9:.2f} GB read per step ({costs.weights_read(batch) / 1e9:.2f} GB of weights "
         f"streamed, no input-embedding table; {batch * costs.kv_bytes(context) / 1e9:.3f} GB KV "
-        f"cache at {context:,} tokens × {batch}) at {eff.bandwidth:.0%} of "
+        f"cache at {context:,} tokens × {batch}) at {eff.bandwidth_share(fit):.0%} of "
         f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s ({_gpu_words(gpus)}) + {costs.layers} layers "
         f"× {eff.layer_s * 1e6:.0f} us per token"
         + (
@@ -505,7 +627,9 @@ def _decode(
         )
         + f"; {eff_basis}"
     )
-    prefill = prefill_time(costs, gpus, eff, tokens=request.seq_in, batch=batch)
+    prefill = prefill_time(
+        costs, fit, eff, tokens=request.seq_in, batch=batch, chunk=prefill_chunk(request.engine)
+    )
     flops = batch * costs.decode_flops(context)
     return SpeedEstimate(
         **common,
@@ -532,6 +656,7 @@ def _serve(
     spread: Spread,
     eff_basis: str,
     gpus: Gpus,
+    fit: Gpus,
     common: dict[str, object],
     calibrated: str | None,
     kv_pool: float | None = None,
@@ -549,7 +674,7 @@ def _serve(
     wanted = request.concurrency or request.engine.max_sequences or fitting
     concurrency = min(wanted, fitting)
     pool_limited = fitting < wanted
-    times = serve_times(costs, gpus, eff, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out)
+    times = serve_times(costs, fit, eff, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out)
     value = times.output_tokens_per_s
     bound = serve_bound_tokens_per_s(
         costs, gpus, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
@@ -576,9 +701,9 @@ def _serve(
             if request.engine.max_sequences and request.concurrency is None
             else ""
         )
-        + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth:.0%} of "
+        + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth_share(fit):.0%} of "
         f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
-        f"{eff.compute:.0%} of {gpus.flops_s / 1e12:,.0f} TFLOPS; prefill takes "
+        f"{eff.compute:.0%} of {fit.flops_s / 1e12:,.0f} TFLOPS dense 16-bit; prefill takes "
         f"{times.prefill_share:.0%} of the time; {eff_basis}"
     )
     return SpeedEstimate(
@@ -614,10 +739,21 @@ def _train(
     assert request.seq_in is not None
     frozen = request.train_method is not TrainMethod.FULL
     recompute = request.checkpointing is Checkpointing.FULL
-    utilisation = request.mfu if request.mfu is not None else eff.compute
+    # The fitted utilisation is a share of the dense 16-bit peak with the format's gain in
+    # it (FP8 trains about x1.3-1.5 faster, not x2: NeMo, llm-foundry); --mfu is a share
+    # of the format's own peak, as MFU is usually quoted.
+    if request.mfu is not None:
+        utilisation, used_peak = request.mfu, rates.peak_tflops(precision)
+    else:
+        utilisation, used_peak = eff.compute, rates.fp16_tflops
     peak = rates.peak_tflops(precision)
     per_gpu = train_tokens_per_s_per_gpu(
-        costs, peak, utilisation, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
+        costs,
+        used_peak,
+        utilisation,
+        seq=request.seq_in,
+        frozen_base=frozen,
+        full_recompute=recompute,
     )
     bound_per_gpu = train_tokens_per_s_per_gpu(
         costs, peak, 1.0, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
@@ -629,11 +765,11 @@ def _train(
         where = f"utilisation {utilisation:.0%} as given"
     else:
         low, high = _range(value, spread, bound)
-        where = f"utilisation {utilisation:.0%}; {eff_basis}"
+        where = f"{utilisation:.0%} of the {used_peak:,.0f} TFLOPS dense 16-bit peak; {eff_basis}"
     flops = train_flops_per_token(
         costs, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
     )
-    factor = flops / costs.params_total
+    factor = flops / costs.matmul_params_active
     method = {
         TrainMethod.FULL: "",
         TrainMethod.LORA: " (LoRA: frozen base, no weight gradients; adapters not counted)",
@@ -643,9 +779,14 @@ def _train(
         ),
     }[request.train_method]
     basis = (
-        f"{factor:.1f} × {costs.params_total / 1e9:.2f}B parameters FLOPs per token"
-        f"{' with full recomputation' if recompute else ''}{method} over "
-        f"{request.count} × {peak:,.0f} TFLOPS dense {precision.value} × {where}"
+        f"{factor:.1f} × {costs.matmul_params_active / 1e9:.2f}B parameters FLOPs per token"
+        + (
+            f" (active of {costs.params_total / 1e9:.0f}B: the experts a token is routed to)"
+            if costs.experts is not None
+            else ""
+        )
+        + f"{' with full recomputation' if recompute else ''}{method} over "
+        f"{request.count:,} GPUs × {where}" + _layout_words(request)
     )
     time_s = request.tokens / value if request.tokens is not None else None
     return SpeedEstimate(

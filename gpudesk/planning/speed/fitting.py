@@ -26,6 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.errors import PlanningInputError
@@ -38,18 +40,24 @@ from gpudesk.planning.speed.data import (
     load_measurements,
 )
 from gpudesk.planning.speed.estimate import (
+    Backend,
     Engine,
     KvFormat,
     Mode,
     SpeedRequest,
+    backend_for,
+    compute_cap,
     compute_precision,
+    dtype_class,
+    fitted_gpus,
     kv_pool_bytes,
     model_costs,
+    prefill_chunk,
+    within_peak,
 )
 from gpudesk.planning.speed.hardware import DeviceRates, Precision, rates_for
 from gpudesk.planning.speed.physics import (
     Efficiency,
-    Gpus,
     ModelCosts,
     decode_step,
     max_sequences,
@@ -65,14 +73,26 @@ FITTED_FILE = "fitted.json"
 SHRINKAGE = 1.0
 #: Log error beyond which a row counts less and less (log 1.35: the decode tolerance).
 ROBUST_SCALE = math.log(1.35)
-#: Range quantiles: the 10th and 90th percentile of measured / estimated.
-LOW_QUANTILE, HIGH_QUANTILE = 0.1, 0.9
+#: Range quantiles of the out-of-source residuals: the 7.5th and 92.5th percentile.
+LOW_QUANTILE, HIGH_QUANTILE = 0.075, 0.925
 #: A range is never narrower than this either side (measurement noise alone is ~5-10%).
 MIN_SPREAD = 0.12
+#: A range widens by sqrt(1 + WIDEN_ROWS / rows) when its curve rests on few rows, and by
+#: FALLBACK_WIDEN per step its basis falls back (no data for this engine/backend/vendor).
+WIDEN_ROWS = 4.0
+FALLBACK_WIDEN = 1.35
 INFERENCE_ENGINES = (Engine.LLAMA_CPP, Engine.VLLM, Engine.TENSORRT_LLM)
 #: Where the search starts: plausible for any engine (fractions, 30 us per layer).
 START = Efficiency(
-    bandwidth=0.7, compute=0.4, layer_s=30e-6, kv_factor=1.5, hop_s=2e-4, sequence_s=5e-6
+    bandwidth=0.7,
+    compute=0.4,
+    layer_s=30e-6,
+    kv_factor=1.5,
+    hop_s=2e-4,
+    sequence_s=5e-6,
+    gemm_half=5000.0,
+    attention=0.5,
+    hbm=0.7,
 )
 
 
@@ -85,16 +105,39 @@ class Row:
     costs: ModelCosts
     request: SpeedRequest | None  # None for matmul and training rows
     precision: Precision
+    #: the page the figure was copied from: rows of one source are fitted or left out together
+    source: str = ""
+
+    @property
+    def curve(self) -> str:
+        """The fitted curve an inference row belongs to: engine[-backend]/vendor/dtype."""
+        assert self.request is not None
+        return curve_key(self.request, self.rates)
+
+
+def engine_key(request: SpeedRequest, rates: DeviceRates) -> str:
+    """ "llama.cpp-cuda", "llama.cpp-vulkan", "vllm", ...: an engine and its backend."""
+    if request.engine is Engine.LLAMA_CPP:
+        return f"{request.engine.value}-{backend_for(rates.vendor, request.backend).value}"
+    return request.engine.value
+
+
+def curve_key(request: SpeedRequest, rates: DeviceRates) -> str:
+    dtype = dtype_class(request.quant, rates, request.engine)
+    return _key(engine_key(request, rates), rates.vendor, dtype)
 
 
 def _costs_for_training(row: Measurement) -> ModelCosts:
     if row.model is not None:
         shape = shape_for(row.model)
+        embedding = 0 if shape.tied_embeddings else shape.embedding_params
         return ModelCosts(
             layers=shape.layers,
             hidden=shape.hidden,
-            matmul_params_active=float(shape.active_params),
+            matmul_params_active=float(shape.active_params - embedding),
             params_total=float(shape.total_params),
+            experts=shape.experts,
+            active_experts=shape.active_experts,
         )
     assert row.params is not None and row.layers is not None and row.hidden is not None
     return ModelCosts(
@@ -121,12 +164,13 @@ def build_rows(data: MeasurementFile, entries: Sequence[CatalogEntry]) -> list[R
         if item.workload is Workload.MATMUL:
             quant = QuantFormat(item.quant or "bf16")
             costs = ModelCosts(layers=1, hidden=1, matmul_params_active=1.0, params_total=1.0)
-            rows.append(Row(item, rates, costs, None, compute_precision(quant, rates, None)))
+            precision = compute_precision(quant, rates, None)
+            rows.append(Row(item, rates, costs, None, precision, item.source))
             continue
         quant = QuantFormat(item.quant or "bf16")
         if item.workload is Workload.TRAIN:
             precision = compute_precision(quant, rates, None)
-            rows.append(Row(item, rates, _costs_for_training(item), None, precision))
+            rows.append(Row(item, rates, _costs_for_training(item), None, precision, item.source))
             continue
         kv = KvFormat(item.kv_quant or "fp16")
         assert item.model is not None
@@ -135,6 +179,7 @@ def build_rows(data: MeasurementFile, entries: Sequence[CatalogEntry]) -> list[R
         request = SpeedRequest(
             mode=Mode(item.workload.value),
             engine=engine,
+            backend=Backend(item.backend) if item.backend else None,
             quant=quant,
             kv_quant=kv,
             count=item.count,
@@ -144,7 +189,8 @@ def build_rows(data: MeasurementFile, entries: Sequence[CatalogEntry]) -> list[R
             seq_out=item.seq_out,
             context=item.context,
         ).resolved()
-        rows.append(Row(item, rates, costs, request, compute_precision(quant, rates, engine)))
+        precision = compute_precision(quant, rates, engine)
+        rows.append(Row(item, rates, costs, request, precision, item.source))
     return rows
 
 
@@ -164,34 +210,43 @@ def serve_concurrency(rates: DeviceRates, costs: ModelCosts, request: SpeedReque
     return min(wanted, fitting)
 
 
+def train_unit(row: Row) -> float:
+    """Tokens/s per GPU ``row`` would reach at 100% of the dense 16-bit peak."""
+    item = row.measurement
+    assert item.seq_in is not None
+    flops = train_flops_per_token(
+        row.costs,
+        seq=item.seq_in,
+        frozen_base=False,
+        full_recompute=item.checkpointing is Checkpointing.FULL,
+    )
+    return row.rates.fp16_tflops * 1e12 / flops
+
+
 def predict(row: Row, eff: Efficiency) -> float:
     """The model's figure for ``row`` in the row's unit, at efficiency ``eff``."""
     item = row.measurement
     if item.workload is Workload.MATMUL:
         return row.rates.peak_tflops(row.precision) * eff.compute
     if item.workload is Workload.TRAIN:
-        assert item.seq_in is not None
-        flops = train_flops_per_token(
-            row.costs,
-            seq=item.seq_in,
-            frozen_base=False,
-            full_recompute=item.checkpointing is Checkpointing.FULL,
-        )
-        return row.rates.peak_tflops(row.precision) * 1e12 * eff.compute / flops
+        return train_unit(row) * eff.compute
     request = row.request
     assert request is not None and request.seq_in is not None and request.seq_out is not None
-    gpus = Gpus(
-        bandwidth_gbs=row.rates.bandwidth_gbs,
-        peak_tflops=row.rates.peak_tflops(row.precision),
-        count=request.count,
-        layer_split=request.engine.splits_layers,
-    )
+    gpus = fitted_gpus(row.rates, request)
+    eff = within_peak(eff, row.rates, row.precision)
     if item.workload is Workload.DECODE:
         assert request.context is not None
         step = decode_step(row.costs, gpus, eff, batch=request.batch, context=request.context)
         return request.batch / step.total_s
     if item.workload is Workload.PREFILL:
-        times = prefill_time(row.costs, gpus, eff, tokens=request.seq_in, batch=request.batch)
+        times = prefill_time(
+            row.costs,
+            gpus,
+            eff,
+            tokens=request.seq_in,
+            batch=request.batch,
+            chunk=prefill_chunk(request.engine),
+        )
         if item.unit == "s":
             return times.total_s
         return request.batch * request.seq_in / times.total_s
@@ -227,22 +282,29 @@ def _sigmoid(value: float) -> float:
 def _to_vector(eff: Efficiency) -> list[float]:
     return [
         _logit(eff.bandwidth),
-        _logit(eff.compute),
+        _logit(eff.compute / 2),
         math.log(eff.layer_s),
         math.log(eff.kv_factor - 1 + 1e-6),
         math.log(eff.hop_s),
         math.log(eff.sequence_s),
+        math.log(eff.gemm_half),
+        _logit(eff.attention),
+        _logit(eff.hbm),
     ]
 
 
 def _from_vector(z: Sequence[float]) -> Efficiency:
     return Efficiency(
         bandwidth=_sigmoid(z[0]),
-        compute=_sigmoid(z[1]),
+        # up to twice the 16-bit peak: an FP8 curve is a share of the 16-bit peak too
+        compute=2 * _sigmoid(z[1]),
         layer_s=math.exp(max(-30.0, min(0.0, z[2]))),
         kv_factor=1 + math.exp(max(-30.0, min(3.0, z[3]))),
         hop_s=math.exp(max(-30.0, min(0.0, z[4]))),
         sequence_s=math.exp(max(-30.0, min(0.0, z[5]))),
+        gemm_half=math.exp(max(-10.0, min(20.0, z[6]))),
+        attention=_sigmoid(z[7]),
+        hbm=_sigmoid(z[8]),
     )
 
 
@@ -301,38 +363,154 @@ def robust_loss(error: float) -> float:
     return ROBUST_SCALE**2 * math.log1p((error / ROBUST_SCALE) ** 2)
 
 
-def fit_efficiency(rows: Sequence[Row], prior: Efficiency, weight: float) -> Efficiency:
+class RowBatch:
+    """Rows as arrays, so one efficiency's log errors over all of them is a few array
+    operations (the same formulas as :mod:`~gpudesk.planning.speed.physics`; a test checks
+    they agree with :func:`log_error` row by row)."""
+
+    def __init__(self, rows: Sequence[Row]) -> None:
+        columns: dict[str, list[float]] = {
+            name: []
+            for name in [
+                "kind",
+                "weights",
+                "kv",
+                "bw",
+                "flops",
+                "f_step",
+                "x_step",
+                "layers",
+                "batch",
+                "hops",
+                "f_matmul",
+                "f_attention",
+                "x_prefill",
+                "passes",
+                "in_memory",
+                "seq_out",
+                "concurrency",
+                "f1_matmul",
+                "f1_attention",
+                "x1",
+                "cap",
+                "hbm",
+                "prompt_tokens",
+                "value",
+                "sign",
+            ]
+        }
+        for row in rows:
+            request = row.request
+            assert request is not None and request.seq_in is not None
+            assert request.seq_out is not None and request.context is not None
+            item = row.measurement
+            costs = row.costs
+            gpus = fitted_gpus(row.rates, request)
+            kind = {Workload.DECODE: 0.0, Workload.PREFILL: 1.0, Workload.SERVE: 2.0}[item.workload]
+            batch = float(request.batch)
+            context = float(request.context)
+            concurrency = 1.0
+            if item.workload is Workload.SERVE:
+                concurrency = float(max(1, serve_concurrency(row.rates, costs, request)))
+                batch = concurrency
+                context = request.seq_in + request.seq_out / 2
+            chunk = prefill_chunk(request.engine)
+            tokens = float(request.seq_in)
+            in_flight = (
+                request.batch * tokens if chunk is None else min(request.batch * tokens, chunk)
+            )
+            values = {
+                "kind": kind,
+                "weights": costs.weights_read(int(batch)),
+                "kv": batch * costs.kv_bytes(context),
+                "bw": gpus.bandwidth_bytes_s,
+                "flops": gpus.flops_s,
+                "f_step": batch * costs.decode_flops(context),
+                "x_step": batch * costs.hidden,
+                "layers": float(costs.layers),
+                "batch": batch,
+                "hops": float(gpus.count - 1) if gpus.layer_split else 0.0,
+                "f_matmul": request.batch * 2.0 * costs.matmul_params_active * tokens,
+                "f_attention": request.batch * costs.attention_flops_prefill(tokens),
+                "x_prefill": max(1.0, in_flight) * costs.hidden,
+                "passes": 1.0
+                if chunk is None
+                else float(max(1, math.ceil(request.batch * tokens / chunk))),
+                "in_memory": costs.in_memory_bytes,
+                "seq_out": float(request.seq_out),
+                "concurrency": concurrency,
+                "f1_matmul": 2.0 * costs.matmul_params_active * tokens,
+                "f1_attention": costs.attention_flops_prefill(tokens),
+                "x1": max(1.0, tokens) * costs.hidden,
+                "cap": compute_cap(row.rates, row.precision),
+                "hbm": 1.0 if gpus.hbm else 0.0,
+                "prompt_tokens": request.batch * tokens,
+                "value": item.value,
+                "sign": -1.0 if item.unit == "s" else 1.0,
+            }
+            for name, figure in values.items():
+                columns[name].append(float(figure))
+        self.size = len(rows)
+        self.a = {name: np.array(column, dtype=float) for name, column in columns.items()}
+        kinds = self.a["kind"]
+        self.decode = kinds == 0.0
+        self.prefill = kinds == 1.0
+        self.serve = kinds == 2.0
+        self.seconds = self.a["sign"] < 0
+
+    def log_errors(self, eff: Efficiency, tokens_total: np.ndarray | None = None) -> Any:
+        a = self.a
+        peak = a["flops"] / 1e12
+        plain = np.minimum(eff.compute, a["cap"])
+
+        def share(x: Any) -> Any:
+            if eff.gemm_half <= 0:
+                return plain
+            return plain * x / (x + eff.gemm_half * peak)
+
+        bandwidth = eff.bandwidth * np.where(a["hbm"] > 0, eff.hbm, 1.0)
+        memory = (a["weights"] + eff.kv_factor * a["kv"]) / (a["bw"] * bandwidth)
+        compute = a["f_step"] / (a["flops"] * plain)
+        over = a["layers"] * eff.layer_s + a["batch"] * eff.sequence_s + a["hops"] * eff.hop_s
+        step = np.maximum(memory, compute) + over
+        decode = a["batch"] / step
+        p_compute = (a["f_matmul"] + a["f_attention"] / eff.attention) / (
+            a["flops"] * share(a["x_prefill"])
+        )
+        p_memory = a["passes"] * a["in_memory"] / (a["bw"] * bandwidth)
+        p_time = np.maximum(p_memory, p_compute) + a["passes"] * a["layers"] * eff.layer_s
+        prefill = np.where(self.seconds, p_time, a["prompt_tokens"] / p_time)
+        one = (a["f1_matmul"] + a["f1_attention"] / eff.attention) / (a["flops"] * share(a["x1"]))
+        cycle = a["concurrency"] * one + a["seq_out"] * step
+        serve = a["concurrency"] * a["seq_out"] / cycle
+        predicted = np.where(self.decode, decode, np.where(self.prefill, prefill, serve))
+        return np.log(predicted / a["value"]) * a["sign"]
+
+
+def fit_efficiency(
+    rows: Sequence[Row], prior: Efficiency, weight: float, *, iterations: int = 600
+) -> Efficiency:
     """The efficiency minimising the robust loss of ``rows``' log errors, + ``weight`` x
     the squared distance (in the unconstrained parameters) from ``prior``."""
     prior_z = _to_vector(prior)
+    batch = RowBatch(rows)
+    scale2 = ROBUST_SCALE**2
 
     def loss(z: list[float]) -> float:
-        eff = _from_vector(z)
-        total = sum(robust_loss(log_error(row, eff)) for row in rows)
+        errors = batch.log_errors(_from_vector(z))
+        total = float(np.sum(scale2 * np.log1p(errors * errors / scale2)))
+        if not math.isfinite(total):
+            return math.inf
         pull = sum((a - b) ** 2 for a, b in zip(z, prior_z, strict=True))
-        return total + weight * ROBUST_SCALE**2 * pull
+        return total + weight * scale2 * pull
 
-    best = nelder_mead(loss, prior_z)
-    best = nelder_mead(loss, best, step=0.2)  # a restart escapes a collapsed simplex
+    best = nelder_mead(loss, prior_z, iterations=iterations)
+    # a restart escapes a collapsed simplex
+    best = nelder_mead(loss, best, step=0.2, iterations=iterations // 2)
     return _from_vector(best)
 
 
-def _geometric_fit(values: Sequence[float], prior: float, weight: float) -> float:
-    logs = [math.log(value) for value in values]
-    return math.exp((sum(logs) + weight * math.log(prior)) / (len(logs) + weight))
-
-
 # -- the fitted result ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Fitted:
-    """One fitted group: its efficiency, how many rows it rests on, and its spread."""
-
-    efficiency: Efficiency
-    rows: int
-    low_ratio: float
-    high_ratio: float
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -358,64 +536,204 @@ def _key(*parts: str) -> str:
     return "/".join(parts)
 
 
-def fit_all(rows: Sequence[Row]) -> dict[str, Any]:
-    """Fit every group to the rows not held out; a JSON-ready dict."""
+def _parents(key: str) -> list[str]:
+    """A curve's fallbacks, most specific first: engine-backend/vendor/*, engine-backend/*/*,
+    engine/*/* (every backend of llama.cpp), */*/*."""
+    engine, vendor, _dtype = key.split("/")
+    base = engine.split("-")[0] if engine.startswith("llama.cpp-") else engine
+    chain = [_key(engine, vendor, "*"), _key(engine, "*", "*"), _key(base, "*", "*")]
+    chain.append(_key("*", "*", "*"))
+    out: list[str] = []
+    for level in chain:
+        if level != key and level not in out:
+            out.append(level)
+    return out
+
+
+def _fit_inference(rows: Sequence[Row]) -> dict[str, Any]:
+    """Every curve with rows, each pulled towards its parent (partial pooling); a level
+    whose rows are its parent's rows takes the parent's figures without a refit."""
+    table: dict[str, Any] = {}
+    members: dict[str, list[Row]] = {}
+    for row in rows:
+        key = row.curve
+        for level in [key, *_parents(key)]:
+            members.setdefault(level, []).append(row)
+    fitted: dict[str, Efficiency] = {}
+    order = sorted(members, key=lambda key: (len(_parents(key)), key))
+    for key in order:
+        chosen = members[key]
+        if key == _key("*", "*", "*"):
+            eff = fit_efficiency(chosen, START, 0.05, iterations=500)
+        else:
+            parent = next(level for level in _parents(key) if level in members)
+            if len(members[parent]) == len(chosen):
+                eff = fitted[parent]
+            else:
+                weight = 0.3 if key.endswith("/*/*") else SHRINKAGE
+                eff = fit_efficiency(chosen, fitted[parent], weight, iterations=250)
+        fitted[key] = eff
+        table[key] = _fitted_dict(eff, chosen)
+    return table
+
+
+#: Training utilisation: log u = base + fp8 gain + mixture-of-experts factor + a slope
+#: per doubling of GPUs beyond 8 + a vendor offset, least squares, each term but the
+#: base pulled towards 0 by as much as this many rows.
+TRAIN_SHRINKAGE = 2.0
+#: What a training estimate assumes with no training data at all (a fit left out the only
+#: training sources): a typical MFU of large dense runs.
+DEFAULT_TRAIN_UTILISATION = 0.4
+
+
+def _train_features(row: Row) -> dict[str, float]:
+    features = {"base": 1.0}
+    if row.precision is Precision.FP8:
+        features["fp8"] = 1.0
+    if row.costs.experts is not None:
+        features["moe"] = 1.0
+    if row.measurement.count > 8:
+        features["scale"] = math.log2(row.measurement.count / 8)
+    features[f"vendor:{row.rates.vendor}"] = 1.0
+    return features
+
+
+def train_features(
+    rates: DeviceRates, precision: Precision, moe: bool, count: int
+) -> dict[str, float]:
+    """The terms a training estimate's utilisation adds up (see :func:`_fit_train`)."""
+    features = {"base": 1.0, f"vendor:{rates.vendor}": 1.0}
+    if precision is Precision.FP8:
+        features["fp8"] = 1.0
+    if moe:
+        features["moe"] = 1.0
+    if count > 8:
+        features["scale"] = math.log2(count / 8)
+    return features
+
+
+def _fit_train(rows: Sequence[Row]) -> dict[str, Any]:
+    """Coordinate descent on the log utilisation terms (a ridge regression)."""
+    targets = [math.log(row.measurement.value / train_unit(row)) for row in rows]
+    features = [_train_features(row) for row in rows]
+    names = sorted({name for item in features for name in item})
+    coef = {name: 0.0 for name in names}
+    for _ in range(200):
+        for name in names:
+            num = 0.0
+            den = 0.0 if name == "base" else TRAIN_SHRINKAGE
+            for target, item in zip(targets, features, strict=True):
+                x = item.get(name)
+                if not x:
+                    continue
+                rest = sum(coef[other] * value for other, value in item.items() if other != name)
+                num += x * (target - rest)
+                den += x * x
+            coef[name] = num / den if den > 0 else 0.0
+    counts = {name: sum(1 for item in features if item.get(name)) for name in names}
+    return {name: {"log": coef[name], "rows": counts[name]} for name in names}
+
+
+def fit_all(rows: Sequence[Row], *, spreads: bool = True) -> dict[str, Any]:
+    """Fit every curve to the rows not held out; a JSON-ready dict.
+
+    With ``spreads`` the ranges are fitted too: from leave-one-source-out residuals
+    (:func:`out_of_source_errors`), so a source never narrows its own range.
+    """
     training = [row for row in rows if not row.measurement.held_out]
     result: dict[str, Any] = {"inference": {}, "train": {}, "matmul": {}, "spread": {}}
     inference = [row for row in training if row.request is not None]
-    pooled_all = fit_efficiency(inference, START, 0.05)
-    result["inference"][_key("*", "*")] = _fitted_dict(pooled_all, inference)
-    for engine in INFERENCE_ENGINES:
-        engine_rows = [row for row in inference if row.request and row.request.engine is engine]
-        if not engine_rows:
-            continue
-        pooled = fit_efficiency(engine_rows, pooled_all, 0.3)
-        result["inference"][_key(engine.value, "*")] = _fitted_dict(pooled, engine_rows)
-        for memory_class in sorted({row.rates.memory_class for row in engine_rows}):
-            class_rows = [row for row in engine_rows if row.rates.memory_class == memory_class]
-            by_class = fit_efficiency(class_rows, pooled, SHRINKAGE)
-            result["inference"][_key(engine.value, memory_class)] = _fitted_dict(
-                by_class, class_rows
-            )
-            for group in sorted({row.rates.group for row in class_rows}):
-                group_rows = [row for row in class_rows if row.rates.group == group]
-                eff = fit_efficiency(group_rows, by_class, SHRINKAGE)
-                result["inference"][_key(engine.value, group)] = _fitted_dict(eff, group_rows)
-    for workload, store in ((Workload.TRAIN, "train"), (Workload.MATMUL, "matmul")):
-        chosen = [row for row in training if row.measurement.workload is workload]
-        if not chosen:
-            continue
+    result["inference"] = _fit_inference(inference)
+    train_rows = [row for row in training if row.measurement.workload is Workload.TRAIN]
+    if train_rows:
+        result["train"] = _fit_train(train_rows)
+    matmul = [row for row in training if row.measurement.workload is Workload.MATMUL]
+    if matmul:
         unit = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
-        achieved = [row.measurement.value / predict(row, unit) for row in chosen]
+        achieved = [row.measurement.value / predict(row, unit) for row in matmul]
         overall = _geometric_fit(achieved, 0.5, 0.0)
-        result[store][_key("*", "*")] = {"utilisation": overall, "rows": len(chosen)}
+        result["matmul"][_key("*", "*")] = {"utilisation": overall, "rows": len(matmul)}
         groups: dict[str, list[float]] = {}
-        for row, value in zip(chosen, achieved, strict=True):
+        for row, value in zip(matmul, achieved, strict=True):
             groups.setdefault(_key(row.rates.family, row.precision.value), []).append(value)
         for key, values in sorted(groups.items()):
-            result[store][key] = {
+            result["matmul"][key] = {
                 "utilisation": _geometric_fit(values, overall, 1.0),
                 "rows": len(values),
             }
-    fitted = FittedParams(result)
-    for workload in (Workload.DECODE, Workload.PREFILL, Workload.SERVE, Workload.TRAIN):
-        for engine_name in [engine.value for engine in INFERENCE_ENGINES] + ["*"]:
-            chosen = [
-                row
-                for row in training
-                if row.measurement.workload is workload
-                and (engine_name == "*" or row.measurement.engine == engine_name)
-            ]
-            if len(chosen) < 6:
+    if spreads:
+        errors = out_of_source_errors(rows)
+        for workload in (Workload.DECODE, Workload.PREFILL, Workload.SERVE, Workload.TRAIN):
+            chosen = [error for row, error in errors if row.measurement.workload is workload]
+            if not chosen:
                 continue
-            errors = [log_error(row, fitted.efficiency_for_row(row)[0]) for row in chosen]
-            low, high = _spread(errors)
-            result["spread"][_key(workload.value, engine_name)] = {
+            low, high = _spread(chosen)
+            result["spread"][workload.value] = {
                 "low_ratio": low,
                 "high_ratio": high,
                 "rows": len(chosen),
             }
     return result
+
+
+def sources(rows: Sequence[Row]) -> list[str]:
+    """Every source, in file order."""
+    return list(dict.fromkeys(row.source for row in rows))
+
+
+def held_out_sources(rows: Sequence[Row]) -> list[str]:
+    """Sources whose every row is held out: never in any fit."""
+    return [
+        source
+        for source in sources(rows)
+        if all(row.measurement.held_out for row in rows if row.source == source)
+    ]
+
+
+def leave_one_source_out(rows: Sequence[Row]) -> dict[str, FittedParams]:
+    """Per source, the fit of every other source (no spreads): what predicts that source.
+
+    A held-out source is predicted by the fit of all the fitted sources.
+    """
+    out: dict[str, FittedParams] = {}
+    full: FittedParams | None = None
+    held = set(held_out_sources(rows))
+    for source in sources(rows):
+        if source in held:
+            if full is None:
+                full = FittedParams(fit_all(rows, spreads=False))
+            out[source] = full
+            continue
+        others = [row for row in rows if row.source != source]
+        out[source] = FittedParams(fit_all(others, spreads=False))
+    return out
+
+
+def out_of_source_errors(rows: Sequence[Row]) -> list[tuple[Row, float]]:
+    """Each inference and training row's log error predicted by a fit without its source."""
+    fits = loso_fits(rows)
+    out: list[tuple[Row, float]] = []
+    for row in rows:
+        if row.measurement.workload is Workload.MATMUL:
+            continue
+        eff, _ = fits[row.source].efficiency_for_row(row)
+        out.append((row, log_error(row, eff)))
+    return out
+
+
+def loso_fits(rows: Sequence[Row]) -> dict[str, FittedParams]:
+    """:func:`leave_one_source_out`, computed once per set of rows."""
+    return _loso_cached(tuple(rows))
+
+
+@functools.lru_cache(maxsize=4)
+def _loso_cached(rows: tuple[Row, ...]) -> dict[str, FittedParams]:
+    return leave_one_source_out(rows)
+
+
+def _geometric_fit(values: Sequence[float], prior: float, weight: float) -> float:
+    logs = [math.log(value) for value in values]
+    return math.exp((sum(logs) + weight * math.log(prior)) / (len(logs) + weight))
 
 
 def _fitted_dict(eff: Efficiency, rows: Sequence[Row]) -> dict[str, float | int]:
@@ -426,8 +744,24 @@ def _fitted_dict(eff: Efficiency, rows: Sequence[Row]) -> dict[str, float | int]
         "kv_factor": eff.kv_factor,
         "hop_s": eff.hop_s,
         "sequence_s": eff.sequence_s,
+        "gemm_half": eff.gemm_half,
+        "attention": eff.attention,
+        "hbm": eff.hbm,
         "rows": len(rows),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Curve:
+    """The efficiency an estimate uses and what it rests on."""
+
+    efficiency: Efficiency
+    words: str
+    #: rows of the curve used; 0 when none of this engine's
+    rows: int
+    #: how many steps the lookup fell back from the exact curve (0: its own data)
+    fallbacks: int
+    own_engine: bool
 
 
 class FittedParams:
@@ -436,36 +770,106 @@ class FittedParams:
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
 
-    def inference(self, engine: Engine, rates: DeviceRates) -> tuple[Efficiency, str, bool]:
-        """(efficiency, basis words, whether this engine has its own measurements).
-
-        The most specific group with measurements: the engine on this generation and
-        memory class, else on this memory class, else all its GPUs, else every engine.
-        """
+    def curve(
+        self,
+        engine: Engine,
+        rates: DeviceRates,
+        quant: QuantFormat = QuantFormat.BF16,
+        backend: Backend | None = None,
+    ) -> Curve:
+        """The most specific fitted curve: engine (and backend) on this vendor and weight
+        format, else on this vendor, else on every vendor, else every engine pooled."""
         table = self.data["inference"]
-        memory = "HBM" if rates.memory_class == "hbm" else "GDDR/other memory"
-        for key, words in (
-            (_key(engine.value, rates.group), f"{engine.value} on {rates.family}, {memory}"),
-            (_key(engine.value, rates.memory_class), f"{engine.value} on {memory} GPUs"),
-            (_key(engine.value, "*"), f"{engine.value}, all GPUs"),
-            (_key("*", "*"), "every engine pooled"),
-        ):
-            item = table.get(key)
-            if item is not None:
-                eff = Efficiency(
-                    bandwidth=item["bandwidth"],
-                    compute=item["compute"],
-                    layer_s=item["layer_s"],
-                    kv_factor=item["kv_factor"],
-                    hop_s=item["hop_s"],
-                    sequence_s=item["sequence_s"],
-                )
-                own = key.startswith(engine.value + "/")
-                note = f"fitted to {item['rows']} published measurements ({words})"
-                if not own:
-                    note += f"; no published {engine.value} measurement in the data"
-                return eff, note, own
+        request = SpeedRequest(mode=Mode.DECODE, engine=engine, quant=quant, backend=backend)
+        key = curve_key(request, rates)
+        engine_name = key.split("/")[0]
+        dtype = dtype_class(quant, rates, engine)
+        vendor = rates.vendor
+        for steps, level in enumerate([key, *_parents(key)]):
+            item = table.get(level)
+            if item is None:
+                continue
+            eff = Efficiency(
+                bandwidth=item["bandwidth"],
+                compute=item["compute"],
+                layer_s=item["layer_s"],
+                kv_factor=item["kv_factor"],
+                hop_s=item["hop_s"],
+                sequence_s=item["sequence_s"],
+                gemm_half=item["gemm_half"],
+                attention=item["attention"],
+                hbm=item["hbm"],
+            )
+            level_engine, level_vendor, level_dtype = level.split("/")
+            words = {
+                0: f"{engine_name} on {vendor} GPUs, {dtype} weights",
+            }.get(steps, "")
+            if not words:
+                bits = [level_engine if level_engine != "*" else "every engine"]
+                bits.append(f"on {level_vendor} GPUs" if level_vendor != "*" else "on every vendor")
+                words = " ".join(bits)
+            own = level_engine.split("-")[0] == engine.value
+            note = f"fitted to {item['rows']} published measurements ({words})"
+            missing = []
+            if level_dtype == "*" and steps:
+                missing.append(f"{dtype} weights")
+            if level_vendor == "*" and steps:
+                missing.append(f"{vendor} GPUs")
+            if level_engine != engine_name and steps:
+                missing.append(engine_name)
+            if missing and own:
+                note += f"; no published {engine_name} measurement for {', '.join(missing)}"
+            if not own:
+                note += f"; no published {engine.value} measurement in the data"
+            return Curve(eff, note, item["rows"], steps, own)
         raise PlanningInputError("the speed model has no fitted parameters")
+
+    def inference(
+        self,
+        engine: Engine,
+        rates: DeviceRates,
+        quant: QuantFormat = QuantFormat.BF16,
+        backend: Backend | None = None,
+    ) -> tuple[Efficiency, str, bool]:
+        """(efficiency, basis words, whether this engine has its own measurements)."""
+        curve = self.curve(engine, rates, quant, backend)
+        return curve.efficiency, curve.words, curve.own_engine
+
+    def train_utilisation(
+        self, rates: DeviceRates, precision: Precision, *, moe: bool, count: int
+    ) -> tuple[float, str, int]:
+        """(share of the dense 16-bit peak, basis words, rows behind the vendor term)."""
+        table = self.data["train"]
+        if "base" not in table:
+            return (
+                DEFAULT_TRAIN_UTILISATION,
+                (
+                    f"no published training measurement in the fit: "
+                    f"{DEFAULT_TRAIN_UTILISATION:.0%} of the 16-bit peak assumed"
+                ),
+                0,
+            )
+        features = train_features(rates, precision, moe, count)
+        total = 0.0
+        parts = []
+        for name, value in features.items():
+            item = table.get(name)
+            if item is None:
+                continue
+            total += item["log"] * value
+            if name == "fp8":
+                parts.append(f"FP8 ×{math.exp(item['log']):.2f} ({item['rows']} rows)")
+            elif name == "moe":
+                parts.append(f"mixture of experts ×{math.exp(item['log']):.2f}")
+            elif name == "scale":
+                parts.append(f"×{math.exp(item['log']):.3f} per doubling of GPUs past 8")
+        vendor_rows = table.get(f"vendor:{rates.vendor}", {}).get("rows", 0)
+        words = (
+            f"fitted to {table['base']['rows']} published training measurements"
+            + (f" ({', '.join(parts)})" if parts else "")
+            + ("" if vendor_rows else f"; none on {rates.vendor} GPUs")
+        )
+        return min(2.0, math.exp(total)), words, vendor_rows
 
     def utilisation(self, store: str, family: str, precision: Precision) -> tuple[float, str]:
         table = self.data[store]
@@ -480,32 +884,48 @@ class FittedParams:
             f"none on {family} {precision.value})"
         )
 
-    def spread(self, workload: Workload, engine: str) -> tuple[float, float, int]:
-        table = self.data["spread"]
-        item = table.get(_key(workload.value, engine)) or table.get(_key(workload.value, "*"))
+    def spread(self, workload: Workload, rows: int, fallbacks: int) -> tuple[float, float, int]:
+        """(low, high) multipliers and the residuals behind them: the out-of-source
+        quantiles of ``workload``, widened for a curve of few ``rows`` and per fallback."""
+        item = self.data["spread"].get(workload.value)
         if item is None:
-            return math.exp(-0.4), math.exp(0.4), 0
-        return item["low_ratio"], item["high_ratio"], item["rows"]
+            low, high, count = math.exp(-0.4), math.exp(0.4), 0
+        else:
+            low, high, count = item["low_ratio"], item["high_ratio"], item["rows"]
+        widen = math.sqrt(1 + WIDEN_ROWS / max(rows, 1)) * FALLBACK_WIDEN**fallbacks
+        return math.exp(math.log(low) * widen), math.exp(math.log(high) * widen), count
 
     def efficiency_for_row(self, row: Row) -> tuple[Efficiency, str]:
         workload = row.measurement.workload
-        if workload in (Workload.TRAIN, Workload.MATMUL):
-            store = "train" if workload is Workload.TRAIN else "matmul"
-            value, words = self.utilisation(store, row.rates.family, row.precision)
+        if workload is Workload.MATMUL:
+            value, words = self.utilisation("matmul", row.rates.family, row.precision)
+            return Efficiency(bandwidth=1.0, compute=value, layer_s=0.0), words
+        if workload is Workload.TRAIN:
+            value, words, _ = self.train_utilisation(
+                row.rates,
+                row.precision,
+                moe=row.costs.experts is not None,
+                count=row.measurement.count,
+            )
             return Efficiency(bandwidth=1.0, compute=value, layer_s=0.0), words
         assert row.request is not None
-        eff, words, _ = self.inference(row.request.engine, row.rates)
-        return eff, words
+        curve = self.curve(row.request.engine, row.rates, row.request.quant, row.request.backend)
+        return curve.efficiency, curve.words
 
 
 def _fitted_path() -> Path:
     return Path(str(resources.files("gpudesk.planning.speed").joinpath(FITTED_FILE)))
 
 
+def fresh_rows() -> list[Row]:
+    """The bundled measurements against the bundled catalog."""
+    catalog = load_catalog([], include_user=False)
+    return build_rows(load_measurements(), catalog.entries)
+
+
 def fresh_fit() -> dict[str, Any]:
     """Fit from the bundled measurements and the bundled catalog."""
-    catalog = load_catalog([], include_user=False)
-    return fit_all(build_rows(load_measurements(), catalog.entries))
+    return fit_all(fresh_rows())
 
 
 @functools.cache
@@ -521,13 +941,18 @@ def write_fitted() -> Path:
 
 
 __all__ = [
+    "Curve",
     "FittedParams",
     "Row",
     "build_rows",
     "fit_all",
     "fitted_params",
     "fresh_fit",
+    "fresh_rows",
+    "leave_one_source_out",
     "log_error",
+    "loso_fits",
+    "out_of_source_errors",
     "predict",
     "replace",
     "serve_concurrency",

@@ -54,6 +54,16 @@ def family_of(entry: CatalogEntry) -> str:
     return "other"
 
 
+#: Vendor families the fitted efficiency curves are keyed by (never the generation).
+VENDORS = ("nvidia", "amd", "intel", "apple")
+
+
+def vendor_of(entry: CatalogEntry) -> str:
+    """ "nvidia", "amd", "intel", "apple", or "other"."""
+    vendor = entry.vendor.lower()
+    return vendor if vendor in VENDORS else "other"
+
+
 def memory_class_of(entry: CatalogEntry) -> str:
     """ "hbm" for stacked memory (also an APU's "unified" HBM its notes name), else "gddr"."""
     if "hbm" in entry.memory_type.lower():
@@ -71,6 +81,8 @@ class DeviceRates(BaseModel):
     gpu_id: str
     name: str
     family: str
+    #: "nvidia", "amd", "intel", "apple" or "other": what efficiency curves are keyed by
+    vendor: str = "other"
     memory_gb: float
     bandwidth_gbs: float
     #: dense TFLOPS for 16-bit, FP8 and FP32 matrix multiplies (FP8 falls back to 16-bit)
@@ -81,7 +93,8 @@ class DeviceRates(BaseModel):
     #: accumulation (int8 / 2 on NVIDIA since Volta, else the 16-bit figure)
     int8_tops: float
     fp16_acc16_tflops: float
-    #: what the 16-bit figure is: "bf16 tensor", "fp16 tensor", "fp16 shader", "fp32 shader"
+    #: what the 16-bit figure is: "bf16 tensor", "fp16 tensor", "int8 tensor / 2",
+    #: "fp16 shader", "fp32 shader"
     fp16_kind: str
     has_fp8: bool
     #: "hbm" or "gddr" (any non-HBM memory): HBM's latency needs more bytes in flight,
@@ -117,6 +130,12 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
         fp16, kind = entry.bf16_tensor_tflops, "bf16 tensor"
     elif entry.fp16_tensor_tflops is not None:
         fp16, kind = entry.fp16_tensor_tflops, "fp16 tensor"
+    elif entry.int8_tensor_tops is not None and entry.int8_tensor_tops > 2 * (
+        entry.fp16_tflops or entry.fp32_tflops
+    ):
+        # Matrix engines with a published int8 rate run 16-bit at half of it (Intel XMX,
+        # NVIDIA and AMD tensor units alike); the shader rate would undercount them.
+        fp16, kind = entry.int8_tensor_tops / 2, "int8 tensor / 2"
     elif entry.fp16_tflops is not None:
         fp16, kind = entry.fp16_tflops, "fp16 shader"
     else:
@@ -130,6 +149,7 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
         gpu_id=entry.id,
         name=entry.name,
         family=family_of(entry),
+        vendor=vendor_of(entry),
         memory_gb=entry.memory_gb,
         bandwidth_gbs=entry.bandwidth_gbs,
         fp16_tflops=float(fp16),

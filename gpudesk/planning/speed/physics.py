@@ -14,7 +14,9 @@ formula for each workload:
 - **serve**: continuous batching of ``concurrency`` sequences, as many as the KV pool
   beside the weights holds: every request's prefill plus its decode steps.
 - **train**: 6 x N per token (8 x N with full activation recomputation), plus attention,
-  over GPUs x dense peak x MFU (Kaplan et al. 2020; Korthikanti et al. 2022).
+  over GPUs x dense peak x MFU (Kaplan et al. 2020; Korthikanti et al. 2022); N counts
+  the parameters a token is computed with (a mixture of experts' active experts, no
+  input-embedding table).
 """
 
 from __future__ import annotations
@@ -146,6 +148,9 @@ class Gpus:
     count: int = 1
     #: True: layers split across GPUs, run one after another (llama.cpp's default)
     layer_split: bool = False
+    #: stacked memory (HBM): its latency needs more bytes in flight than one decode
+    #: stream keeps, so the step reaches ``Efficiency.hbm`` of the usual share
+    hbm: bool = False
 
     @property
     def bandwidth_bytes_s(self) -> float:
@@ -175,6 +180,24 @@ class Efficiency:
     hop_s: float = 0.0
     #: seconds per sequence per step (sampling, scheduling: grows with the batch)
     sequence_s: float = 0.0
+    #: GEMM shape: a matmul of ``tokens x hidden`` reaches half of ``compute`` when
+    #: tokens x hidden = ``gemm_half`` x the peak in TFLOPS (a faster GPU needs a larger
+    #: GEMM to fill it); 0: every shape reaches ``compute``
+    gemm_half: float = 0.0
+    #: attention FLOPs run at this share of the matmul efficiency (long prompts)
+    attention: float = 1.0
+    #: the bandwidth share on HBM GPUs, relative to ``bandwidth`` (<= 1)
+    hbm: float = 1.0
+
+    def bandwidth_share(self, gpus: Gpus) -> float:
+        return self.bandwidth * (self.hbm if gpus.hbm else 1.0)
+
+    def matmul_share(self, tokens_in_flight: float, hidden: int, peak_tflops: float) -> float:
+        """Share of the peak a ``tokens_in_flight x hidden`` matmul reaches."""
+        if self.gemm_half <= 0:
+            return self.compute
+        shape = max(1.0, tokens_in_flight) * hidden
+        return self.compute * shape / (shape + self.gemm_half * peak_tflops)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +237,9 @@ def decode_step(
         weights -= min(weights, host.weight_bytes)
         kv *= 1 - host.kv_share
         host_s = host_bytes / (host.bandwidth_gbs * 1e9)
-    memory = (weights + eff.kv_factor * kv) / (gpus.bandwidth_bytes_s * eff.bandwidth)
+    memory = (weights + eff.kv_factor * kv) / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
+    # A decode step's matrix-vector products are bandwidth-bound kernels, not the tiled
+    # GEMMs the shape curve describes: they run at the plain compute share.
     compute = batch * costs.decode_flops(context) / (gpus.flops_s * eff.compute)
     hops = (gpus.count - 1) * eff.hop_s if gpus.layer_split else 0.0
     return StepTimes(
@@ -236,13 +261,47 @@ def decode_bound_tokens_per_s(
     return batch / max(memory, compute)
 
 
+def prefill_compute_s(
+    costs: ModelCosts,
+    gpus: Gpus,
+    eff: Efficiency,
+    *,
+    tokens: float,
+    batch: int = 1,
+    chunk: int | None = None,
+) -> float:
+    """Seconds of matmul and attention work in ``batch`` prompts of ``tokens`` tokens.
+
+    The matmuls run at the share their GEMM shape reaches: ``chunk`` tokens at a time
+    (llama.cpp's micro-batch) or the whole prompt batch; attention at ``eff.attention``
+    of that (its cost grows with the square of the prompt).
+    """
+    in_flight = batch * tokens if chunk is None else min(batch * tokens, chunk)
+    share = eff.matmul_share(in_flight, costs.hidden, gpus.flops_s / 1e12)
+    matmul = batch * 2.0 * costs.matmul_params_active * tokens / (gpus.flops_s * share)
+    attention = (
+        batch * costs.attention_flops_prefill(tokens) / (gpus.flops_s * share * eff.attention)
+    )
+    return matmul + attention
+
+
 def prefill_time(
-    costs: ModelCosts, gpus: Gpus, eff: Efficiency, *, tokens: float, batch: int = 1
+    costs: ModelCosts,
+    gpus: Gpus,
+    eff: Efficiency,
+    *,
+    tokens: float,
+    batch: int = 1,
+    chunk: int | None = None,
 ) -> StepTimes:
-    """One forward pass over ``batch`` prompts of ``tokens`` tokens (time to first token)."""
-    compute = batch * costs.prefill_flops(tokens) / (gpus.flops_s * eff.compute)
-    memory = costs.in_memory_bytes / (gpus.bandwidth_bytes_s * eff.bandwidth)
-    return StepTimes(memory, compute, costs.layers * eff.layer_s)
+    """One forward pass over ``batch`` prompts of ``tokens`` tokens (time to first token).
+
+    Each ``chunk`` of the prompt reads the weights once.
+    """
+    compute = prefill_compute_s(costs, gpus, eff, tokens=tokens, batch=batch, chunk=chunk)
+    passes = 1 if chunk is None else max(1, math.ceil(batch * tokens / chunk))
+    memory = passes * costs.in_memory_bytes / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
+    return StepTimes(memory, compute, passes * costs.layers * eff.layer_s)
 
 
 def prefill_bound_s(costs: ModelCosts, gpus: Gpus, *, tokens: float, batch: int = 1) -> float:
@@ -290,7 +349,7 @@ def serve_times(
     """
     context = seq_in + seq_out / 2
     step = decode_step(costs, gpus, eff, batch=concurrency, context=context)
-    prefill = costs.prefill_flops(seq_in) / (gpus.flops_s * eff.compute)
+    prefill = prefill_compute_s(costs, gpus, eff, tokens=seq_in)
     return ServeTimes(concurrency, step, prefill, seq_out)
 
 
@@ -334,7 +393,9 @@ def train_flops_per_token(
     if full_recompute:
         per_param += RECOMPUTE_FLOPS_PER_PARAM
         attention *= (FULL_FLOPS_PER_PARAM + RECOMPUTE_FLOPS_PER_PARAM) / FULL_FLOPS_PER_PARAM
-    return per_param * costs.params_total + attention
+    # A mixture of experts computes only the experts each token is routed to: the
+    # active matmul parameters (no input-embedding table: a lookup is one row per token).
+    return per_param * costs.matmul_params_active + attention
 
 
 def train_tokens_per_s_per_gpu(

@@ -91,20 +91,26 @@ def estimate_for(
     workload = _workload(request.mode)
     if request.mode is Mode.TRAIN:
         precision = compute_precision(request.quant, rates, None)
-        utilisation, words = fitted.utilisation("train", rates.family, precision)
+        utilisation, words, rows = fitted.train_utilisation(
+            rates, precision, moe=costs.experts is not None, count=request.count
+        )
         eff = Efficiency(bandwidth=1.0, compute=utilisation, layer_s=0.0)
-        low, high, rows = fitted.spread(workload, "*")
+        low, high, residuals = fitted.spread(workload, rows, 0 if rows else 1)
         own = True
     else:
-        eff, words, own = fitted.inference(request.engine, rates)
-        low, high, rows = fitted.spread(workload, request.engine.value)
+        curve = fitted.curve(request.engine, rates, request.quant, request.backend)
+        eff, words, own = curve.efficiency, curve.words, curve.own_engine
+        low, high, residuals = fitted.spread(workload, curve.rows, curve.fallbacks)
     if not own:
         low *= UNMEASURED_ENGINE_LOW
     spread = Spread(
         low_ratio=low,
         high_ratio=high,
-        rows=rows,
-        basis=f"range: 10th-90th percentile of measured/estimated over {rows} fitted rows",
+        rows=residuals,
+        basis=(
+            f"range: 7.5th-92.5th percentile of measured/estimated over {residuals} rows, "
+            "each estimated by a fit without its source"
+        ),
     )
     basis = f"{words}; {spread.basis}"
     if rates.calibrated_at is not None:
