@@ -491,6 +491,10 @@ def _normalise(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text))
 
 
+def _compact(text: str) -> str:
+    return "".join(char for char in text.casefold() if char.isalnum())
+
+
 def find_entry(entries: Sequence[CatalogEntry], name: str) -> CatalogEntry:
     """Find one entry by id, full name, or an unambiguous fragment (case-insensitive).
 
@@ -508,6 +512,16 @@ def find_entry(entries: Sequence[CatalogEntry], name: str) -> CatalogEntry:
     for entry in entries:
         if normalised and normalised == _normalise(entry.name):
             return entry
+    # "rtx4090" and "gaudi3" (the id without its hyphens, as people type it) name
+    # rtx-4090 and gaudi-3: compared letters and digits only, an exact match wins.
+    compact = _compact(name)
+    exact = [
+        entry
+        for entry in entries
+        if compact and compact in (_compact(entry.id), _compact(entry.name))
+    ]
+    if len(exact) == 1:
+        return exact[0]
     words = normalised.split()
     matches = [
         entry

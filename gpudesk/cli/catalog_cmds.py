@@ -47,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="list catalog GPUs, filtered and sorted",
         description="List the catalog's GPUs, filtered and sorted. The table fits the "
         "terminal (columns on the right are dropped; --wide shows all).",
-        epilog="sortable fields: name, id, release_year, " + ", ".join(METRICS),
+        epilog="sortable fields: "
+        + ", ".join(dict.fromkeys(["name", "id", "release_year", *METRICS])),
     )
     segments = ", ".join(segment.value for segment in Segment)
     listing.add_argument(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib
 import json
 import platform
@@ -10,7 +11,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, QUrl, qVersion
+from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl, qVersion
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -142,6 +143,8 @@ class MainWindow(QMainWindow):
         self.save_on_close = True
         self._said_unsaved = not loaded.saveable  # already said at start-up
 
+        #: The last Help box opened (shortcuts, README, sourcing, report): tests read it.
+        self.last_help_box: QMessageBox | None = None
         self.banner = ProblemsBanner()
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -314,6 +317,25 @@ class MainWindow(QMainWindow):
         self.add_compare_action = action("Add selected to compare", self.add_selected, "Ctrl+D")
         self.reset_filters_action = action("Reset filters", self.reset_filters)
         self.about_action = action("About GPUDesk", self.show_about)
+        self.shortcuts_action = action("Keyboard shortcuts", self.show_shortcuts, "F1")
+        self.readme_action = action("README and documentation", self.open_readme)
+        self.sourcing_action = action("How these figures were sourced", self.show_sourcing)
+        self.report_action = action("Report a problem…", self.show_report_problem)
+        # Main tabs from anywhere in the window: Ctrl+PgDn/PgUp, Ctrl+(Shift+)Tab, Alt+1..5.
+        self.next_tab_action = action("Next tab", lambda: self._step_tab(1), "Ctrl+PgDown")
+        self.previous_tab_action = action("Previous tab", lambda: self._step_tab(-1), "Ctrl+PgUp")
+        self.next_tab_action.setShortcuts([QKeySequence("Ctrl+PgDown"), QKeySequence("Ctrl+Tab")])
+        self.previous_tab_action.setShortcuts(
+            [QKeySequence("Ctrl+PgUp"), QKeySequence("Ctrl+Shift+Tab")]
+        )
+        self.tab_actions = [
+            action(
+                f"Go to {title}",
+                lambda _=False, i=index: self.tabs.setCurrentIndex(i),
+                f"Alt+{index + 1}",
+            )
+            for index, (title, _) in enumerate(TAB_VIEWS)
+        ]
         self.details_action = action("Details pane", self.toggle_details, "Ctrl+I")
         self.details_action.setCheckable(True)
         self.details_action.setChecked(True)
@@ -356,7 +378,15 @@ class MainWindow(QMainWindow):
         theme_menu = view_menu.addMenu("&Theme")
         for item in self.theme_actions.values():
             theme_menu.addAction(item)
+        view_menu.addSeparator()
+        for item in (self.next_tab_action, self.previous_tab_action, *self.tab_actions):
+            view_menu.addAction(item)
         help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addAction(self.readme_action)
+        help_menu.addAction(self.sourcing_action)
+        help_menu.addAction(self.report_action)
+        help_menu.addSeparator()
         help_menu.addAction(self.about_action)
 
     def _fill_columns_menu(self) -> None:
@@ -458,6 +488,94 @@ class MainWindow(QMainWindow):
             "seen more than a year ago are marked as possibly out of date.</p>"
             f"<table>{rows}</table>"
         )
+
+    def _step_tab(self, step: int) -> None:
+        count = self.tabs.count()
+        self.tabs.setCurrentIndex((self.tabs.currentIndex() + step) % count)
+
+    def shortcuts_text(self) -> str:
+        """Every window shortcut, one per line: what Help → Keyboard shortcuts shows."""
+        lines = []
+        for item in self.actions():
+            keys = " or ".join(
+                key.toString(QKeySequence.SequenceFormat.NativeText) for key in item.shortcuts()
+            )
+            if keys:
+                lines.append(f"{keys}\t{item.text().rstrip('…')}")
+        return "\n".join(lines)
+
+    def show_shortcuts(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("Keyboard shortcuts")
+        box.setTextFormat(Qt.TextFormat.RichText)
+        rows = "".join(
+            f"<tr><td style='padding-right:16px'><b>{html.escape(keys)}</b></td>"
+            f"<td>{html.escape(what)}</td></tr>"
+            for keys, _, what in (
+                line.partition("\t") for line in self.shortcuts_text().splitlines()
+            )
+        )
+        box.setText(f"<table>{rows}</table>")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.last_help_box = box
+
+    def readme_path(self) -> Path | None:
+        """The README next to the package (a checkout or an editable install), if any."""
+        import gpudesk
+
+        candidate = Path(gpudesk.__file__).resolve().parents[1] / "README.md"
+        return candidate if candidate.is_file() else None
+
+    def open_readme(self) -> None:
+        path = self.readme_path()
+        if path is not None and open_url(QUrl.fromLocalFile(str(path))):
+            return
+        box = QMessageBox(self)
+        box.setWindowTitle("README and documentation")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(
+            "The README is in the GPUDesk checkout this copy was installed from "
+            "(README.md, docs/). Every command explains itself: run 'gpudesk --help' "
+            "or 'gpudesk COMMAND --help'."
+            + (f"\n\nIt could not be opened: {path}" if path is not None else "")
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.last_help_box = box
+
+    def show_sourcing(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("How these figures were sourced")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(
+            "Every catalog figure comes from the sources listed with its GPU: vendor "
+            "datasheets and whitepapers first, then spec databases. Tensor-core rates are "
+            "dense (no 2:4 sparsity); a sparse rate is only ever dense × the stated factor. "
+            "Every price has the date it was seen and its kind (launch MSRP, street, used, "
+            "estimate); cloud rates name the provider, kind, date and pricing page. Figures "
+            "computed from others say how in the GPU's details pane, under 'How these "
+            "figures were sourced'. Benchmarks say what they measured and how."
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.last_help_box = box
+
+    def show_report_problem(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("Report a problem")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(
+            "Tell whoever maintains your copy of GPUDesk (the project you cloned or the "
+            "team that installed it) what you did, what you expected and what happened. "
+            "Include the output of:\n\n"
+            "  gpudesk --version\n  gpudesk detect --json\n  gpudesk doctor --json\n\n"
+            "A wrong catalog figure: name the GPU and the field, and a source (a datasheet "
+            "page) for the right value."
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.last_help_box = box
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About GPUDesk", self.about_html())

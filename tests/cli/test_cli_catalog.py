@@ -196,3 +196,23 @@ def test_catalog_subcommands_never_import_qt(argv: list[str]) -> None:
         [sys.executable, "-c", _NO_QT_SCRIPT, *argv], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip().endswith("[]"), result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("typed", "entry_id"), [("rtx4090", "rtx-4090"), ("GAUDI3", "gaudi-3")])
+def test_an_id_typed_without_its_hyphens_is_found(
+    typed: str, entry_id: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.catalog.query import find_entry
+
+    assert find_entry(load_catalog([], include_user=False).entries, typed).id == entry_id
+    assert main(["show", typed, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == entry_id
+
+
+def test_list_help_names_each_sortable_field_once(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["list", "--help"])
+    epilog = " ".join(capsys.readouterr().out.split("sortable fields:")[1].split())
+    fields = [field.strip() for field in epilog.split(",")]
+    assert len(fields) == len(set(fields)) and "release_year" in fields

@@ -423,3 +423,56 @@ def test_wide_window_keeps_every_default_column_and_ctrl_i_collapses_details(
     qtbot.waitUntil(lambda: view.table.viewport().width() > before)
     window.details_action.trigger()
     assert view.details_visible()
+
+
+def test_main_tabs_switch_from_the_keyboard(qtbot: QtBot, tmp_path: Path) -> None:
+    window = make_window(qtbot, tmp_path / "s.conf")
+    window.show()
+    assert window.tabs.currentIndex() == 0
+    keys = {item.shortcut().toString() for item in window.tab_actions}
+    assert keys == {f"Alt+{n}" for n in range(1, len(TAB_VIEWS) + 1)}
+    window.tab_actions[3].trigger()
+    assert window.tabs.currentIndex() == 3
+    window.next_tab_action.trigger()
+    assert window.tabs.currentIndex() == 4
+    window.next_tab_action.trigger()
+    assert window.tabs.currentIndex() == 0, "wraps around"
+    window.previous_tab_action.trigger()
+    assert window.tabs.currentIndex() == len(TAB_VIEWS) - 1
+    assert [key.toString() for key in window.next_tab_action.shortcuts()] == [
+        "Ctrl+PgDown",
+        "Ctrl+Tab",
+    ]
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window.tabs, Qt.Key.Key_PageDown, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentIndex() == 0
+
+
+def test_help_menu_has_shortcuts_docs_sourcing_and_reporting(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = make_window(qtbot, tmp_path / "s.conf")
+    menus = {action.text().replace("&", ""): action.menu() for action in window.menuBar().actions()}
+    items = [action.text() for action in menus["Help"].actions() if action.text()]
+    assert items == [
+        "Keyboard shortcuts",
+        "README and documentation",
+        "How these figures were sourced",
+        "Report a problem…",
+        "About GPUDesk",
+    ]
+    window.shortcuts_action.trigger()
+    assert window.last_help_box is not None
+    text = window.shortcuts_text()
+    assert "Ctrl+D\tAdd selected to compare" in text and "Alt+1\tGo to Catalog" in text
+    assert "<b>Ctrl+D</b>" in window.last_help_box.text()
+    window.sourcing_action.trigger()
+    assert "dense" in window.last_help_box.text()
+    window.report_action.trigger()
+    assert "gpudesk detect --json" in window.last_help_box.text()
+    opened: list[QUrl] = []
+    monkeypatch.setattr(main_window_module, "open_url", lambda url: opened.append(url) or True)
+    window.readme_action.trigger()
+    readme = window.readme_path()
+    assert readme is not None and opened == [QUrl.fromLocalFile(str(readme))]
