@@ -206,7 +206,7 @@ def usable_memory(
         sources.append(VLLM_SHARE_SOURCE)
     base = wired if wired is not None else total
     usable = int(base * share)
-    words.append(f"= {usable / GIB:.2f} GiB ({usable / GB:.2f} GB) usable")
+    usable_words = f"{usable / GIB:.2f} GiB ({usable / GB:.2f} GB) usable"
     return UsableMemory(
         gpu_id=entry.id,
         catalog_gb=float(entry.memory_gb),
@@ -217,7 +217,7 @@ def usable_memory(
         engine_share=share,
         usable_bytes=usable,
         max_devices=1 if entry.device_type is DeviceType.SOC else None,
-        basis="; ".join(words),
+        basis="; ".join(words) + f": {usable_words}",
         sources=tuple(sources),
     )
 
