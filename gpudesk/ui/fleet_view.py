@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.bench.text import format_figure, format_fraction_of_peak
+from gpudesk.catalog.names import short_name
 from gpudesk.fleet.checks import SLOW_FRACTION, Outlier, check_label, outlier_line, summarise
 from gpudesk.fleet.document import SurveyFileError, SurveyView, parse_survey, read_survey
 from gpudesk.fleet.inventory import InventoryRow, inventory
@@ -137,6 +138,11 @@ class FleetView(QWidget):
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
+        # One text line per device (the style's default row was about twice that:
+        # 20 of 57 devices fitted at 1366x768).
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         # Before a survey the columns fit their headers (100 px each cut "Checks" off).
@@ -204,6 +210,11 @@ class FleetView(QWidget):
         self.status_message.emit(f"Opened {path.name}")
         return True
 
+    def model_name(self, model: str) -> str:
+        """A catalog id ("h100-sxm5") as its short name ("H100 SXM5 80GB"); else as given."""
+        entry = self.state.catalog.by_id(model)
+        return short_name(entry) if entry is not None else model
+
     def show_survey(self, view: SurveyView, data: dict[str, Any]) -> None:
         summary = summarise(view.nodes)
         self.survey, self.document = view, {**data, "summary": summary}
@@ -211,12 +222,14 @@ class FleetView(QWidget):
         self.outliers = [Outlier(**item) for item in summary["outliers"]]
         self.rows = inventory(list(view.nodes), self.outliers)
         cluster = view.cluster
-        models = ", ".join(f"{count} × {model}" for model, count in summary["by_model"].items())
+        models = ", ".join(
+            f"{count} × {self.model_name(model)}" for model, count in summary["by_model"].items()
+        )
         self.summary_label.setText(
             f"Ray cluster {cluster.address} (Ray {cluster.ray_version or 'n/a'}), surveyed "
-            f"{cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: {summary['nodes']} nodes, "
-            f"{summary['gpus']} GPUs, {summary['nodes_failed']} failed, "
-            f"{len(self.outliers)} outliers" + (f". {models}" if models else "")
+            f"{cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: {_count(summary['nodes'], 'node')}, "
+            f"{_count(summary['gpus'], 'GPU')}, {summary['nodes_failed']} failed, "
+            f"{_count(len(self.outliers), 'outlier')}" + (f". {models}" if models else "")
         )
         self._fill_table()
         self._fill_outliers()
@@ -229,6 +242,8 @@ class FleetView(QWidget):
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         for row in self.rows:
             cells = row_cells(row)
+            model_column = COLUMNS.index("Model")
+            cells[model_column] = self.model_name(cells[model_column])
             items = [
                 _item(text, right=column in (1, 3, 6, 7), tip=text if column == 8 else "")
                 for column, text in enumerate(cells)
@@ -259,7 +274,7 @@ class FleetView(QWidget):
             if row.error is None:
                 counts[row.model] = counts.get(row.model, 0) + 1
         for model, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-            self.model_combo.addItem(f"{model} ({count})", model)
+            self.model_combo.addItem(f"{self.model_name(model)} ({count})", model)
         self.model_combo.blockSignals(False)
         self._draw_chart()
 
@@ -296,7 +311,7 @@ class FleetView(QWidget):
         for side in ("left", "bottom"):
             item.showAxis(side)
         gemm = next(row.gemm for row in self.rows if row.model == model and row.gemm)
-        item.setTitle(f"{gemm.label} per device, {model}")
+        item.setTitle(f"{gemm.label} per device, {self.model_name(model)}")
         item.setLabel("bottom", gemm.unit)
         # Top to bottom in survey order.
         ys = [len(points) - 1 - position for position in range(len(points))]
@@ -412,3 +427,8 @@ class FleetView(QWidget):
         """Stop a running survey before the window closes."""
         if self._worker is not None:
             self._worker.shutdown()
+
+
+def _count(number: int, noun: str) -> str:
+    """ "1 node", "2 nodes"."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -39,11 +39,11 @@ def test_opening_a_survey_fills_inventory_outliers_and_chart(qtbot: QtBot, tmp_p
     assert view.open_file(_survey_file(tmp_path))
     assert view.model.rowCount() == 5
     assert _cell(view, 0, "Node") == "host-n0"
-    assert _cell(view, 0, "Model") == "a100"
+    assert _cell(view, 0, "Model") == "A100 80GB", "the catalog's short name, not the raw id"
     assert _cell(view, 0, "Checks") == "ok"
     assert _cell(view, 3, "Checks") == "slow GEMM BF16"
     assert _cell(view, 4, "Checks").startswith("the node died")
-    assert "5 nodes, 4 GPUs, 1 failed, 1 outliers" in view.summary_label.text()
+    assert "5 nodes, 4 GPUs, 1 failed, 1 outlier. 4 × A100 80GB" in view.summary_label.text()
     assert "54% of the fleet median 280" in view.outlier_text.toPlainText()
     assert view.selected_model() == "a100"
     points = view.model_points("a100")
@@ -106,3 +106,10 @@ def test_before_any_survey_the_chart_says_what_will_be_there(qtbot: QtBot, tmp_p
     assert view.open_file(_survey_file(tmp_path))
     assert view.selected_model() == "a100"
     assert item.getAxis("left").isVisible() and item.getAxis("bottom").isVisible()
+
+
+def test_rows_are_one_text_line_high(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    assert view.open_file(_survey_file(tmp_path))
+    line = view.table.fontMetrics().height()
+    assert all(view.table.rowHeight(row) <= line + 8 for row in range(view.model.rowCount()))
