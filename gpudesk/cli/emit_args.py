@@ -73,6 +73,8 @@ def emit_for(
     kv_dtype_bytes: float,
     context: int | None,
     max_num_seqs: int | None,
+    gpu_layers: int | None = None,
+    cpu_moe: int = 0,
 ) -> dict[str, Any]:
     """The ``emit`` document: command, KV pool (vLLM), the check, and the working."""
     from gpudesk.planning.engine_launch import (
@@ -139,8 +141,9 @@ def emit_for(
         kv_dtype=kv_dtype,
         max_num_seqs=max_num_seqs,
         utilisation=utilisation,
-        gpu_layers=shape.layers + 1,
+        gpu_layers=shape.layers + 1 if gpu_layers is None else gpu_layers,
         layers=shape.layers,
+        cpu_moe=cpu_moe,
     )
     document: dict[str, Any] = {
         "engine": engine,
@@ -219,10 +222,22 @@ def fit_emit(
     if shape is None or estimate.spec.workload.value != "inference":
         raise CliError("--emit needs an inference workload of a transformer", EXIT_USAGE)
     counts = sorted(r.count for r in report.fits if r.gpu_id == entry.id)
+    offload = next(
+        (
+            r.offload
+            for r in getattr(report, "results", ())
+            if r.gpu_id == entry.id and getattr(r, "offload", None) is not None
+        ),
+        None,
+    )
+    gpu_layers: int | None = None
+    cpu_moe = 0
     if estimate.spec.tensor_parallel > 1:
         tp = estimate.spec.tensor_parallel
     elif counts:
         tp = counts[0]
+    elif offload is not None and args.emit in ("llama.cpp", "ollama"):
+        tp, gpu_layers, cpu_moe = 1, offload.gpu_layers, offload.cpu_moe
     else:
         raise CliError(
             f"--emit: {entry.id} does not hold this workload on up to {report.counts[-1]} GPUs",
@@ -247,6 +262,8 @@ def fit_emit(
         kv_dtype_bytes=spec.kv_dtype.bytes if spec.kv_dtype is not None else 2.0,
         context=args.seq,
         max_num_seqs=spec.concurrency,
+        gpu_layers=gpu_layers,
+        cpu_moe=cpu_moe,
     )
 
 

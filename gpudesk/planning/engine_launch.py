@@ -169,6 +169,8 @@ class LaunchPlan:
     gpu_layers: int
     layers: int
     flash_attention: bool = True
+    #: llama.cpp --n-cpu-moe: layers whose routed experts stay in host memory
+    cpu_moe: int = 0
 
 
 _VLLM_QUANT = {"awq": "awq", "gptq": "gptq", "fp8": "fp8", "nf4": "bitsandbytes", "mxfp4": "mxfp4"}
@@ -216,6 +218,8 @@ def llama_cpp_command(plan: LaunchPlan) -> str:
         str(plan.context * (plan.max_num_seqs or 1)),
     ]
     words += ["-ngl", str(plan.gpu_layers)]
+    if plan.cpu_moe:
+        words += ["--n-cpu-moe", str(plan.cpu_moe)]
     if plan.tensor_parallel > 1:
         words += ["-ts", ",".join("1" for _ in range(plan.tensor_parallel))]
     words += ["-fa", "on" if plan.flash_attention else "off"]

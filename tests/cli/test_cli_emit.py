@@ -91,3 +91,19 @@ def test_speed_emit_sizes_for_the_ranked_gpu_and_count(
     assert "--quantization fp8" in emit["command"]
     assert emit["kv_pool"]["gpu_kv_cache_tokens"] > 0
     assert any("upper bound" in note for note in emit["notes"])
+
+
+def test_fit_emit_llama_cpp_uses_the_offload_plan_when_one_card_is_too_small(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-70b", "--quant", "q4_k_m", "--engine",
+        "llama.cpp", "--gpu", "rtx-4090", "--emit", "llama.cpp", "--max-gpus", "1", "--json",
+    )  # fmt: skip
+    assert code == 0
+    document = json.loads(out)
+    offload = next(r for r in document["offloaded"] if r["gpu_id"] == "rtx-4090")
+    command = document["emit"]["command"]
+    layers = int(re.search(r"-ngl (\d+)", command).group(1))  # type: ignore[union-attr]
+    assert 0 < layers < 81
+    assert layers == offload["gpu_layers"]
