@@ -311,7 +311,7 @@ class FleetView(QWidget):
         for side in ("left", "bottom"):
             item.showAxis(side)
         gemm = next(row.gemm for row in self.rows if row.model == model and row.gemm)
-        item.setTitle(f"{gemm.label} per device, {self.model_name(model)}")
+        item.setTitle(f"{gemm.label} per device, {self.model_name(model or '')}")
         item.setLabel("bottom", gemm.unit)
         # Top to bottom in survey order.
         ys = [len(points) - 1 - position for position in range(len(points))]
