@@ -7,6 +7,7 @@ Signals:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import statistics
 from pathlib import Path
@@ -47,6 +48,16 @@ COLUMNS = ("Node", "GPU", "Model", "Memory", "Driver", "GEMM", "of peak", "Copy"
 _OUTLIER_COLOR = QColor("#D55E00")  # Okabe-Ito vermillion, as the charts use
 #: Beyond this many devices per model the bars are too thin to name each.
 _MAX_LABELLED_BARS = 40
+#: Said on the Survey button and up front when this Python cannot import Ray.
+NO_RAY_TEXT = (
+    "Surveying needs Ray, which is not installed here (pip install 'gpudesk[fleet]' "
+    "from the checkout)."
+)
+
+
+def ray_installed() -> bool:
+    """Whether this Python can import Ray (looked up, not imported: Ray is slow to import)."""
+    return importlib.util.find_spec("ray") is not None
 
 
 def _item(text: str, *, right: bool = False, tip: str = "") -> QStandardItem:
@@ -106,6 +117,12 @@ class FleetView(QWidget):
         self.timeout_spin.setSuffix(" s per node")
         self.timeout_spin.setToolTip("How long each node may take before it counts as failed")
         self.survey_button = QPushButton("Survey cluster")
+        self.ray_installed = ray_installed()
+        self.survey_button.setToolTip(
+            "Survey the Ray cluster at the address on the left"
+            if self.ray_installed
+            else NO_RAY_TEXT
+        )
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.save_button = QPushButton("Save survey…")
@@ -122,8 +139,8 @@ class FleetView(QWidget):
         bar.addWidget(self.save_button)
 
         self.summary_label = QLabel(
-            "No survey yet. Open a file that “gpudesk fleet survey --out FILE” wrote, "
-            "or survey a running Ray cluster."
+            "No survey yet. Open a file that “gpudesk fleet survey --out FILE” wrote"
+            + (", or survey a running Ray cluster." if self.ray_installed else ". " + NO_RAY_TEXT)
         )
         self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
         self.summary_label.setWordWrap(True)
@@ -174,7 +191,7 @@ class FleetView(QWidget):
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([760, 620])
+        splitter.setSizes([840, 540])
 
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
@@ -244,8 +261,12 @@ class FleetView(QWidget):
             cells = row_cells(row)
             model_column = COLUMNS.index("Model")
             cells[model_column] = self.model_name(cells[model_column])
+            tips = {
+                8: cells[8],
+                2: f"{cells[2]} (catalog id {row.model})" if cells[2] != row.model else cells[2],
+            }
             items = [
-                _item(text, right=column in (1, 3, 6, 7), tip=text if column == 8 else "")
+                _item(text, right=column in (1, 3, 6, 7), tip=tips.get(column, ""))
                 for column, text in enumerate(cells)
             ]
             if row.checks or row.error is not None:
@@ -253,7 +274,17 @@ class FleetView(QWidget):
                     item.setForeground(_OUTLIER_COLOR)
             self.model.appendRow(items)
         self.table.setSortingEnabled(True)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns fit their contents, long check texts elide (full text in the tooltip),
+        and "Checks" always keeps room for its header."""
         self.table.resizeColumnsToContents()
+        header = self.table.horizontalHeader()
+        for name, most in (("Model", 170), ("Checks", 180)):
+            column = COLUMNS.index(name)
+            least = header.sectionSizeFromContents(column).width() + 8
+            self.table.setColumnWidth(column, max(least, min(self.table.columnWidth(column), most)))
 
     def _fill_outliers(self) -> None:
         labels = {node.node_id: node.label for node in self.survey.nodes} if self.survey else {}
@@ -318,30 +349,47 @@ class FleetView(QWidget):
         values = [value for _, value, _ in points]
         normal = series_color(0)
         brushes = [pg.mkBrush(_OUTLIER_COLOR if outlier else normal) for *_, outlier in points]
-        self.plot.addItem(
-            pg.BarGraphItem(x0=0, y=ys, height=0.7, width=values, brushes=brushes, pen=None)
-        )
+        bars = pg.BarGraphItem(x0=0, y=ys, height=0.7, width=values, brushes=brushes, pen=None)
+        self.plot.addItem(bars)
+        labelled = len(points) <= _MAX_LABELLED_BARS
+        if labelled:
+            # Each bar's figure just past its end, so no one reads values off the axis.
+            for y, value in zip(ys, values, strict=True):
+                text = pg.TextItem(format_figure(value), color=theme.muted_color(), anchor=(0, 0.5))
+                text.setPos(value, y)
+                self.plot.addItem(text)
         if len(values) >= 2:
             median = statistics.median(values)
             pen = pg.mkPen(theme.muted_color(), style=Qt.PenStyle.DashLine)
             # Both labels left of their lines (the median sits near the right edge),
             # one above the other so they never overlap.
             for x, text, height in (
-                (median, "fleet median", 0.98),
-                (SLOW_FRACTION * median, f"{SLOW_FRACTION:.0%} of median", 0.92),
+                (median, "fleet median", 0.99),
+                (SLOW_FRACTION * median, f"{SLOW_FRACTION:.0%} of median", 0.94),
             ):
                 options = {
                     "position": height,
                     "color": theme.muted_color(),
                     "anchors": [(1, 0), (1, 0)],
+                    "fill": self.plot.backgroundBrush().color(),
                 }
                 line = pg.InfiniteLine(x, angle=90, pen=pen, label=text, labelOpts=options)
+                # Over the bars, not hidden behind them.
+                line.setZValue(bars.zValue() + 10)
                 self.plot.addItem(line)
-        labelled = len(points) <= _MAX_LABELLED_BARS
         ticks = [(y, name) for y, (name, _, _) in zip(ys, points, strict=True)] if labelled else []
-        item.getAxis("left").setTicks([ticks])
-        item.setXRange(0, max(values) * 1.08)
-        item.setYRange(-0.6, len(points) - 0.4)
+        left = item.getAxis("left")
+        left.setTicks([ticks])
+        # The axis does not grow for text ticks on its own: make room for the longest name.
+        longest = max(
+            (self.plot.fontMetrics().horizontalAdvance(name) for _, name in ticks), default=0
+        )
+        left.setWidth(longest + 16 if ticks else None)
+        # Room right of the longest bar for its figure.
+        item.setXRange(0, max(values) * (1.15 if labelled else 1.08))
+        # Headroom above the top bar for the median lines' labels.
+        headroom = 1.0 + 0.1 * len(points) if len(values) >= 2 else 0.0
+        item.setYRange(-0.6, len(points) - 0.4 + headroom, padding=0)
 
     def compare_selected_model(self) -> None:
         model = self.selected_model()
@@ -399,7 +447,7 @@ class FleetView(QWidget):
 
     def _update_buttons(self) -> None:
         running = self._worker is not None
-        self.survey_button.setEnabled(not running)
+        self.survey_button.setEnabled(not running and self.ray_installed)
         self.cancel_button.setEnabled(running)
         self.open_button.setEnabled(not running)
         self.save_button.setEnabled(self.document is not None and not running)

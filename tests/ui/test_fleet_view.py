@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyqtgraph as pg
+import pytest
 from pytestqt.qtbot import QtBot
 from survey_factory import gemm_run, gpu, node, survey
 from ui_catalog_fixtures import small_catalog
 
-from gpudesk.ui.fleet_view import COLUMNS, FleetView
+from gpudesk.ui import fleet_view
+from gpudesk.ui.fleet_view import COLUMNS, NO_RAY_TEXT, FleetView
 from gpudesk.ui.state import AppState
 
 
@@ -113,3 +116,58 @@ def test_rows_are_one_text_line_high(qtbot: QtBot, tmp_path: Path) -> None:
     assert view.open_file(_survey_file(tmp_path))
     line = view.table.fontMetrics().height()
     assert all(view.table.rowHeight(row) <= line + 8 for row in range(view.model.rowCount()))
+
+
+def test_the_model_cell_keeps_the_catalog_id_in_its_tooltip(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    view.open_file(_survey_file(tmp_path))
+    row = COLUMNS.index("Model")
+    assert view.model.item(0, row).text() == "A100 80GB"
+    assert "catalog id a100" in view.model.item(0, row).toolTip()
+    assert "4 × A100 80GB" in view.summary_label.text()
+    assert view.model_combo.currentText() == "A100 80GB (4)"
+    assert view.selected_model() == "a100"  # Compare still gets the id
+    title = view.plot.getPlotItem().titleLabel.text
+    assert "A100 80GB" in title and "a100" not in title
+
+
+def test_checks_keeps_room_for_its_header(qtbot: QtBot, tmp_path: Path) -> None:
+    view = _view(qtbot)
+    view.resize(1366, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    view.open_file(_survey_file(tmp_path))
+    header = view.table.horizontalHeader()
+    checks = COLUMNS.index("Checks")
+    assert view.table.columnWidth(checks) >= header.sectionSizeFromContents(checks).width()
+    # a long check text elides in the cell; the tooltip keeps all of it
+    assert view.model.item(4, checks).toolTip().startswith("the node died")
+
+
+def test_each_bar_carries_its_figure_and_the_medians_draw_over_the_bars(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    view = _view(qtbot)
+    view.open_file(_survey_file(tmp_path))
+    items = view.plot.getPlotItem().items
+    bars = [item for item in items if isinstance(item, pg.BarGraphItem)]
+    lines = [item for item in items if isinstance(item, pg.InfiniteLine)]
+    figures = sorted(
+        item.textItem.toPlainText()
+        for item in items
+        if isinstance(item, pg.TextItem) and not isinstance(item, pg.InfLineLabel)
+    )
+    assert figures == ["150", "280", "280", "280"]
+    assert len(bars) == 1 and len(lines) == 2
+    assert all(line.zValue() > bars[0].zValue() for line in lines)
+
+
+def test_without_ray_survey_is_disabled_and_says_so_up_front(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fleet_view, "ray_installed", lambda: False)
+    view = _view(qtbot)
+    assert not view.survey_button.isEnabled()
+    assert view.survey_button.toolTip() == NO_RAY_TEXT
+    assert NO_RAY_TEXT in view.summary_label.text()
+    assert view.open_button.isEnabled()
