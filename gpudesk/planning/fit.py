@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning import citations
-from gpudesk.planning.memory import GB, DType, MemoryEstimate, Workload
+from gpudesk.planning.memory import GB, DType, Engine, MemoryEstimate, Workload
 from gpudesk.planning.offload import DEFAULT_HOST, HostMemory, Offload, plan_offload
 from gpudesk.planning.usable import GIB, UsableMemory, usable_memory
 
@@ -134,7 +134,12 @@ def bf16_supported(entry: CatalogEntry) -> bool | None:
 
 def _needs_bf16(estimate: MemoryEstimate) -> bool:
     # QLoRA and int8/int4 inference compute in the spec's dtype when it is a float one.
-    return estimate.spec.dtype is DType.BF16
+    # llama.cpp never does: ggml dequantises to fp16/fp32 for its kernels, so GGUF and
+    # MXFP4 models run on Pascal and Turing cards.
+    spec = estimate.spec
+    if spec.workload is Workload.INFERENCE and spec.engine is Engine.LLAMA_CPP:
+        return False
+    return spec.dtype is DType.BF16
 
 
 def decode_upper_bound(estimate: MemoryEstimate, bandwidth_gbs: float, count: int) -> float | None:

@@ -586,3 +586,21 @@ def test_memory_flags_are_exit_0_or_2_never_a_traceback(
             assert data["fits"] == []
     else:
         assert err.strip().count("\n") <= 3  # a short message naming the flag
+
+
+def test_fit_gguf_with_llama_cpp_needs_no_bf16(capsys: pytest.CaptureFixture[str]) -> None:
+    """ggml dequantises to fp16/fp32: a GGUF model runs on a Pascal card, as speed says."""
+    code, out, _ = run_cli(capsys, "fit", "--model", "llama-3.1-8b", "--quant", "q4_k_m", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["workload"]["engine"] == "llama.cpp" and data["workload"]["dtype"] == "bf16"
+    fits = {item["gpu_id"]: item["count"] for item in data["fits"]}
+    assert fits["gtx-1080"] == 1 and data["excluded"] == []
+    code, out, _ = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--quant", "q4_k_m", "--engine", "llama.cpp",
+        "--mode", "decode", "--gpu", "gtx-1080", "--json", "--no-calibration",
+    )  # fmt: skip
+    assert code == 0 and json.loads(out)["results"][0]["count"] == 1
+    # transformers in bf16 still needs compute capability 8.0
+    code, out, _ = run_cli(capsys, "fit", "--model", "llama-3.1-8b", "--json")
+    assert "gtx-1080" in {item["gpu_id"] for item in json.loads(out)["excluded"]}
