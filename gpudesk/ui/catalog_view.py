@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
@@ -36,6 +37,7 @@ from gpudesk.ui.catalog_columns import (
     COLUMNS,
     KEY_COLUMNS_END,
     NARROW_HIDDEN,
+    Column,
     column_index,
 )
 from gpudesk.ui.catalog_model import (
@@ -61,6 +63,16 @@ _NAME_MAX_WIDTH_PX = 210
 ARCHITECTURE_MAX_WIDTH_PX = 170
 #: The details pane's first width when the table is narrow (it starts at 330 px).
 NARROW_DETAILS_WIDTH_PX = 280
+
+
+def column_menu_label(column: Column) -> str:
+    """A column's label in View → Columns: a name ("FP64 (TFLOPS)", "ECC", "From
+    (USD/GPU-h)"), never the sentence its tooltip holds."""
+    if column.key in METRICS:
+        return METRICS[column.key].header
+    if column.key == "compare":
+        return "Compare tick"
+    return column.header.replace("\n", " ")
 
 
 class CatalogView(QWidget):
@@ -223,10 +235,12 @@ class CatalogView(QWidget):
     def populate_columns_menu(self, menu: QMenu) -> None:
         """Fill ``menu`` with one checkable action per column (View → Columns)."""
         menu.clear()
+        menu.setToolTipsVisible(True)
         for index, column in enumerate(COLUMNS):
             if index == NAME_COLUMN_INDEX:
                 continue  # a row must stay recognisable
-            action = menu.addAction(column.tooltip.replace("\n", " "))
+            action = menu.addAction(column_menu_label(column))
+            action.setToolTip(column.tooltip.replace("\n", " "))
             action.setCheckable(True)
             action.setChecked(not self.table.isColumnHidden(index))
             action.toggled.connect(

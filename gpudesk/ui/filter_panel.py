@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any, TypeGuard
 
@@ -155,6 +156,11 @@ class FilterPanel(QWidget):
             self._vendor_layout.addWidget(box)
             self.vendor_boxes[vendor] = box
         self.vendor_group.setVisible(bool(vendors))
+        # Boxes added after the panel was built would come last in Tab order (after
+        # Reset filters): put them back between the segments and the limits.
+        chain = [*self.segment_boxes.values(), *self.vendor_boxes.values(), self.min_memory]
+        for first, second in itertools.pairwise(chain):
+            QWidget.setTabOrder(first, second)
 
     def set_year_bounds(self, first: int, last: int) -> None:
         """The catalog's release years; spin boxes at the old bound follow the new one."""

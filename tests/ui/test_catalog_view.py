@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtTest import QAbstractItemModelTester
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 from ui_catalog_fixtures import small_catalog
 
@@ -377,3 +379,22 @@ def test_tab_leaves_the_table_and_a_chip_x_works_from_the_keyboard(
     button.setFocus()
     qtbot.keyClick(button, Qt.Key.Key_Space)
     assert view.state.compare_ids == ["rtx-4090"]
+
+
+def _next_tab_stop(widget: QWidget) -> QWidget:
+    following = widget.nextInFocusChain()
+    while not following.focusPolicy() & Qt.FocusPolicy.TabFocus:
+        following = following.nextInFocusChain()
+    return following
+
+
+def test_tab_goes_segments_then_vendors_then_limits(view: CatalogView) -> None:
+    filters = view.filters
+    last_segment = list(filters.segment_boxes.values())[-1]
+    vendors = list(filters.vendor_boxes.values())
+    assert len(vendors) >= 2
+    assert _next_tab_stop(last_segment) is vendors[0]
+    for first, second in itertools.pairwise(vendors):
+        assert _next_tab_stop(first) is second
+    assert _next_tab_stop(vendors[-1]) is filters.min_memory
+    assert _next_tab_stop(filters.reset_button) not in vendors

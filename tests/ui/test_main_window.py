@@ -329,6 +329,10 @@ def test_view_columns_menu_hides_and_shows_columns(qtbot: QtBot, tmp_path: Path)
     assert actions["FP64 (TFLOPS)"].isChecked()
     assert not actions["FP8 tensor, dense (TFLOPS)"].isChecked()
     assert "Name" not in actions  # the name column always stays
+    # Labels are names; the sentence is the tooltip.
+    assert actions["ECC"].toolTip() == "Error-correcting memory"
+    assert actions["From (USD/GPU-h)"].toolTip().startswith("Lowest on-demand cloud rate")
+    assert all(len(text) < 60 and not text.endswith(".") for text in actions if text)
     actions["FP64 (TFLOPS)"].trigger()
     assert not catalog_view(window).column_visible("fp64_tflops")
     actions["FP8 tensor, dense (TFLOPS)"].trigger()
