@@ -305,9 +305,10 @@ class FitPage(QWidget):
                 else ""
             )
             + f". {html.escape(estimate.compares_with)}</p>"
-            + f"<p style='color:{muted}; font-size:small'>GB = 10⁹ bytes, like the vendors' "
-            "memory sizes. Activations are an approximation (see the formula); the framework "
-            "overhead is GPUDesk's stated choice.</p>"
+            + f"<p style='color:{muted}; font-size:small'>GB = 10⁹ bytes; a GPU sold as "
+            "'24 GB' holds 24 GiB = 25.8 GB, and the Usable column is that less what the "
+            "driver and the engine keep. Activations are an approximation (see the formula); "
+            "the framework overhead is GPUDesk's stated choice.</p>"
         )
 
     def _set_segment_labels(self, labels: list[tuple[float, str]]) -> None:
