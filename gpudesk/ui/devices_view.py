@@ -376,6 +376,12 @@ class DiagnosisPanel(QFrame):
         self.works.setVisible(True)
 
 
+_HEALTH_TIP = (
+    "Compare with nvidia-smi field by field and check PCIe links, throttling, ECC "
+    "errors, memory repairs and the compute mode (what `gpudesk doctor` does)"
+)
+
+
 class DevicesView(QWidget):
     """Detected devices as cards, a diagnosis panel when NVML fails, and the live monitor.
 
@@ -430,10 +436,7 @@ class DevicesView(QWidget):
         )
         header.addWidget(self.health_throughput)
         self.health_button = QPushButton("Check health")
-        self.health_button.setToolTip(
-            "Compare with nvidia-smi field by field and check PCIe links, throttling, ECC "
-            "errors, memory repairs and the compute mode (what `gpudesk doctor` does)"
-        )
+        self.health_button.setToolTip(_HEALTH_TIP)
         self.health_button.clicked.connect(self.check_health)
         header.addWidget(self.health_button)
         layout.addLayout(header)
@@ -543,6 +546,7 @@ class DevicesView(QWidget):
             f"<b>RAM</b>&nbsp; {_escape(text.ram_text(result.ram_total_gib))}"
         )
         self.state.set_detected(matched_catalog_ids(result.gpus, self.matches), result.gpus)
+        self._sync_health_controls()
         if not self._closed:
             self.monitor.set_devices(self._nvml, result.gpus, sysfs_root=self._sysfs_root)
         # Nothing to monitor: give the space to the diagnosis and the CPU card.
@@ -678,7 +682,16 @@ class DevicesView(QWidget):
 
     def _on_health_worker_done(self) -> None:
         self._health_worker = None
-        self.health_button.setEnabled(not self._closed)
+        self._sync_health_controls()
+
+    def _sync_health_controls(self) -> None:
+        """Check health needs a GPU to check: without one the banner already says why."""
+        usable = self.result is None or bool(self.result.usable_gpus)
+        idle = self._health_worker is None and not self._closed
+        self.health_button.setEnabled(usable and idle)
+        self.health_throughput.setEnabled(usable)
+        why = "" if usable else " (no GPU was detected: nothing to check)"
+        self.health_button.setToolTip(_HEALTH_TIP + why)
 
     # -- shutdown -------------------------------------------------------------------
 

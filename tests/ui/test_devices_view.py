@@ -194,6 +194,9 @@ def test_real_nvml_on_this_machine_shows_the_library_not_found_panel(qtbot: QtBo
     # the banner's last line says what works without a GPU; the hint does not repeat it
     assert "CPU benchmark" not in view.diagnosis.hint.text()
     assert "NVML Shared Library Not Found" in view.diagnosis.detail.text()
+    # Nothing to check: the health controls say so instead of repeating the banner.
+    assert not view.health_button.isEnabled() and not view.health_throughput.isEnabled()
+    assert "no GPU was detected" in view.health_button.toolTip()
 
 
 def _wait_samples(qtbot: QtBot, view: DevicesView, count: int) -> None:
