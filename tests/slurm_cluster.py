@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NODES = ("n1", "n2", "n3")
-#: slurmd ports (the issue's layout); the controller's port is picked free at start.
+#: slurmd ports (the issue's layout), used when free; else (another cluster of these
+#: tests is running) free ports are picked, as the controller's always is.
 NODE_PORTS = {"n1": 17001, "n2": 17002, "n3": 17003}
 DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sinfo", "scontrol")
 
@@ -41,6 +42,21 @@ def missing_programs() -> list[str]:
 
 def _which(name: str) -> str | None:
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin:/sbin")
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _node_ports() -> dict[str, int]:
+    if all(_port_is_free(port) for port in NODE_PORTS.values()):
+        return dict(NODE_PORTS)
+    return {node: _free_port() for node in NODES}
 
 
 def _free_port() -> int:
@@ -155,6 +171,7 @@ class SlurmCluster:
 def _write_config(
     root: Path,
     controller_port: int,
+    node_ports: Mapping[str, int],
     gres: Mapping[str, str],
     real_memory_mb: int,
     features: Mapping[str, str],
@@ -170,7 +187,7 @@ def _write_config(
     for node in NODES:
         declared = gres.get(node, "")
         line = (
-            f"NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 Port={NODE_PORTS[node]} "
+            f"NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 Port={node_ports[node]} "
             f"CPUs=2 RealMemory={real_memory_mb} State=UNKNOWN"
         )
         if declared:
@@ -214,7 +231,7 @@ def _write_config(
                 "ClusterName=gpudesk-test",
                 f"SlurmctldHost={host}(127.0.0.1)",
                 f"SlurmctldPort={controller_port}",
-                "SlurmdPort=17001",
+                f"SlurmdPort={NODE_PORTS['n1']}",
                 "SlurmUser=root",
                 "SlurmdUser=root",
                 "AuthType=auth/munge",
@@ -290,6 +307,7 @@ def start_cluster(
     _write_config(
         root,
         port,
+        _node_ports(),
         gres if gres is not None else dict.fromkeys(NODES, "gpu:2"),
         real_memory_mb,
         features or {},

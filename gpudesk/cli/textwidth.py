@@ -46,6 +46,8 @@ def output_width() -> int:
 
 def display_width(text: str) -> int:
     """Terminal cells ``text`` takes: wide East Asian characters count two, combining marks none."""
+    if text.isascii():  # the usual case, and a 1,000-node fleet table has 300,000 cells
+        return len(text)
     cells = 0
     for char in text:
         if unicodedata.combining(char):

@@ -221,16 +221,16 @@ def _figures(nodes: Iterable[NodeView]) -> list[_Figure]:
     return figures
 
 
-def _measured_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
+def _measured_outliers(figures: Iterable[_Figure]) -> list[Outlier]:
     groups: dict[tuple[str, str], list[_Figure]] = defaultdict(list)
-    for figure in _figures(nodes):
+    for figure in figures:
         groups[(figure.model, figure.key)].append(figure)
     out: list[Outlier] = []
-    for (model, _key), figures in sorted(groups.items()):
-        if len(figures) < 2:
+    for (model, _key), group in sorted(groups.items()):
+        if len(group) < 2:
             continue
-        median = statistics.median(figure.value for figure in figures)
-        for figure in figures:
+        median = statistics.median(figure.value for figure in group)
+        for figure in group:
             if figure.value < SLOW_FRACTION * median:
                 out.append(
                     Outlier(
@@ -247,10 +247,10 @@ def _measured_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     return out
 
 
-def _reference_outliers(nodes: Iterable[NodeView], references: References) -> list[Outlier]:
+def _reference_outliers(figures: Iterable[_Figure], references: References) -> list[Outlier]:
     """Each GEMM figure against its model's reference, with the rule doctor applies."""
     out: list[Outlier] = []
-    for figure in _figures(nodes):
+    for figure in figures:
         reference = references.get(figure.model, figure.key)
         if reference is None or figure.gpu_index is None:
             continue
@@ -311,8 +311,9 @@ def find_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     for item in gpus:
         found.extend(_health_outliers(item))
     found.extend(_driver_outliers(gpus))
-    found.extend(_measured_outliers(nodes))
-    found.extend(_reference_outliers(nodes, load_references()))
+    figures = _figures(nodes)  # read once: a 1,000-node survey has 8,000 runs
+    found.extend(_measured_outliers(figures))
+    found.extend(_reference_outliers(figures, load_references()))
     found.extend(_declared_outliers(nodes))
     order = {node.node_id: position for position, node in enumerate(nodes)}
     found.sort(

@@ -13,11 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import stat
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
 from gpudesk.bench.results import measurement_label
 
@@ -221,15 +223,21 @@ class NodeView(BaseModel):
             return self.slurm.name
         return self.hostname or self.ip or self.node_id[:12]
 
+    @cached_property
+    def parsed_detection(self) -> tuple[DetectionView | None, str | None]:
+        """The detection's view and why it was refused, read once (the checks ask often)."""
+        if self.detection is None:
+            return None, None
+        try:
+            view = DetectionView.model_validate_json(json.dumps(self.detection), strict=True)
+        except ValidationError as exc:
+            return None, _refusal_reason(self.detection, exc)
+        return view, None
+
     def detection_view(self) -> DetectionView | None:
         """The parts of the detection the checks use, or None if it cannot be read
         (:meth:`detection_refusal` says why)."""
-        if self.detection is None:
-            return None
-        try:
-            return DetectionView.model_validate_json(json.dumps(self.detection), strict=True)
-        except ValidationError:
-            return None
+        return self.parsed_detection[0]
 
     def detection_refusal(self) -> str | None:
         """Why the node's detection was refused, or None (there is none, or it was read).
@@ -237,24 +245,30 @@ class NodeView(BaseModel):
         A refused detection is not "no GPUs": the node must not look like a healthy
         CPU node.
         """
-        if self.detection is None:
-            return None
-        try:
-            DetectionView.model_validate_json(json.dumps(self.detection), strict=True)
-        except ValidationError as exc:
-            return _refusal_reason(self.detection, exc)
-        return None
+        return self.parsed_detection[1]
 
-    def bench_views(self) -> list[BenchView]:
-        """Every benchmark run that can be read (unreadable ones are left out)."""
+    @cached_property
+    def parsed_benches(self) -> tuple[BenchView, ...]:
+        """Every benchmark run that can be read, read once."""
         runs = list(self.benches) or ([self.bench] if self.bench is not None else [])
+        try:  # all at once (a node sends one run per GPU); one by one if any is unreadable
+            return _BENCH_RUNS.validate_json(json.dumps(runs), strict=True)
+        except ValidationError:
+            pass
         views: list[BenchView] = []
         for run in runs:
             try:
                 views.append(BenchView.model_validate_json(json.dumps(run), strict=True))
             except ValidationError:
                 continue
-        return views
+        return tuple(views)
+
+    def bench_views(self) -> list[BenchView]:
+        """Every benchmark run that can be read (unreadable ones are left out)."""
+        return list(self.parsed_benches)
+
+
+_BENCH_RUNS: TypeAdapter[tuple[BenchView, ...]] = TypeAdapter(tuple[BenchView, ...])
 
 
 class SurveyView(BaseModel):
@@ -300,6 +314,32 @@ def _check_tree(value: Any, depth: int = 0, where: str = "$") -> None:
             _check_tree(item, depth + 1, f"{where}[{position}]")
 
 
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _plainly_fine(text: str) -> bool:
+    """A fast, conservative look at the raw text: encodable, no surrogate escapes, shallow.
+
+    A 1,000-node survey holds millions of values; walking them in Python with
+    a path for each takes seconds. When this says False, :func:`_check_tree`
+    looks closer and names what is wrong (or finds nothing: a valid surrogate
+    pair, or a document near the depth limit).
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    if _SURROGATE_ESCAPE.search(text):
+        return False
+    depth = deepest = 0
+    for bracket in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest < MAX_DEPTH - 1
+
+
 def parse_survey(text: str | bytes, source: str) -> tuple[SurveyView, dict[str, Any]]:
     """Validate a survey document; return its view and the plain data.
 
@@ -321,7 +361,8 @@ def parse_survey(text: str | bytes, source: str) -> tuple[SurveyView, dict[str, 
     if not isinstance(data, dict):
         raise SurveyFileError(source, "not a survey: the document is not a JSON object")
     try:
-        _check_tree(data)
+        if not _plainly_fine(text):
+            _check_tree(data)
     except ValueError as exc:
         raise SurveyFileError(source, str(exc)) from exc
     version = data.get("survey_schema_version", SURVEY_SCHEMA_VERSION)
@@ -332,7 +373,8 @@ def parse_survey(text: str | bytes, source: str) -> tuple[SurveyView, dict[str, 
             f"({SURVEY_SCHEMA_VERSION}): update GPUDesk",
         )
     try:
-        view = SurveyView.model_validate_json(json.dumps(data), strict=True)
+        # The text json.loads accepted and the checks passed: validated as it is.
+        view = SurveyView.model_validate_json(text, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "document"

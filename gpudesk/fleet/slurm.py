@@ -369,6 +369,17 @@ class _Step:
     tasks: dict[int, _Task] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     open_streams: int = 2
+    readers: list[threading.Thread] = field(default_factory=list)
+
+    def close(self) -> None:
+        """End srun if it still runs, let the readers finish, close the pipes."""
+        if self.process.poll() is None:
+            _cancel(self)
+        for reader in self.readers:
+            reader.join(timeout=5)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def node_command(bench: BenchMode, nonce: str, python: str) -> list[str]:
@@ -678,9 +689,11 @@ def _survey_nodes(
             steps.append(step)
             assert process.stdout is not None and process.stderr is not None
             for stream, kind in ((process.stdout, "out"), (process.stderr, "err")):
-                threading.Thread(
+                reader = threading.Thread(
                     target=_reader, args=(step, stream, kind, lines), daemon=True
-                ).start()
+                )
+                reader.start()
+                step.readers.append(reader)
         by_name = {node.name: node for node in usable}
         while any(step.open_streams for step in steps):
             if progress.is_cancelled():
@@ -716,8 +729,7 @@ def _survey_nodes(
                     finish(node, None, error, time.monotonic() - step.started)
     finally:
         for step in steps:
-            if step.process.poll() is None:
-                _cancel(step)
+            step.close()
     return [rows[node.name] for node in nodes]
 
 

@@ -117,7 +117,7 @@ def declared_findings(slurm: DeclaredNode, detection: DetectedNode) -> list[Find
     """Every way the node's Slurm declaration differs from its detection."""
     physical = [gpu for gpu in detection.gpus if gpu.kind == "gpu"]
     working = [gpu for gpu in physical if not gpu.lost and gpu.driver_loaded is not False]
-    missing = [gpu for gpu in physical if gpu not in working]
+    missing = [gpu for gpu in physical if gpu.lost or gpu.driver_loaded is False]
     declared = slurm.gpus
     declared_count = sum(item.count for item in declared)
     declared_text = ",".join(gres_text(item) for item in declared)
@@ -140,7 +140,7 @@ def declared_findings(slurm: DeclaredNode, detection: DetectedNode) -> list[Find
         if item.type is None:
             continue
         matching = [gpu for gpu in working if names_gpu(item.type, gpu)]
-        others = [gpu for gpu in working if gpu not in matching]
+        others = [gpu for gpu in working if not names_gpu(item.type, gpu)]
         if len(matching) < item.count and others:
             message = f"Slurm declares {gres_text(item)}, {len(matching)} detected GPU"
             message += f"{'s are' if len(matching) != 1 else ' is'} {item.type}"

@@ -104,9 +104,18 @@ class FleetView(QWidget):
         self._worker: TaskWorker | None = None
 
         self.open_button = QPushButton("Open survey…")
+        self.scheduler_combo = QComboBox()
+        self.scheduler_combo.addItem("Ray", "ray")
+        self.scheduler_combo.addItem("Slurm", "slurm")
+        self.scheduler_combo.setToolTip(
+            "Ray: a running Ray cluster at the address; Slurm: the cluster this machine "
+            "submits to (one srun step, one task per node)"
+        )
+        self._offer_schedulers()
         self.address_edit = QLineEdit("auto")
         self.address_edit.setPlaceholderText("auto, HOST:PORT or ray://HOST:PORT")
         self.address_edit.setToolTip("The Ray cluster to survey, as Ray accepts it")
+        self._scheduler_changed()
         self.bench_combo = QComboBox()
         self.bench_combo.addItem("Detection only", "none")
         self.bench_combo.addItem("Detection + quick benchmark", "quick")
@@ -131,6 +140,7 @@ class FleetView(QWidget):
         bar.addWidget(self.open_button)
         bar.addSpacing(16)
         bar.addWidget(QLabel("Cluster:"))
+        bar.addWidget(self.scheduler_combo)
         bar.addWidget(self.address_edit, 1)
         bar.addWidget(self.bench_combo)
         bar.addWidget(self.timeout_spin)
@@ -243,7 +253,7 @@ class FleetView(QWidget):
             f"{count} × {self.model_name(model)}" for model, count in summary["by_model"].items()
         )
         self.summary_label.setText(
-            f"Ray cluster {cluster.address} (Ray {cluster.ray_version or 'n/a'}), surveyed "
+            f"{cluster.title}, surveyed "
             f"{cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: {_count(summary['nodes'], 'node')}, "
             f"{_count(summary['gpus'], 'GPU')}, {summary['nodes_failed']} failed, "
             f"{_count(len(self.outliers), 'outlier')}" + (f". {models}" if models else "")
@@ -414,8 +424,13 @@ class FleetView(QWidget):
         address = self.address_edit.text().strip() or "auto"
         bench = str(self.bench_combo.currentData())
         timeout_s = float(self.timeout_spin.value())
+        scheduler = str(self.scheduler_combo.currentData())
 
         def work(progress: Progress) -> dict[str, Any]:
+            if scheduler == "slurm":
+                from gpudesk.fleet.slurm import survey_slurm
+
+                return survey_slurm(bench=bench, timeout_s=timeout_s, progress=progress)  # type: ignore[arg-type]
             from gpudesk.fleet.survey import survey
 
             return survey(address, bench=bench, timeout_s=timeout_s, progress=progress)  # type: ignore[arg-type]
@@ -427,9 +442,37 @@ class FleetView(QWidget):
         worker.cancelled.connect(lambda: self.summary_label.setText("Survey cancelled."))
         worker.done.connect(self._survey_done)
         self._worker = worker
-        self.summary_label.setText(f"Connecting to {address}…")
+        where = "the Slurm controller" if scheduler == "slurm" else address
+        self.summary_label.setText(f"Connecting to {where}…")
         self._update_buttons()
         worker.start()
+
+    def _offer_schedulers(self) -> None:
+        """Enable the schedulers this machine has (Ray installed, srun on PATH); pick one.
+
+        Only cheap checks here (the window must not wait on a controller): an
+        unreachable cluster is the survey's own error, in words.
+        """
+        import importlib.util
+        import shutil
+
+        has = {
+            "ray": importlib.util.find_spec("ray") is not None,
+            "slurm": shutil.which("srun") is not None and shutil.which("scontrol") is not None,
+        }
+        model = self.scheduler_combo.model()
+        for row in range(self.scheduler_combo.count()):
+            item = model.item(row) if isinstance(model, QStandardItemModel) else None
+            if item is not None:
+                item.setEnabled(has[str(self.scheduler_combo.itemData(row))])
+        # A machine with srun is a cluster's login node: Slurm first; else Ray.
+        self.scheduler_combo.setCurrentIndex(1 if has["slurm"] or not has["ray"] else 0)
+        self.scheduler_combo.currentIndexChanged.connect(self._scheduler_changed)
+        self._scheduler_changed()
+
+    def _scheduler_changed(self) -> None:
+        if hasattr(self, "address_edit"):
+            self.address_edit.setEnabled(self.scheduler_combo.currentData() == "ray")
 
     def cancel_survey(self) -> None:
         if self._worker is not None:

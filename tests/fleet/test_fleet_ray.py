@@ -220,6 +220,7 @@ def test_the_fleet_tab_surveys_the_cluster_on_a_worker(cluster: Any, qtbot: Any)
 
     view = FleetView(AppState(catalog=small_catalog()))
     qtbot.addWidget(view)
+    view.scheduler_combo.setCurrentIndex(view.scheduler_combo.findData("ray"))
     view.address_edit.setText(cluster.address)
     view.start_survey()
     assert not view.survey_button.isEnabled() and view.cancel_button.isEnabled()
