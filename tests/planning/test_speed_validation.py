@@ -32,13 +32,13 @@ from gpudesk.planning.speed.validation import (
 )
 
 #: Where the out-of-source medians stand today against the issue's targets (TOLERANCE):
-#: decode meets ×1.15; prefill and training do not yet (×1.56 and ×1.35 measured), so
-#: these bounds hold them where they are and fail on any regression.
+#: decode meets ×1.15 (×1.08 measured) and prefill ×1.35 (×1.31); training is at ×1.22
+#: against ×1.20, so its bound holds it where it is and fails on any regression.
 CURRENT_LIMIT = {
     Workload.DECODE: TOLERANCE[Workload.DECODE],
     Workload.SERVE: TOLERANCE[Workload.SERVE],
-    Workload.PREFILL: math.log(1.65),
-    Workload.TRAIN: math.log(1.45),
+    Workload.PREFILL: TOLERANCE[Workload.PREFILL],
+    Workload.TRAIN: math.log(1.3),
 }
 
 
@@ -114,9 +114,18 @@ def test_stored_fit_matches_a_fresh_fit_of_the_data() -> None:
 
 def test_fp8_training_gain_comes_from_the_data() -> None:
     # NeMo and llm-foundry measure FP8 x1.3-1.5 over BF16 on the same GPU, not the x2 of
-    # the datasheet peaks.
-    gain = math.exp(fitted_params().data["train"]["fp8"]["log"])
-    assert 1.1 < gain < 1.6
+    # the datasheet peaks: FP8 speeds the matmuls, not the memory-bound rest.
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.planning.speed.hardware import Precision, rates_for
+
+    (entry,) = [
+        item for item in load_catalog([], include_user=False).entries if item.id == "h100-sxm5"
+    ]
+    fitted = fitted_params()
+    bf16, _, _ = fitted.train_utilisation(rates_for(entry), Precision.FP16, moe=False, count=8)
+    fp8, words, _ = fitted.train_utilisation(rates_for(entry), Precision.FP8, moe=False, count=8)
+    assert 1.15 < fp8 / bf16 < 1.6
+    assert "FP8" in words and "memory-bound" in words
 
 
 def test_deepseek_v3_fp8_on_2048_h800_is_within_x1_5_of_its_report(checked) -> None:  # type: ignore[no-untyped-def]

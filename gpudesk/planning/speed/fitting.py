@@ -612,13 +612,28 @@ def train_features(
     return features
 
 
-def _fit_train(rows: Sequence[Row]) -> dict[str, Any]:
+def memory_ratio(rates: DeviceRates) -> float:
+    """The dense 16-bit peak over the bandwidth, FLOPs per byte: how much harder a GPU's
+    memory-bound work (norms, activations, optimizer, communication buffers) is to hide."""
+    return rates.fp16_tflops * 1e12 / (rates.bandwidth_gbs * 1e9)
+
+
+def effective_utilisation(utilisation: float, ratio: float, intensity: float) -> float:
+    """Share of the 16-bit peak when a token's time is its FLOPs at ``utilisation`` of the
+    peak plus the same FLOPs at ``intensity`` FLOPs per byte over the bandwidth (the
+    memory-bound part): 1 / (1/u + peak / (bandwidth x intensity))."""
+    return 1.0 / (1.0 / utilisation + ratio / intensity)
+
+
+#: Candidate intensities (FLOPs per byte of memory-bound training traffic), log-spaced.
+TRAIN_INTENSITIES = tuple(10 ** (1 + 3 * step / 36) for step in range(37))
+
+
+def _descend(targets: Sequence[float], features: Sequence[dict[str, float]]) -> dict[str, float]:
     """Coordinate descent on the log utilisation terms (a ridge regression)."""
-    targets = [math.log(row.measurement.value / train_unit(row)) for row in rows]
-    features = [_train_features(row) for row in rows]
     names = sorted({name for item in features for name in item})
     coef = {name: 0.0 for name in names}
-    for _ in range(200):
+    for _ in range(100):
         for name in names:
             num = 0.0
             den = 0.0 if name == "base" else TRAIN_SHRINKAGE
@@ -630,8 +645,34 @@ def _fit_train(rows: Sequence[Row]) -> dict[str, Any]:
                 num += x * (target - rest)
                 den += x * x
             coef[name] = num / den if den > 0 else 0.0
-    counts = {name: sum(1 for item in features if item.get(name)) for name in names}
-    return {name: {"log": coef[name], "rows": counts[name]} for name in names}
+    return coef
+
+
+def _fit_train(rows: Sequence[Row]) -> dict[str, Any]:
+    """The utilisation terms and the memory-bound intensity that fit ``rows`` best (least
+    squares in log tokens/s; the intensity by a search over :data:`TRAIN_INTENSITIES`)."""
+    measured = [row.measurement.value / train_unit(row) for row in rows]
+    ratios = [memory_ratio(row.rates) for row in rows]
+    features = [_train_features(row) for row in rows]
+    best: tuple[float, float, dict[str, float]] | None = None
+    for intensity in TRAIN_INTENSITIES:
+        targets = []
+        for value, ratio in zip(measured, ratios, strict=True):
+            inverse = 1.0 / value - ratio / intensity
+            targets.append(-math.log(max(inverse, 0.25)))
+        coef = _descend(targets, features)
+        error = 0.0
+        for value, ratio, item in zip(measured, ratios, features, strict=True):
+            u = math.exp(sum(coef.get(name, 0.0) * x for name, x in item.items()))
+            error += math.log(effective_utilisation(u, ratio, intensity) / value) ** 2
+        if best is None or error < best[0]:
+            best = (error, intensity, coef)
+    assert best is not None
+    _, intensity, coef = best
+    counts = {name: sum(1 for item in features if item.get(name)) for name in coef}
+    out: dict[str, Any] = {name: {"log": coef[name], "rows": counts[name]} for name in coef}
+    out["intensity"] = {"log": math.log(intensity), "rows": len(rows)}
+    return out
 
 
 def fit_all(rows: Sequence[Row], *, spreads: bool = True) -> dict[str, Any]:
@@ -863,6 +904,14 @@ class FittedParams:
                 parts.append(f"mixture of experts ×{math.exp(item['log']):.2f}")
             elif name == "scale":
                 parts.append(f"×{math.exp(item['log']):.3f} per doubling of GPUs past 8")
+        if "intensity" in table:
+            intensity = math.exp(table["intensity"]["log"])
+            base_share = min(2.0, math.exp(total))
+            total = math.log(effective_utilisation(base_share, memory_ratio(rates), intensity))
+            parts.append(
+                f"memory-bound work at {intensity:,.0f} FLOPs/byte over "
+                f"{rates.bandwidth_gbs:,.0f} GB/s"
+            )
         vendor_rows = table.get(f"vendor:{rates.vendor}", {}).get("rows", 0)
         words = (
             f"fitted to {table['base']['rows']} published training measurements"
