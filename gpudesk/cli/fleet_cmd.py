@@ -327,7 +327,7 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
                 row.driver or "",
                 _gemm_cell(gemm, format_fraction_of_peak(gemm.fraction_of_peak)) if gemm else "",
                 f"{_figure(row.copy.value)} GB/s" if row.copy else "",
-                ", ".join(check_label(check) for check in row.checks) or "ok",
+                ", ".join(dict.fromkeys(check_label(check) for check in row.checks)) or "ok",
             ]
         )
     if rows:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from gpudesk.fleet.checks import Outlier, bench_model, fleet_gpus, model_key
+from gpudesk.fleet.checks import NODE_CHECKS, Outlier, bench_model, fleet_gpus, model_key
 from gpudesk.fleet.document import BenchView, MeasurementView, NodeView
 
 #: The GEMM shown per device: the fastest precision ML uses that the run measured.
@@ -48,8 +48,12 @@ def copy_row(run: BenchView) -> MeasurementView | None:
 def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryRow]:
     """Rows in survey order: each GPU; a CPU-only node's CPU run; a failed node's error."""
     checks: dict[tuple[str, int | None], list[str]] = {}
+    node_checks: dict[str, list[str]] = {}
     for outlier in outliers:
-        checks.setdefault((outlier.node_id, outlier.gpu_index), []).append(outlier.check)
+        if outlier.check in NODE_CHECKS:  # about the node: shown on each of its rows
+            node_checks.setdefault(outlier.node_id, []).append(outlier.check)
+        else:
+            checks.setdefault((outlier.node_id, outlier.gpu_index), []).append(outlier.check)
     gpus_by_node: dict[str, list[int | None]] = {}
     for item in fleet_gpus(nodes):
         gpus_by_node.setdefault(item.node.node_id, []).append(item.gpu.index)
@@ -82,7 +86,10 @@ def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryR
                     driver=driver,
                     gemm=headline_gemm(run) if run else None,
                     copy=copy_row(run) if run else None,
-                    checks=tuple(checks.get((node.node_id, gpu.index), ())),
+                    checks=(
+                        *checks.get((node.node_id, gpu.index), ()),
+                        *node_checks.get(node.node_id, ()),
+                    ),
                 )
             )
         cpu_run = runs_by_index.get(None)
@@ -99,7 +106,10 @@ def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryR
                     driver=None,
                     gemm=headline_gemm(cpu_run) if cpu_run else None,
                     copy=copy_row(cpu_run) if cpu_run else None,
-                    checks=tuple(checks.get((node.node_id, None), ())),
+                    checks=(
+                        *checks.get((node.node_id, None), ()),
+                        *node_checks.get(node.node_id, ()),
+                    ),
                 )
             )
         if node.error is not None:

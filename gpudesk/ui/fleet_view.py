@@ -84,7 +84,7 @@ def row_cells(row: InventoryRow) -> list[str]:
         f"{gemm.dtype.upper()} {format_figure(gemm.value)} {gemm.unit}" if gemm else "",
         format_fraction_of_peak(gemm.fraction_of_peak) if gemm else "",
         f"{format_figure(row.copy.value)} GB/s" if row.copy else "",
-        ", ".join(check_label(check) for check in row.checks) or "ok",
+        ", ".join(dict.fromkeys(check_label(check) for check in row.checks)) or "ok",
     ]
 
 

@@ -223,3 +223,27 @@ def test_partition_and_nodelist_narrow_the_survey(cluster_factory: Any) -> None:
 
 def cluster_env_pythonpath() -> str:
     return fake_nvml_lib.environment()["PYTHONPATH"]
+
+
+def test_inside_a_batch_job_the_survey_takes_the_jobs_nodes(cluster_factory: Any) -> None:
+    cluster = cluster_factory()
+    out = cluster.root / "survey.json"
+    job = cluster.command(
+        "sbatch",
+        "--parsable",
+        "--nodes=2",
+        "--ntasks-per-node=1",
+        "--gres=gpu:2",
+        f"--output={cluster.root / 'job.log'}",
+        "--wrap",
+        f"{sys.executable} -m gpudesk fleet survey --slurm --bench none --out {out}",
+    ).stdout.strip()
+    deadline = time.monotonic() + 120
+    while cluster.command("squeue", "-h", "-j", job, check=False).stdout.strip():
+        assert time.monotonic() < deadline, cluster.logs()
+        time.sleep(0.5)
+    log = (cluster.root / "job.log").read_text()
+    document = json.loads(out.read_text())
+    by_name = rows(document)
+    assert len(by_name) == 2, log  # the job's two nodes, not the cluster's three
+    assert all(row["error"] is None for row in by_name.values()), log

@@ -246,6 +246,9 @@ def test_findings_are_node_outliers_in_fleet_show(
     assert main(["fleet", "show", str(path)]) == 0
     text = capsys.readouterr().out
     assert "Slurm cluster" in text and "  n3: Slurm declares gpu:2, 1 detected" in text
+    # The node's finding marks its rows of the inventory too.
+    (n3_row,) = [line for line in text.splitlines() if line.startswith("n3 ")]
+    assert n3_row.rstrip().endswith("GRES differs")
 
 
 def test_slurm_flags_need_slurm(capsys: pytest.CaptureFixture[str]) -> None:
