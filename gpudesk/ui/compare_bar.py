@@ -191,6 +191,11 @@ class CompareBar(QWidget):
         layout.addLayout(top)
         self.chip_area = QWidget()
         self.chip_layout = FlowLayout(self.chip_area)
+        # One row of chips is always reserved: the first chip must not push the table
+        # down (it moved 29 px); only a second row of chips takes more room.
+        probe = Chip("RTX 4090", "", "#000000")
+        self.chip_area.setMinimumHeight(probe.sizeHint().height())
+        probe.deleteLater()
         layout.addWidget(self.chip_area)
         self.fit_chip: Chip | None = None
         self.chips: dict[str, Chip] = {}
@@ -229,7 +234,6 @@ class CompareBar(QWidget):
             self.chips[entry.id] = chip
         self.title.setText(f"<b>Compare</b> ({len(entries)} of {MAX_COMPARED})")
         self.hint.setVisible(not entries)
-        self.chip_area.setVisible(bool(entries) or self.fit_chip is not None)
         self.clear_button.setEnabled(bool(entries))
         self.add_button.setEnabled(len(entries) < MAX_COMPARED)
 

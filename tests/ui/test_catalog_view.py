@@ -398,3 +398,17 @@ def test_tab_goes_segments_then_vendors_then_limits(view: CatalogView) -> None:
         assert _next_tab_stop(first) is second
     assert _next_tab_stop(vendors[-1]) is filters.min_memory
     assert _next_tab_stop(filters.reset_button) not in vendors
+
+
+def test_the_first_compare_chip_does_not_move_the_table(qtbot: QtBot, view: CatalogView) -> None:
+    from PySide6.QtCore import QPoint
+
+    view.resize(1100, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    before = view.table.mapTo(view, QPoint(0, 0)).y()
+    first = view.state.entries()[0].id
+    view.state.set_compare([first])
+    qtbot.wait(20)
+    assert view.compare_bar.chips
+    assert view.table.mapTo(view, QPoint(0, 0)).y() == before
