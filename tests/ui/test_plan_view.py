@@ -77,6 +77,7 @@ def test_default_7b_bf16_inference(view: PlanView) -> None:
     count_column = view.fit_page.fits_tree.topLevelItem(3).text(1)
     assert count_column == "2 (parallel)"
     assert "upper bound" in view.fit_page.fits_summary.text()
+    assert "fits on 3 GPUs on its own" in view.fit_page.total_label.text()
 
 
 def test_typing_recomputes_after_a_pause(qtbot: QtBot, view: PlanView) -> None:
@@ -87,6 +88,9 @@ def test_typing_recomputes_after_a_pause(qtbot: QtBot, view: PlanView) -> None:
     assert report.estimate.part(PartKey.WEIGHTS).gb == pytest.approx(140.0)
     assert all(result.count != 1 for result in report.fits)
     assert {r.gpu_id: r.count for r in report.fits}["big-80"] == 2
+    # No single card holds 140 GB here: said in words, not "fits on 0 GPUs on its own".
+    assert "no single GPU holds it" in view.fit_page.total_label.text()
+    assert "0 GPUs" not in view.fit_page.total_label.text()
 
 
 def test_bad_parameter_count_shows_a_message_and_no_crash(qtbot: QtBot, view: PlanView) -> None:

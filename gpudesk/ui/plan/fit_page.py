@@ -269,7 +269,11 @@ class FitPage(QWidget):
             f"<span style='font-size:16pt; font-weight:bold'>{estimate.total_gb:,.2f} GB</span>"
             f"&nbsp;&nbsp;{html.escape(estimate.model.name)} · "
             f"{html.escape(WORKLOAD_TEXT[estimate.spec.workload])} · {_spec_suffix(report)}"
-            f" · fits on {single} GPU{'s' if single != 1 else ''} on its own"
+            + (
+                f" · fits on {single} GPU{'s' if single != 1 else ''} on its own"
+                if single
+                else " · no single GPU holds it"
+            )
         )
         muted = theme.muted_color().name()
         rows = []
