@@ -61,6 +61,30 @@ def searchable_text(entry: CatalogEntry) -> str:
     ).lower()
 
 
+def matched_elsewhere(entry: CatalogEntry, text: str) -> tuple[str, ...]:
+    """Where the search ``text`` matched ``entry`` other than its name or id.
+
+    ``()`` when every word is in the name or id (or the text is empty); else the
+    fields, in :func:`searchable_text`'s order, that hold the words the name does
+    not: ``("notes",)``, ``("architecture",)`` or both. The words are matched as the
+    search filter matches them (lower-case substrings).
+    """
+    name = f"{entry.id} {entry.name}".lower()
+    fields = (
+        ("architecture", (entry.architecture or "").lower()),
+        ("notes", (entry.notes or "").lower()),
+    )
+    places: list[str] = []
+    for word in text.lower().split():
+        if word in name:
+            continue
+        for field, value in fields:
+            if word in value and field not in places:
+                places.append(field)
+                break
+    return tuple(field for field, _ in fields if field in places)
+
+
 # Row sets as "bytesets": one int holding one byte per row (1 kept, 0 not),
 # little-endian, so row r is byte r. AND and OR of two sets run in C over the
 # whole catalog at once, and ``to_bytes`` turns a set back into a 0/1 mask.

@@ -33,7 +33,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.query import CatalogFilter
+from gpudesk.catalog.query import CatalogFilter, matched_elsewhere
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
 from gpudesk.render.colors import gpu_color_slots
@@ -363,6 +363,8 @@ class CatalogProxyModel(QAbstractTableModel):
         self._rows: list[int] = []
         self._position_of: dict[int, int] | None = None
         self._mask = bytearray()
+        #: source row -> " · in notes" (or "") for the current search, filled as painted
+        self._why: dict[int, str] = {}
         self._cells = source.display_cells
         self._alignments = source.alignments
         self._header_answers = source.header_answers()
@@ -414,6 +416,7 @@ class CatalogProxyModel(QAbstractTableModel):
         return self._sort_order
 
     def _refilter(self) -> None:
+        self._why = {}
         self._mask = self._compute_mask()
         self._relayout(self._compute_rows())
 
@@ -462,6 +465,7 @@ class CatalogProxyModel(QAbstractTableModel):
         self.rows_changed.emit(len(self._rows), len(self._source.index_data))
 
     def _on_source_reset(self) -> None:
+        self._why = {}
         self._cells = self._source.display_cells
         self._alignments = self._source.alignments
         self._mask = self._compute_mask()
@@ -489,6 +493,17 @@ class CatalogProxyModel(QAbstractTableModel):
 
     def entry_at(self, row: int) -> CatalogEntry:
         return self._source.entry(self._rows[row])
+
+    def match_note(self, row: int) -> str:
+        """For a row the search keeps though its name lacks a word: " · in notes"
+        (or "in architecture"); "" otherwise. Worked out when first painted."""
+        source_row = self._rows[row]
+        note = self._why.get(source_row)
+        if note is None:
+            places = matched_elsewhere(self._source.entry(source_row), self._criteria.text)
+            note = f" · in {' and '.join(places)}" if places else ""
+            self._why[source_row] = note
+        return note
 
     def visible_ids(self) -> list[str]:
         ids = self._source.index_data.ids
@@ -545,7 +560,18 @@ class CatalogProxyModel(QAbstractTableModel):
         if row < 0:
             return None
         if role == _DISPLAY:
+            if index.column() == NAME_COLUMN_INDEX and self._criteria.text:
+                return self._cells[self._rows[row]][NAME_COLUMN_INDEX] + self.match_note(row)
             return self._cells[self._rows[row]][index.column()]
+        if role == _TOOLTIP and index.column() == NAME_COLUMN_INDEX and self._criteria.text:
+            note = self.match_note(row)
+            name = self._source.cell_data(self._rows[row], NAME_COLUMN_INDEX, role)
+            return (
+                f"{name}\nMatched {note.removeprefix(' · ')}: "
+                "the name does not hold every word searched"
+                if note
+                else name
+            )
         if role in _UNSET_ROLES:
             return None
         if role == _ALIGN:
@@ -555,8 +581,11 @@ class CatalogProxyModel(QAbstractTableModel):
     def cell_paint(self, row: int, column: int) -> tuple[str, int, QColor | None]:
         """What :class:`~gpudesk.ui.text_cell_delegate.TextCellDelegate` draws, in one call."""
         source_row = self._rows[row]
+        text = self._cells[source_row][column]
+        if column == NAME_COLUMN_INDEX and self._criteria.text:
+            text += self.match_note(row)
         return (
-            self._cells[source_row][column],
+            text,
             self._alignments[column],
             self._source.text_color(source_row, column),
         )

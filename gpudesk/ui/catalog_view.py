@@ -194,6 +194,10 @@ class CatalogView(QWidget):
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.verticalHeader().setVisible(False)
         table.set_row_height(table.fontMetrics().height() + 8)
+        # A long name elides in its middle: the end of the cell keeps a search's
+        # "· in notes" (and a model suffix such as "Superchip") in view.
+        table.frozen_view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = table.horizontalHeader()
         header.setSectionsMovable(True)
         header.setFirstSectionMovable(False)
@@ -386,6 +390,15 @@ class CatalogView(QWidget):
     def _on_rows_changed(self, visible: int, total: int) -> None:
         self.counts_changed.emit(visible, total)
         self._select_first_if_none()
+        # The details pane shows the current row: keep that row in view (after Escape
+        # clears a search, the GPU it found may sit far down the whole catalog).
+        current = self.table.currentIndex()
+        if current.isValid():
+            # Qt relays the views out later: until then the scroll ranges (the
+            # table's and its frozen columns') still fit the old row count.
+            self.table.updateGeometries()
+            self.table.frozen_view.updateGeometries()
+            self.table.scrollTo(current)
         self._update_no_match()
 
     # compare -----------------------------------------------------------------

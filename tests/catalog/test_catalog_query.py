@@ -14,6 +14,7 @@ from gpudesk.catalog.query import (
     NameLookupError,
     filter_entries,
     find_entry,
+    matched_elsewhere,
     sort_entries,
 )
 from gpudesk.catalog.schema import CatalogEntry, Segment
@@ -255,3 +256,16 @@ def test_every_bundled_gpu_with_a_tensor_core_generation_passes_the_tensor_core_
     kept = _ids(filter_entries(entries, CatalogFilter(features=frozenset({Feature.TENSOR_CORES}))))
     assert {"a10g", "l20"} <= set(with_generation)
     assert set(with_generation) <= set(kept)
+
+
+def test_matched_elsewhere_names_the_fields_the_name_does_not_explain() -> None:
+    entry = make_entry(
+        "h100-sxm5", name="NVIDIA H100 SXM5", architecture="Hopper", notes="HBM3 memory."
+    )
+    assert matched_elsewhere(entry, "h100") == ()
+    assert matched_elsewhere(entry, "") == ()
+    assert matched_elsewhere(entry, "HBM3") == ("notes",)
+    assert matched_elsewhere(entry, "hopper h100") == ("architecture",)
+    assert matched_elsewhere(entry, "hbm3 hopper") == ("architecture", "notes")
+    # as the filter keeps rows: every word somewhere in id, name, architecture or notes
+    assert all(FilterColumns([entry]).mask(CatalogFilter(text=t))[0] for t in ("hbm3", "hopper"))

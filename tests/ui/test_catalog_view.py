@@ -412,3 +412,45 @@ def test_the_first_compare_chip_does_not_move_the_table(qtbot: QtBot, view: Cata
     qtbot.wait(20)
     assert view.compare_bar.chips
     assert view.table.mapTo(view, QPoint(0, 0)).y() == before
+
+
+def test_a_row_the_name_does_not_explain_says_where_it_matched(view: CatalogView) -> None:
+    name = column_index("name")
+
+    def name_cell(row: int) -> tuple[str, str]:
+        index = view.proxy.index(row, name)
+        return index.data(), index.data(Qt.ItemDataRole.ToolTipRole)
+
+    view.filters.search.setText("hbm2e")
+    view.filters.flush()
+    text, tip = name_cell(0)
+    assert text.endswith(" · in notes")
+    assert "Matched in notes" in tip
+    assert view.proxy.cell_paint(0, name)[0] == text  # what the delegate draws
+    view.filters.search.setText("ampere")
+    view.filters.flush()
+    assert all(name_cell(row)[0].endswith(" · in architecture") for row in range(2))
+    view.filters.search.setText("a100")
+    view.filters.flush()
+    assert name_cell(0)[0] == "A100 80GB"  # the name says why: no note
+    view.filters.clear_search()
+    assert "·" not in name_cell(0)[0]
+
+
+def test_after_escape_the_gpu_in_the_details_pane_stays_in_view(qtbot: QtBot) -> None:
+    widget = CatalogView(AppState())  # the bundled catalog: more rows than the table shows
+    qtbot.addWidget(widget)
+    widget.resize(1366, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.filters.search.setText("mi300x")
+    widget.filters.flush()
+    assert widget.details.entry is not None and widget.details.entry.id == "mi300x"
+    widget.filters.clear_search()  # what Escape in the box does (tested above)
+    assert widget.visible_count() > 30
+    current = widget.table.currentIndex()
+    assert widget.current_entry() is not None and widget.current_entry().id == "mi300x"  # type: ignore[union-attr]
+    assert widget.details.entry.id == "mi300x"
+    # the selected row is on screen, in the table and in its frozen name column alike
+    for table in (widget.table, widget.table.frozen_view):
+        assert table.viewport().rect().contains(table.visualRect(current))
