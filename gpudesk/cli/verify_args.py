@@ -248,6 +248,9 @@ def verify_text(document: dict[str, Any]) -> str:
     )
     if document["ratio"] is not None:
         lines.append(f"  ratio        {document['ratio']:.2f} (measured / estimated)")
+    prefill = document["prefill_tokens_per_s"]
+    if prefill and document["n_gen"]:
+        lines.append(f"  (its prompt was processed at {prefill:,.1f} tokens/s)")
     if document["stopped"]:
         lines.append(f"  stopped early: {document['stopped']}")
     if document["stored_id"] is not None:
