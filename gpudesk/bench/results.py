@@ -245,6 +245,14 @@ def parse_result(data: bytes | str, source: str) -> BenchResult:
         raise ResultFileError(
             source, "(file)", "expected a JSON object from `gpudesk bench --json`"
         )
+    if "survey_schema_version" in raw or ("cluster" in raw and "nodes" in raw):
+        # Not a broken result but another kind of file: say which, and where it opens.
+        raise ResultFileError(
+            source,
+            "(file)",
+            "this is a fleet survey (from “gpudesk fleet survey”), not a benchmark result: "
+            "open it with File → Open fleet survey… (the Fleet tab) or “gpudesk fleet show FILE”",
+        )
     _check_shape(raw, source)
     version = raw.get("schema_version", SCHEMA_VERSION)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:

@@ -222,6 +222,8 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
         self.setMinimumHeight(200)
         #: (dtype, sizes, values) of the curves shown, for tests.
         self.curves: list[tuple[str, list[int], list[float]]] = []
+        #: the y axis's unit: TFLOPS, or GFLOPS for figures under 1 TFLOPS (a CPU's)
+        self.unit: str = UNIT_FOR_TEST["gemm"]
         self.message = pg.TextItem("", anchor=(0.5, 0.5))
         item.addItem(self.message, ignoreBounds=True)
 
@@ -241,6 +243,13 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
             if row.value is not None:
                 by_dtype.setdefault(row.dtype, []).append(row)
         sizes = sorted({row.size for group in by_dtype.values() for row in group})
+        if len(sizes) == 1:
+            # One point is no curve: say where its figure is instead of a lone dot.
+            empty_text = (
+                f"One matrix size measured (n = {sizes[0]}): the table above has its figure; "
+                "a size sweep needs two or more sizes"
+            )
+            sizes = []
         if not sizes:
             self.message.setText(empty_text or "No size sweep in this run")
             self.message.setPos(0.5, 0.5)
@@ -252,14 +261,19 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
         self.message.setText("")
         item.getAxis("left").setTicks(None)
         item.getAxis("bottom").setTicks([[(math.log2(size), str(size)) for size in sizes]])
-        # The table beside it, the catalog and the JSON speak TFLOPS: so does the
-        # plot, also for a CPU's 0.05 (a GFLOPS axis there read as a different figure).
+        # GPUs in TFLOPS, as the table, the catalog and the JSON; a CPU's figures
+        # (under 1 TFLOPS) in GFLOPS, where a TFLOPS axis read "5e-05".
         top = max((row.value or 0.0) for group in by_dtype.values() for row in group)
-        item.setLabel("left", f"Throughput ({UNIT_FOR_TEST['gemm']})")
+        unit: str = UNIT_FOR_TEST["gemm"]
+        scale = 1.0
+        if unit == "TFLOPS" and 0 < top < 1.0:
+            unit, scale = "GFLOPS", 1000.0
+        self.unit = unit
+        item.setLabel("left", f"Throughput ({unit})")
         for index, (dtype, group) in enumerate(by_dtype.items()):
             group.sort(key=lambda row: row.size)
             xs = [math.log2(row.size) for row in group]
-            ys = [float(row.value or 0.0) for row in group]
+            ys = [float(row.value or 0.0) * scale for row in group]
             color = series_color(index)
             item.plot(
                 xs, ys, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=7,
@@ -269,11 +283,10 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
             peak = next((row.peak for row in group if row.peak is not None), None)
             if peak is not None:
                 line = pg.InfiniteLine(
-                    pos=peak, angle=0,
+                    pos=peak * scale, angle=0,
                     pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
                     label=(
-                        f"{dtype.upper()} catalog peak {format_figure(peak)} "
-                        f"{UNIT_FOR_TEST['gemm']}"
+                        f"{dtype.upper()} catalog peak {format_figure(peak * scale)} {unit}"
                     ),
                     labelOpts={"position": 0.15, "color": color, "anchors": [(0, 1), (0, 1)]},
                 )  # fmt: skip
@@ -282,7 +295,7 @@ class SweepPlot(pg.PlotWidget):  # type: ignore[misc]
         highest = max(
             [top] + [row.peak for group in by_dtype.values() for row in group if row.peak]
         )
-        item.setYRange(0, highest * 1.08, padding=0)
+        item.setYRange(0, highest * scale * 1.08, padding=0)
         item.setXRange(math.log2(sizes[0]) - 0.3, math.log2(sizes[-1]) + 0.3, padding=0)
 
 

@@ -197,3 +197,21 @@ def test_peaks_of_the_bundled_catalog_are_dense_figures() -> None:
         assert peak_for(entry, "gemm", "fp16") != entry.fp16_tensor_sparse_tflops
         assert peak_for(entry, "gemm", "fp32") == entry.fp32_tflops  # non-tensor
         assert peak_for(entry, "copy", "bytes") == entry.bandwidth_gbs
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"survey_schema_version": 1, "cluster": {"address": "x"}, "nodes": [], "summary": {}},
+        {"cluster": {}, "nodes": []},
+    ],
+)
+def test_a_fleet_survey_is_named_not_reported_as_missing_fields(
+    document: dict[str, object],
+) -> None:
+    with pytest.raises(ResultFileError) as caught:
+        parse_result(json.dumps(document), "survey.json")
+    assert caught.value.field == "(file)"
+    assert "is a fleet survey" in caught.value.message
+    assert "Open fleet survey" in caught.value.message and "fleet show" in caught.value.message
+    assert "Field required" not in str(caught.value)

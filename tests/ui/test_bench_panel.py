@@ -318,8 +318,8 @@ def test_detected_gpus_no_backend_can_run_are_listed_disabled_with_the_reason(
     assert panel.device_combo.currentIndex() == 0 and panel.run_button.isEnabled()
 
 
-def test_a_cpu_sweep_plots_in_the_table_s_unit(qtbot: QtBot) -> None:
-    """0.05 TFLOPS in the table is 0.05 on a TFLOPS axis, not 50 on a GFLOPS one."""
+def test_a_cpu_sweep_plots_in_gflops(qtbot: QtBot) -> None:
+    """0.05 TFLOPS is 50 on a GFLOPS axis, not '5e-02' on a TFLOPS one; GPUs stay in TFLOPS."""
     from gpudesk.bench.results import Measurement
     from gpudesk.ui.bench_results import SweepPlot
 
@@ -331,5 +331,38 @@ def test_a_cpu_sweep_plots_in_the_table_s_unit(qtbot: QtBot) -> None:
     ]
     plot.show_sweep(rows)
     axis = plot.getPlotItem().getAxis("left")
+    assert axis.label.toPlainText().strip() == "Throughput (GFLOPS)"
+    assert plot.unit == "GFLOPS"
+    assert plot.curves == [("fp64", [256, 512, 1024], [21.0, 43.0, 51.0])]
+    gpu = [
+        Measurement(test="gemm", dtype="bf16", size=size, value=value, unit="TFLOPS")
+        for size, value in ((4096, 600.0), (8192, 700.0))
+    ]
+    plot.show_sweep(gpu)
     assert axis.label.toPlainText().strip() == "Throughput (TFLOPS)"
-    assert plot.curves == [("fp64", [256, 512, 1024], [0.021, 0.043, 0.051])]
+    assert plot.curves[0][2] == [600.0, 700.0]
+
+
+def test_a_one_point_sweep_is_not_drawn_and_says_why(qtbot: QtBot) -> None:
+    from gpudesk.bench.results import Measurement
+    from gpudesk.ui.bench_results import SweepPlot
+
+    plot = SweepPlot()
+    qtbot.addWidget(plot)
+    plot.show_sweep([Measurement(test="gemm", dtype="fp64", size=256, value=5e-5, unit="TFLOPS")])
+    assert plot.curves == []
+    assert "One matrix size measured (n = 256)" in plot.message.toPlainText()
+
+
+def test_importing_a_fleet_survey_names_the_file_and_where_it_opens(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    panel, _ = make_panel(qtbot, tmp_path)
+    survey = tmp_path / "survey.json"
+    survey.write_text(
+        json.dumps({"survey_schema_version": 1, "cluster": {}, "nodes": []}), encoding="utf-8"
+    )
+    assert panel.history_box.import_file(survey) is None
+    message = panel.history_box.message.text()
+    assert "fleet survey" in message and "File → Open fleet survey…" in message
+    assert "Field required" not in message
