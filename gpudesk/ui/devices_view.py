@@ -376,6 +376,10 @@ class DiagnosisPanel(QFrame):
         self.works.setVisible(True)
 
 
+_THROUGHPUT_TIP = (
+    "Also measure BF16/FP16 GEMM and device copy against typical achieved fractions "
+    "of the catalog peak (needs PyTorch or CuPy; takes longer)"
+)
 _HEALTH_TIP = (
     "Compare with nvidia-smi field by field and check PCIe links, throttling, ECC "
     "errors, memory repairs and the compute mode (what `gpudesk doctor` does)"
@@ -430,10 +434,7 @@ class DevicesView(QWidget):
         self.refresh_button.clicked.connect(self.refresh)
         header.addWidget(self.refresh_button)
         self.health_throughput = QCheckBox("with throughput test")
-        self.health_throughput.setToolTip(
-            "Also measure BF16/FP16 GEMM and device copy against typical achieved fractions "
-            "of the catalog peak (needs PyTorch or CuPy; takes longer)"
-        )
+        self.health_throughput.setToolTip(_THROUGHPUT_TIP)
         header.addWidget(self.health_throughput)
         self.health_button = QPushButton("Check health")
         self.health_button.setToolTip(_HEALTH_TIP)
@@ -686,12 +687,22 @@ class DevicesView(QWidget):
 
     def _sync_health_controls(self) -> None:
         """Check health needs a GPU to check: without one the banner already says why."""
-        usable = self.result is None or bool(self.result.usable_gpus)
+        # The check reads NVML and nvidia-smi: GPUs seen only in sysfs (no driver
+        # loaded) or on another vendor's stack give it nothing but the banner's words.
+        usable = self.result is None or any(
+            gpu.source is DeviceSource.NVML for gpu in self.result.usable_gpus
+        )
         idle = self._health_worker is None and not self._closed
         self.health_button.setEnabled(usable and idle)
         self.health_throughput.setEnabled(usable)
-        why = "" if usable else " (no GPU was detected: nothing to check)"
+        if usable:
+            why = ""
+        elif self.result is not None and self.result.usable_gpus:
+            why = " (no GPU answers NVML, the NVIDIA driver's interface: nothing to check)"
+        else:
+            why = " (no GPU was detected: nothing to check)"
         self.health_button.setToolTip(_HEALTH_TIP + why)
+        self.health_throughput.setToolTip(_THROUGHPUT_TIP + why)
 
     # -- shutdown -------------------------------------------------------------------
 

@@ -483,6 +483,10 @@ def test_two_driverless_gpus_say_the_fix_once(qtbot: QtBot, tmp_path: Path) -> N
     assert view.diagnosis.isVisibleTo(view) and title in view.diagnosis.title.text()
     assert title not in view.summary.text()
     first, second = view.cards
+    # GPUs seen in sysfs alone: the health check would only repeat the banner
+    assert not view.health_button.isEnabled() and not view.health_throughput.isEnabled()
+    assert "no GPU answers NVML" in view.health_button.toolTip()
+    assert "no GPU answers NVML" in view.health_throughput.toolTip()
     assert "No kernel driver" in first.hint_label.text()
     assert second.hint_label.text() == "The same problem as GPU 0 above."
     assert "No kernel driver" in second.hint_label.toolTip()
