@@ -22,7 +22,7 @@ peak (2 channels x 8 bytes x 5600 MT/s), of which llama.cpp's CPU decode reaches
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from gpudesk.planning.architecture import ModelShape
 from gpudesk.planning.memory import Engine, MemoryEstimate, PartKey, Workload
@@ -132,10 +132,12 @@ class Offload(BaseModel):
     gpu_bytes: float
     host: HostMemory
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def host_gb(self) -> float:
         return (self.host_weight_bytes + self.host_kv_bytes) / 1e9
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def words(self) -> str:
         """ "-ngl 24: 24 of 33 layers on the GPU, ..." for the basis and the tables."""
@@ -149,6 +151,7 @@ class Offload(BaseModel):
             f"{self.layers + 1 - self.gpu_layers} ({self.host_gb:,.2f} GB) in host memory"
         )
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def flag(self) -> str:
         return f"--n-cpu-moe {self.cpu_moe}" if self.cpu_moe else f"-ngl {self.gpu_layers}"

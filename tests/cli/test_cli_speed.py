@@ -235,6 +235,7 @@ def test_gpt_oss_20b_on_a_12_gb_card_states_its_offload(
     assert result["count"] == 1
     offload = result["offload"]
     assert offload["cpu_moe"] == 2 and offload["gpu_layers"] == 25
+    assert offload["flag"] == "--n-cpu-moe 2" and offload["host_gb"] > 0
     assert "--n-cpu-moe 2" in result["basis"] and "host memory" in result["basis"]
     assert "typical desktop" in offload["host"]["basis"]
     assert result["tokens_per_s"] > 0
