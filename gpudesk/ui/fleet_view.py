@@ -50,8 +50,8 @@ _OUTLIER_COLOR = QColor("#D55E00")  # Okabe-Ito vermillion, as the charts use
 _MAX_LABELLED_BARS = 40
 #: Said on the Survey button and up front when this Python cannot import Ray.
 NO_RAY_TEXT = (
-    "Surveying needs Ray, which is not installed here (pip install 'gpudesk[fleet]' "
-    "from the checkout)."
+    "Surveying needs Ray (pip install 'gpudesk[fleet]' from the checkout) or Slurm "
+    "(srun and scontrol on PATH); this machine has neither."
 )
 
 
@@ -126,12 +126,6 @@ class FleetView(QWidget):
         self.timeout_spin.setSuffix(" s per node")
         self.timeout_spin.setToolTip("How long each node may take before it counts as failed")
         self.survey_button = QPushButton("Survey cluster")
-        self.ray_installed = ray_installed()
-        self.survey_button.setToolTip(
-            "Survey the Ray cluster at the address on the left"
-            if self.ray_installed
-            else NO_RAY_TEXT
-        )
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.save_button = QPushButton("Save survey…")
@@ -150,7 +144,7 @@ class FleetView(QWidget):
 
         self.summary_label = QLabel(
             "No survey yet. Open a file that “gpudesk fleet survey --out FILE” wrote"
-            + (", or survey a running Ray cluster." if self.ray_installed else ". " + NO_RAY_TEXT)
+            + (", or survey a running cluster." if any(self._has.values()) else ". " + NO_RAY_TEXT)
         )
         self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
         self.summary_label.setWordWrap(True)
@@ -453,11 +447,10 @@ class FleetView(QWidget):
         Only cheap checks here (the window must not wait on a controller): an
         unreachable cluster is the survey's own error, in words.
         """
-        import importlib.util
         import shutil
 
-        has = {
-            "ray": importlib.util.find_spec("ray") is not None,
+        has = self._has = {
+            "ray": ray_installed(),
             "slurm": shutil.which("srun") is not None and shutil.which("scontrol") is not None,
         }
         model = self.scheduler_combo.model()
@@ -473,6 +466,12 @@ class FleetView(QWidget):
     def _scheduler_changed(self) -> None:
         if hasattr(self, "address_edit"):
             self.address_edit.setEnabled(self.scheduler_combo.currentData() == "ray")
+        if hasattr(self, "survey_button"):
+            self._update_buttons()
+
+    def can_survey(self) -> bool:
+        """Whether the chosen scheduler is on this machine (Ray importable, srun on PATH)."""
+        return self._has.get(str(self.scheduler_combo.currentData()), False)
 
     def cancel_survey(self) -> None:
         if self._worker is not None:
@@ -490,7 +489,15 @@ class FleetView(QWidget):
 
     def _update_buttons(self) -> None:
         running = self._worker is not None
-        self.survey_button.setEnabled(not running and self.ray_installed)
+        self.survey_button.setEnabled(not running and self.can_survey())
+        if not any(self._has.values()):
+            self.survey_button.setToolTip(NO_RAY_TEXT)
+        elif not self.can_survey():
+            self.survey_button.setToolTip(f"{self.scheduler_combo.currentText()} is not here")
+        else:
+            self.survey_button.setToolTip(
+                f"Survey the {self.scheduler_combo.currentText()} cluster and show its GPUs"
+            )
         self.cancel_button.setEnabled(running)
         self.open_button.setEnabled(not running)
         self.save_button.setEnabled(self.document is not None and not running)

@@ -166,8 +166,24 @@ def test_without_ray_survey_is_disabled_and_says_so_up_front(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(fleet_view, "ray_installed", lambda: False)
+    monkeypatch.setenv("PATH", "")  # no srun either
     view = _view(qtbot)
     assert not view.survey_button.isEnabled()
     assert view.survey_button.toolTip() == NO_RAY_TEXT
     assert NO_RAY_TEXT in view.summary_label.text()
     assert view.open_button.isEnabled()
+
+
+def test_with_slurm_and_no_ray_the_survey_runs_on_slurm(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(fleet_view, "ray_installed", lambda: False)
+    for name in ("srun", "scontrol"):
+        tool = tmp_path / name
+        tool.write_text("#!/bin/sh\nexit 1\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    view = _view(qtbot)
+    assert view.scheduler_combo.currentData() == "slurm"
+    assert view.survey_button.isEnabled()
+    assert NO_RAY_TEXT not in view.summary_label.text()
