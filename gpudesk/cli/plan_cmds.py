@@ -19,7 +19,7 @@ from gpudesk.cli.common import (
 )
 from gpudesk.cli.emit_args import add_emit_arguments
 from gpudesk.cli.model_file_args import add_model_file_arguments
-from gpudesk.cli.textwidth import terminal_table
+from gpudesk.cli.textwidth import output_width, terminal_table, wrap_paragraph
 
 if TYPE_CHECKING:
     from gpudesk.catalog.schema import CatalogEntry
@@ -889,8 +889,8 @@ def run_cost(args: argparse.Namespace) -> int:
         text = cost_text(result, provenance)
         if at_median is not None:
             months = at_median.break_even_months
-            text += (
-                "\nAt the median on-demand rate "
+            text += "\n" + wrap_paragraph(
+                "At the median on-demand rate "
                 f"(${at_median.inputs.cloud_hourly_usd:,.2f}/GPU-hour): "
                 f"cloud {_usd(at_median.cloud_monthly_usd)}/month, "
                 + (
@@ -984,6 +984,10 @@ def _usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
+#: Where a cost line's formula and source start, under its figure.
+_COST_DETAIL_INDENT = " " * 16
+
+
 def cost_text(result: CostResult, provenance: dict[str, str]) -> str:
     """The human-readable ``cost`` output."""
     inputs = result.inputs
@@ -1001,18 +1005,35 @@ def cost_text(result: CostResult, provenance: dict[str, str]) -> str:
             f"Buying breaks even after {result.break_even_months:.1f} months, beyond the "
             f"{horizon} horizon: renting is cheaper over it."
         )
+    width = output_width()
+
+    def item(label: str, value: str, *details: str) -> list[str]:
+        # The figure on its label's line; formulas and sources wrap beneath it, so the
+        # output reads at 80 columns however long a provider's name or page is.
+        return [f"  {label:<10}  {value:>18}".rstrip()] + [
+            wrap_paragraph(detail, width, indent=_COST_DETAIL_INDENT) for detail in details
+        ]
+
     lines = [
-        f"{inputs.gpu_name}{count}: buy or rent, over {horizon}",
+        wrap_paragraph(f"{inputs.gpu_name}{count}: buy or rent, over {horizon}", width),
         "",
-        verdict,
+        wrap_paragraph(verdict, width),
         "",
-        f"  Purchase    {_usd(result.upfront_usd):>12}         {provenance['purchase']}",
-        f"  Resale      {_usd(result.resale_total_usd):>12}",
-        f"  Power       {_usd(result.power_monthly_usd):>12}/month   {formulas['power']}",
-        f"              {'':>12}         TDP from the {provenance['tdp']}",
-        f"  Cloud       {_usd(result.cloud_monthly_usd):>12}/month   {formulas['cloud']}",
-        f"              {'':>12}         hourly price: {provenance['cloud_hourly']}",
-        f"  Break-even  {formulas['break_even']}",
+        *item("Purchase", _usd(result.upfront_usd), provenance["purchase"]),
+        *item("Resale", _usd(result.resale_total_usd)),
+        *item(
+            "Power",
+            f"{_usd(result.power_monthly_usd)}/month",
+            formulas["power"],
+            f"TDP from the {provenance['tdp']}",
+        ),
+        *item(
+            "Cloud",
+            f"{_usd(result.cloud_monthly_usd)}/month",
+            formulas["cloud"],
+            f"hourly price: {provenance['cloud_hourly']}",
+        ),
+        *item("Break-even", "", formulas["break_even"]),
         "",
     ]
     rows = []
@@ -1025,14 +1046,16 @@ def cost_text(result: CostResult, provenance: dict[str, str]) -> str:
                     f"${result.cloud_cumulative_usd[month]:,.2f}",
                 ]
             )
-    table = format_table(["Year", "Buy (net of resale)", "Cloud"], rows, right_aligned={1, 2})
+    table = terminal_table(
+        ["Year", "Buy (net of resale)", "Cloud"], rows, right_aligned={1, 2}, width=width - 2
+    )
     lines.extend("  " + line for line in table.splitlines())
     lines.append("")
     lines.append(
-        _wrap(
+        wrap_paragraph(
             "Not counted: the host machine, cooling, space and admin time; cloud storage and "
             "egress. Utilisation is the average power draw as a share of TDP while running.",
-            "",
+            width,
         )
     )
     return "\n".join(lines)

@@ -206,6 +206,21 @@ def test_cost_uses_the_catalog_price(capsys: pytest.CaptureFixture[str]) -> None
     assert data["provenance"]["purchase"].startswith("catalog (launch MSRP, 2022-10-12)")
 
 
+@pytest.mark.parametrize("argv", [("h100-sxm5",), ("rtx-4090", "--count", "2")])
+def test_cost_text_fits_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...]
+) -> None:
+    # It ran to 338 columns: a rate's provider, instance and page on the Cloud line.
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run_cli(capsys, "cost", *argv)
+    assert code == 0
+    assert "Buy (net of resale)" in out
+    for line in out.splitlines():
+        # only an unbreakable word (a pricing page's URL) may run past the width
+        if len(line) > 80:
+            assert len(line.split()) == 1 and "://" in line, line
+
+
 def test_cost_never_is_null(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "cost", "rtx-4090", "--cloud-hourly", "0.01", "--json")
     assert code == 0
