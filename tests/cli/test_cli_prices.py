@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from skypilot_excerpts import LAMBDA_V9, NEBIUS_V9
 
 from gpudesk.catalog.price_snapshots import (
     PriceDataError,
@@ -27,7 +28,6 @@ from gpudesk.catalog.price_snapshots import (
 )
 from gpudesk.catalog.rate_book import RateBook
 from gpudesk.cli import main
-from tests.catalog.test_skypilot_import import LAMBDA_V9, NEBIUS_V9
 
 
 class _Server:

@@ -19,10 +19,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import fake_nvml_lib
 import pytest
-
-from tests import fake_nvml_lib
-from tests.slurm_cluster import (
+from slurm_cluster import (
     SlurmCluster,
     hold_node,
     missing_programs,

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from survey_factory import gpu, node, survey
 
 from gpudesk.cli import main
 from gpudesk.fleet.checks import find_outliers, outlier_line
@@ -28,7 +29,6 @@ from gpudesk.fleet.slurm import (
     srun_command,
 )
 from gpudesk.health.declared import declared_findings, pci_address
-from tests.survey_factory import gpu, node, survey
 
 SCONTROL = (
     "NodeName=gpu7 Arch=x86_64 CoresPerSocket=32 CPUAlloc=0 CPUTot=128 "

@@ -7,14 +7,14 @@ import os
 import time
 from collections.abc import Iterator
 
+import fake_nvml_lib
 import pytest
 from pytestqt.qtbot import QtBot
+from slurm_cluster import SlurmCluster, hold_node, missing_programs, start_cluster
 from ui_catalog_fixtures import small_catalog
 
 from gpudesk.ui.fleet_view import FleetView
 from gpudesk.ui.state import AppState
-from tests import fake_nvml_lib
-from tests.slurm_cluster import SlurmCluster, hold_node, missing_programs, start_cluster
 
 pytestmark = pytest.mark.skipif(
     bool(missing_programs()) or os.geteuid() != 0,
