@@ -477,6 +477,14 @@ def test_help_menu_has_shortcuts_docs_sourcing_and_reporting(
     assert "gpudesk detect --json" in window.last_help_box.text()
     opened: list[QUrl] = []
     monkeypatch.setattr(main_window_module, "open_url", lambda url: opened.append(url) or True)
+    # A checkout (or an editable install) has the README beside the package: it opens.
+    readme = tmp_path / "README.md"
+    readme.write_text("# GPUDesk\n", encoding="utf-8")
+    monkeypatch.setattr(window, "readme_path", lambda: readme)
     window.readme_action.trigger()
-    readme = window.readme_path()
-    assert readme is not None and opened == [QUrl.fromLocalFile(str(readme))]
+    assert opened == [QUrl.fromLocalFile(str(readme))]
+    # An installed wheel has none (CI installs non-editably): a box says where it is.
+    monkeypatch.setattr(window, "readme_path", lambda: None)
+    window.readme_action.trigger()
+    assert len(opened) == 1
+    assert "gpudesk --help" in window.last_help_box.text()
