@@ -73,7 +73,8 @@ class VerifyResult:
     n_gen_done: int
     seconds: float
     engine_version: str | None
-    #: None when it ran to the end; else why it stopped ("time limit", "interrupted")
+    #: None when it ran to the end; else why it stopped ("time limit", "interrupted",
+    #: "cancelled")
     stopped: str | None = None
 
 
@@ -87,9 +88,17 @@ def llama_cpp_version() -> str | None:
 
 
 def run_llama_cpp(
-    settings: VerifySettings, *, clock: Callable[[], float] = time.perf_counter
+    settings: VerifySettings,
+    *,
+    clock: Callable[[], float] = time.perf_counter,
+    should_stop: Callable[[], bool] | None = None,
+    on_step: Callable[[float, str], None] | None = None,
 ) -> VerifyResult:
     """Prefill and decode ``settings.model_path`` with llama.cpp; see the module.
+
+    ``should_stop`` (the app's Cancel) is asked before the prompt and between decoded
+    tokens; once it says so the run stops as Ctrl+C does (``stopped`` "cancelled").
+    ``on_step`` hears the fraction done (0..1) and the step, for a progress bar.
 
     Raises:
         VerifyError: llama-cpp-python is not installed or cannot load the model.
@@ -127,20 +136,38 @@ def run_llama_cpp(
     decode: float | None = None
     done = 0
     stopped: str | None = None
+
+    def stop_asked() -> bool:
+        return should_stop is not None and should_stop()
+
+    def step(fraction: float, message: str) -> None:
+        if on_step is not None:
+            on_step(fraction, message)
+
+    began = clock()
     try:
+        step(0.0, "warming up")
         llm.eval(tokens(min(8, settings.n_prompt) or 1))  # warm-up, as llama-bench does
         llm.reset()
-        if settings.n_prompt:
+        if settings.n_prompt and not stop_asked():
+            step(0.05, f"prompt of {settings.n_prompt} tokens")
             began = clock()
             llm.eval(tokens(settings.n_prompt))
             prefill = settings.n_prompt / max(clock() - began, 1e-9)
         began = clock()
-        for _ in range(settings.n_gen):
+        for index in range(settings.n_gen):
+            if stop_asked():
+                stopped = "cancelled"
+                break
             if clock() - start > settings.time_limit_s:
                 stopped = "time limit"
                 break
             llm.eval(tokens(1))
             done += 1
+            if index % 8 == 0:
+                step(0.1 + 0.9 * done / settings.n_gen, f"decoding {done}/{settings.n_gen}")
+        if stopped is None and stop_asked():
+            stopped = "cancelled"  # asked during the prompt: its figure may be cut short
         if done:
             decode = done / max(clock() - began, 1e-9)
     except KeyboardInterrupt:

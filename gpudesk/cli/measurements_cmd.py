@@ -210,69 +210,18 @@ def run_import(args: argparse.Namespace) -> int:
 
 def _with_estimate(row: Measurement, shape: Any, model_file: Any, entries: Any) -> Measurement:
     """The row with GPUDesk's estimate for the same workload, when it can be made."""
-    from gpudesk.planning.calibration import with_estimate
+    from gpudesk.planning.measured_rows import with_estimate_for
 
-    if row.gpu_id == "cpu" or row.mode not in ("decode", "prefill", "serve"):
-        return row
-    if shape is None:
-        try:
-            from gpudesk.planning.speed.shapes import shape_for
-
-            shape = shape_for(row.model)
-        except Exception:  # not a preset: no estimate for this row, which is fine
-            return row
-    entry = next((entry for entry in entries if entry.id == row.gpu_id), None)
-    if entry is None:
-        return row
-    return with_estimate(row, estimate_tokens_per_s(row, shape, model_file, entry))
+    return with_estimate_for(row, entries, shape, model_file)
 
 
 def estimate_tokens_per_s(
     row: Measurement, shape: Any, model_file: Any, entry: Any
 ) -> float | None:
     """GPUDesk's uncalibrated speed estimate for the measured workload, or None."""
-    import dataclasses
+    from gpudesk.planning.measured_rows import estimate_for_measurement
 
-    from gpudesk.planning.errors import PlanningInputError
-    from gpudesk.planning.quant import QuantFormat
-    from gpudesk.planning.speed.estimate import (
-        Engine,
-        KvFormat,
-        Mode,
-        SpeedRequest,
-        model_costs,
-    )
-    from gpudesk.planning.speed.planner import estimates_for_entries
-
-    try:
-        quant = QuantFormat(row.quant or "bf16")
-        engine = Engine(row.engine)
-    except ValueError:
-        return None
-    costs = model_costs(shape, quant, KvFormat("fp16"))
-    if model_file is not None:
-        costs = dataclasses.replace(
-            costs,
-            in_memory_bytes=float(model_file.tensor_bytes),
-            streamed_bytes=float(model_file.streamed_per_token_bytes),
-            input_embedding_bytes=float(model_file.embedding_bytes),
-        )
-    try:
-        request = SpeedRequest(
-            mode=Mode(row.mode),
-            engine=engine,
-            quant=quant,
-            kv_quant=KvFormat("fp16"),
-            count=row.count,
-            batch=1,
-            concurrency=row.concurrency,
-            seq_in=row.seq_in or None,
-            seq_out=row.seq_out or None,
-        ).resolved()
-        results = estimates_for_entries([entry], costs, request)
-    except (PlanningInputError, ValueError):
-        return None
-    return results[0].tokens_per_s if results else None
+    return estimate_for_measurement(row, shape, entry, model_file)
 
 
 # list / show / export / remove ---------------------------------------------------------

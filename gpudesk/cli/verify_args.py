@@ -8,9 +8,7 @@ measurement of its memory bandwidth and FP32 GEMM rate (it is not a catalog entr
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
-import os
 import tempfile
 import textwrap
 from pathlib import Path
@@ -58,36 +56,10 @@ def add_this_cpu(args: argparse.Namespace, catalog: Any) -> None:
 
 
 def this_cpu_entry() -> Any:
-    import platform
+    """This machine's processor as a device (the app's Verify builds the same one)."""
+    from gpudesk.planning.verify_here import this_cpu_entry as measured_cpu
 
-    from gpudesk.bench.verify import measure_cpu
-    from gpudesk.catalog.schema import CatalogEntry
-
-    copy_gbs, gemm_tflops = measure_cpu()
-    memory_gib = 8.0
-    with contextlib.suppress(ValueError, OSError, AttributeError):
-        memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    name = (platform.processor() or platform.machine() or "CPU")[:80]
-    return CatalogEntry.model_validate(
-        {
-            "id": CPU_ID,
-            "name": f"This machine's CPU ({name})",
-            "vendor": "CPU",
-            "segment": "consumer",
-            "device_type": "soc",
-            "architecture": "cpu",
-            "release_year": dt.date.today().year if dt.date.today().year <= 2030 else 2030,
-            "memory_gb": round(max(1.0, min(memory_gib, 2048.0)), 1),
-            "memory_type": "system RAM",
-            "bandwidth_gbs": round(max(copy_gbs, 0.1), 2),
-            "fp32_tflops": round(max(gemm_tflops, 0.001), 4),
-            "sources": [
-                "measured on this machine by gpudesk speed: NumPy copy of 64 MiB "
-                f"({copy_gbs:.1f} GB/s read + write) and a 1024^3 FP32 matmul "
-                f"({gemm_tflops * 1000:.0f} GFLOP/s), best of 0.6 s"
-            ],
-        }
-    )
+    return measured_cpu()
 
 
 def run_verify(

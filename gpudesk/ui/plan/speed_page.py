@@ -5,6 +5,11 @@ this page's own form (:class:`~gpudesk.ui.plan.speed_form.SpeedForm`) adds what 
 depends on: the mode, engine, weight and KV formats, lengths, concurrency, training
 tokens. Estimates are cheap pure functions of the forms (:mod:`gpudesk.planning.speed`),
 so the page recomputes live, folding bursts of edits.
+
+Beside the estimates, the user's own measurements (:mod:`gpudesk.ui.plan.measured_panel`):
+the selected GPU's measured rows, marked on the roofline, Import measurements… and
+Verify on this machine. Estimates are calibrated with the stored rows that match them
+(:func:`gpudesk.planning.calibration.calibrate_all`), as ``gpudesk speed`` does.
 """
 
 from __future__ import annotations
@@ -24,8 +29,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.axes import log_ticks
+from gpudesk.planning.architecture import ModelShape
+from gpudesk.planning.calibration import calibrate_all
 from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.measured_rows import MeasuredRow, rows_for
 from gpudesk.planning.speed.estimate import (
     Mode,
     NotRunnable,
@@ -45,10 +54,14 @@ from gpudesk.planning.speed.planner import (
 )
 from gpudesk.planning.speed.shapes import shape_from_preset
 from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
+from gpudesk.planning.user_measurements import MeasurementStore, StoredMeasurement, StoreError
+from gpudesk.planning.verify_here import CPU_ID, VerifyJob, VerifyOutcome, why_not
 from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
 from gpudesk.ui.plan.fit_form import WorkloadForm
+from gpudesk.ui.plan.import_dialog import ImportDialog
+from gpudesk.ui.plan.measured_panel import MeasuredPanel
 from gpudesk.ui.plan.speed_form import SpeedForm
 from gpudesk.ui.state import AppState
 
@@ -84,11 +97,32 @@ class SpeedPage(QWidget):
     workload_changed = Signal(object)
 
     def __init__(
-        self, state: AppState, model_form: WorkloadForm, parent: QWidget | None = None
+        self,
+        state: AppState,
+        model_form: WorkloadForm,
+        parent: QWidget | None = None,
+        *,
+        store: MeasurementStore | None = None,
     ) -> None:
         super().__init__(parent)
         self.state = state
         self.model_form = model_form
+        self.store = store if store is not None else MeasurementStore()
+        #: the user's stored measurements, read when the page starts and after each change
+        self.stored_rows: list[StoredMeasurement] = []
+        self.store_problem: str | None = None
+        #: this machine's CPU as a device, once a Verify run on it has measured it
+        self.cpu_entry: CatalogEntry | None = None
+        #: the estimates before the user's measurements calibrated them, by GPU id
+        self.uncalibrated: dict[str, SpeedEstimate] = {}
+        self.model_id: str | None = None
+        self.model_name: str | None = None
+        self.import_dialog: ImportDialog | None = None
+        #: the TFLOPS of the measured stars on the roofline, by GPU id
+        self.measured_points: dict[str, list[float]] = {}
+        self._costs: ModelCosts | None = None
+        self._shape: ModelShape | None = None
+        self._request: SpeedRequest | None = None
         self.results: list[SpeedEstimate] = []
         self.measured_result: SpeedEstimate | None = None
         self.error: str | None = None
@@ -96,7 +130,9 @@ class SpeedPage(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._build_page())
+        self.reload_measurements()
         model_form.edited.connect(self.schedule_update)
+        state.detected_changed.connect(self._on_detected)
         state.measured_changed.connect(self.schedule_update)
         state.catalog_changed.connect(self.schedule_update)
         theme.notifier().changed.connect(self._draw_roofline)
@@ -132,6 +168,11 @@ class SpeedPage(QWidget):
         )
         self.tree.currentItemChanged.connect(self._on_selected)
         splitter.addWidget(self.tree)
+        self.measured_panel = MeasuredPanel(self.store)
+        self.measured_panel.job_factory = self.verify_job
+        self.measured_panel.import_requested.connect(self.open_import_dialog)
+        self.measured_panel.verified.connect(self._on_verified)
+        splitter.addWidget(self.measured_panel)
         self.roofline = pg.PlotWidget()
         self.roofline.setMenuEnabled(False)
         self.roofline.setMinimumHeight(200)
@@ -160,8 +201,9 @@ class SpeedPage(QWidget):
         self.basis_view.setMinimumHeight(90)
         splitter.addWidget(self.basis_view)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setStretchFactor(2, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setStretchFactor(2, 2)
+        splitter.setStretchFactor(3, 1)
         right_layout.addWidget(splitter, 1)
         page.addWidget(right)
         page.setStretchFactor(1, 1)
@@ -185,10 +227,15 @@ class SpeedPage(QWidget):
         self.form.error_label.hide()
         self.error = None
         self.form.show_model(f"{model.name}: {shape.summary()}")
+        self.model_id, self.model_name = model.id, model.name
+        self._costs, self._shape, self._request = costs, shape, request
         settings = CostSettings(cloud_hourly_usd=self.form.cloud_hourly_usd())
+        entries = list(self.state.entries())
+        if self.cpu_entry is not None:
+            entries.append(self.cpu_entry)
         try:
             ranked = rank_catalog(
-                self.state.entries(),
+                entries,
                 costs,
                 request,
                 max_count=self.form.max_count(),
@@ -197,8 +244,13 @@ class SpeedPage(QWidget):
         except PlanningInputError as exc:
             self._show_error(str(exc))
             return
-        self.results = list(ranked.results)
+        self.uncalibrated = {item.gpu_id: item for item in ranked.results}
+        # the user's measurements of the same GPU, engine and mode calibrate its estimate
+        self.results = calibrate_all(
+            list(ranked.results), self.stored_rows, engine=request.engine.value, backend=None
+        )
         self.measured_result = self._measured(costs, request, settings)
+        self.measured_panel.set_verify_problem(why_not(request))
         workload = SpeedWorkload(model_name=model.name, costs=costs, request=request)
         self.state.set_speed_workload(workload)
         self.workload_changed.emit(workload)
@@ -229,13 +281,133 @@ class SpeedPage(QWidget):
         except (NotRunnable, PlanningInputError):
             return None
 
+    # -- the user's measurements ---------------------------------------------------
+
+    def reload_measurements(self) -> None:
+        """Read the measurement database again (after an import or a measurement)."""
+        try:
+            self.stored_rows = self.store.rows()
+            self.store_problem = None
+        except (StoreError, OSError) as exc:
+            self.stored_rows = []
+            self.store_problem = f"your measurements cannot be read: {exc}"
+
+    def measured_rows(self, estimate: SpeedEstimate) -> list[MeasuredRow]:
+        """The stored rows of ``estimate``'s GPU, engine and mode, its own workload first."""
+        request = self._request
+        if request is None or not self.results:
+            return []
+        plain = self.uncalibrated.get(estimate.gpu_id, estimate)
+        return rows_for(
+            self.stored_rows,
+            gpu_id=estimate.gpu_id,
+            engine=request.engine.value,
+            mode=request.mode.value,
+            count=estimate.count,
+            model_id=self.model_id,
+            model_name=self.model_name,
+            quant=request.quant.value,
+            estimate_tokens_per_s=plain.tokens_per_s,
+        )
+
+    def open_import_dialog(self) -> None:
+        if self.import_dialog is None:
+            dialog = ImportDialog(
+                self.state.entries(), self.store, model_id=self.model_id, parent=self
+            )
+            dialog.imported.connect(self._on_imported)
+            self.import_dialog = dialog
+        self.import_dialog.show()
+        self.import_dialog.raise_()
+
+    def _on_imported(self, _report: object) -> None:
+        self.reload_measurements()
+        self.recompute_now()
+
+    def verify_job(self) -> VerifyJob | str:
+        """The selected workload as a measurement to run here, or why it cannot be."""
+        if self.error or not self.results:
+            return "Nothing to measure: the workload above has a problem to fix first."
+        request, costs, shape = self._request, self._costs, self._shape
+        if request is None or costs is None or shape is None:
+            return "Nothing to measure yet."
+        problem = why_not(request)
+        if problem is not None:
+            return problem
+        panel = self.measured_panel
+        entry = panel.device_entry()
+        model = self.model_id or "model"
+        if panel.gguf_path is not None:
+            from gpudesk.planning.modelfile import ModelFileError, read_gguf
+            from gpudesk.planning.verify_here import file_costs
+
+            try:
+                model_file = read_gguf(panel.gguf_path)
+            except ModelFileError as exc:
+                return f"The GGUF file: {exc}"
+            if model_file.shape is None:
+                return f"The GGUF file: cannot tell the model's shape ({model_file.shape_problem})"
+            shape = model_file.shape
+            quant = model_file.quant or request.quant
+            request = request.model_copy(update={"quant": quant})
+            costs = file_costs(model_file, quant, request.kv_quant)
+            model = model_file.name or panel.gguf_path.stem
+        return VerifyJob(
+            model=model,
+            shape=shape,
+            costs=costs,
+            request=request,
+            entry=entry if isinstance(entry, CatalogEntry) else None,
+            model_file=panel.gguf_path,
+            max_file_bytes=int(panel.limit_spin.value() * 1e9),
+        )
+
+    def _on_verified(self, outcome: object) -> None:
+        if not isinstance(outcome, VerifyOutcome):
+            return
+        if outcome.entry.id == CPU_ID:
+            self.cpu_entry = outcome.entry
+        self.reload_measurements()
+        self.recompute_now()
+        self.select_gpu(outcome.entry.id)
+
+    def select_gpu(self, gpu_id: str) -> bool:
+        """Select ``gpu_id``'s row of the table; False when it has none."""
+        for index in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(index)
+            if item is None:
+                continue
+            position = item.data(_Col.GPU, Qt.ItemDataRole.UserRole)
+            if isinstance(position, int) and self.results[position].gpu_id == gpu_id:
+                self.tree.setCurrentItem(item)
+                self.tree.scrollToItem(item)
+                return True
+        return False
+
+    def _on_detected(self) -> None:
+        by_id = {entry.id: entry for entry in self.state.entries()}
+        devices = [
+            (f"{by_id[gpu_id].name} (all layers on it)", by_id[gpu_id])
+            for gpu_id in dict.fromkeys(self.state.detected_catalog_ids)
+            if gpu_id in by_id
+        ]
+        self.measured_panel.set_devices(devices)
+
+    def shutdown(self) -> None:
+        """Cancel a measurement or import in flight (the window is closing)."""
+        self.measured_panel.shutdown()
+        if self.import_dialog is not None:
+            self.import_dialog.close()
+
     def _show_error(self, message: str) -> None:
         self.error = message
         self.measured_label.hide()
         forms.show_error(self.form.error_label, message)
         self.results = []
+        self.uncalibrated = {}
         self.measured_result = None
         self.tree.clear()
+        self.measured_panel.show_rows(None, [], self.store_problem)
         self.summary_label.setText("")
         self.basis_view.setHtml("")
         self.state.set_speed_workload(None)
@@ -245,6 +417,10 @@ class SpeedPage(QWidget):
     # -- showing -------------------------------------------------------------------
 
     def _fill(self, request: SpeedRequest, not_holding: int) -> None:
+        before = self.tree.currentItem()
+        kept = None
+        if before is not None:  # the GPU chosen stays chosen when the workload changes
+            kept = before.data(_Col.GPU, Qt.ItemDataRole.UserRole + 1)
         self.tree.setSortingEnabled(False)
         self.tree.clear()
         train = request.mode is Mode.TRAIN
@@ -293,11 +469,12 @@ class SpeedPage(QWidget):
                     )
             item.setToolTip(_Col.GPU, result.basis)
             item.setData(_Col.GPU, Qt.ItemDataRole.UserRole, index)
+            item.setData(_Col.GPU, Qt.ItemDataRole.UserRole + 1, result.gpu_id)
             self.tree.addTopLevelItem(item)
         self.tree.setSortingEnabled(True)
         self.tree.sortByColumn(_Col.SPEED, Qt.SortOrder.DescendingOrder)
         first = self.tree.topLevelItem(0)
-        if first is not None:
+        if not (isinstance(kept, str) and self.select_gpu(kept)) and first is not None:
             self.tree.setCurrentItem(first)
         count = len(self.results)
         summary = (
@@ -332,9 +509,12 @@ class SpeedPage(QWidget):
 
     def _on_selected(self, *_args: object) -> None:
         result = self._selected()
+        self._draw_roofline()
         if result is None:
             self.basis_view.setHtml("")
+            self.measured_panel.show_rows(None, [], self.store_problem)
             return
+        self.measured_panel.show_rows(result, self.measured_rows(result), self.store_problem)
         parts = [
             f"<p><b>{html.escape(result.name)}</b> × {result.count}: "
             f"{figure_text(result.tokens_per_s)} tokens/s ({figure_text(result.low)}–"
@@ -364,12 +544,16 @@ class SpeedPage(QWidget):
     def _draw_roofline(self, *_args: object) -> None:
         plot = self.roofline.getPlotItem()
         plot.clear()
+        self.measured_points = {}
         if self.legend is not None:
             self.legend.clear()
             # pyqtgraph's default legend grey is faint on both themes
             self.legend.setLabelTextColor(theme.plot_colors()[1])
         shown = ([self.measured_result] if self.measured_result else []) + self.results
         shown = [item for item in shown if item.roofline.flops_per_byte > 0][:ROOFLINE_GPUS]
+        selected = self._selected()
+        if selected is not None and selected not in shown and selected.roofline.flops_per_byte:
+            shown = [*shown[: ROOFLINE_GPUS - 1], selected]  # the selected GPU always shows
         if not shown:
             self.roofline_note.setText(self._no_roofline_text())
             self.roofline_stack.setCurrentWidget(self.roofline_note)
@@ -420,6 +604,8 @@ class SpeedPage(QWidget):
                 symbolPen=pg.mkPen(color),
                 symbolSize=9,
             )
+            if item is not self.measured_result:
+                self._mark_measured(plot, item, achieved, color)
         if max(intensities) > min(intensities) * 1.01:
             return  # serving: each GPU runs its own number of sequences, its own point
         line = pg.InfiniteLine(
@@ -430,3 +616,24 @@ class SpeedPage(QWidget):
             labelOpts={"position": 0.9, "color": "#888888"},
         )
         plot.addItem(line)
+
+    def _mark_measured(
+        self, plot: pg.PlotItem, item: SpeedEstimate, achieved: float, color: object
+    ) -> None:
+        """Stars at the TFLOPS the user's measurements of this workload reached: at the
+        same arithmetic intensity, TFLOPS scale with tokens/s."""
+        own = [row for row in self.measured_rows(item) if row.same_workload]
+        if not own or item.tokens_per_s <= 0:
+            return
+        ys = [achieved * row.measurement.tokens_per_s / item.tokens_per_s for row in own]
+        self.measured_points[item.gpu_id] = ys
+        plot.plot(
+            [item.roofline.flops_per_byte] * len(ys),
+            ys,
+            pen=None,
+            symbol="star",
+            symbolBrush=color,
+            symbolPen=pg.mkPen(theme.plot_colors()[1]),
+            symbolSize=16,
+            name=f"{item.name}: measured ({own[0].date})",
+        )
