@@ -183,14 +183,14 @@ def best_of_workload(found: Sequence[MeasuredRow]) -> MeasuredRow | None:
 
 
 def cell_text(found: Sequence[MeasuredRow]) -> str | None:
-    """A table cell for the workload's measured tokens/s: "61.0 (measured 2025-04-17,
-    llama-bench; ×0.93)", "+1 more" when there are several; None without one."""
+    """A table cell for the workload's measured tokens/s: "119 (llama-bench, 2025-04-24;
+    ×1.16 of est.)", "+1 more" when there are several; None without one."""
     best = best_of_workload(found)
     if best is None:
         return None
     more = sum(item.same_workload for item in found) - 1
-    ratio = f"; ×{best.ratio:.2f} of the estimate" if best.ratio is not None else ""
-    return f"{figure_text(best.measurement.tokens_per_s)} ({best.note()}{ratio})" + (
+    ratio = f"; ×{best.ratio:.2f} of est." if best.ratio is not None else ""
+    return f"{figure_text(best.measurement.tokens_per_s)} ({best.tool}, {best.date}{ratio})" + (
         f" +{more} more" if more > 0 else ""
     )
 
@@ -351,3 +351,45 @@ def import_files(
         except (StoreError, OSError) as exc:
             error = str(exc)
     return ImportReport(tuple(reports), added, duplicates, error, tuple(rows))
+
+
+# -- a workload across GPUs (Compare's "measured" row, the PDF's speed section) ---------
+
+
+def stored_rows(store: MeasurementStore | None = None) -> list[StoredMeasurement]:
+    """The user's stored rows; none when the database is absent or unreadable (a
+    comparison or a report never fails on it)."""
+    from gpudesk.planning.user_measurements import StoreError
+
+    try:
+        return (store or MeasurementStore()).rows()
+    except (StoreError, OSError):
+        return []
+
+
+def rows_across(
+    workload: Any,
+    estimates: Sequence[Any],
+    rows: Sequence[StoredMeasurement],
+) -> list[list[MeasuredRow]]:
+    """Per estimate (a :class:`SpeedEstimate` of ``workload`` on one GPU, or None where
+    the GPU does not hold it), the stored rows of its GPU, engine and mode."""
+    request = workload.request
+    out: list[list[MeasuredRow]] = []
+    for estimate in estimates:
+        if estimate is None:
+            out.append([])
+            continue
+        out.append(
+            rows_for(
+                rows,
+                gpu_id=estimate.gpu_id,
+                engine=request.engine.value,
+                mode=request.mode.value,
+                count=estimate.count,
+                model_name=workload.model_name,
+                quant=request.quant.value,
+                estimate_tokens_per_s=estimate.tokens_per_s,
+            )
+        )
+    return out

@@ -671,6 +671,8 @@ def _speed(flow: Flow, content: ReportContent) -> None:
         )
     )
     flow.space(3)
+    for line in speed.measured:  # the user's measurements of the same workload
+        flow.text(line, size_pt=8.5, after_pt=1.5)
     for line in speed.basis:
         flow.text(line, size_pt=8, color=MUTED_COLOR, after_pt=1.5)
 

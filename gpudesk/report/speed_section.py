@@ -4,6 +4,11 @@ One row per compared GPU (on the fewest of 1, 2, 4, 8 cards that hold the worklo
 one with llama.cpp keeping part of the model in host memory):
 tokens/s with its range, what limits it, and the cost per 1M tokens (or the run for
 training); then the fastest row's basis and where the model's figures come from.
+
+Where the user measured the same workload on a compared GPU (their stored measurements,
+:mod:`gpudesk.planning.measured_rows`), its tokens/s cell is marked with an asterisk
+and a line under the table gives the measured figure, when and with what
+("measured 2025-04-24, llama-bench"), and its ratio to the estimate.
 """
 
 from __future__ import annotations
@@ -12,8 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.planning.measured_rows import best_of_workload, rows_across, stored_rows
 from gpudesk.planning.speed.estimate import Mode
 from gpudesk.planning.speed.planner import CostSettings, SpeedWorkload, speed_cells, with_costs
+from gpudesk.planning.user_measurements import StoredMeasurement
+
+#: what marks an estimate that has a measurement of the same workload
+MEASURED_MARK = "*"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +33,8 @@ class SpeedSection:
     rows: tuple[tuple[str, str, str, str, str, str], ...]
     cost_header: str
     basis: tuple[str, ...]
+    #: one line per compared GPU with a measurement of this workload
+    measured: tuple[str, ...] = ()
 
 
 def _number(value: float) -> str:
@@ -39,24 +51,46 @@ def _usd(value: float | None) -> str:
     return f"${value:,.2f}" if value >= 0.01 else f"${value:.4f}"
 
 
-def build_speed_section(workload: SpeedWorkload, entries: Sequence[CatalogEntry]) -> SpeedSection:
-    """The section for ``workload`` on ``entries`` (the compared GPUs, in order)."""
+def build_speed_section(
+    workload: SpeedWorkload,
+    entries: Sequence[CatalogEntry],
+    measurements: Sequence[StoredMeasurement] | None = None,
+) -> SpeedSection:
+    """The section for ``workload`` on ``entries`` (the compared GPUs, in order).
+
+    ``measurements``: the user's stored rows (None: read their database; an absent or
+    unreadable one holds none).
+    """
     train = workload.request.mode is Mode.TRAIN
     per_run = train and workload.request.tokens is not None
     rows = []
     estimates = []
-    for entry, cell in zip(entries, speed_cells(workload, entries), strict=True):
+    cells = speed_cells(workload, entries)
+    found = rows_across(
+        workload, cells, stored_rows() if measurements is None else list(measurements)
+    )
+    measured_lines = []
+    for entry, cell, mine in zip(entries, cells, found, strict=True):
         if cell is None:
             rows.append((entry.name, "", "does not fit on 8", "", "", ""))
             continue
         priced = with_costs(cell, entry, CostSettings())
         estimates.append(priced)
         cost = priced.usd_total if per_run else priced.usd_per_million_tokens
+        own = best_of_workload(mine)
+        mark = ""
+        if own is not None:
+            mark = MEASURED_MARK
+            ratio = f", ×{own.ratio:.2f} of the estimate" if own.ratio is not None else ""
+            measured_lines.append(
+                f"{MEASURED_MARK} {entry.name}: {_number(own.measurement.tokens_per_s)} "
+                f"tokens/s {own.note()} ({own.source_text()}{ratio})."
+            )
         rows.append(
             (
                 entry.name,
                 str(priced.count) if priced.offload is None else f"1 ({priced.offload.flag})",
-                _number(priced.tokens_per_s),
+                _number(priced.tokens_per_s) + mark,
                 f"{_number(priced.low)}–{_number(priced.high)}",
                 priced.limited_by.replace("_", " "),
                 _usd(cost),
@@ -78,4 +112,5 @@ def build_speed_section(workload: SpeedWorkload, entries: Sequence[CatalogEntry]
         rows=tuple(rows),
         cost_header="$ per run" if per_run else "$ / 1M tokens",
         basis=tuple(basis),
+        measured=tuple(measured_lines),
     )

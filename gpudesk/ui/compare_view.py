@@ -625,13 +625,29 @@ class CompareView(QWidget):
         from gpudesk.planning.speed.planner import SpeedWorkload, speed_cell_text, speed_cells
 
         assert isinstance(workload, SpeedWorkload)
-        values: list[str | None] = [
-            speed_cell_text(cell) for cell in speed_cells(workload, entries)
-        ]
+        cells = speed_cells(workload, entries)
+        values: list[str | None] = [speed_cell_text(cell) for cell in cells]
+        # the user's measurements of it, where there are any (checkgui's row)
+        from gpudesk.planning.measured_rows import cell_text, rows_across, stored_rows
+
+        measured = [cell_text(found) for found in rows_across(workload, cells, stored_rows())]
         if with_measured:
             values.append(None)
+            measured.append(None)
         label = f"tokens/s for {workload.label}"
-        return [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
+        rows = [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
+        if any(measured):
+            rows.append(
+                Row(
+                    "speed_measured",
+                    "measured tokens/s (yours, same workload)",
+                    "",
+                    MetricGroup.COMPUTE,
+                    RowKind.TEXT,
+                    tuple(measured),
+                )
+            )
+        return rows
 
     def _update_table(self) -> None:
         entries = self.entries()

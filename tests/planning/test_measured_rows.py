@@ -76,9 +76,7 @@ def test_rows_of_the_workload_come_first_newest_first_with_their_ratio() -> None
     assert found[0].note() == "measured 2026-12-02, llama-bench"
     assert found[0].source_text() == "llama-bench, bench.json"
     assert found[2].ratio is None and "×1.50 of its own estimate" in found[2].ratio_text()
-    assert (
-        cell_text(found) == "130 (measured 2026-12-02, llama-bench; ×1.30 of the estimate) +1 more"
-    )
+    assert cell_text(found) == "130 (llama-bench, 2026-12-02; ×1.30 of est.) +1 more"
     assert cell_text(found[2:]) is None
 
 

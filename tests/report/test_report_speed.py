@@ -64,3 +64,40 @@ def test_an_offloaded_gpu_says_so_in_its_row() -> None:
     assert entry is not None
     (row,) = build_speed_section(workload, [entry]).rows
     assert row[1] == "1 (-ngl 40)" and row[4] == "host memory"
+
+
+def test_the_pdf_marks_a_measured_figure_with_its_date_and_tool(tmp_path: Path) -> None:
+    """The user's measurement of the same workload: an asterisk on the estimate and a
+    line "measured 2025-04-24, llama-bench" under the table (llama.cpp README's JSON)."""
+    from gpudesk.planning.measured_rows import import_files
+    from gpudesk.planning.measurement_import import ImportHints
+    from gpudesk.planning.user_measurements import MeasurementStore
+
+    catalog = load_catalog([], include_user=False)
+    entries = [entry for entry in (catalog.by_id("rtx-4080"), catalog.by_id("h100-sxm5")) if entry]
+    costs = model_costs(shape_for("qwen2.5-7b"), QuantFormat.Q4_K_M, KvFormat.FP16)
+    request = SpeedRequest(mode=Mode.DECODE, engine=Engine.LLAMA_CPP, quant=QuantFormat.Q4_K_M)
+    workload = SpeedWorkload(model_name="Qwen2.5 7B", costs=costs, request=request.resolved())
+    empty = build_speed_section(workload, entries)
+    assert empty.measured == () and "*" not in empty.rows[0][2]
+
+    store = MeasurementStore()  # the user's, in this test's own data folder
+    readme = (
+        Path(__file__).parents[1] / "ui" / "measurement_files" / "llama-bench-readme-rtx4080.json"
+    )
+    import_files([readme], ImportHints(resolve_gpu=lambda name: "rtx-4080"), entries, store)
+    section = build_speed_section(workload, entries)
+    assert section.rows[0][2].endswith("*") and not section.rows[1][2].endswith("*")
+    (line,) = section.measured
+    assert line.startswith(
+        "* NVIDIA GeForce RTX 4080: 119 tokens/s measured 2025-04-24, llama-bench"
+    )
+    assert "llama-bench-readme-rtx4080.json" in line and "of the estimate" in line
+    # explicit rows win over the database: none given, none shown
+    assert build_speed_section(workload, entries, measurements=[]).measured == ()
+
+    pdf = tmp_path / "measured.pdf"
+    write_pdf_report(entries, pdf, catalog=catalog, speed=workload)
+    text = " ".join(" ".join(page.extract_text().split()) for page in PdfReader(pdf).pages)
+    assert "measured 2025-04-24, llama-bench" in text
+    assert "119 tokens/s" in text

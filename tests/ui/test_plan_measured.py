@@ -415,3 +415,28 @@ def test_an_export_file_of_the_store_round_trips(
     _import(qtbot, dialog, [exported])
     assert "gpudesk export, 2 measurement(s)" in dialog.report_view.toPlainText()
     assert len(store.rows()) == 2
+
+
+def test_compare_gains_a_measured_row_where_measurements_exist(
+    qtbot: QtBot, state: AppState
+) -> None:
+    from gpudesk.ui.compare_view import CompareView
+
+    store = MeasurementStore()  # the user's (this test's own data folder)
+    view = _plan(qtbot, state, store, "qwen2.5-7b")
+    compare = CompareView(state)
+    qtbot.addWidget(compare)
+    state.set_compare(["rtx-4080", "h100-sxm5"])
+    assert compare.comparison is not None
+    with pytest.raises(KeyError):
+        compare.comparison.row("speed_measured")  # none stored yet: no row
+    import_files(
+        [README_JSON], ImportHints(resolve_gpu=lambda name: "rtx-4080"), state.entries(), store
+    )
+    view.recompute_now()  # the page sets the workload again, Compare rebuilds
+    row = compare.comparison.row("speed_measured")
+    assert row.label == "measured tokens/s (yours, same workload)"
+    first, second = row.values
+    assert isinstance(first, str) and first.startswith("119 (llama-bench, 2025-04-24; ×")
+    assert second is None
+    assert "measured tokens/s" in compare.comparison.to_text()
