@@ -440,3 +440,30 @@ def test_compare_gains_a_measured_row_where_measurements_exist(
     assert isinstance(first, str) and first.startswith("119 (llama-bench, 2025-04-24; ×")
     assert second is None
     assert "measured tokens/s" in compare.comparison.to_text()
+
+
+def test_verify_on_a_detected_gpu_offloads_every_layer_and_stores_that_gpu(
+    qtbot: QtBot,
+    state: AppState,
+    store: MeasurementStore,
+    fake_llama: type[_FakeLlama],
+    tmp_path: Path,
+) -> None:
+    gguf = tmp_path / "tiny.gguf"
+    write_random_gguf(TINY, gguf, max_bytes=10**8)
+    view = _plan(qtbot, state, store, "tinyllama-1.1b")
+    _decode(view, 8, 8)
+    page = view.speed_page
+    panel = page.measured_panel
+    state.set_detected(["rtx-4090"])
+    assert panel.device_combo.count() == 2
+    panel.device_combo.setCurrentIndex(1)
+    panel.set_gguf(gguf)
+    with qtbot.waitSignal(panel.verified, timeout=30_000):
+        panel.verify_button.click()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=10_000)
+    assert fake_llama.loaded[0]["n_gpu_layers"] == TINY.layers + 1
+    (row,) = store.rows()
+    assert (row.measurement.gpu_id, row.measurement.backend) == ("rtx-4090", None)
+    selected = page._selected()
+    assert selected is not None and selected.gpu_id == "rtx-4090"

@@ -156,7 +156,7 @@ class ImportDialog(QDialog):
         self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
         self.close_button.clicked.connect(self.close)
         layout.addWidget(self.buttons)
-        self.resize(640, 560)
+        self.resize(760, 640)
         self._sync()
 
     # -- files -------------------------------------------------------------------------
