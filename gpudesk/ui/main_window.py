@@ -128,6 +128,8 @@ class MainWindow(QMainWindow):
         settings: QSettings | None = None,
     ) -> None:
         super().__init__(parent)
+        # A live theme change repolishes this window and its children only.
+        theme.own_window(self)
         self.setWindowTitle("GPUDesk")
         loaded = LoadedSettings(settings) if settings is not None else load_settings()
         self.settings = loaded.settings

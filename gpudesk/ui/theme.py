@@ -8,9 +8,11 @@ colors in step with the window.
 from __future__ import annotations
 
 import sys
+import weakref
 from enum import StrEnum
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette
 from PySide6.QtWidgets import (
@@ -172,20 +174,44 @@ def apply_theme(mode: ThemeMode | str = ThemeMode.SYSTEM) -> bool:
     app.setPalette(dark_palette() if dark else light_palette())
     _dark = dark
     _apply_pyqtgraph_defaults()
-    _repolish_palette_style_sheets(app)
+    _repolish_palette_style_sheets(owned_windows())
     notifier().changed.emit(dark)
     return dark
 
 
-def _repolish_palette_style_sheets(app: QApplication) -> None:
+def own_window(window: QWidget) -> None:
+    """Register a window whose style sheets follow a live theme change.
+
+    The main window registers itself; its dialogs and docks are its children. Only
+    these windows are repolished: walking ``QApplication.allWidgets()`` also reached
+    widgets of other windows and ones half-way through deletion (a suspected crash
+    in CI after many tests had left widgets behind).
+    """
+    _owned_windows.add(window)
+
+
+def owned_windows() -> list[QWidget]:
+    """The registered windows still alive (a deleted one drops out)."""
+    alive = [window for window in _owned_windows if shiboken6.isValid(window)]
+    return sorted(alive, key=id)
+
+
+_owned_windows: weakref.WeakSet[QWidget] = weakref.WeakSet()
+
+
+def _repolish_palette_style_sheets(windows: list[QWidget]) -> None:
     """Style sheets resolve ``palette(base)`` and friends once, when they are set:
     after a live theme change a card or a frame would keep the old theme's colours
-    (This machine → Devices stayed light). Setting each such sheet again re-reads them."""
-    for widget in app.allWidgets():
-        sheet = widget.styleSheet()
-        if "palette(" in sheet:
-            widget.setStyleSheet("")
-            widget.setStyleSheet(sheet)
+    (This machine → Devices stayed light). Setting each such sheet again re-reads them,
+    in the windows this app owns and their children only."""
+    for window in windows:
+        for widget in [window, *window.findChildren(QWidget)]:
+            if not shiboken6.isValid(widget):
+                continue
+            sheet = widget.styleSheet()
+            if "palette(" in sheet:
+                widget.setStyleSheet("")
+                widget.setStyleSheet(sheet)
 
 
 def _install_system_hook() -> None:

@@ -106,6 +106,7 @@ def test_style_sheets_that_name_palette_roles_follow_a_live_switch(qtbot: QtBot)
     frame.setObjectName("card")
     frame.setStyleSheet("QFrame#card { background: palette(base); }")
     qtbot.addWidget(frame)
+    theme.own_window(frame)  # the main window registers itself the same way
     frame.resize(40, 40)
     frame.show()
     _pump()

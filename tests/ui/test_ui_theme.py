@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import shiboken6
 from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QFrame, QWidget
 from pytestqt.qtbot import QtBot
 
 from gpudesk.ui import theme
@@ -75,3 +77,44 @@ def test_plots_follow_the_theme(qtbot: QtBot) -> None:
     assert plot.backgroundBrush().color() == background
     assert plot.getPlotItem().getAxis("left").pen().color() == foreground
     assert pg.getConfigOption("background") == background
+
+
+class _CountingFrame(QFrame):
+    """A frame that counts the style sheets set on it (the repolish sets them again)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sets = 0
+
+    def setStyleSheet(self, sheet: str) -> None:
+        self.sets += 1
+        super().setStyleSheet(sheet)
+
+
+def test_a_live_switch_repolishes_only_the_windows_the_app_owns(qtbot: QtBot) -> None:
+    """Walking QApplication.allWidgets() reached other windows' widgets and ones being
+    deleted (a suspected CI crash); only registered windows and their children are set."""
+    theme.apply_theme(theme.ThemeMode.LIGHT)
+    owned = QWidget()
+    qtbot.addWidget(owned)
+    inside = _CountingFrame(owned)
+    inside.setStyleSheet("background: palette(base);")
+    stray = _CountingFrame()
+    qtbot.addWidget(stray)
+    stray.setStyleSheet("background: palette(base);")
+    theme.own_window(owned)
+    assert owned in theme.owned_windows()
+    inside.sets = stray.sets = 0
+    theme.apply_theme(theme.ThemeMode.DARK)
+    assert inside.sets == 2  # cleared, then set again: it re-reads the dark palette
+    assert stray.sets == 0
+    theme.apply_theme(theme.ThemeMode.LIGHT)
+
+
+def test_a_deleted_owned_window_drops_out(qtbot: QtBot) -> None:
+    window = QWidget()
+    theme.own_window(window)
+    shiboken6.delete(window)
+    assert all(shiboken6.isValid(alive) for alive in theme.owned_windows())
+    theme.apply_theme(theme.ThemeMode.DARK)  # must not touch the deleted window
+    theme.apply_theme(theme.ThemeMode.LIGHT)
