@@ -8,21 +8,19 @@ Numbers come from :mod:`gpudesk.compare`; this module only arranges widgets.
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QEvent,
-    QModelIndex,
     QObject,
-    QPersistentModelIndex,
     QPoint,
     QSize,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QIcon, QPixmap
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -33,8 +31,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMenu,
     QMessageBox,
     QPushButton,
@@ -52,10 +48,8 @@ from gpudesk.catalog.rate_book import default_rate_book, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED
 from gpudesk.compare.radar import (
-    DEFAULT_RADAR_AXES,
     MAX_AXES,
     MIN_AXES,
-    RADAR_AXES,
     NormalisationChoice,
     Reference,
     Scale,
@@ -71,11 +65,13 @@ from gpudesk.render.radar import (
 )
 from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
 from gpudesk.render.style import ChartStyle, chart_style, measured_color
-from gpudesk.render.text import plain_tooltip
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
+from gpudesk.ui.compare_widgets import AxisPicker, CompareTableModel, metric_combo, swatch
 from gpudesk.ui.price_chart import PriceRangeChart
 from gpudesk.ui.state import AppState
+
+__all__ = ["AxisPicker", "CompareTableModel", "CompareView"]
 
 EMPTY_MESSAGE = (
     f"Mark {MIN_COMPARED}-{MAX_COMPARED} GPUs in the Catalog tab (Ctrl+D) to compare them here."
@@ -83,216 +79,23 @@ EMPTY_MESSAGE = (
 
 #: Scatter and bar metric choices: every numeric figure but the year.
 PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
-_GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Row labels wider than this elide (the tooltip has the whole label).
 _ROW_LABEL_MAX_PX = 250
 
 
-def _best_colors(dark: bool) -> tuple[QColor, QColor]:
-    """(background, text) of a best-in-row cell."""
-    if dark:
-        return QColor("#1f4a2c"), QColor("#c9f2d3")
-    return QColor("#d4f0da"), QColor("#0d3b1c")
+class ChartLayout(StrEnum):
+    """Where the Compare tab's charts go."""
+
+    BESIDE = "beside"
+    BELOW = "below"
+    TAB = "tab"
 
 
-def _swatch(color: QColor, size: int = 12) -> QIcon:
-    pixmap = QPixmap(size, size)
-    pixmap.fill(color)
-    return QIcon(pixmap)
-
-
-class CompareTableModel(QAbstractTableModel):
-    """Adapts a :class:`Comparison` to a table: group rows, then figure rows; empty rows hidden."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.comparison: Comparison | None = None
-        self._lines: list[Row | str] = []  # a Row, or a group title
-        self._headers: list[str] = []
-        self._colors: list[QColor] = []
-        self._dark = False
-
-    def set_comparison(
-        self, comparison: Comparison | None, headers: list[str], colors: list[QColor], dark: bool
-    ) -> None:
-        self.beginResetModel()
-        self.comparison = comparison
-        self._headers = headers
-        self._colors = colors
-        self._dark = dark
-        self._lines = []
-        if comparison is not None:
-            for group, rows in comparison.groups():
-                shown = [row for row in rows if not row.is_empty]
-                if shown:
-                    self._lines.append(group.value)
-                    self._lines.extend(shown)
-        self.endResetModel()
-
-    def line(self, row: int) -> Row | str:
-        return self._lines[row]
-
-    def row_of(self, key: str) -> int:
-        for index, line in enumerate(self._lines):
-            if isinstance(line, Row) and line.key == key:
-                return index
-        raise KeyError(key)
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._lines)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        if parent.isValid() or self.comparison is None:
-            return 0
-        return len(self.comparison.columns)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> object:
-        if orientation == Qt.Orientation.Horizontal:
-            if not 0 <= section < len(self._headers):
-                return None
-            if role == Qt.ItemDataRole.DisplayRole:
-                return self._headers[section]
-            if role == Qt.ItemDataRole.DecorationRole:
-                return _swatch(self._colors[section])
-            if role == Qt.ItemDataRole.ToolTipRole and self.comparison is not None:
-                column = self.comparison.columns[section]
-                return plain_tooltip(
-                    column.name
-                    + (" (baseline)" if column.id == self.comparison.baseline_id else "")
-                )
-            return None
-        if not 0 <= section < len(self._lines):
-            return None
-        line = self._lines[section]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return line.upper() if isinstance(line, str) else line.header
-        if role == Qt.ItemDataRole.ToolTipRole and isinstance(line, Row):
-            return line.header  # the label may be elided
-        if role == Qt.ItemDataRole.FontRole and isinstance(line, str):
-            font = QFont()
-            font.setBold(True)
-            return font
-        return None
-
-    def data(
-        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> object:
-        comparison = self.comparison
-        if not index.isValid() or comparison is None:
-            return None
-        line = self._lines[index.row()]
-        if isinstance(line, str):
-            if role == _GROUP_ROLE:
-                return True
-            if role == Qt.ItemDataRole.BackgroundRole:
-                return QBrush(QColor("#2a2d32") if self._dark else QColor("#eef1f4"))
-            return None
-        column = index.column()
-        best = comparison.is_best(line, column)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return comparison.cell_text(line, column)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            raw = comparison.value_text(line, column)
-            unit = f" {line.unit}" if line.unit and raw not in ("n/a", "—") else ""
-            tip = f"{comparison.columns[column].name}\n{line.header}: {raw}{unit}"
-            if best:
-                tip += "\nbest in this row"
-            return plain_tooltip(tip)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if line.kind is RowKind.METRIC:
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.BackgroundRole and best:
-            return QBrush(_best_colors(self._dark)[0])
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if best:
-                return QBrush(_best_colors(self._dark)[1])
-            if comparison.value_text(line, column) in ("n/a", "—"):
-                return QBrush(QColor("#9aa0a8") if self._dark else QColor("#80858c"))
-        if role == Qt.ItemDataRole.FontRole and best:
-            font = QFont()
-            font.setBold(True)
-            return font
-        return None
-
-
-class AxisPicker(QListWidget):
-    """A checkable list of radar axes that keeps 5-8 of them checked.
-
-    Signals:
-        axes_changed(): the checked axes changed.
-    """
-
-    axes_changed = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._updating = False
-        for key in RADAR_AXES:
-            item = QListWidgetItem(METRICS[key].header)
-            item.setData(Qt.ItemDataRole.UserRole, key)
-            item.setCheckState(
-                Qt.CheckState.Checked if key in DEFAULT_RADAR_AXES else Qt.CheckState.Unchecked
-            )
-            self.addItem(item)
-        self.itemChanged.connect(self._on_item_changed)
-        self._enforce_limits()
-
-    def checked_axes(self) -> list[str]:
-        return [
-            str(self.item(row).data(Qt.ItemDataRole.UserRole))
-            for row in range(self.count())
-            if self.item(row).checkState() == Qt.CheckState.Checked
-        ]
-
-    def set_checked_axes(self, axes: list[str]) -> None:
-        """Check exactly ``axes`` (5-8 known keys), in the list's order."""
-        if not MIN_AXES <= len(axes) <= MAX_AXES:
-            raise ValueError(f"pick {MIN_AXES} to {MAX_AXES} axes")
-        self._updating = True
-        for row in range(self.count()):
-            item = self.item(row)
-            key = item.data(Qt.ItemDataRole.UserRole)
-            item.setCheckState(Qt.CheckState.Checked if key in axes else Qt.CheckState.Unchecked)
-        self._updating = False
-        self._enforce_limits()
-        self.axes_changed.emit()
-
-    def _on_item_changed(self, item: QListWidgetItem) -> None:
-        if self._updating:
-            return
-        self._enforce_limits()
-        self.axes_changed.emit()
-
-    def _enforce_limits(self) -> None:
-        """At 8 checked, the rest cannot be checked; at 5, none can be unchecked."""
-        self._updating = True
-        count = len(self.checked_axes())
-        for row in range(self.count()):
-            item = self.item(row)
-            checked = item.checkState() == Qt.CheckState.Checked
-            locked = (checked and count <= MIN_AXES) or (not checked and count >= MAX_AXES)
-            flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-            if not locked:
-                flags |= Qt.ItemFlag.ItemIsUserCheckable
-            item.setFlags(flags)
-            item.setToolTip(
-                f"A radar needs {MIN_AXES} to {MAX_AXES} axes"
-                if locked
-                else METRICS[str(item.data(Qt.ItemDataRole.UserRole))].header
-            )
-        self._updating = False
-
-
-def _metric_combo(keys: tuple[str, ...], current: str) -> QComboBox:
-    combo = QComboBox()
-    for key in keys:
-        combo.addItem(METRICS[key].header, key)
-    combo.setCurrentIndex(keys.index(current))
-    combo.setMaxVisibleItems(24)
-    return combo
+_LAYOUT_WORDS = {
+    ChartLayout.BESIDE: "beside the table",
+    ChartLayout.BELOW: "below the table",
+    ChartLayout.TAB: "in a tab",
+}
 
 
 class CompareView(QWidget):
@@ -336,6 +139,20 @@ class CompareView(QWidget):
         )
         self.add_detected_button.clicked.connect(self.add_detected)
         top.addWidget(self.add_detected_button)
+        top.addWidget(QLabel("Charts:"))
+        self.layout_combo = QComboBox()
+        for choice, words in _LAYOUT_WORDS.items():
+            self.layout_combo.addItem(words, choice.value)
+        self.layout_combo.setToolTip(
+            "Where the charts go: beside the table, below it, or on a tab of their own "
+            "(the table then has the whole window; chosen by itself on a small screen "
+            "until you pick one)"
+        )
+        self.layout_combo.currentIndexChanged.connect(self._on_layout_combo)
+        # A pick is the user's choice: from then on the layout no longer switches itself.
+        self._layout_chosen = False
+        self.layout_combo.activated.connect(self._on_layout_clicked)
+        top.addWidget(self.layout_combo)
         layout.addLayout(top)
 
         self.stack = QStackedWidget()
@@ -350,7 +167,8 @@ class CompareView(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setChildrenCollapsible(False)
-        splitter.addWidget(self._build_table_panel())
+        self.table_panel = self._build_table_panel()
+        splitter.addWidget(self.table_panel)
         self.chart_tabs = QTabWidget()
         self.chart_tabs.addTab(self._build_radar_panel(), "Radar")
         self.chart_tabs.addTab(self._build_scatter_panel(), "Price / performance")
@@ -363,6 +181,12 @@ class CompareView(QWidget):
         # Room for the metric names and three GPU columns without scrolling.
         splitter.setSizes([660, 720])  # kept in proportion as the window resizes
         self.splitter = splitter
+        # "In a tab": the table and the charts each have the whole page.
+        self.layout_tabs = QTabWidget()
+        self.layout_tabs.setDocumentMode(True)
+        self.layout_tabs.installEventFilter(self)
+        self.stack.addWidget(self.layout_tabs)
+        self._layout = ChartLayout.BESIDE
         # Its first real size (the tab shown) and window resizes decide the table's room.
         splitter.installEventFilter(self)
         self.stack.addWidget(splitter)
@@ -384,15 +208,6 @@ class CompareView(QWidget):
         self.csv_button = QPushButton("Export CSV…")
         self.csv_button.clicked.connect(self._export_csv_dialog)
         controls.addWidget(self.csv_button)
-        self.charts_below_check = QCheckBox("Charts below")
-        self.charts_below_check.setToolTip(
-            "Put the charts under the table: the whole width for six GPUs"
-        )
-        self.charts_below_check.toggled.connect(self._apply_charts_below)
-        # A click is the user's choice: from then on the layout no longer switches itself.
-        self._layout_chosen = False
-        self.charts_below_check.clicked.connect(self._on_layout_clicked)
-        controls.addWidget(self.charts_below_check)
         layout.addLayout(controls)
 
         self.table_model = CompareTableModel(self)
@@ -410,6 +225,7 @@ class CompareView(QWidget):
         self.table.viewport().installEventFilter(self)
         # Row labels stay put while the GPU columns scroll; long ones elide (tooltip).
         self.table.verticalHeader().setMaximumWidth(_ROW_LABEL_MAX_PX)
+        self.table.installEventFilter(self)
         self.table.verticalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
         layout.addWidget(self.table, 1)
         self.table_note = QLabel()
@@ -470,8 +286,8 @@ class CompareView(QWidget):
         panel = QWidget()
         layout = QVBoxLayout(panel)
         controls = QHBoxLayout()
-        self.x_combo = _metric_combo(PLOT_KEYS, DEFAULT_X_KEY)
-        self.y_combo = _metric_combo(PLOT_KEYS, DEFAULT_Y_KEY)
+        self.x_combo = metric_combo(PLOT_KEYS, DEFAULT_X_KEY)
+        self.y_combo = metric_combo(PLOT_KEYS, DEFAULT_Y_KEY)
         self.log_x_check = QCheckBox("log")
         self.log_y_check = QCheckBox("log")
         controls.addWidget(QLabel("X:"))
@@ -500,7 +316,7 @@ class CompareView(QWidget):
         layout = QVBoxLayout(panel)
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Figure:"))
-        self.bar_combo = _metric_combo(PLOT_KEYS, DEFAULT_BAR_KEY)
+        self.bar_combo = metric_combo(PLOT_KEYS, DEFAULT_BAR_KEY)
         self.bar_combo.currentIndexChanged.connect(self._update_bars)
         controls.addWidget(self.bar_combo, 1)
         controls.addStretch(1)
@@ -560,7 +376,7 @@ class CompareView(QWidget):
             f"Comparing {count} GPUs (max {MAX_COMPARED}): "
             + ", ".join(short_name(entry) for entry in entries)
         )
-        self.stack.setCurrentWidget(self.splitter)
+        self.stack.setCurrentWidget(self.layout_page())
         self._update_baseline_choices(entries)
         self._update_table()
         self._update_radar()
@@ -594,7 +410,7 @@ class CompareView(QWidget):
         self.baseline_combo.addItem("none (show values)", None)
         colors = gpu_colors([entry.id for entry in entries])
         for color, entry in zip(colors, entries, strict=True):
-            self.baseline_combo.addItem(_swatch(color), short_name(entry), entry.id)
+            self.baseline_combo.addItem(swatch(color), short_name(entry), entry.id)
         position = self.baseline_combo.findData(current) if current is not None else 0
         self.baseline_combo.setCurrentIndex(max(0, position))
         self.baseline_combo.blockSignals(False)
@@ -671,6 +487,7 @@ class CompareView(QWidget):
             colors.append(measured_color(False))
         self.table_model.set_comparison(self.comparison, headers, colors, self._style.dark)
         self._give_table_room()
+        self._fit_row_labels()
         self._fit_columns()
         # The splitter may not be laid out yet (the first time it is shown).
         QTimer.singleShot(0, self, self._give_table_room)
@@ -715,23 +532,56 @@ class CompareView(QWidget):
         for column, width in enumerate(widths):
             header.resizeSection(column, width)
 
-    def _give_table_room(self) -> None:
-        """Widen the table's side of the splitter until every GPU column shows.
-
-        When the charts beside it leave too little room (six GPUs on a small
-        screen), the charts move below the table, unless the user chose the layout.
-        """
-        if self.splitter.orientation() != Qt.Orientation.Horizontal:
-            return
-        if not self.splitter.isVisible() or self.splitter.width() < 200:
-            return  # not laid out yet: its sizes say nothing about the screen
-        needed = (
+    def _needed_table_px(self) -> int:
+        """The table's width with every GPU column (long row labels may elide)."""
+        return (
             sum(self._needed_widths())
-            + self.table.verticalHeader().width()
+            + min(self._needed_label_px(), _ROW_LABEL_MAX_PX)
             + self.table.verticalScrollBar().sizeHint().width()
             + 2 * self.table.frameWidth()
             + 8
         )
+
+    def _needed_label_px(self) -> int:
+        """The widest row label, in the bold of a group row."""
+        model = self.table_model
+        bold = QFont(self.table.verticalHeader().font())
+        bold.setBold(True)
+        metrics = QFontMetrics(bold)
+        widths = [
+            metrics.horizontalAdvance(str(model.headerData(row, Qt.Orientation.Vertical) or ""))
+            for row in range(model.rowCount())
+        ]
+        return max([0, *(width + 24 for width in widths)])
+
+    def _fit_row_labels(self) -> None:
+        """Row labels unelided where the GPU columns leave room; elided (tooltip) past that."""
+        header = self.table.verticalHeader()
+        room = (
+            self.table.width()
+            - sum(self._needed_widths())
+            - self.table.verticalScrollBar().sizeHint().width()
+            - 2 * self.table.frameWidth()
+        )
+        cap = max(_ROW_LABEL_MAX_PX, min(self._needed_label_px(), room))
+        if header.maximumWidth() != cap:
+            header.setMaximumWidth(cap)
+
+    def _give_table_room(self) -> None:
+        """Widen the table's side of the splitter until every GPU column shows.
+
+        When the charts beside it leave too little room (six GPUs on a small
+        screen), the charts move to a tab of their own, and back beside the table
+        when the window grows again, unless the user chose the layout.
+        """
+        if self._layout is ChartLayout.TAB:
+            self._maybe_back_beside()
+            return
+        if self.splitter.orientation() != Qt.Orientation.Horizontal:
+            return
+        if not self.splitter.isVisible() or self.splitter.width() < 200:
+            return  # not laid out yet: its sizes say nothing about the screen
+        needed = self._needed_table_px()
         sizes = self.splitter.sizes()
         total = sum(sizes)
         if total <= 0 or sizes[0] >= needed:
@@ -741,27 +591,86 @@ class CompareView(QWidget):
             table_px = min(needed, max(beside_max, sizes[0]))
             self.splitter.setSizes([table_px, total - table_px])
         else:
-            self.set_charts_below(True)
+            self.set_chart_layout(ChartLayout.TAB)
+
+    def _maybe_back_beside(self) -> None:
+        if self._layout_chosen or not self.layout_tabs.isVisible():
+            return
+        room = self.layout_tabs.width() - self.chart_tabs.minimumSizeHint().width()
+        # A margin so a window at the edge does not flip back and forth.
+        if self.layout_tabs.width() >= 200 and self._needed_table_px() + 40 <= room:
+            self.set_chart_layout(ChartLayout.BESIDE)
+
+    def show_charts(self) -> None:
+        """Bring the charts into view (in the tab layout, their tab)."""
+        if self._layout is ChartLayout.TAB:
+            self.layout_tabs.setCurrentWidget(self.chart_tabs)
+
+    def chart_layout(self) -> ChartLayout:
+        return self._layout
+
+    def layout_page(self) -> QWidget:
+        """The stack page that holds the table and the charts in the current layout."""
+        return self.layout_tabs if self._layout is ChartLayout.TAB else self.splitter
+
+    def set_chart_layout(self, choice: ChartLayout) -> None:
+        """Charts beside the table, below it (the table has two thirds), or in a tab."""
+        position = self.layout_combo.findData(choice.value)
+        if self.layout_combo.currentIndex() != position:
+            self.layout_combo.setCurrentIndex(position)  # -> _on_layout_combo
+        else:
+            self._apply_layout(choice)
 
     def set_charts_below(self, below: bool) -> None:
         """Stack the charts under the table (True) or beside it (False)."""
-        self.charts_below_check.setChecked(below)
+        self.set_chart_layout(ChartLayout.BELOW if below else ChartLayout.BESIDE)
 
     def _on_layout_clicked(self) -> None:
         self._layout_chosen = True
 
-    def _apply_charts_below(self, below: bool) -> None:
-        orientation = Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
-        self.splitter.setOrientation(orientation)
-        total = sum(self.splitter.sizes())
-        self.splitter.setSizes([total // 2, total - total // 2])
+    def _on_layout_combo(self) -> None:
+        self._apply_layout(ChartLayout(str(self.layout_combo.currentData())))
+
+    def _apply_layout(self, choice: ChartLayout) -> None:
+        showing = self.stack.currentWidget() is self.layout_page()
+        if choice is ChartLayout.TAB:
+            if self.layout_tabs.count() == 0:
+                self.layout_tabs.addTab(self.table_panel, "Table")
+                self.layout_tabs.addTab(self.chart_tabs, "Charts")
+        elif self.splitter.count() < 2:
+            self.layout_tabs.clear()  # takes the pages off; they are not deleted
+            self.splitter.addWidget(self.table_panel)
+            self.splitter.addWidget(self.chart_tabs)
+            self.table_panel.show()
+            self.chart_tabs.show()
+        self._layout = choice
+        if showing:
+            self.stack.setCurrentWidget(self.layout_page())
+        if choice is not ChartLayout.TAB:
+            below = choice is ChartLayout.BELOW
+            self.splitter.setOrientation(
+                Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
+            )
+            self._share_splitter()
         QTimer.singleShot(0, self, self._give_table_room)
+        QTimer.singleShot(0, self, self._fit_row_labels)
+
+    def _share_splitter(self) -> None:
+        """Half and half beside; below, the table keeps two thirds of the height (it is
+        what is read row by row)."""
+        below = self.splitter.orientation() == Qt.Orientation.Vertical
+        page = self.stack.size()
+        total = (page.height() if below else page.width()) - self.splitter.handleWidth()
+        table_share = (2 * total) // 3 if below else total // 2
+        self.splitter.setSizes([table_share, total - table_share])
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+        if watched is getattr(self, "table", None) and event.type() == QEvent.Type.Resize:
+            self._fit_row_labels()
+        elif watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
             self._fit_columns()
         elif (
-            watched is getattr(self, "splitter", None)
+            watched in (getattr(self, "splitter", None), getattr(self, "layout_tabs", None))
             and event.type() in (QEvent.Type.Resize, QEvent.Type.Show)
             and getattr(self, "comparison", None) is not None
         ):

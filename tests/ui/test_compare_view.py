@@ -462,3 +462,72 @@ def test_six_gpus_chosen_before_the_tab_is_shown_still_fit(qtbot: QtBot) -> None
         return shown <= view.table.viewport().width() + 1
 
     qtbot.waitUntil(all_columns_fit, timeout=3000)
+
+
+_SIX = ["rtx-4090", "a100-80gb-pcie", "h100-sxm5", "mi300x", "gaudi-3", "l40s"]
+
+
+def _six_at_1366(qtbot: QtBot) -> CompareView:
+    state = AppState()
+    view = CompareView(state)
+    qtbot.addWidget(view)
+    view.resize(1350, 680)  # the Compare tab of a maximised window on a 1366x768 screen
+    view.show()
+    qtbot.waitExposed(view)
+    state.set_compare(_SIX)
+    return view
+
+
+def test_six_gpus_at_1366_put_the_charts_in_a_tab_and_the_table_gets_the_height(
+    qtbot: QtBot,
+) -> None:
+    """ "Charts below" left the table 9 rows and the radar ~170 px at 1366x768."""
+    from gpudesk.ui.compare_view import ChartLayout
+
+    view = _six_at_1366(qtbot)
+    qtbot.waitUntil(lambda: view.chart_layout() is ChartLayout.TAB, timeout=3000)
+    assert view.stack.currentWidget() is view.layout_tabs
+    row_px = view.table.verticalHeader().defaultSectionSize()
+    qtbot.waitUntil(lambda: view.table.viewport().height() // row_px >= 20, timeout=3000)
+    view.layout_tabs.setCurrentWidget(view.chart_tabs)
+    qtbot.waitUntil(lambda: view.radar.height() >= 450, timeout=3000)
+    # A user's pick stays: below, the table keeps two thirds of the height (on a page
+    # tall enough for the radar's controls, its minimum).
+    view.resize(1350, 1300)
+    view._on_layout_clicked()
+    view.set_chart_layout(ChartLayout.BELOW)
+    QGuiApplication.processEvents()
+    assert view.stack.currentWidget() is view.splitter
+    table_px, charts_px = view.splitter.sizes()
+    assert table_px >= 1.8 * charts_px, (table_px, charts_px)
+    view.resize(1900, 1000)
+    QGuiApplication.processEvents()
+    assert view.chart_layout() is ChartLayout.BELOW
+
+
+def test_the_tab_layout_goes_back_beside_on_a_wide_window(qtbot: QtBot) -> None:
+    from gpudesk.ui.compare_view import ChartLayout
+
+    view = _six_at_1366(qtbot)
+    qtbot.waitUntil(lambda: view.chart_layout() is ChartLayout.TAB, timeout=3000)
+    view.resize(3000, 1000)
+    qtbot.waitUntil(lambda: view.chart_layout() is ChartLayout.BESIDE, timeout=3000)
+    assert view.table_panel.parent() is view.splitter
+
+
+def test_row_labels_are_whole_when_there_is_room(qtbot: QtBot) -> None:
+    """ "FP16 tensor (dens...FLOPS per 1k USD)" was elided with room to spare."""
+    view = _six_at_1366(qtbot)
+    header = view.table.verticalHeader()
+    model = view.table_model
+    label = next(
+        str(model.headerData(row, Qt.Orientation.Vertical))
+        for row in range(model.rowCount())
+        if "per price" in str(model.headerData(row, Qt.Orientation.Vertical))
+    )
+    needed = header.fontMetrics().horizontalAdvance(label)
+    qtbot.waitUntil(lambda: header.width() >= needed + 8, timeout=3000)
+    # and every GPU column still fits
+    columns = view.table.horizontalHeader()
+    shown = sum(columns.sectionSize(column) for column in range(columns.count()))
+    assert shown <= view.table.viewport().width() + 1

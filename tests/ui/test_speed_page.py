@@ -125,3 +125,22 @@ def test_training_says_why_it_has_no_roofline_instead_of_an_empty_grid(view: Pla
     page.recompute_now()
     assert page.roofline_stack.currentWidget() is page.roofline
     assert page.roofline.getPlotItem().listDataItems()
+
+
+def test_merely_opening_plan_adds_no_tokens_per_s_row(qtbot: QtBot, state: AppState) -> None:
+    """Opening Plan computed a default workload and Compare grew a "tokens/s for 7B…"
+    row: the row waits for a workload the user set."""
+    plan = PlanView(state)
+    qtbot.addWidget(plan)
+    plan.recompute_now()
+    assert plan.speed_page.results  # the page itself shows the defaults' figures
+    assert state.speed_workload is None
+    compare = CompareView(state)
+    qtbot.addWidget(compare)
+    state.set_compare(["rtx-4090", "h100-sxm5"])
+    with pytest.raises(KeyError):
+        compare.comparison.row("speed")
+    plan.speed_page.form.batch_spin.setValue(plan.speed_page.form.batch_spin.value() + 1)
+    plan.speed_page.recompute_now()
+    assert isinstance(state.speed_workload, SpeedWorkload)
+    assert compare.comparison.row("speed").label.startswith("tokens/s for")

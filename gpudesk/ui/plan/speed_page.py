@@ -91,7 +91,8 @@ class SpeedPage(QWidget):
 
     Signals:
         workload_changed(object): a new :class:`SpeedWorkload`, or None on bad input;
-            the page also stores it in ``state.speed_workload`` for Compare and the PDF.
+            the page also stores it in ``state.speed_workload`` for Compare and the PDF
+            once the user set a workload (``workload_chosen``).
     """
 
     workload_changed = Signal(object)
@@ -132,6 +133,11 @@ class SpeedPage(QWidget):
         layout.addWidget(self._build_page())
         self.reload_measurements()
         model_form.edited.connect(self.schedule_update)
+        # Compare's "tokens/s for ..." row and the PDF's speed section follow a workload
+        # the user set (a control edited on either Plan page), not the defaults shown on
+        # merely opening Plan.
+        self.workload_chosen = False
+        model_form.edited.connect(self._mark_chosen)
         state.detected_changed.connect(self._on_detected)
         state.measured_changed.connect(self.schedule_update)
         state.catalog_changed.connect(self.schedule_update)
@@ -144,6 +150,7 @@ class SpeedPage(QWidget):
         page.setChildrenCollapsible(False)
         self.form = SpeedForm()
         self.form.edited.connect(self.schedule_update)
+        self.form.edited.connect(self._mark_chosen)
         page.addWidget(self.form)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -211,6 +218,9 @@ class SpeedPage(QWidget):
 
     # -- computing -----------------------------------------------------------------
 
+    def _mark_chosen(self, *_args: object) -> None:
+        self.workload_chosen = True
+
     def schedule_update(self, *_args: object) -> None:
         self._timer.start()
 
@@ -252,7 +262,8 @@ class SpeedPage(QWidget):
         self.measured_result = self._measured(costs, request, settings)
         self.measured_panel.set_verify_problem(why_not(request))
         workload = SpeedWorkload(model_name=model.name, costs=costs, request=request)
-        self.state.set_speed_workload(workload)
+        if self.workload_chosen:
+            self.state.set_speed_workload(workload)
         self.workload_changed.emit(workload)
         self._fill(request, len(ranked.not_holding))
 
