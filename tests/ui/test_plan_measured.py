@@ -467,3 +467,70 @@ def test_verify_on_a_detected_gpu_offloads_every_layer_and_stores_that_gpu(
     assert (row.measurement.gpu_id, row.measurement.backend) == ("rtx-4090", None)
     selected = page._selected()
     assert selected is not None and selected.gpu_id == "rtx-4090"
+
+
+def test_a_later_session_puts_the_measured_cpu_back_in_the_table(
+    qtbot: QtBot,
+    state: AppState,
+    store: MeasurementStore,
+    fake_llama: type[_FakeLlama],
+    tmp_path: Path,
+) -> None:
+    gguf = tmp_path / "tiny.gguf"
+    write_random_gguf(TINY, gguf, max_bytes=10**8)
+    first = _plan(qtbot, state, store, "tinyllama-1.1b")
+    _decode(first, 8, 8)
+    panel = first.speed_page.measured_panel
+    panel.set_gguf(gguf)
+    with qtbot.waitSignal(panel.verified, timeout=30_000):
+        panel.verify_button.click()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=10_000)
+    # the app again, later: the CPU's rates are measured on a worker, its row returns
+    again = _plan(qtbot, state, store, "tinyllama-1.1b")
+    page = again.speed_page
+    qtbot.waitUntil(lambda: page.cpu_entry is not None, timeout=20_000)
+    cpu = next(item for item in page.results if item.gpu_id == "cpu")
+    assert "calibrated with 1 of your measurements" in cpu.basis
+    assert page.select_gpu("cpu")
+    assert page.measured_panel.tree.topLevelItemCount() == 1
+
+
+def test_a_file_that_is_not_a_gguf_is_refused_before_anything_runs(
+    qtbot: QtBot,
+    state: AppState,
+    store: MeasurementStore,
+    fake_llama: type[_FakeLlama],
+    tmp_path: Path,
+) -> None:
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(b"GGUF" + b"\xff" * 64)
+    view = _plan(qtbot, state, store, "tinyllama-1.1b")
+    panel = view.speed_page.measured_panel
+    panel.set_gguf(bad)
+    panel.verify_button.click()
+    assert not panel.busy
+    assert panel.status_label.text().startswith("The GGUF file:")
+    assert str(bad) in panel.status_label.text() or "model.gguf" in panel.status_label.text()
+    assert fake_llama.loaded == [] and store.rows() == []
+
+
+def test_the_page_holds_no_reference_cycle(qtbot: QtBot, state: AppState) -> None:
+    """A cycle left a closed page to the garbage collector, which then deleted its
+    widgets at any moment, once inside QApplication.allWidgets() (a crash)."""
+    import gc
+    import weakref
+
+    gc.collect()
+    gc.disable()
+    try:
+        view = PlanView(state)
+        page = weakref.ref(view.speed_page)
+        panel = weakref.ref(view.speed_page.measured_panel)
+        view.speed_page.open_import_dialog()
+        view.close()
+        view.deleteLater()
+        del view
+        qtbot.wait(50)
+        assert page() is None and panel() is None
+    finally:
+        gc.enable()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -54,21 +54,23 @@ class _Col:
 class MeasuredPanel(QWidget):
     """Measured rows of the selected estimate, and the buttons that add rows.
 
-    The page sets :attr:`job_factory` (the selected workload as a
-    :class:`VerifyJob`, or a sentence why it cannot be measured).
+    Verify on this machine asks the page (``verify_requested``), which answers with
+    :meth:`run_job` (the selected workload as a :class:`VerifyJob`) or :meth:`say`
+    (why it cannot be measured).
 
     Signals:
         import_requested(): Import measurements… was pressed.
+        verify_requested(): Verify on this machine was pressed (and nothing runs).
         verified(object): a :class:`VerifyOutcome` (stored or not).
     """
 
     import_requested = Signal()
+    verify_requested = Signal()
     verified = Signal(object)
 
     def __init__(self, store: MeasurementStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
-        self.job_factory: Callable[[], VerifyJob | str] | None = None
         self.rows: list[MeasuredRow] = []
         self.gguf_path: Path | None = None
         self.outcome: VerifyOutcome | None = None
@@ -142,7 +144,7 @@ class MeasuredPanel(QWidget):
         self.set_verify_problem(None)
         self._sync()
 
-    def _say(self, text: str) -> None:
+    def say(self, text: str) -> None:
         """The line under the buttons (hidden when there is nothing to say)."""
         self.status_label.setText(text)
         self.status_label.setVisible(bool(text))
@@ -226,7 +228,7 @@ class MeasuredPanel(QWidget):
             self._problem or "Run this workload here with llama.cpp and store the measurement"
         )
         if self._worker is None and not self.progress_bar.isVisible():
-            self._say(self._problem or "")
+            self.say(self._problem or "")
         self._sync()
 
     def choose_gguf(self) -> None:
@@ -261,11 +263,12 @@ class MeasuredPanel(QWidget):
             widget.setEnabled(not running)
 
     def start_verify(self) -> None:
-        if self._worker is not None or self.job_factory is None:
-            return
-        job = self.job_factory()
-        if isinstance(job, str):
-            self._say(job)
+        if self._worker is None and not self._closed:
+            self.verify_requested.emit()
+
+    def run_job(self, job: VerifyJob) -> None:
+        """Measure ``job`` on a worker, with progress and Cancel (one at a time)."""
+        if self._worker is not None or self._closed:
             return
         store = self.store
 
@@ -285,14 +288,14 @@ class MeasuredPanel(QWidget):
         self._step = "starting"
         self._show_elapsed()
         self._elapsed_timer.start()
-        self._say(f"Measuring {job.model} with llama.cpp…")
+        self.say(f"Measuring {job.model} with llama.cpp…")
         self._sync()
         worker.start()
 
     def cancel(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
-            self._say("Cancelling…")
+            self.say("Cancelling…")
             self.cancel_button.setEnabled(False)
 
     def _on_progress(self, fraction: float, message: str) -> None:
@@ -317,16 +320,16 @@ class MeasuredPanel(QWidget):
             return
         self._stop_progress()
         self.outcome = result
-        self._say(outcome_text(result))
+        self.say(outcome_text(result))
         self.verified.emit(result)
 
     def _on_cancelled(self) -> None:
         self._stop_progress()
-        self._say("Cancelled: nothing was stored.")
+        self.say("Cancelled: nothing was stored.")
 
     def _on_failed(self, message: str) -> None:
         self._stop_progress()
-        self._say(f"The measurement did not run: {message}")
+        self.say(f"The measurement did not run: {message}")
 
     def _on_done(self) -> None:
         self._worker = None

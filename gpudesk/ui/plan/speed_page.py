@@ -64,6 +64,7 @@ from gpudesk.ui.plan.import_dialog import ImportDialog
 from gpudesk.ui.plan.measured_panel import MeasuredPanel
 from gpudesk.ui.plan.speed_form import SpeedForm
 from gpudesk.ui.state import AppState
+from gpudesk.ui.worker import TaskWorker
 
 #: Rows of the roofline chart: the fastest few GPUs of the table.
 ROOFLINE_GPUS = 4
@@ -119,6 +120,7 @@ class SpeedPage(QWidget):
         self.model_id: str | None = None
         self.model_name: str | None = None
         self.import_dialog: ImportDialog | None = None
+        self._cpu_worker: TaskWorker | None = None
         #: the TFLOPS of the measured stars on the roofline, by GPU id
         self.measured_points: dict[str, list[float]] = {}
         self._costs: ModelCosts | None = None
@@ -176,7 +178,10 @@ class SpeedPage(QWidget):
         self.tree.currentItemChanged.connect(self._on_selected)
         splitter.addWidget(self.tree)
         self.measured_panel = MeasuredPanel(self.store)
-        self.measured_panel.job_factory = self.verify_job
+        # a signal, not a callback attribute: the panel holding the page's bound method
+        # made a reference cycle, and the garbage collector then deleted a closed page's
+        # widgets at a random moment (a crash inside QApplication.allWidgets())
+        self.measured_panel.verify_requested.connect(self._on_verify_requested)
         self.measured_panel.import_requested.connect(self.open_import_dialog)
         self.measured_panel.verified.connect(self._on_verified)
         splitter.addWidget(self.measured_panel)
@@ -302,6 +307,30 @@ class SpeedPage(QWidget):
         except (StoreError, OSError) as exc:
             self.stored_rows = []
             self.store_problem = f"your measurements cannot be read: {exc}"
+        self._measure_cpu_if_stored()
+
+    def _measure_cpu_if_stored(self) -> None:
+        """With rows measured on this machine's CPU (an earlier Verify), put the CPU back
+        in the table: its rates are measured again (NumPy, about 0.6 s) on a worker."""
+        if self.cpu_entry is not None or self._cpu_worker is not None:
+            return
+        if not any(row.measurement.gpu_id == CPU_ID for row in self.stored_rows):
+            return
+        from gpudesk.planning.verify_here import this_cpu_entry
+
+        worker = TaskWorker(lambda _progress: this_cpu_entry(), owner=self)
+        worker.finished.connect(self._on_cpu_measured)
+        worker.done.connect(self._on_cpu_worker_done)
+        self._cpu_worker = worker
+        worker.start()
+
+    def _on_cpu_measured(self, entry: object) -> None:
+        if isinstance(entry, CatalogEntry) and self.cpu_entry is None:
+            self.cpu_entry = entry
+            self.recompute_now()
+
+    def _on_cpu_worker_done(self) -> None:
+        self._cpu_worker = None
 
     def measured_rows(self, estimate: SpeedEstimate) -> list[MeasuredRow]:
         """The stored rows of ``estimate``'s GPU, engine and mode, its own workload first."""
@@ -373,6 +402,13 @@ class SpeedPage(QWidget):
             max_file_bytes=int(panel.limit_spin.value() * 1e9),
         )
 
+    def _on_verify_requested(self) -> None:
+        job = self.verify_job()
+        if isinstance(job, str):
+            self.measured_panel.say(job)
+        else:
+            self.measured_panel.run_job(job)
+
     def _on_verified(self, outcome: object) -> None:
         if not isinstance(outcome, VerifyOutcome):
             return
@@ -407,6 +443,8 @@ class SpeedPage(QWidget):
     def shutdown(self) -> None:
         """Cancel a measurement or import in flight (the window is closing)."""
         self.measured_panel.shutdown()
+        if self._cpu_worker is not None:
+            self._cpu_worker.shutdown()
         if self.import_dialog is not None:
             self.import_dialog.close()
 
@@ -417,7 +455,7 @@ class SpeedPage(QWidget):
         self.results = []
         self.uncalibrated = {}
         self.measured_result = None
-        self.tree.clear()
+        self._clear_tree()
         self.measured_panel.show_rows(None, [], self.store_problem)
         self.summary_label.setText("")
         self.basis_view.setHtml("")
@@ -427,13 +465,22 @@ class SpeedPage(QWidget):
 
     # -- showing -------------------------------------------------------------------
 
+    def _clear_tree(self) -> None:
+        """Empty the table without its selection signal: a slot that asks for the current
+        item while clear() deletes the items gets one being destroyed (a crash)."""
+        blocked = self.tree.blockSignals(True)
+        try:
+            self.tree.clear()
+        finally:
+            self.tree.blockSignals(blocked)
+
     def _fill(self, request: SpeedRequest, not_holding: int) -> None:
         before = self.tree.currentItem()
         kept = None
         if before is not None:  # the GPU chosen stays chosen when the workload changes
             kept = before.data(_Col.GPU, Qt.ItemDataRole.UserRole + 1)
         self.tree.setSortingEnabled(False)
-        self.tree.clear()
+        self._clear_tree()
         train = request.mode is Mode.TRAIN
         self.tree.headerItem().setText(_Col.TIME, "run time" if train else "first token")
         self.tree.headerItem().setText(
