@@ -16,8 +16,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, QSizeF
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QCoreApplication,
+    QEvent,
+    QIODevice,
+    QRectF,
+    QSize,
+    QSizeF,
+)
+from PySide6.QtGui import QColor, QImage, QPainter, QResizeEvent
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
@@ -197,21 +206,62 @@ def _uncached(scene: QGraphicsScene) -> Iterator[None]:
             item.use_cache = True  # type: ignore[attr-defined]
 
 
-def export_chart(view: QGraphicsView, path: Path, image_format: ImageFormat | str) -> None:
-    """Write what the chart widget ``view`` shows to ``path`` as PNG or SVG.
+#: Logical size of a chart exported from the window: a fixed report aspect (4:3), so a
+#: chart stretched across a wide window is not written as a 3060×882 strip.
+CHART_EXPORT_SIZE = QSize(960, 720)
+
+
+@contextmanager
+def _sized(view: QGraphicsView, size: QSize) -> Iterator[None]:
+    """The view laid out at ``size`` while the block runs, then back as it was."""
+    old = view.size()
+    if old == size:
+        yield
+        return
+    view.setUpdatesEnabled(False)
+    try:
+        _resize_now(view, size, old)
+        yield
+    finally:
+        _resize_now(view, old, size)
+        view.setUpdatesEnabled(True)
+
+
+def _resize_now(view: QGraphicsView, size: QSize, old: QSize) -> None:
+    view.resize(size)
+    if not view.isVisible():
+        # A hidden widget's resize event waits until it is shown (and a sent one does
+        # not reach pyqtgraph's handler): the view lays its scene out now.
+        QCoreApplication.sendEvent(view, QResizeEvent(size, old))
+        view.resizeEvent(QResizeEvent(size, old))
+    # pyqtgraph lays its plot items out on a posted layout request
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
+def export_chart(
+    view: QGraphicsView,
+    path: Path,
+    image_format: ImageFormat | str,
+    size: QSize | None = CHART_EXPORT_SIZE,
+) -> None:
+    """Write the chart widget ``view`` to ``path`` as PNG or SVG.
+
+    The chart is laid out at ``size`` (the report aspect) for the export, whatever
+    the widget's shape on screen; ``size=None`` writes the widget's own shape.
 
     Raises:
         OSError: the file cannot be written.
         ValueError: unknown format or an empty widget.
     """
-    scene = view.scene()
-    viewport = view.viewport().rect()
-    source = view.mapToScene(viewport).boundingRect()
-    size = QSizeF(viewport.width(), viewport.height())
-    background = view.backgroundBrush().color()
+    with _sized(view, size if size is not None else view.size()):
+        scene = view.scene()
+        viewport = view.viewport().rect()
+        source = view.mapToScene(viewport).boundingRect()
+        logical = QSizeF(viewport.width(), viewport.height())
+        background = view.backgroundBrush().color()
 
-    def paint(painter: QPainter, target: QRectF) -> None:
-        with _uncached(scene), export_mode(scene, painter, target, source):
-            scene.render(painter, target, source)
+        def paint(painter: QPainter, target: QRectF) -> None:
+            with _uncached(scene), export_mode(scene, painter, target, source):
+                scene.render(painter, target, source)
 
-    _write(path, image_format, paint, size, background, view.windowTitle())
+        _write(path, image_format, paint, logical, background, view.windowTitle())

@@ -34,6 +34,7 @@ from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import (
     DEFAULT_LOG_INNER,
     DEFAULT_RADAR_AXES,
+    STAND_INS,
     AxisRange,
     Normalisation,
     NormalisationChoice,
@@ -50,6 +51,7 @@ from gpudesk.compare.radar import (
     radar_points,
     ring_radii,
     ring_value,
+    stand_in_axes,
 )
 from gpudesk.measured import MeasuredSeries
 from gpudesk.render.colors import gpu_color_slots
@@ -89,6 +91,8 @@ class RadarSeries:
     color: QColor
     values: tuple[float | None, ...]
     measured: bool = False
+    #: axes drawn with a stand-in figure (BF16 where FP16 tensor is not listed)
+    stand_ins: tuple[int, ...] = ()
 
 
 def build_radar_series(
@@ -106,6 +110,7 @@ def build_radar_series(
             short_name(entry),
             chart_series_color(slot, dark),
             tuple(entry_values(entry, axes)),
+            stand_ins=tuple(stand_in_axes(entry, axes)),
         )
         for slot, entry in zip(slots, entries, strict=True)
     ]
@@ -308,6 +313,9 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
             metric = METRICS[self._axes[point.axis_index]]
             value = f"{metric.format(point.value)} {metric.unit}".strip()
             lines = [series.name, f"{metric.label}: {value}"]
+            if point.axis_index in series.stand_ins:
+                stand_in = STAND_INS[self._axes[point.axis_index]][0]
+                lines.append(f"the {stand_in} figure: no {metric.label} figure is listed")
             axis_range = self.axis_range(point.axis_index)
             if axis_range is not None and axis_range.max_value > 0:
                 share = 100.0 * point.value / axis_range.max_value
@@ -396,11 +404,16 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         texts = []
         for series in self._series:
             missing = missing_axes(self.series_points.get(series.id, []))
-            text = series.name
+            notes = []
+            if series.stand_ins:
+                names = ", ".join(METRICS[self._axes[i]].label for i in series.stand_ins)
+                stand_in = STAND_INS[self._axes[series.stand_ins[0]]][0]
+                notes.append(f"{stand_in} figure on {names}")
             if missing and len(missing) < len(self._axes):
-                text += " (n/a: " + ", ".join(METRICS[self._axes[i]].label for i in missing) + ")"
+                notes.append("n/a: " + ", ".join(METRICS[self._axes[i]].label for i in missing))
             elif missing:
-                text += " (no values on these axes)"
+                notes.append("no values on these axes")
+            text = series.name + (" (" + "; ".join(notes) + ")" if notes else "")
             texts.append(text)
         return texts
 

@@ -125,6 +125,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self._labels: list[pg.TextItem] = []
         #: names of the grey (unselected) GPUs on the Pareto frontier
         self.frontier_labels: list[pg.TextItem] = []
+        self._frontier_points: list[PlottedPoint] = []
         self.getViewBox().sigTransformChanged.connect(self.layout_labels)
         self.x_key = DEFAULT_X_KEY
         self.y_key = DEFAULT_Y_KEY
@@ -301,6 +302,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             label.setZValue(9)
             self.addItem(label)
             self.frontier_labels.append(label)
+        self._frontier_points = [point for point in line if point.id not in selected]
 
     def _set_labels(self, colors: list[QColor]) -> None:
         for label in self._labels:
@@ -360,6 +362,39 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
                 label.setAnchor(self._LABEL_ANCHORS[0])
                 chosen = label.sceneBoundingRect()
             placed.append(chosen)
+        self._layout_frontier_labels(placed, markers)
+
+    #: A frontier GPU's grey name may sit this many lines from its point at most.
+    _FRONTIER_ANCHORS = _LABEL_ANCHORS[:8]
+
+    def _layout_frontier_labels(self, placed: list[QRectF], markers: list[QRectF]) -> None:
+        """Grey names of the frontier's other GPUs where they clear every name and
+        marker; one that finds no clear place is left out (its point keeps the tooltip).
+
+        At the cheap end of a price axis these names piled onto each other and onto
+        the selected GPUs' names."""
+        view = self.getViewBox()
+        inside = view.sceneBoundingRect()
+        points = self._frontier_points
+        dot = 8.0
+        dots = [
+            QRectF(centre.x() - dot / 2, centre.y() - dot / 2, dot, dot)
+            for centre in (
+                view.mapViewToScene(QPointF(point.plot_x, point.plot_y)) for point in points
+            )
+        ]
+        for index, label in enumerate(self.frontier_labels):
+            obstacles = placed + markers + [rect for i, rect in enumerate(dots) if i != index]
+            chosen: QRectF | None = None
+            for anchor in self._FRONTIER_ANCHORS:
+                label.setAnchor(anchor)
+                rect = label.sceneBoundingRect()
+                if inside.contains(rect) and not any(rect.intersects(o) for o in obstacles):
+                    chosen = rect
+                    break
+            label.setVisible(chosen is not None)
+            if chosen is not None:
+                placed.append(chosen)
 
     def label_items(self) -> list[pg.TextItem]:
         return list(self._labels)

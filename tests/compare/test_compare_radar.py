@@ -219,3 +219,28 @@ def test_every_radar_axis_names_its_precision_and_unit() -> None:
                 assert "dense" in metric.label, key
         if key.endswith("_per_kusd"):
             assert metric.unit.endswith("per 1k USD"), key
+
+
+def test_a_bf16_only_accelerator_is_drawn_with_its_bf16_figure_on_fp16_axes() -> None:
+    """Gaudi 3 lists BF16 only: the default FP16 tensor axes left it with gaps."""
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.compare.radar import DEFAULT_RADAR_AXES, entry_values, stand_in_axes
+
+    catalog = load_catalog([], include_user=False)
+    gaudi = catalog.by_id("gaudi-3")
+    h100 = catalog.by_id("h100-sxm5")
+    v100 = catalog.by_id("v100-sxm2-32gb")
+    assert gaudi is not None and h100 is not None and v100 is not None
+    assert gaudi.fp16_tensor_tflops is None and gaudi.bf16_tensor_tflops
+    axes = list(DEFAULT_RADAR_AXES)
+    values = entry_values(gaudi, axes)
+    fp16 = axes.index("fp16_tensor_tflops")
+    per_price = axes.index("fp16_tensor_tflops_per_kusd")
+    assert values[fp16] == gaudi.bf16_tensor_tflops
+    assert gaudi.price_usd and values[per_price] == pytest.approx(
+        gaudi.bf16_tensor_tflops / (gaudi.price_usd / 1000)
+    )
+    assert stand_in_axes(gaudi, axes) == [fp16, per_price]
+    assert stand_in_axes(h100, axes) == []  # its own FP16 figure
+    # no BF16 units (V100): its BF16 axis stays a gap, never its FP16 figure
+    assert entry_values(v100, ["bf16_tensor_tflops"]) == [None]

@@ -257,3 +257,55 @@ def test_ring_labels_keep_clear_of_the_data_and_log_rings_show_values(
     # every axis tip says its own range on a log scale
     for (_, details), key in zip(item.layout.label_lines, axes, strict=True):
         assert " to " in " ".join(details), key
+
+
+def test_frontier_names_at_the_cheap_end_never_cover_another_name(qapp: QApplication) -> None:
+    """Grey frontier names piled onto each other and onto the selected GPUs' names at
+    the cheap end of the price axis (screen and PDF)."""
+    from gpudesk.render.paint import build_scatter_chart
+
+    priced = {"price_date": dt.date(2024, 1, 1), "price_kind": "street"}
+    # A staircase of cheap GPUs: each a little dearer and a little faster (all frontier).
+    cheap = [
+        make_entry(
+            f"cheap-{index}",
+            name=f"Cheap frontier GPU {index}",
+            price_usd=300 + 120 * index,
+            fp16_tensor_tflops=40 + 12 * index,
+            **priced,
+        )
+        for index in range(8)
+    ]
+    selected = make_entry(
+        "chosen", name="Chosen GPU", price_usd=700, fp16_tensor_tflops=90, **priced
+    )
+    far = make_entry("far-gpu", name="Far GPU", price_usd=30000, fp16_tensor_tflops=900, **priced)
+    catalog = Catalog(entries=[*cheap, selected, far])
+    chart = build_scatter_chart([selected, far], catalog, QSizeF(800, 500))
+    plot = chart.plot
+    assert len(plot.frontier_labels) >= 5
+    shown = [
+        label.sceneBoundingRect()
+        for label in [*plot.label_items(), *plot.frontier_labels]
+        if label.isVisible()
+    ]
+    assert len(shown) >= 3
+    for index, rect in enumerate(shown):
+        for other in shown[index + 1 :]:
+            assert not rect.intersects(other)
+    chart.close()
+
+
+def test_the_radar_legend_says_which_figure_stands_in(qapp: QApplication) -> None:
+    from gpudesk.catalog.loader import load_catalog
+
+    catalog = load_catalog([], include_user=False)
+    entries = [catalog.by_id("gaudi-3"), catalog.by_id("h100-sxm5")]
+    assert all(entry is not None for entry in entries)
+    item = build_radar_item(entries, catalog, QSizeF(900, 600))  # type: ignore[arg-type]
+    gaudi = next(series for series in item.series if series.id == "gaudi-3")
+    fp16 = item.axes.index("fp16_tensor_tflops")
+    assert gaudi.stand_ins and fp16 in gaudi.stand_ins
+    assert item.series_points["gaudi-3"][fp16] is not None  # drawn, not a gap
+    legend = item._legend_texts()[0]
+    assert "BF16 figure on FP16 tensor" in legend

@@ -353,7 +353,8 @@ def test_chart_export_writes_files(
     if image_format == "png":
         image = QImage(str(target))
         assert not image.isNull()
-        assert image.width() == 2 * widget.viewport().width()
+        # a fixed report aspect (4:3), not the widget's shape on screen
+        assert (image.width(), image.height()) == (2 * 960, 2 * 720)
         # not a blank canvas: more than a handful of distinct colors
         colors = {
             image.pixel(x, y)
@@ -531,3 +532,33 @@ def test_row_labels_are_whole_when_there_is_room(qtbot: QtBot) -> None:
     columns = view.table.horizontalHeader()
     shown = sum(columns.sectionSize(column) for column in range(columns.count()))
     assert shown <= view.table.viewport().width() + 1
+
+
+@pytest.mark.parametrize("chart", ["radar", "scatter", "bars"])
+def test_a_strip_shaped_chart_exports_at_the_report_aspect(
+    qtbot: QtBot, state: AppState, tmp_path: Path, chart: str
+) -> None:
+    """A chart stretched across a wide window was written as a 3060x882 strip; hidden
+    (another chart tab current) it must be laid out at the export size too."""
+    view = CompareView(state)
+    qtbot.addWidget(view)
+    view.resize(2400, 560)
+    view.show()
+    qtbot.waitExposed(view)
+    state.set_compare(["small", "big", "huge"])
+    view.chart_tabs.setCurrentIndex(3)  # Cloud rates: the chart exported is hidden
+    widget = getattr(view, chart)
+    before = widget.size()
+    target = tmp_path / "chart.png"
+    export_chart(widget, target, "png")
+    image = QImage(str(target))
+    assert (image.width(), image.height()) == (1920, 1440)
+    assert widget.size() == before  # back as it was on screen
+    # the plot fills the canvas: something is drawn in its lower quarter
+    background = image.pixel(5, image.height() - 5)
+    lower = {
+        image.pixel(x, y)
+        for x in range(0, image.width(), 9)
+        for y in range(image.height() * 3 // 4, image.height() - 40, 9)
+    }
+    assert len(lower - {background}) > 3
