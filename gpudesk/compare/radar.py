@@ -85,6 +85,9 @@ class Normalisation:
     ranges: tuple[AxisRange | None, ...]
     scale: Scale = Scale.LINEAR
     inner: float = DEFAULT_LOG_INNER
+    #: On a log scale, the powers of ten every axis spans (0: each axis from its own
+    #: smallest value to its maximum, rings at odd values). See :func:`decade_span`.
+    decades: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +213,37 @@ def normalisation_for(
     """
     series = [entry_values(entry, axes) for entry in reference_entries]
     series.extend(list(values) for values in extra_series)
-    return Normalisation(axis_ranges(series, len(axes)), scale, inner)
+    ranges = axis_ranges(series, len(axes))
+    decades = decade_span(ranges) if scale is Scale.LOG else 0
+    return Normalisation(ranges, scale, inner, decades)
 
 
-def radius_for(value: float, axis_range: AxisRange, scale: Scale, inner: float) -> float:
+def decade_top(value: float) -> float:
+    """The power of ten at or above ``value`` (100 for 81.7 and for 100)."""
+    return float(10.0 ** math.ceil(math.log10(value) - 1e-9))
+
+
+def decade_span(ranges: Sequence[AxisRange | None]) -> int:
+    """The powers of ten a decade log radar shows on every axis (at least one).
+
+    Each axis runs from ``decades`` powers of ten below the power of ten at or above
+    its maximum up to that power, so every ring is a power of ten on every axis
+    (10, 100, 1,000) and an axis' smallest value sits off the hub. With each axis
+    from its own minimum instead, the minimum was drawn at the hub and the rings
+    stood for odd values (10.3, 29.0, 81.7).
+    """
+    spans = [
+        round(math.log10(decade_top(item.max_value)))
+        - math.floor(math.log10(item.min_positive) + 1e-9)
+        for item in ranges
+        if item is not None and item.max_value > 0 and item.min_positive > 0
+    ]
+    return max([1, *spans])
+
+
+def radius_for(
+    value: float, axis_range: AxisRange, scale: Scale, inner: float, decades: int = 0
+) -> float:
     """The radius in [0, 1] of ``value`` on an axis with ``axis_range``."""
     high = axis_range.max_value
     if scale is Scale.LINEAR:
@@ -221,6 +251,10 @@ def radius_for(value: float, axis_range: AxisRange, scale: Scale, inner: float) 
     low = axis_range.min_positive
     if value <= 0:
         return 0.0
+    if decades > 0:
+        bottom = decade_top(high) / 10.0**decades
+        fraction = math.log10(value / bottom) / decades
+        return min(1.0, inner + (1.0 - inner) * max(0.0, fraction))
     if high <= low:
         return 1.0
     fraction = math.log10(value / low) / math.log10(high / low)
@@ -250,7 +284,9 @@ def radar_points(
         if value is None or axis_range is None or not math.isfinite(value):
             points.append(None)
             continue
-        radius = radius_for(value, axis_range, normalisation.scale, normalisation.inner)
+        radius = radius_for(
+            value, axis_range, normalisation.scale, normalisation.inner, normalisation.decades
+        )
         angle = axis_angle(index, count)
         points.append(
             RadarPoint(
@@ -265,19 +301,29 @@ def radar_points(
     return points
 
 
-def ring_radii(scale: Scale, inner: float = DEFAULT_LOG_INNER) -> tuple[float, ...]:
-    """Radii of the grid rings: quarters on a linear scale, inner..1 in quarters on log."""
+def ring_radii(
+    scale: Scale, inner: float = DEFAULT_LOG_INNER, decades: int = 0
+) -> tuple[float, ...]:
+    """Radii of the grid rings: quarters on a linear scale; on log, one ring per power
+    of ten with ``decades``, else inner..1 in quarters."""
     if scale is Scale.LINEAR:
         return (0.25, 0.5, 0.75, 1.0)
+    if decades > 0:
+        return tuple(inner + (1.0 - inner) * index / decades for index in range(decades + 1))
     step = (1.0 - inner) / 4
     return tuple(inner + step * index for index in range(5))
 
 
-def ring_value(axis_range: AxisRange, scale: Scale, inner: float, radius: float) -> float:
+def ring_value(
+    axis_range: AxisRange, scale: Scale, inner: float, radius: float, decades: int = 0
+) -> float:
     """The value a ring at ``radius`` stands for on an axis: the inverse of :func:`radius_for`."""
     high = axis_range.max_value
     if scale is Scale.LINEAR:
         return radius * high
+    if decades > 0 and inner < 1.0:
+        fraction = max(0.0, (radius - inner) / (1.0 - inner))
+        return float(decade_top(high) / 10.0 ** (decades * (1.0 - fraction)))
     low = axis_range.min_positive
     if high <= low or inner >= 1.0:
         return high
@@ -374,6 +420,8 @@ class NormalisationChoice:
     def describe(self) -> str:
         """One line for a chart caption."""
         where = "whole catalog" if self.reference is Reference.CATALOG else "selection"
+        if self.scale is Scale.LOG:
+            return f"log scale · ×10 per ring up to the {where} maximum"
         return f"{self.scale.value} scale · outer ring = {where} maximum"
 
 

@@ -197,7 +197,10 @@ def _wrap_detail(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
 
 
 def _ring_number(value: float) -> str:
-    """A ring value to three significant figures at most ("1,008", "44.2", "6.62")."""
+    """A ring value to three significant figures at most ("1,008", "44.2", "6.62");
+    a power of ten as itself ("1,000", "10", "1", "0.1")."""
+    if value > 0 and abs(math.log10(value) - round(math.log10(value))) < 1e-9:
+        return f"{value:,.0f}" if value >= 1 else f"{value:g}"
     if value >= 100:
         return f"{value:,.0f}"
     if value >= 10:
@@ -566,7 +569,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
     def _ring_texts(self, reference_axis: int) -> list[tuple[float, str]]:
         """(radius, text) per ring: shares on a linear scale, ``reference_axis`` values on log."""
         inner = DEFAULT_LOG_INNER if self._normalisation is None else self._normalisation.inner
-        radii = ring_radii(self._scale(), inner)
+        radii = ring_radii(self._scale(), inner, self._decades())
         if self._scale() is Scale.LINEAR:
             return [(radius, f"{radius * 100:.0f}%") for radius in radii]
         axis_range = self.axis_range(reference_axis)
@@ -575,7 +578,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         metric = METRICS[self._axes[reference_axis]]
         texts = []
         for radius in radii:
-            value = _ring_number(ring_value(axis_range, Scale.LOG, inner, radius))
+            value = _ring_number(ring_value(axis_range, Scale.LOG, inner, radius, self._decades()))
             # the unit once, on the outer ring: short labels fit between the lines
             texts.append((radius, f"{value} {metric.unit}".strip() if radius >= 1.0 else value))
         return texts
@@ -650,6 +653,8 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         if axis is None:
             return "rings at equal ratios"
         metric = METRICS[self._axes[axis]]
+        if self._decades() > 0:
+            return f"ring values on the {metric.label} axis"
         return f"ring values: {metric.label} axis; other axes: range under each name"
 
     def _layout_legend(self, bounds: QRectF) -> list[_LegendEntry]:
@@ -693,6 +698,9 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
             )
         painter.restore()
 
+    def _decades(self) -> int:
+        return 0 if self._normalisation is None else self._normalisation.decades
+
     def _scale(self) -> Scale:
         return Scale.LINEAR if self._normalisation is None else self._normalisation.scale
 
@@ -700,7 +708,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         count = len(self._axes)
         layout = self.layout
         inner = DEFAULT_LOG_INNER if self._normalisation is None else self._normalisation.inner
-        radii = ring_radii(self._scale(), inner)
+        radii = ring_radii(self._scale(), inner, self._decades())
         grid = QPen(self._style.grid, 1.0)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         for radius in radii:

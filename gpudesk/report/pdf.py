@@ -542,13 +542,15 @@ def radar_caption(choice: NormalisationChoice | None) -> str:
         if choice.reference is Reference.CATALOG
         else "the largest value among the compared GPUs"
     )
-    scale = (
-        "on a logarithmic scale (each ring a factor of the outer one), "
-        if choice.scale is Scale.LOG
-        else ""
-    )
+    if choice.scale is Scale.LOG:
+        return (
+            "Each axis is one figure on a logarithmic scale: a ring at every power of ten "
+            f"(×10 from one ring to the next, on every axis), the outer ring the power of "
+            f"ten at or above {ring} (the range is named under the axis label); tensor "
+            "figures are dense. A missing figure leaves a gap."
+        )
     return (
-        f"Each axis is one figure, scaled {scale}so that the outer ring is {ring} (named "
+        f"Each axis is one figure, scaled so that the outer ring is {ring} (named "
         "under the axis label); tensor figures are dense. A missing figure leaves a gap."
     )
 

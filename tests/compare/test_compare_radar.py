@@ -244,3 +244,23 @@ def test_a_bf16_only_accelerator_is_drawn_with_its_bf16_figure_on_fp16_axes() ->
     assert stand_in_axes(h100, axes) == []  # its own FP16 figure
     # no BF16 units (V100): its BF16 axis stays a gap, never its FP16 figure
     assert entry_values(v100, ["bf16_tensor_tflops"]) == [None]
+
+
+def test_the_log_radar_rings_powers_of_ten_and_keeps_the_minimum_off_the_hub() -> None:
+    """Each axis from its own minimum drew the minimum at the hub, rings at 10.3, 29.0."""
+    from gpudesk.compare.radar import decade_span, decade_top
+
+    assert decade_top(81.7) == 100 and decade_top(100) == 100 and decade_top(0.3) == 1
+    ranges = (AxisRange(192.0, 24.0), AxisRange(81.7, 1.29), AxisRange(5300.0, 864.0))
+    assert decade_span(ranges) == 2  # 1..100 for FP64; 10..1,000 for memory
+    norm = Normalisation(ranges, Scale.LOG, inner=0.2, decades=decade_span(ranges))
+    points = radar_points([24.0, 1.29, 864.0], ["memory_gb", "fp64_tflops", "bandwidth_gbs"], norm)
+    assert all(point is not None and point.radius > 0.2 + 0.02 for point in points)
+    radii = ring_radii(Scale.LOG, 0.2, 2)
+    assert radii == pytest.approx((0.2, 0.6, 1.0))
+    assert [ring_value(ranges[1], Scale.LOG, 0.2, r, 2) for r in radii] == pytest.approx(
+        [1.0, 10.0, 100.0]
+    )
+    for value in (1.29, 10.0, 81.7):
+        radius = radius_for(value, ranges[1], Scale.LOG, 0.2, 2)
+        assert ring_value(ranges[1], Scale.LOG, 0.2, radius, 2) == pytest.approx(value)

@@ -203,10 +203,14 @@ def test_normalisation_choice_changes_the_radii(view: CompareView, state: AppSta
     assert item.layout.center.y() - pixel.y() == pytest.approx(item.layout.radius)
     linear_small = radius("small")
     view.scale_combo.setCurrentIndex(view.scale_combo.findData("log"))
-    # log over the selection's 24..96 GB: small is the minimum, on the inner ring
-    assert radius("small") == pytest.approx(0.2)
+    # log in powers of ten: 24..96 GB within 10..100, the minimum off the hub
+    decades = item._normalisation.decades
+    assert decades >= 1
+    bottom = 100 / 10**decades
+    assert radius("small") == pytest.approx(0.2 + 0.8 * math.log10(24 / bottom) / decades)
+    assert radius("small") > 0.2 + 1e-6
     assert radius("small") != pytest.approx(linear_small)
-    assert radius("huge") == pytest.approx(1.0)
+    assert radius("huge") == pytest.approx(0.2 + 0.8 * math.log10(96 / bottom) / decades)
 
 
 def test_missing_values_are_gaps_with_legend_note(view: CompareView, state: AppState) -> None:
