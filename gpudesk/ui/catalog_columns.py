@@ -265,6 +265,8 @@ def column_index(key: str) -> int:
 
 
 PRICE_COLUMN_INDEX = COLUMN_KEYS.index("price_usd")
+#: Marks a figure that may be out of date, beside the words that say why.
+STALE_SIGN = "⚠"
 FROM_RATE_COLUMN_INDEX = COLUMN_KEYS.index("from_usd_per_gpu_hour")
 
 
@@ -309,6 +311,12 @@ class CatalogIndex:
         self.cells: list[list[str | None]] = [
             [column.display(entry) for column in COLUMNS] for entry in self.entries
         ]
+        # A price over a year old: a sign in the cell, not its colour alone (words in
+        # its tooltip: "⚠ price seen 2022-10-12, over 12 months ago ...").
+        for row, stale in enumerate(self.price_stale):
+            text = self.cells[row][PRICE_COLUMN_INDEX]
+            if stale and text is not None:
+                self.cells[row][PRICE_COLUMN_INDEX] = f"{STALE_SIGN} {text}"
         self._filter_columns = FilterColumns(self.entries)
         self._names = NameRanking([name_key(entry) for entry in self.entries], self.ids)
         self._orders: dict[tuple[int, bool], list[int]] = {}

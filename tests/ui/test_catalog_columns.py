@@ -70,7 +70,7 @@ def test_cells_are_formatted_once_with_na_for_missing() -> None:
     assert index.cells[row][column_index("memory_gb")] == "192"
     assert index.cells[row][column_index("name")] == "Instinct MI300X"
     a100 = index.ids.index("a100")
-    assert index.cells[a100][column_index("price_usd")] == "15,000"
+    assert index.cells[a100][column_index("price_usd")] == "⚠ 15,000"  # seen 2025-01: stale
     assert index.cells[a100][column_index("mig")] == "7×"
     assert index.cells[a100][column_index("ecc")] == "yes"
     # dense FP16 tensor TFLOPS per 1,000 USD: 312 / 15

@@ -141,8 +141,9 @@ def test_cells_are_formatted_aligned_and_greyed_when_missing(view: CatalogView) 
     assert price.data() == "n/a"
     assert price.data(Qt.ItemDataRole.ForegroundRole) is not None
     first_price = proxy.index(0, column_index("price_usd"))
-    assert first_price.data() == "249"
-    # the fixtures' prices are from 2025-01: older than a year, so flagged
+    # the fixtures' prices are from 2025-01: older than a year, so flagged by a sign
+    # in the cell (not its colour alone) and words in the tooltip
+    assert first_price.data() == "⚠ 249"
     stale = first_price.data(Qt.ItemDataRole.ForegroundRole)
     assert stale is not None and stale.name() == "#c26a00"
     tip = first_price.data(Qt.ItemDataRole.ToolTipRole)

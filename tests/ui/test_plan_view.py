@@ -439,3 +439,29 @@ def test_plan_combos_show_their_whole_text_and_group_titles_clear_the_edge(
             if box.isVisible():
                 left = box.mapTo(widget, box.rect().topLeft()).x()
                 assert left >= 6, (box.title(), left)
+
+
+def test_an_old_catalog_price_is_flagged_in_words_and_the_key_is_off_the_chart(
+    qtbot: QtBot,
+) -> None:
+    """The RTX 4090's 2022 MSRP was used without the stale flag, and the chart's legend
+    covered the Buy line of an expensive GPU."""
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.catalog.prices import is_stale
+
+    state = AppState(catalog=load_catalog([], include_user=False))
+    plan = PlanView(state)
+    qtbot.addWidget(plan)
+    entry = state.catalog.by_id("rtx-4090")
+    assert entry is not None and is_stale(entry.price_date, dt.date.today())
+    plan.show_cost_for("rtx-4090")
+    plan.recompute_now()
+    page = plan.cost_page
+    assert page.purchase_stale
+    assert page.purchase_note.text().startswith("⚠") and "out of date" in page.purchase_note.text()
+    assert "⚠" in page.verdict_label.text() and str(entry.price_date) in page.verdict_label.text()
+    assert page.cost_plot.getPlotItem().legend is None  # no legend drawn over the lines
+    assert "Buy" in page.cost_key.text() and "Cloud" in page.cost_key.text()
+    page.purchase_spin.setValue(1500)  # the user's own price
+    page.recompute_now()
+    assert not page.purchase_stale and "⚠" not in page.verdict_label.text()

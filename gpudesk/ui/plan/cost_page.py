@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.catalog.prices import price_kind_label
+from gpudesk.catalog.prices import STALE_AFTER_MONTHS, price_kind_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.cost import (
     DEFAULT_HOURS_PER_DAY,
@@ -102,7 +102,9 @@ class CostPage(QWidget):
         self.count_spin.valueChanged.connect(self.schedule_update)
         form.addRow("Number of GPUs", self.count_spin)
         self.purchase_spin = forms.money_spin(0, 1_000_000, 2, 50)
-        self.purchase_spin.valueChanged.connect(self.schedule_update)
+        self.purchase_spin.valueChanged.connect(self._purchase_edited)
+        self.purchase_stale = False
+        self.purchase_date: object = None
         form.addRow("Purchase price (each)", self.purchase_spin)
         self.purchase_note = forms.note_label()
         form.addRow("", self.purchase_note)
@@ -166,9 +168,13 @@ class CostPage(QWidget):
         plot_item.setLabel("bottom", "Months")
         plot_item.setLabel("left", "Cumulative cost")
         theme.follow_theme(self.cost_plot)
-        self.cost_legend = plot_item.addLegend(
-            offset=(10, 10), labelTextColor=theme.plot_colors()[1], brush=theme.plot_colors()[0]
-        )
+        # The key sits above the chart: inside it, it covered the Buy line of an
+        # expensive GPU (which starts high at the left).
+        self.cost_key = QLabel()
+        self.cost_key.setObjectName("costKey")
+        self.cost_key.setTextFormat(Qt.TextFormat.RichText)
+        right_layout.addWidget(self.cost_key)
+        self._set_cost_key(with_resale=False)
         self.buy_curve = self.cost_plot.plot([], [], pen=pg.mkPen(BUY_COLOR, width=2.5), name="Buy")
         self.buy_net_curve = self.cost_plot.plot(
             [],
@@ -232,10 +238,20 @@ class CostPage(QWidget):
         if figures.purchase_usd is not None:
             self.purchase_spin.setValue(figures.purchase_usd)
             kind = price_kind_label(figures.price_kind)
-            self.purchase_note.setText(f"Catalog: {kind}, {figures.price_date}. Edit freely.")
+            if figures.price_stale:
+                # A sign and words, not a colour alone.
+                self.purchase_note.setText(
+                    f"⚠ Catalog: {kind}, {figures.price_date}: over {STALE_AFTER_MONTHS} "
+                    "months old, may be out of date. Enter today's price."
+                )
+            else:
+                self.purchase_note.setText(f"Catalog: {kind}, {figures.price_date}. Edit freely.")
         else:
             self.purchase_spin.setValue(0)
             self.purchase_note.setText("The catalog has no price for this GPU: enter one.")
+        #: the purchase price is the catalog's and over a year old (until edited)
+        self.purchase_stale = figures.purchase_usd is not None and figures.price_stale
+        self.purchase_date = figures.price_date
         self.tdp_spin.setValue(figures.tdp_w if figures.tdp_w is not None else 0)
         rate = figures.cloud_rate
         self.cloud_assumed = rate is None
@@ -335,10 +351,16 @@ class CostPage(QWidget):
                 f"with an assumed ${inputs.cloud_hourly_usd:,.2f} per GPU-hour (no catalog "
                 f"price), {verdict[0].lower()}{verdict[1:]}"
             )
+        stale = (
+            f"<br>⚠ With the catalog's purchase price of {self.purchase_date}, over "
+            f"{STALE_AFTER_MONTHS} months old: it may be out of date."
+            if self.purchase_stale
+            else ""
+        )
         self.verdict_label.setText(
             f"<span style='font-size:14pt'>{name}: {verdict}</span><br>"
             f"Over {horizon}: buy ${result.buy_total_usd:,.0f} (net of resale) vs "
-            f"cloud ${result.cloud_total_usd:,.0f}."
+            f"cloud ${result.cloud_total_usd:,.0f}.{stale}"
         )
         formulas = result.formulas()
         self.cost_formulas.setText(
@@ -352,6 +374,7 @@ class CostPage(QWidget):
             self.buy_net_curve.setData(months_axis, list(result.buy_net_of_resale_cumulative_usd))
         else:
             self.buy_net_curve.setData([], [])
+        self._set_cost_key(with_resale=result.resale_total_usd > 0)
         self.cloud_curve.setData(months_axis, list(result.cloud_cumulative_usd))
         if months is not None and result.break_even_within_horizon:
             value = result.cloud_monthly_usd * months
@@ -364,13 +387,28 @@ class CostPage(QWidget):
             self.break_even_point.setData([], [])
         self.cost_plot.getPlotItem().enableAutoRange()
 
+    def _purchase_edited(self) -> None:
+        """The user's own price: no longer the catalog's old one."""
+        if self.purchase_stale:
+            self.purchase_stale = False
+            self.purchase_note.setText("Your price.")
+        self.schedule_update()
+
+    def _set_cost_key(self, *, with_resale: bool) -> None:
+        """The chart's key in words with line samples in the lines' colours."""
+        parts = [
+            f"<span style='color:{BUY_COLOR}'>━━</span> Buy",
+            f"<span style='color:{CLOUD_COLOR}'>━━</span> Cloud",
+        ]
+        if with_resale:
+            parts.insert(1, f"<span style='color:{BUY_COLOR}'>╍╍</span> Buy, net of resale")
+        self.cost_key.setText(" &nbsp;&nbsp; ".join(parts))
+
     def _restyle(self, *_args: object) -> None:
         """Marker and legend colors that stay legible on the light and the dark theme."""
-        background, foreground = theme.plot_colors()
+
         green = QColor("#66bb6a") if theme.is_dark() else QColor(BREAK_EVEN_COLOR)
         self.break_even_line.setPen(pg.mkPen(green, width=1.5, style=Qt.PenStyle.DashLine))
         self.break_even_line.label.setColor(green)
         self.break_even_point.setBrush(pg.mkBrush(green))
         self.break_even_point.setPen(pg.mkPen(green))
-        self.cost_legend.setLabelTextColor(foreground)
-        self.cost_legend.setBrush(pg.mkBrush(background))
