@@ -9,12 +9,14 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -77,7 +79,20 @@ class HistoryBox(QGroupBox):
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.setStyleSheet("color: #c0392b;")
         self.message.hide()
-        history_layout.addWidget(self.message)
+        # Its place is kept, four lines high, shown or not (a longer message scrolls):
+        # a failed import's message must not shrink the list above it.
+        self.message.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.message_area = QScrollArea()
+        self.message_area.setWidget(self.message)
+        self.message_area.setWidgetResizable(True)
+        # The box shows through (the scroll area would paint the label's own
+        # background, which a live theme switch left light).
+        self.message.setAutoFillBackground(False)
+        self.message_area.viewport().setAutoFillBackground(False)
+        self.message_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.message_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.message_area.setFixedHeight(4 * self.message.fontMetrics().lineSpacing() + 6)
+        history_layout.addWidget(self.message_area)
         self.refresh()
 
     def refresh(self, select: Path | None = None) -> None:

@@ -187,7 +187,14 @@ class BenchPanel(QWidget):
         self.progress_bar.setFormat("%p%")
         # Shown only while a run is going: an empty bar before the first run says nothing.
         self.progress_bar.setVisible(False)
-        form.addRow(self.progress_bar)
+        # ...but its place is kept, so History below does not jump when a run starts
+        # (a form layout gives a hidden row no room, whatever its size policy says).
+        bar_place = QWidget()
+        bar_layout = QVBoxLayout(bar_place)
+        bar_layout.setContentsMargins(0, 0, 0, 0)
+        bar_layout.addWidget(self.progress_bar)
+        bar_place.setFixedHeight(self.progress_bar.sizeHint().height())
+        form.addRow(bar_place)
         self._run_started = 0.0
         self._step = ""
         self._elapsed_timer = QTimer(self)
@@ -196,6 +203,10 @@ class BenchPanel(QWidget):
         self.step_label = QLabel("Checking backends…")
         self.step_label.setTextFormat(Qt.TextFormat.PlainText)  # errors and device names
         self.step_label.setWordWrap(True)
+        # Room for three lines whatever it says ("Running ...", an error): a line more
+        # or less must not move History.
+        self.step_label.setMinimumHeight(3 * self.step_label.fontMetrics().lineSpacing() + 4)
+        self.step_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         form.addRow(self.step_label)
         left_layout.addWidget(run_box)
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -366,3 +367,37 @@ def test_importing_a_fleet_survey_names_the_file_and_where_it_opens(
     message = panel.history_box.message.text()
     assert "fleet survey" in message and "File → Open fleet survey…" in message
     assert "Field required" not in message
+
+
+def test_history_stays_put_when_a_run_starts_and_after_a_failed_import(
+    qtbot: QtBot, tmp_path: Path, matched: None
+) -> None:
+    """The progress bar appearing and an import error's message moved or shrank History."""
+    panel, _ = make_panel(qtbot, tmp_path)
+    history = panel.history_box
+
+    def where() -> tuple[object, object]:
+        top_left = history.mapTo(panel, history.rect().topLeft())
+        return (
+            top_left,
+            history.history_list.height()
+            if history.history_list.isVisible()
+            else history.empty_label.height(),
+        )
+
+    QApplication.processEvents()
+    before = where()
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000):
+        panel.run_button.click()
+        QApplication.processEvents()
+        assert panel.progress_bar.isVisible()
+        assert where()[0] == before[0]
+    QApplication.processEvents()
+    settled = where()
+    assert settled[0] == before[0]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert history.import_file(bad) is None
+    QApplication.processEvents()
+    assert history.message.isVisible()
+    assert where() == settled
