@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from catalog_factory import make_entry
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pytestqt.qtbot import QtBot
 
 from gpudesk.catalog.loader import Catalog
@@ -388,7 +391,8 @@ def test_a_preset_shows_its_own_count_and_context(view: PlanView) -> None:
     _select(form.model_combo, "llama-3.1-8b")
     assert form.params_edit.text() != "7B"  # not the stale custom count
     assert form.params_edit.text().startswith("8")
-    assert form.seq_spin.specialValueText() == "2,048 (default; the model's context is 131,072)"
+    assert form.seq_spin.specialValueText() == "2,048 (default)"
+    assert "the model's context is 131,072" in form.seq_spin.toolTip()
     assert "as computed" not in [form.kv_combo.itemText(i) for i in range(form.kv_combo.count())]
 
 
@@ -465,3 +469,54 @@ def test_an_old_catalog_price_is_flagged_in_words_and_the_key_is_off_the_chart(
     page.purchase_spin.setValue(1500)  # the user's own price
     page.recompute_now()
     assert not page.purchase_stale and "⚠" not in page.verdict_label.text()
+
+
+def _config_with_quant(tmp_path: Path, quant: object) -> Path:
+    document = json.loads((CONFIGS / "llama-3.1-8b.json").read_text(encoding="utf-8"))
+    document["quantization_config"] = quant
+    target = tmp_path / "config.json"
+    target.write_text(json.dumps(document), encoding="utf-8")
+    return target
+
+
+def test_a_config_json_declaring_fp8_weights_sizes_fp8_and_says_so(
+    view: PlanView, tmp_path: Path
+) -> None:
+    form = view.fit_page.form
+    assert form.quant_combo.currentData() is None  # as the dtype
+    assert form.load_config(_config_with_quant(tmp_path, {"quant_method": "fp8"}))
+    assert form.quant_combo.currentData() == "fp8"
+    assert not form.config_note.isHidden() and "FP8" in form.config_note.text()
+    # a format GPUDesk cannot size is named, and the choice left alone
+    form.quant_combo.setCurrentIndex(0)
+    assert form.load_config(_config_with_quant(tmp_path, {"quant_method": "compressed-tensors"}))
+    assert form.quant_combo.currentData() is None
+    assert "'compressed-tensors'" in form.config_note.text()
+    # a plain config says nothing
+    assert form.load_config(CONFIGS / "llama-3.1-8b.json")
+    assert form.config_note.isHidden()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(method=st.text(max_size=60))
+def test_any_declared_quant_method_is_taken_or_named(
+    view: PlanView, tmp_path: Path, method: str
+) -> None:
+    form = view.fit_page.form
+    if form.load_config(_config_with_quant(tmp_path, {"quant_method": method})):
+        assert form.quant_combo.currentIndex() >= 0
+        assert form.config_note.text()  # always says what it did with it
+
+
+def test_the_default_sequence_length_shows_its_number(view: PlanView) -> None:
+    """A long default text ("2,048 (default; the model's context is 131,072)") scrolled
+    the number out of the box."""
+    form = view.fit_page.form
+    form.model_combo.setCurrentIndex(form.model_combo.findData("llama-3.1-8b"))
+    spin = form.seq_spin
+    assert spin.value() == 0
+    text = spin.specialValueText()
+    assert text[0].isdigit() and len(text) <= 20, text
+    assert "131,072" in spin.toolTip()

@@ -88,6 +88,16 @@ WORKLOAD_TEXT = {
 }
 
 
+#: config.json quantization_config.quant_method -> the format sized for it.
+_CHECKPOINT_QUANT: dict[str, QuantFormat] = {
+    "fp8": QuantFormat.FP8,
+    "fbgemm_fp8": QuantFormat.FP8,
+    "awq": QuantFormat.AWQ,
+    "gptq": QuantFormat.GPTQ,
+    "mxfp4": QuantFormat.MXFP4,
+}
+
+
 class WorkloadForm(QWidget):
     """Model, workload, dtypes, batch and sequence, training options, GPUs per machine.
 
@@ -157,9 +167,32 @@ class WorkloadForm(QWidget):
         else:
             self.model_combo.setItemText(index, label)
         self.model_combo.setCurrentIndex(index)
+        self._use_checkpoint_quant(shape.checkpoint_quant)
         self._sync_form_enabled()
         self.edited.emit()
         return True
+
+    def _use_checkpoint_quant(self, method: str | None) -> None:
+        """A config.json that declares its weights' format (quantization_config) sets
+        "Weights stored as" to it, and says so; one GPUDesk has no format for is named."""
+        if method is None:
+            self.config_note.hide()
+            return
+        fmt = _CHECKPOINT_QUANT.get(method.lower())
+        if fmt is None:
+            self.config_note.setText(
+                f"config.json declares {method!r} weights, which GPUDesk cannot size: "
+                "choose the closest in “Weights stored as”."
+            )
+        else:
+            self.quant_combo.blockSignals(True)
+            self.quant_combo.setCurrentIndex(self.quant_combo.findData(fmt.value))
+            self.quant_combo.blockSignals(False)
+            self.config_note.setText(
+                f"config.json declares {fmt.label} weights: “Weights stored as” is set to "
+                "them (change it to size another format)."
+            )
+        self.config_note.show()
 
     def _on_load_config(self) -> None:
         name, _filter = QFileDialog.getOpenFileName(
@@ -208,6 +241,10 @@ class WorkloadForm(QWidget):
         form.addRow("", self.config_button)
         self.config_error_label = forms.error_label()
         form.addRow(self.config_error_label)
+        # What a loaded config.json set beyond the shape (its declared weight format).
+        self.config_note = forms.note_label()
+        self.config_note.hide()
+        form.addRow(self.config_note)
 
         self.params_edit = QLineEdit("7B")
         self.params_edit.setPlaceholderText("e.g. 7B, 350M, 1.5T")
@@ -391,11 +428,15 @@ class WorkloadForm(QWidget):
         context = model.shape.context if model is not None and model.shape is not None else None
         if context:
             default = min(DEFAULT_SEQ, context)
-            self.seq_spin.setSpecialValueText(
-                f"{default:,} (default; the model's context is {context:,})"
+            # Short: a long text scrolled the number out of the box at 1366 px.
+            self.seq_spin.setSpecialValueText(f"{default:,} (default)")
+            self.seq_spin.setToolTip(
+                f"Tokens per sequence; the default is {default:,}, the model's context is "
+                f"{context:,}"
             )
         else:
             self.seq_spin.setSpecialValueText(f"{DEFAULT_SEQ:,} (default)")
+            self.seq_spin.setToolTip(f"Tokens per sequence; the default is {DEFAULT_SEQ:,}")
 
     def _on_mode_changed(self) -> None:
         self._sync_form_enabled()
