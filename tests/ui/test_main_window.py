@@ -476,7 +476,9 @@ def test_help_menu_has_shortcuts_docs_sourcing_and_reporting(
     window.report_action.trigger()
     assert "gpudesk detect --json" in window.last_help_box.text()
     opened: list[QUrl] = []
-    monkeypatch.setattr(main_window_module, "open_url", lambda url: opened.append(url) or True)
+    import gpudesk.ui.help_menu as help_menu
+
+    monkeypatch.setattr(help_menu, "open_url", lambda url: opened.append(url) or True)
     # A checkout (or an editable install) has the README beside the package: it opens.
     readme = tmp_path / "README.md"
     readme.write_text("# GPUDesk\n", encoding="utf-8")
