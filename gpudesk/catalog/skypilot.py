@@ -167,6 +167,8 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("H100", "h100-sxm5", cloud="shadeform", instance_contains="H100-sxm5"),
     MappingRule("RTXPro6000", None, reason="Workstation or Server Edition?"),
     MappingRule("GAUDI2", None, reason="Gaudi 2 is not in the catalog"),
+    # RunPod: "A100-80GB" rows say 'A100 PCIe' in GpuInfo (its SXM part has its own name).
+    MappingRule("A100-80GB", "a100-80gb-pcie", cloud="runpod"),
     # Cudo and Hyperstack say PCIe in the name.
     MappingRule(
         "A100", "a100-80gb-pcie", cloud="cudo", instance_contains="a100-pci", gib_per_gpu=_80GB
