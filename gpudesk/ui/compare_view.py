@@ -8,19 +8,16 @@ Numbers come from :mod:`gpudesk.compare`; this module only arranges widgets.
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 
 from PySide6.QtCore import (
-    QEvent,
-    QObject,
     QPoint,
     QSize,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -67,11 +64,12 @@ from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
 from gpudesk.render.style import ChartStyle, chart_style, measured_color
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
+from gpudesk.ui.compare_layout import LAYOUT_WORDS, ROW_LABEL_MAX_PX, ChartLayout, CompareLayout
 from gpudesk.ui.compare_widgets import AxisPicker, CompareTableModel, metric_combo, swatch
 from gpudesk.ui.price_chart import PriceRangeChart
 from gpudesk.ui.state import AppState
 
-__all__ = ["AxisPicker", "CompareTableModel", "CompareView"]
+__all__ = ["AxisPicker", "ChartLayout", "CompareTableModel", "CompareView"]
 
 EMPTY_MESSAGE = (
     f"Mark {MIN_COMPARED}-{MAX_COMPARED} GPUs in the Catalog tab (Ctrl+D) to compare them here."
@@ -79,26 +77,9 @@ EMPTY_MESSAGE = (
 
 #: Scatter and bar metric choices: every numeric figure but the year.
 PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
-#: Row labels wider than this elide (the tooltip has the whole label).
-_ROW_LABEL_MAX_PX = 250
 
 
-class ChartLayout(StrEnum):
-    """Where the Compare tab's charts go."""
-
-    BESIDE = "beside"
-    BELOW = "below"
-    TAB = "tab"
-
-
-_LAYOUT_WORDS = {
-    ChartLayout.BESIDE: "beside the table",
-    ChartLayout.BELOW: "below the table",
-    ChartLayout.TAB: "in a tab",
-}
-
-
-class CompareView(QWidget):
+class CompareView(CompareLayout):
     """The Compare tab.
 
     Signals:
@@ -141,7 +122,7 @@ class CompareView(QWidget):
         top.addWidget(self.add_detected_button)
         top.addWidget(QLabel("Charts:"))
         self.layout_combo = QComboBox()
-        for choice, words in _LAYOUT_WORDS.items():
+        for choice, words in LAYOUT_WORDS.items():
             self.layout_combo.addItem(words, choice.value)
         self.layout_combo.setToolTip(
             "Where the charts go: beside the table, below it, or on a tab of their own "
@@ -224,7 +205,7 @@ class CompareView(QWidget):
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.table.viewport().installEventFilter(self)
         # Row labels stay put while the GPU columns scroll; long ones elide (tooltip).
-        self.table.verticalHeader().setMaximumWidth(_ROW_LABEL_MAX_PX)
+        self.table.verticalHeader().setMaximumWidth(ROW_LABEL_MAX_PX)
         self.table.installEventFilter(self)
         self.table.verticalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
         layout.addWidget(self.table, 1)
@@ -499,184 +480,6 @@ class CompareView(QWidget):
         if measured is not None:
             notes.append(f"“{measured.label}”: measured figures only (— not measured).")
         self.table_note.setText(" ".join(notes))
-
-    def _needed_widths(self) -> list[int]:
-        """Each column as wide as its header and its numbers (long text cells elide)."""
-        model = self.table_model
-        metrics = self.table.fontMetrics()
-        bold = QFont(self.table.font())
-        bold.setBold(True)
-        bold_metrics = QFontMetrics(bold)
-        widths = []
-        for column in range(model.columnCount()):
-            header_text = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
-            width = max(metrics.horizontalAdvance(line) for line in header_text.split("\n")) + 34
-            for row in range(model.rowCount()):
-                line = model.line(row)
-                if isinstance(line, Row) and line.kind is RowKind.METRIC:
-                    text = str(model.data(model.index(row, column)) or "")
-                    width = max(width, bold_metrics.horizontalAdvance(text) + 16)
-            widths.append(min(max(width, 84), 220))
-        return widths
-
-    def _fit_columns(self) -> None:
-        """Needed widths; with room to spare (2-3 GPUs) the columns share it out."""
-        widths = self._needed_widths()
-        if not widths:
-            return
-        spare = self.table.viewport().width() - sum(widths)
-        if spare > 0:
-            share = spare // len(widths)
-            widths = [width + share for width in widths]
-        header = self.table.horizontalHeader()
-        for column, width in enumerate(widths):
-            header.resizeSection(column, width)
-
-    def _needed_table_px(self) -> int:
-        """The table's width with every GPU column (long row labels may elide)."""
-        return (
-            sum(self._needed_widths())
-            + min(self._needed_label_px(), _ROW_LABEL_MAX_PX)
-            + self.table.verticalScrollBar().sizeHint().width()
-            + 2 * self.table.frameWidth()
-            + 8
-        )
-
-    def _needed_label_px(self) -> int:
-        """The widest row label, in the bold of a group row."""
-        model = self.table_model
-        bold = QFont(self.table.verticalHeader().font())
-        bold.setBold(True)
-        metrics = QFontMetrics(bold)
-        widths = [
-            metrics.horizontalAdvance(str(model.headerData(row, Qt.Orientation.Vertical) or ""))
-            for row in range(model.rowCount())
-        ]
-        return max([0, *(width + 24 for width in widths)])
-
-    def _fit_row_labels(self) -> None:
-        """Row labels unelided where the GPU columns leave room; elided (tooltip) past that."""
-        header = self.table.verticalHeader()
-        room = (
-            self.table.width()
-            - sum(self._needed_widths())
-            - self.table.verticalScrollBar().sizeHint().width()
-            - 2 * self.table.frameWidth()
-        )
-        cap = max(_ROW_LABEL_MAX_PX, min(self._needed_label_px(), room))
-        if header.maximumWidth() != cap:
-            header.setMaximumWidth(cap)
-
-    def _give_table_room(self) -> None:
-        """Widen the table's side of the splitter until every GPU column shows.
-
-        When the charts beside it leave too little room (six GPUs on a small
-        screen), the charts move to a tab of their own, and back beside the table
-        when the window grows again, unless the user chose the layout.
-        """
-        if self._layout is ChartLayout.TAB:
-            self._maybe_back_beside()
-            return
-        if self.splitter.orientation() != Qt.Orientation.Horizontal:
-            return
-        if not self.splitter.isVisible() or self.splitter.width() < 200:
-            return  # not laid out yet: its sizes say nothing about the screen
-        needed = self._needed_table_px()
-        sizes = self.splitter.sizes()
-        total = sum(sizes)
-        if total <= 0 or sizes[0] >= needed:
-            return
-        beside_max = total - self.chart_tabs.minimumSizeHint().width()
-        if needed <= beside_max or self._layout_chosen:
-            table_px = min(needed, max(beside_max, sizes[0]))
-            self.splitter.setSizes([table_px, total - table_px])
-        else:
-            self.set_chart_layout(ChartLayout.TAB)
-
-    def _maybe_back_beside(self) -> None:
-        if self._layout_chosen or not self.layout_tabs.isVisible():
-            return
-        room = self.layout_tabs.width() - self.chart_tabs.minimumSizeHint().width()
-        # A margin so a window at the edge does not flip back and forth.
-        if self.layout_tabs.width() >= 200 and self._needed_table_px() + 40 <= room:
-            self.set_chart_layout(ChartLayout.BESIDE)
-
-    def show_charts(self) -> None:
-        """Bring the charts into view (in the tab layout, their tab)."""
-        if self._layout is ChartLayout.TAB:
-            self.layout_tabs.setCurrentWidget(self.chart_tabs)
-
-    def chart_layout(self) -> ChartLayout:
-        return self._layout
-
-    def layout_page(self) -> QWidget:
-        """The stack page that holds the table and the charts in the current layout."""
-        return self.layout_tabs if self._layout is ChartLayout.TAB else self.splitter
-
-    def set_chart_layout(self, choice: ChartLayout) -> None:
-        """Charts beside the table, below it (the table has two thirds), or in a tab."""
-        position = self.layout_combo.findData(choice.value)
-        if self.layout_combo.currentIndex() != position:
-            self.layout_combo.setCurrentIndex(position)  # -> _on_layout_combo
-        else:
-            self._apply_layout(choice)
-
-    def set_charts_below(self, below: bool) -> None:
-        """Stack the charts under the table (True) or beside it (False)."""
-        self.set_chart_layout(ChartLayout.BELOW if below else ChartLayout.BESIDE)
-
-    def _on_layout_clicked(self) -> None:
-        self._layout_chosen = True
-
-    def _on_layout_combo(self) -> None:
-        self._apply_layout(ChartLayout(str(self.layout_combo.currentData())))
-
-    def _apply_layout(self, choice: ChartLayout) -> None:
-        showing = self.stack.currentWidget() is self.layout_page()
-        if choice is ChartLayout.TAB:
-            if self.layout_tabs.count() == 0:
-                self.layout_tabs.addTab(self.table_panel, "Table")
-                self.layout_tabs.addTab(self.chart_tabs, "Charts")
-        elif self.splitter.count() < 2:
-            self.layout_tabs.clear()  # takes the pages off; they are not deleted
-            self.splitter.addWidget(self.table_panel)
-            self.splitter.addWidget(self.chart_tabs)
-            self.table_panel.show()
-            self.chart_tabs.show()
-        self._layout = choice
-        if showing:
-            self.stack.setCurrentWidget(self.layout_page())
-        if choice is not ChartLayout.TAB:
-            below = choice is ChartLayout.BELOW
-            self.splitter.setOrientation(
-                Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
-            )
-            self._share_splitter()
-        QTimer.singleShot(0, self, self._give_table_room)
-        QTimer.singleShot(0, self, self._fit_row_labels)
-
-    def _share_splitter(self) -> None:
-        """Half and half beside; below, the table keeps two thirds of the height (it is
-        what is read row by row)."""
-        below = self.splitter.orientation() == Qt.Orientation.Vertical
-        page = self.stack.size()
-        total = (page.height() if below else page.width()) - self.splitter.handleWidth()
-        table_share = (2 * total) // 3 if below else total // 2
-        self.splitter.setSizes([table_share, total - table_share])
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is getattr(self, "table", None) and event.type() == QEvent.Type.Resize:
-            self._fit_row_labels()
-        elif watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
-            self._fit_columns()
-        elif (
-            watched in (getattr(self, "splitter", None), getattr(self, "layout_tabs", None))
-            and event.type() in (QEvent.Type.Resize, QEvent.Type.Show)
-            and getattr(self, "comparison", None) is not None
-        ):
-            # After the event: a splitter being shown is not visible yet during it.
-            QTimer.singleShot(0, self, self._give_table_room)
-        return super().eventFilter(watched, event)
 
     def normalisation_choice(self) -> NormalisationChoice:
         return NormalisationChoice(
