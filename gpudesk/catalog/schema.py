@@ -354,21 +354,32 @@ class CatalogEntry(BaseModel):
 
         return default_cloud_rate(self)
 
-    # The three pre-``cloud_rates`` names, read from the default rate, so
-    # code and JSON consumers of ``cloud_hourly_usd`` keep working.
+    @property
+    def lowest_on_demand_rate(self) -> CloudRate | None:
+        """The lowest on-demand rate in the rate book: SkyPilot's snapshots and, for
+        providers it lacks, this entry's own rates (``default_cloud_rate`` when the
+        book has none)."""
+        from gpudesk.catalog.rate_book import as_cloud_rate, rate_summary  # imports this
+
+        lowest = rate_summary(self).lowest
+        return self.default_cloud_rate if lowest is None else as_cloud_rate(lowest)
+
+    # The three pre-``cloud_rates`` names, read from the rate book's lowest on-demand
+    # rate (what Compare's "Cloud price" row, ``cost`` and the catalog's "From" column
+    # show), so code and JSON consumers of ``cloud_hourly_usd`` keep working.
     @property
     def cloud_hourly_usd(self) -> float | None:
-        rate = self.default_cloud_rate
+        rate = self.lowest_on_demand_rate
         return None if rate is None else rate.usd_per_gpu_hour
 
     @property
     def cloud_hourly_source(self) -> str | None:
-        rate = self.default_cloud_rate
+        rate = self.lowest_on_demand_rate
         return None if rate is None else rate.source
 
     @property
     def cloud_hourly_date(self) -> dt.date | None:
-        rate = self.default_cloud_rate
+        rate = self.lowest_on_demand_rate
         return None if rate is None else rate.date
 
 

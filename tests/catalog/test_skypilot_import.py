@@ -174,3 +174,22 @@ def test_no_bundled_entry_says_it_has_no_rate_while_a_rate_is_shown() -> None:
         if entry.rates_unavailable is not None and book.summary(entry.id, entry).rates
     ]
     assert both == []
+
+
+def test_cloud_price_reads_the_rate_books_lowest_on_demand_rate() -> None:
+    # Compare's "Cloud price" row, records' cloud_hourly_usd and the catalog's
+    # "From" column must agree: all read the rate book, not only hand entries.
+    from gpudesk.catalog.metrics import METRICS
+    from gpudesk.catalog.rate_book import rate_summary
+
+    entries = {entry.id: entry for entry in load_directory(bundled_catalog_dir()).entries}
+    h100 = entries["h100-sxm5"]
+    lowest = rate_summary(h100).lowest
+    assert lowest is not None and lowest.origin == "skypilot"
+    assert h100.cloud_hourly_usd == pytest.approx(lowest.usd_per_gpu_hour)
+    assert h100.cloud_hourly_date == lowest.date
+    assert METRICS["cloud_hourly_usd"].value(h100) == pytest.approx(lowest.usd_per_gpu_hour)
+    # a GPU with no hand-entered rate still gets one from SkyPilot's snapshot
+    a4500 = entries["rtx-a4500"]
+    assert a4500.default_cloud_rate is None
+    assert a4500.cloud_hourly_usd == pytest.approx(0.25)
