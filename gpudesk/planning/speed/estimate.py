@@ -23,6 +23,7 @@ from gpudesk.planning.quant import GGML_BITS, QuantFormat, weight_bytes
 from gpudesk.planning.speed.data import Checkpointing
 from gpudesk.planning.speed.hardware import DeviceRates, Precision
 from gpudesk.planning.speed.physics import (
+    ALLREDUCES_PER_LAYER,
     Efficiency,
     Gpus,
     HostPart,
@@ -376,6 +377,9 @@ class SpeedEstimate(BaseModel):
     #: fit's memory model: what each GPU needs (on the GPU, with an offload) and may use
     memory_per_gpu_gb: float | None = None
     usable_per_gpu_gb: float | None = None
+    #: serve: copies of the model, each on ``count / replicas`` GPUs splitting tensors
+    #: (data parallel); None: one copy on all ``count``
+    replicas: int | None = None
 
 
 class NotRunnable(PlanningInputError):
@@ -400,6 +404,7 @@ def _gpus(rates: DeviceRates, request: SpeedRequest, precision: Precision) -> Gp
         peak_tflops=rates.peak_tflops(precision),
         count=request.count,
         layer_split=request.engine.splits_layers,
+        link_gbs=rates.link.allreduce_gbs(request.count),
     )
 
 
@@ -413,6 +418,7 @@ def fitted_gpus(rates: DeviceRates, request: SpeedRequest) -> Gpus:
         count=request.count,
         layer_split=request.engine.splits_layers,
         hbm=rates.memory_class == "hbm",
+        link_gbs=rates.link.allreduce_gbs(request.count),
     )
 
 
@@ -528,7 +534,9 @@ def estimate_speed(
             f"{costs.matmul_params_active / 1e9:.2f}B active parameters × tokens + attention) at "
             f"{share:.0%} of {rates.fp16_tflops:,.0f} TFLOPS dense 16-bit ({in_flight:,} "
             f"tokens × {costs.hidden:,} wide in flight; bound at {peak_text}) × "
-            f"{_gpu_words(gpus)} + {costs.layers} layers × {eff.layer_s * 1e6:.0f} us; {eff_basis}"
+            f"{_gpu_words(gpus)} + {costs.layers} layers × {eff.layer_s * 1e6:.0f} us"
+            + _comm_words(times.comm_s, rates, fit)
+            + f"; {eff_basis}"
         )
         return SpeedEstimate(
             **common,
@@ -565,6 +573,15 @@ def _layout_words(request: SpeedRequest) -> str:
         if getattr(request, name) is not None
     ]
     return f"; layout {', '.join(parts)} as given" if parts else ""
+
+
+def _comm_words(comm_s: float, rates: DeviceRates, fit: Gpus) -> str:
+    if not fit.tensor_parallel:
+        return ""
+    return (
+        f" + {ALLREDUCES_PER_LAYER} all-reduces per layer over {rates.link.words(fit.count)}"
+        f" ({comm_s * 1e3:.2f} ms)"
+    )
 
 
 def _gpu_words(gpus: Gpus) -> str:
@@ -613,6 +630,7 @@ def _decode(
         f"cache at {context:,} tokens × {batch}) at {eff.bandwidth_share(fit):.0%} of "
         f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s ({_gpu_words(gpus)}) + {costs.layers} layers "
         f"× {eff.layer_s * 1e6:.0f} us per token"
+        + _comm_words(step.comm_s, rates, fit)
         + (
             f" + {gpus.count - 1} GPU hand-overs × {eff.hop_s * 1e3:.2f} ms"
             if gpus.layer_split and gpus.count > 1
@@ -689,6 +707,13 @@ def _serve(
     context = seq_in + seq_out / 2
     read = costs.weights_read(concurrency) + concurrency * costs.kv_bytes(context)
     flops = concurrency * costs.decode_flops(context)
+    comm_words = ""
+    if fit.tensor_parallel:
+        comm_words = (
+            f"; {ALLREDUCES_PER_LAYER} all-reduces per layer over "
+            f"{rates.link.words(request.count)} take "
+            f"{times.step.comm_s / times.step.total_s:.0%} of each step"
+        )
     pool_words = (
         f"the KV pool ({pool / 1e9:,.1f} GB beside the weights) holds {fitting:,} sequences"
         if fitting < 1_000_000
@@ -704,7 +729,7 @@ def _serve(
         + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth_share(fit):.0%} of "
         f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
         f"{eff.compute:.0%} of {fit.flops_s / 1e12:,.0f} TFLOPS dense 16-bit; prefill takes "
-        f"{times.prefill_share:.0%} of the time; {eff_basis}"
+        f"{times.prefill_share:.0%} of the time{comm_words}; {eff_basis}"
     )
     return SpeedEstimate(
         **common,

@@ -63,6 +63,7 @@ from gpudesk.planning.speed.physics import (
     max_sequences,
     prefill_time,
     serve_times,
+    tp_comm_s,
     train_flops_per_token,
 )
 from gpudesk.planning.speed.shapes import shape_for
@@ -395,6 +396,9 @@ class RowBatch:
                 "cap",
                 "hbm",
                 "prompt_tokens",
+                "comm_step",
+                "comm_prefill",
+                "comm_one",
                 "value",
                 "sign",
             ]
@@ -445,6 +449,9 @@ class RowBatch:
                 "cap": compute_cap(row.rates, row.precision),
                 "hbm": 1.0 if gpus.hbm else 0.0,
                 "prompt_tokens": request.batch * tokens,
+                "comm_step": tp_comm_s(costs, gpus, batch),
+                "comm_prefill": tp_comm_s(costs, gpus, request.batch * tokens),
+                "comm_one": tp_comm_s(costs, gpus, tokens),
                 "value": item.value,
                 "sign": -1.0 if item.unit == "s" else 1.0,
             }
@@ -472,15 +479,21 @@ class RowBatch:
         memory = (a["weights"] + eff.kv_factor * a["kv"]) / (a["bw"] * bandwidth)
         compute = a["f_step"] / (a["flops"] * plain)
         over = a["layers"] * eff.layer_s + a["batch"] * eff.sequence_s + a["hops"] * eff.hop_s
-        step = np.maximum(memory, compute) + over
+        step = np.maximum(memory, compute) + over + a["comm_step"]
         decode = a["batch"] / step
         p_compute = (a["f_matmul"] + a["f_attention"] / eff.attention) / (
             a["flops"] * share(a["x_prefill"])
         )
         p_memory = a["passes"] * a["in_memory"] / (a["bw"] * bandwidth)
-        p_time = np.maximum(p_memory, p_compute) + a["passes"] * a["layers"] * eff.layer_s
+        p_time = (
+            np.maximum(p_memory, p_compute)
+            + a["passes"] * a["layers"] * eff.layer_s
+            + a["comm_prefill"]
+        )
         prefill = np.where(self.seconds, p_time, a["prompt_tokens"] / p_time)
-        one = (a["f1_matmul"] + a["f1_attention"] / eff.attention) / (a["flops"] * share(a["x1"]))
+        one = (a["f1_matmul"] + a["f1_attention"] / eff.attention) / (
+            a["flops"] * share(a["x1"])
+        ) + a["comm_one"]
         cycle = a["concurrency"] * one + a["seq_out"] * step
         serve = a["concurrency"] * a["seq_out"] / cycle
         predicted = np.where(self.decode, decode, np.where(self.prefill, prefill, serve))

@@ -10,6 +10,7 @@ so the fitted engine efficiencies keep their meaning (a fraction of the datashee
 from __future__ import annotations
 
 import datetime as dt
+import re
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -73,6 +74,116 @@ def memory_class_of(entry: CatalogEntry) -> str:
     return "gddr"
 
 
+class Link(BaseModel):
+    """How one GPU talks to its peers when an engine splits tensors across them.
+
+    ``kind``: "switch" (NVSwitch: every GPU reaches ``gbs`` whatever the count),
+    "mesh" (point-to-point links to each peer, ``gbs`` per peer: AMD Infinity Fabric,
+    Gaudi's RoCE ports), "bridge" (an NVLink bridge joining at most ``max_gpus``), or
+    "pcie". ``gbs``: GB/s in one direction; ``pcie_gbs``: the PCIe link, in one direction.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = "pcie"
+    gbs: float = 0.0
+    max_gpus: int | None = None
+    pcie_gbs: float = 0.0
+    source: str = ""
+
+    def allreduce_gbs(self, count: int) -> float:
+        """GB/s (one direction) each GPU of ``count`` sends an all-reduce at."""
+        if count <= 1:
+            return 0.0
+        if self.kind == "switch":
+            return self.gbs
+        if self.kind == "mesh":
+            return self.gbs * (count - 1)
+        if self.kind == "bridge" and self.max_gpus is not None and count <= self.max_gpus:
+            return self.gbs
+        return self.pcie_gbs
+
+    def words(self, count: int) -> str:
+        if self.kind == "bridge" and self.max_gpus is not None and count > self.max_gpus:
+            return f"PCIe {self.pcie_gbs:,.0f} GB/s (the NVLink bridge joins {self.max_gpus})"
+        name = {"switch": "NVLink", "bridge": "NVLink bridge", "mesh": "peer links"}.get(
+            self.kind, "PCIe"
+        )
+        return f"{name} {self.allreduce_gbs(count):,.0f} GB/s"
+
+
+#: GPU-to-GPU links per catalog id, GB/s in one direction (the catalog's interconnect
+#: figures are bidirectional totals: NVLink 4 "900 GB/s" is 450 each way). NVIDIA: the
+#: datasheets and whitepapers each entry's provenance cites (HGX boards use NVSwitch;
+#: PCIe cards pair through a bridge). AMD MI300X/MI325X: 7 Infinity Fabric links of
+#: 128 GB/s (64 each way) to each peer of an 8-GPU board (AMD Instinct MI300X data sheet,
+#: "896 GB/s aggregate peer-to-peer"); MI350X/MI355X: 7 x 153.6 GB/s (1,075 GB/s, AMD
+#: Instinct MI350 series data sheet). Gaudi 3: 21 of its 24 200 GbE ports join the 7
+#: peers of a board, 3 each (Intel Gaudi 3 AI accelerator white paper).
+_SWITCH = "switch"
+_LINKS: dict[str, tuple[str, float, int | None]] = {
+    "v100-sxm2-16gb": (_SWITCH, 150.0, None),
+    "v100-sxm2-32gb": (_SWITCH, 150.0, None),
+    "a100-40gb-sxm4": (_SWITCH, 300.0, None),
+    "a100-80gb-sxm4": (_SWITCH, 300.0, None),
+    "a800-sxm4-80gb": (_SWITCH, 200.0, None),
+    "h100-sxm5": (_SWITCH, 450.0, None),
+    "h200-sxm": (_SWITCH, 450.0, None),
+    "gh200": (_SWITCH, 450.0, None),
+    "h20": (_SWITCH, 450.0, None),
+    "h800-sxm5": (_SWITCH, 200.0, None),
+    "b100": (_SWITCH, 900.0, None),
+    "b200": (_SWITCH, 900.0, None),
+    "b300": (_SWITCH, 900.0, None),
+    "gb200": (_SWITCH, 900.0, None),
+    "h100-nvl": ("bridge", 300.0, 2),
+    "h100-pcie": ("bridge", 300.0, 2),
+    "h200-nvl": ("bridge", 450.0, 4),
+    "a100-80gb-pcie": ("bridge", 300.0, 2),
+    "a800-80gb-pcie": ("bridge", 200.0, 2),
+    "a30": ("bridge", 100.0, 2),
+    "a40": ("bridge", 56.25, 2),
+    "rtx-a6000": ("bridge", 56.25, 2),
+    "rtx-a5000": ("bridge", 56.25, 2),
+    "rtx-a4500": ("bridge", 56.25, 2),
+    "rtx-3090": ("bridge", 56.25, 2),
+    "rtx-3090-ti": ("bridge", 56.25, 2),
+    "quadro-rtx-8000": ("bridge", 50.0, 2),
+    "titan-rtx": ("bridge", 50.0, 2),
+    "rtx-2080-ti": ("bridge", 50.0, 2),
+    "mi300x": ("mesh", 64.0, None),
+    "mi325x": ("mesh", 64.0, None),
+    "mi350x": ("mesh", 76.8, None),
+    "mi355x": ("mesh", 76.8, None),
+    "gaudi-3": ("mesh", 75.0, None),
+}
+
+#: PCIe GB/s in one direction for an x16 link, by generation (PCI-SIG: 8, 16, 32, 64 GT/s
+#: per lane, 128b/130b from Gen 3; Gen 6 FLIT mode at 64 GT/s PAM4 doubles Gen 5).
+_PCIE_X16_GBS = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
+
+
+def pcie_gbs(interface: str | None) -> float:
+    """One direction of the PCIe link ``interface`` names ("PCIe 4.0 x16"); Gen 4 x16
+    when it names none."""
+    match = re.search(r"pcie\s*(\d)(?:\.\d)?(?:\s*x(\d+))?", (interface or "").lower())
+    if match is None:
+        return _PCIE_X16_GBS[4]
+    generation = min(6, max(1, int(match.group(1))))
+    lanes = int(match.group(2)) if match.group(2) else 16
+    return _PCIE_X16_GBS[generation] * min(lanes, 16) / 16
+
+
+def link_for(entry: CatalogEntry) -> Link:
+    """The links an engine's tensor-parallel all-reduces cross on ``entry``."""
+    pcie = pcie_gbs(entry.interface)
+    known = _LINKS.get(entry.id)
+    if known is None or (known[0] != "mesh" and entry.nvlink is False):
+        return Link(kind="pcie", gbs=pcie, pcie_gbs=pcie, source=entry.interface or "PCIe 4.0")
+    kind, gbs, max_gpus = known
+    return Link(kind=kind, gbs=gbs, max_gpus=max_gpus, pcie_gbs=pcie, source=entry.id)
+
+
 class DeviceRates(BaseModel):
     """One GPU's rates as the speed model uses them, and where each came from."""
 
@@ -101,6 +212,8 @@ class DeviceRates(BaseModel):
     #: so one decode stream reaches a smaller share of it
     memory_class: str
     tdp_w: float | None
+    #: GPU-to-GPU links (tensor parallelism's all-reduces)
+    link: Link = Link()
     #: set when a benchmark of this machine replaced the datasheet figures
     calibrated_at: dt.datetime | None = None
     calibration_note: str | None = None
@@ -161,6 +274,7 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
         has_fp8=has_fp8,
         memory_class=memory_class_of(entry),
         tdp_w=float(entry.tdp_w) if entry.tdp_w is not None else None,
+        link=link_for(entry),
     )
 
 

@@ -8,7 +8,9 @@ formula for each workload:
   each sequence's KV cache, and computes 2 x active matmul parameters + attention FLOPs
   per token. Time = max(bytes / effective bandwidth, FLOPs / effective compute) + a fixed
   cost per layer (kernel launches, synchronisation), + a hop per extra GPU when the
-  engine splits layers across GPUs (llama.cpp) instead of tensors (vLLM, TensorRT-LLM).
+  engine splits layers across GPUs (llama.cpp) instead of tensors (vLLM, TensorRT-LLM),
+  or, when it splits tensors, two all-reduces per layer of the tokens in flight (Megatron
+  tensor parallelism) over the GPUs' links.
 - **prefill**: 2 x active parameters x prompt tokens + causal attention FLOPs, at a
   fraction of the dense tensor peak, + the fixed per-layer cost of one forward pass.
 - **serve**: continuous batching of ``concurrency`` sequences, as many as the KV pool
@@ -116,6 +118,33 @@ class ModelCosts:
         return 2.0 * self.matmul_params_active * tokens + self.attention_flops_prefill(tokens)
 
 
+#: Tensor parallelism (Shoeybi et al., 'Megatron-LM', 2019, arXiv:1909.08053): each layer's
+#: attention and MLP end in an all-reduce of the activations, tokens x hidden values.
+ALLREDUCES_PER_LAYER = 2
+#: Activations travel in 16-bit (FP8 engines too: TensorRT-LLM and vLLM all-reduce bf16/fp16).
+ACTIVATION_BYTES = 2.0
+#: A ring all-reduce sends 2(N-1)/N of the buffer over each GPU's link (Patarasuk and
+#: Yuan 2009) at this share of the link's one direction, and each all-reduce costs a fixed
+#: latency (kernel launch, the peers' synchronisation) whatever its size. Both chosen on the
+#: tensor-parallel rows the fit uses (TensorRT-LLM TP4 prefill, H100 and A100; a grid of
+#: share 0.6 / 0.8 x latency 5 / 10 / 20 us, judged out of source): 0.6 fits best, the
+#: latency barely matters there. nccl-tests reach more (~0.8) on large buffers; an
+#: engine's 1-30 MB activations are mid-sized. The held-out H100 TP2 serving rows check it.
+LINK_EFFICIENCY = 0.6
+ALLREDUCE_LATENCY_S = 10e-6
+
+
+def allreduce_s(size_bytes: float, count: int, link_gbs: float) -> float:
+    """One ring all-reduce of ``size_bytes`` over ``count`` GPUs, each sending at
+    ``link_gbs`` (one direction)."""
+    if count <= 1 or size_bytes <= 0:
+        return 0.0
+    if link_gbs <= 0:
+        return math.inf
+    wire = 2 * (count - 1) / count * size_bytes / (link_gbs * 1e9 * LINK_EFFICIENCY)
+    return ALLREDUCE_LATENCY_S + wire
+
+
 @dataclass(frozen=True, slots=True)
 class StepTimes:
     """The parts of one step, in seconds: the largest of memory and compute, plus overhead."""
@@ -125,15 +154,19 @@ class StepTimes:
     overhead_s: float
     #: llama.cpp's layers in host memory, run on the CPU after (not beside) the GPU's
     host_s: float = 0.0
+    #: tensor parallelism's all-reduces between the GPUs (not overlapped with the matmuls)
+    comm_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return max(self.memory_s, self.compute_s) + self.overhead_s + self.host_s
+        return max(self.memory_s, self.compute_s) + self.overhead_s + self.host_s + self.comm_s
 
     @property
     def limited_by(self) -> str:
         if self.host_s >= max(self.memory_s, self.compute_s, self.overhead_s):
             return "host_memory"
+        if self.comm_s >= max(self.memory_s, self.compute_s, self.overhead_s):
+            return "interconnect"
         if self.overhead_s >= max(self.memory_s, self.compute_s):
             return "overhead"
         return "memory" if self.memory_s >= self.compute_s else "compute"
@@ -151,6 +184,12 @@ class Gpus:
     #: stacked memory (HBM): its latency needs more bytes in flight than one decode
     #: stream keeps, so the step reaches ``Efficiency.hbm`` of the usual share
     hbm: bool = False
+    #: GB/s (one direction) each GPU sends an all-reduce at, for ``count`` GPUs
+    link_gbs: float = 0.0
+
+    @property
+    def tensor_parallel(self) -> bool:
+        return self.count > 1 and not self.layer_split
 
     @property
     def bandwidth_bytes_s(self) -> float:
@@ -214,6 +253,15 @@ class HostPart:
     bandwidth_gbs: float
 
 
+def tp_comm_s(costs: ModelCosts, gpus: Gpus, tokens: float) -> float:
+    """Seconds of all-reduces one forward pass of ``tokens`` tokens spends when ``gpus``
+    split tensors (0 on one GPU or when layers are split)."""
+    if not gpus.tensor_parallel or tokens <= 0:
+        return 0.0
+    size = tokens * costs.hidden * ACTIVATION_BYTES
+    return ALLREDUCES_PER_LAYER * costs.layers * allreduce_s(size, gpus.count, gpus.link_gbs)
+
+
 def decode_step(
     costs: ModelCosts,
     gpus: Gpus,
@@ -243,7 +291,11 @@ def decode_step(
     compute = batch * costs.decode_flops(context) / (gpus.flops_s * eff.compute)
     hops = (gpus.count - 1) * eff.hop_s if gpus.layer_split else 0.0
     return StepTimes(
-        memory, compute, costs.layers * eff.layer_s + batch * eff.sequence_s + hops, host_s
+        memory,
+        compute,
+        costs.layers * eff.layer_s + batch * eff.sequence_s + hops,
+        host_s,
+        tp_comm_s(costs, gpus, batch),
     )
 
 
@@ -301,7 +353,8 @@ def prefill_time(
     compute = prefill_compute_s(costs, gpus, eff, tokens=tokens, batch=batch, chunk=chunk)
     passes = 1 if chunk is None else max(1, math.ceil(batch * tokens / chunk))
     memory = passes * costs.in_memory_bytes / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
-    return StepTimes(memory, compute, passes * costs.layers * eff.layer_s)
+    comm = tp_comm_s(costs, gpus, batch * tokens)
+    return StepTimes(memory, compute, passes * costs.layers * eff.layer_s, comm_s=comm)
 
 
 def prefill_bound_s(costs: ModelCosts, gpus: Gpus, *, tokens: float, batch: int = 1) -> float:
@@ -349,7 +402,7 @@ def serve_times(
     """
     context = seq_in + seq_out / 2
     step = decode_step(costs, gpus, eff, batch=concurrency, context=context)
-    prefill = prefill_compute_s(costs, gpus, eff, tokens=seq_in)
+    prefill = prefill_compute_s(costs, gpus, eff, tokens=seq_in) + tp_comm_s(costs, gpus, seq_in)
     return ServeTimes(concurrency, step, prefill, seq_out)
 
 

@@ -330,7 +330,7 @@ def _with_memory(
     if estimate is None:
         return found
     usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
-    need = estimate.per_gpu_gb(found.count)
+    need = estimate.per_gpu_gb(found.count // (found.replicas or 1))
     if found.offload is not None:
         need = found.offload.gpu_bytes / 1e9
     return found.model_copy(
@@ -376,9 +376,10 @@ def rank_catalog(
             if not holds_at(entry, estimate, count, apple_wired_limit_mb=apple_wired_limit_mb):
                 continue
             candidate = request.model_copy(update={"count": count})
-            pool = _serve_pool(entry, costs, candidate, estimate, apple_wired_limit_mb)
             try:
-                found = estimate_for(rates, costs, candidate, fitted, kv_pool=pool)
+                found = _layout_estimate(
+                    entry, rates, costs, candidate, estimate, fitted, apple_wired_limit_mb
+                )
             except NotRunnable:
                 continue
             if best is None or (
@@ -398,6 +399,83 @@ def rank_catalog(
         results.append(with_costs(best, entry, settings))
     results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
     return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
+
+
+def replica_sizes(count: int) -> list[int]:
+    """GPUs per copy of the model a serving deployment of ``count`` GPUs may use: every
+    power of two dividing ``count``, and ``count`` itself (one copy)."""
+    sizes = [size for size in (2**k for k in range(count.bit_length())) if count % size == 0]
+    return sorted(set(sizes) | {count})
+
+
+def _layout_estimate(
+    entry: CatalogEntry,
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    estimate: MemoryEstimate | None,
+    fitted: FittedParams | None,
+    apple_wired_limit_mb: int | None,
+) -> SpeedEstimate:
+    """``request`` on ``request.count`` of ``entry``. Serving picks the deployment with
+    the most tokens/s: ``count / size`` copies of the model (data parallel), each on the
+    ``size`` GPUs that split its tensors, for every size that holds the workload (``fit``'s
+    test); with a given ``--concurrency`` the copies share it. Other modes: one copy.
+
+    Raises:
+        NotRunnable: no deployment has room for one sequence.
+    """
+    if request.mode is not Mode.SERVE:
+        pool = _serve_pool(entry, costs, request, estimate, apple_wired_limit_mb)
+        return estimate_for(rates, costs, request, fitted, kv_pool=pool)
+    count = request.resolved().count
+    best: SpeedEstimate | None = None
+    failure: NotRunnable | None = None
+    for size in replica_sizes(count):
+        copies = count // size
+        if size < count and not holds_at(
+            entry, estimate, size, apple_wired_limit_mb=apple_wired_limit_mb
+        ):
+            continue
+        update: dict[str, object] = {"count": size}
+        if request.concurrency is not None:
+            if request.concurrency < copies:
+                continue
+            update["concurrency"] = request.concurrency // copies
+        one = request.model_copy(update=update)
+        pool = _serve_pool(entry, costs, one, estimate, apple_wired_limit_mb)
+        try:
+            found = estimate_for(rates, costs, one, fitted, kv_pool=pool)
+        except NotRunnable as error:
+            failure = error
+            continue
+        if copies > 1:
+            found = _replicated(found, copies)
+        if best is None or found.tokens_per_s > best.tokens_per_s * 1.0001:
+            best = found
+    if best is None:
+        raise failure or NotRunnable(f"{entry.name} × {count}: no deployment holds it")
+    return best
+
+
+def _replicated(found: SpeedEstimate, copies: int) -> SpeedEstimate:
+    """``found`` (one copy of the model) served by ``copies`` identical copies."""
+    size = found.count
+    return found.model_copy(
+        update={
+            "count": size * copies,
+            "replicas": copies,
+            "tokens_per_s": found.tokens_per_s * copies,
+            "low": found.low * copies,
+            "high": found.high * copies,
+            "bound_tokens_per_s": found.bound_tokens_per_s * copies,
+            "concurrency": (found.concurrency or 0) * copies or None,
+            "basis": (
+                f"{copies} copies of the model (data parallel), each on {size} GPU"
+                f"{'s' if size > 1 else ''}: " + found.basis
+            ),
+        }
+    )
 
 
 def _offloaded(
@@ -460,8 +538,9 @@ def estimates_for_entries(
                 entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb
             )
             raise NotRunnable(f"{entry.name} × {request.count}: {words}")
-        pool = _serve_pool(entry, costs, request, estimate, apple_wired_limit_mb)
-        found = estimate_for(rates, costs, request, fitted, kv_pool=pool)
+        found = _layout_estimate(
+            entry, rates, costs, request, estimate, fitted, apple_wired_limit_mb
+        )
         found = _with_memory(found, entry, estimate, apple_wired_limit_mb)
         out.append(with_costs(found, entry, settings))
     return out

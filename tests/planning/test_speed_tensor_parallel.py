@@ -1,0 +1,168 @@
+"""Tensor parallelism costs all-reduces over the GPUs' links; serving picks its copies."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudesk.catalog.loader import load_catalog
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.planning.quant import QuantFormat
+from gpudesk.planning.speed.estimate import (
+    Engine,
+    KvFormat,
+    Mode,
+    NotRunnable,
+    SpeedRequest,
+    model_costs,
+)
+from gpudesk.planning.speed.hardware import Link, link_for, pcie_gbs, rates_for
+from gpudesk.planning.speed.physics import (
+    ACTIVATION_BYTES,
+    ALLREDUCE_LATENCY_S,
+    ALLREDUCES_PER_LAYER,
+    LINK_EFFICIENCY,
+    Efficiency,
+    Gpus,
+    ModelCosts,
+    allreduce_s,
+    decode_step,
+    tp_comm_s,
+)
+from gpudesk.planning.speed.planner import estimates_for_entries, rank_catalog, replica_sizes
+from gpudesk.planning.speed.shapes import shape_for
+
+
+@functools.cache
+def _entries() -> dict[str, CatalogEntry]:
+    return {entry.id: entry for entry in load_catalog([], include_user=False).entries}
+
+
+def _costs(model: str = "llama-3.1-70b", kv: KvFormat = KvFormat.FP8) -> ModelCosts:
+    return model_costs(shape_for(model), QuantFormat("fp8"), kv)
+
+
+def test_ring_allreduce_is_two_n_minus_one_over_n_of_the_buffer_plus_a_latency() -> None:
+    size = 16e6
+    for count in (2, 4, 8):
+        wire = 2 * (count - 1) / count * size / (450e9 * LINK_EFFICIENCY)
+        assert allreduce_s(size, count, 450.0) == pytest.approx(ALLREDUCE_LATENCY_S + wire)
+    assert allreduce_s(size, 1, 450.0) == 0.0
+
+
+def test_each_layer_all_reduces_twice_the_tokens_in_flight() -> None:
+    costs = _costs()
+    gpus = Gpus(bandwidth_gbs=3350, peak_tflops=989, count=4, link_gbs=450.0)
+    size = 300 * costs.hidden * ACTIVATION_BYTES
+    assert tp_comm_s(costs, gpus, 300) == pytest.approx(
+        ALLREDUCES_PER_LAYER * costs.layers * allreduce_s(size, 4, 450.0)
+    )
+    split = Gpus(bandwidth_gbs=3350, peak_tflops=989, count=4, layer_split=True)
+    assert tp_comm_s(costs, split, 300) == 0.0
+    one = Gpus(bandwidth_gbs=3350, peak_tflops=989, count=1)
+    assert tp_comm_s(costs, one, 300) == 0.0
+
+
+def test_a_slower_link_makes_the_same_step_slower() -> None:
+    costs = _costs()
+    eff = Efficiency(bandwidth=0.8, compute=0.6, layer_s=20e-6)
+    fast = Gpus(bandwidth_gbs=3350, peak_tflops=989, count=2, link_gbs=450.0)
+    slow = Gpus(bandwidth_gbs=3350, peak_tflops=989, count=2, link_gbs=31.5)
+    a = decode_step(costs, fast, eff, batch=256, context=1500)
+    b = decode_step(costs, slow, eff, batch=256, context=1500)
+    assert b.total_s > a.total_s
+    assert b.comm_s > 5 * a.comm_s
+
+
+def test_links_switch_mesh_bridge_and_pcie() -> None:
+    switch = Link(kind="switch", gbs=450.0, pcie_gbs=63.0)
+    assert switch.allreduce_gbs(2) == switch.allreduce_gbs(8) == 450.0
+    mesh = Link(kind="mesh", gbs=64.0, pcie_gbs=63.0)
+    assert mesh.allreduce_gbs(2) == 64.0
+    assert mesh.allreduce_gbs(8) == 7 * 64.0
+    bridge = Link(kind="bridge", gbs=300.0, max_gpus=2, pcie_gbs=63.0)
+    assert bridge.allreduce_gbs(2) == 300.0
+    assert bridge.allreduce_gbs(4) == 63.0
+    assert "bridge joins 2" in bridge.words(4)
+
+
+def test_every_nvlink_gpu_in_the_catalog_has_its_link_figure() -> None:
+    for entry in _entries().values():
+        link = link_for(entry)
+        assert link.pcie_gbs > 0
+        if entry.nvlink:
+            assert link.kind in ("switch", "bridge"), entry.id
+            assert link.gbs > link.pcie_gbs, entry.id
+        assert rates_for(entry).link == link
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_any_interface_text_gives_a_finite_pcie_figure(text: str) -> None:
+    value = pcie_gbs(text)
+    assert math.isfinite(value)
+    assert 0 < value <= 126.0
+
+
+def test_pcie_generations_and_lanes() -> None:
+    assert pcie_gbs("PCIe 4.0 x16") == pytest.approx(31.5)
+    assert pcie_gbs("PCIe 5.0 x16") == pytest.approx(63.0)
+    assert pcie_gbs("PCIe 4.0 x8") == pytest.approx(15.75)
+    assert pcie_gbs(None) == pytest.approx(31.5)
+
+
+def test_replica_sizes() -> None:
+    assert replica_sizes(1) == [1]
+    assert replica_sizes(8) == [1, 2, 4, 8]
+    assert replica_sizes(6) == [1, 2, 6]
+
+
+def _serve(count: int = 1, **extra: object) -> SpeedRequest:
+    return SpeedRequest(
+        mode=Mode.SERVE,
+        engine=Engine.TENSORRT_LLM,
+        quant=QuantFormat("fp8"),
+        kv_quant=KvFormat.FP8,
+        seq_in=1000,
+        seq_out=1000,
+        count=count,
+        **extra,
+    )
+
+
+@pytest.mark.parametrize("gpu", ["h100-sxm5", "a100-80gb-sxm4", "mi300x", "l40s"])
+def test_more_gpus_never_serve_less_per_gpu(gpu: str) -> None:
+    """N GPUs can always run N / size copies of the smallest set that holds the model."""
+    entry = _entries()[gpu]
+    costs = _costs()
+    per_gpu = []
+    for count in (2, 4, 8):
+        try:
+            (found,) = estimates_for_entries([entry], costs, _serve(count))
+        except NotRunnable:  # a count that does not hold is skipped
+            continue
+        per_gpu.append(found.tokens_per_s / count)
+    assert per_gpu, gpu
+    assert all(b >= a * 0.9999 for a, b in itertools.pairwise(per_gpu))
+
+
+def test_eight_h100s_serve_a_70b_as_copies_of_two() -> None:
+    entry = _entries()["h100-sxm5"]
+    (found,) = estimates_for_entries([entry], _costs(), _serve(8))
+    assert found.count == 8
+    assert found.replicas == 4
+    assert "4 copies of the model" in found.basis
+    assert "all-reduces per layer over NVLink 450 GB/s" in found.basis
+
+
+def test_readme_serve_example_ranks_h100_on_two() -> None:
+    """The README's 70B FP8 serve example: two H100s give the most tokens/s per GPU."""
+    ranked = rank_catalog(list(_entries().values()), _costs(), _serve())
+    h100 = next(item for item in ranked.results if item.gpu_id == "h100-sxm5")
+    assert h100.count == 2
+    assert h100.replicas is None
