@@ -2,6 +2,9 @@
 
     python scripts/build_price_snapshot.py            # rewrite resources/prices/skypilot_rates.json
     python scripts/build_price_snapshot.py --check    # exit 1 if the committed file differs
+    python scripts/build_price_snapshot.py --git DIR --commit C [--clouds a,b] [--out FOLDER]
+        # cut resources/prices/skypilot/<commit date>/ from commit C of a local git copy
+        # of skypilot-org/skypilot-catalog (clone or bare), then rebuild the JSON
 
 Input: resources/prices/skypilot/<date>/ folders, each with a SNAPSHOT.toml naming
 the SkyPilot catalog commit of every <cloud>/vms.csv excerpt (verbatim rows).
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+from pathlib import Path
 
 from gpudesk.catalog.price_snapshots import (
     bundle_json,
@@ -36,7 +40,27 @@ def build() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
+    parser.add_argument("--git", type=Path, help="a local git copy of skypilot-catalog")
+    parser.add_argument("--commit", help="the commit to cut a snapshot from (with --git)")
+    parser.add_argument("--clouds", help="only these clouds, comma-separated (with --git)")
+    parser.add_argument("--out", type=Path, help="where the dated folder goes (with --git)")
     args = parser.parse_args()
+    if args.git is not None or args.commit is not None:
+        if args.git is None or args.commit is None or args.check:
+            parser.error("--git and --commit go together, without --check")
+        from gpudesk.catalog.skypilot_git import GitSourceError, extract_snapshot
+
+        clouds = [c.strip() for c in args.clouds.split(",") if c.strip()] if args.clouds else None
+        try:
+            folder = extract_snapshot(
+                args.git, args.commit, args.out or bundled_snapshot_dir(), clouds=clouds
+            )
+        except GitSourceError as exc:
+            print(f"build_price_snapshot: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {folder}")
+        if args.out is not None:
+            return 0
     text = build()
     target = bundled_json_path()
     if args.check:
