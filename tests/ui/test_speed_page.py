@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -144,3 +146,45 @@ def test_merely_opening_plan_adds_no_tokens_per_s_row(qtbot: QtBot, state: AppSt
     plan.speed_page.recompute_now()
     assert isinstance(state.speed_workload, SpeedWorkload)
     assert compare.comparison.row("speed").label.startswith("tokens/s for")
+
+
+def _config_with_quant(tmp_path: Path, method: str) -> Path:
+    configs = Path(__file__).parent.parent / "planning" / "configs"
+    document = json.loads((configs / "llama-3.1-8b.json").read_text(encoding="utf-8"))
+    document["quantization_config"] = {"quant_method": method}
+    target = tmp_path / "config.json"
+    target.write_text(json.dumps(document), encoding="utf-8")
+    return target
+
+
+@pytest.mark.parametrize(
+    ("method", "fmt"), [("fp8", "fp8"), ("AWQ", "awq"), ("gptq", "gptq"), ("mxfp4", "mxfp4")]
+)
+def test_how_fast_takes_a_config_jsons_declared_weights_like_will_it_fit(
+    view: PlanView, tmp_path: Path, method: str, fmt: str
+) -> None:
+    """Loading a quantised checkpoint's config.json on "Will it fit?" set its weights there
+    but "How fast?" kept estimating GGUF Q4_K_M on llama.cpp."""
+    page = view.speed_page
+    assert page.form.quant_combo.currentData() == "q4_k_m"
+    assert view.fit_page.form.load_config(_config_with_quant(tmp_path, method))
+    page.recompute_now()
+    assert view.fit_page.form.quant_combo.currentData() == fmt
+    assert page.form.quant_combo.currentData() == fmt
+    assert page.form.engine_combo.currentData() == "vllm"  # llama.cpp has no such weights
+    assert page._request is not None and page._request.quant.value == fmt
+    note = page.form.config_note
+    assert not note.isHidden() and "vllm" in note.text()
+    # a plain config afterwards hides the note again (and leaves the user's choice)
+    assert view.fit_page.form.load_config(
+        Path(__file__).parent.parent / "planning" / "configs" / "llama-3.1-8b.json"
+    )
+    assert note.isHidden() and page.form.quant_combo.currentData() == fmt
+
+
+def test_how_fast_names_a_declared_format_it_cannot_size(view: PlanView, tmp_path: Path) -> None:
+    page = view.speed_page
+    assert view.fit_page.form.load_config(_config_with_quant(tmp_path, "compressed-tensors"))
+    assert page.form.quant_combo.currentData() == "q4_k_m"
+    assert page.form.engine_combo.currentData() == "llama.cpp"
+    assert "'compressed-tensors'" in page.form.config_note.text()

@@ -88,24 +88,17 @@ WORKLOAD_TEXT = {
 }
 
 
-#: config.json quantization_config.quant_method -> the format sized for it.
-_CHECKPOINT_QUANT: dict[str, QuantFormat] = {
-    "fp8": QuantFormat.FP8,
-    "fbgemm_fp8": QuantFormat.FP8,
-    "awq": QuantFormat.AWQ,
-    "gptq": QuantFormat.GPTQ,
-    "mxfp4": QuantFormat.MXFP4,
-}
-
-
 class WorkloadForm(QWidget):
     """Model, workload, dtypes, batch and sequence, training options, GPUs per machine.
 
     Signals:
         edited(): any control changed (the page folds bursts into one update).
+        checkpoint_quant_loaded(object): a config.json was loaded; its declared
+            quantization_config.quant_method (str) or None (the "How fast?" form follows it).
     """
 
     edited = Signal()
+    checkpoint_quant_loaded = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -168,6 +161,7 @@ class WorkloadForm(QWidget):
             self.model_combo.setItemText(index, label)
         self.model_combo.setCurrentIndex(index)
         self._use_checkpoint_quant(shape.checkpoint_quant)
+        self.checkpoint_quant_loaded.emit(shape.checkpoint_quant)
         self._sync_form_enabled()
         self.edited.emit()
         return True
@@ -175,24 +169,7 @@ class WorkloadForm(QWidget):
     def _use_checkpoint_quant(self, method: str | None) -> None:
         """A config.json that declares its weights' format (quantization_config) sets
         "Weights stored as" to it, and says so; one GPUDesk has no format for is named."""
-        if method is None:
-            self.config_note.hide()
-            return
-        fmt = _CHECKPOINT_QUANT.get(method.lower())
-        if fmt is None:
-            self.config_note.setText(
-                f"config.json declares {method!r} weights, which GPUDesk cannot size: "
-                "choose the closest in “Weights stored as”."
-            )
-        else:
-            self.quant_combo.blockSignals(True)
-            self.quant_combo.setCurrentIndex(self.quant_combo.findData(fmt.value))
-            self.quant_combo.blockSignals(False)
-            self.config_note.setText(
-                f"config.json declares {fmt.label} weights: “Weights stored as” is set to "
-                "them (change it to size another format)."
-            )
-        self.config_note.show()
+        forms.use_checkpoint_quant(self.quant_combo, self.config_note, method, "Weights stored as")
 
     def _on_load_config(self) -> None:
         name, _filter = QFileDialog.getOpenFileName(

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.quant import QuantFormat
 
 #: How long a burst of edits may last before a page recomputes.
 UPDATE_DELAY_MS = 120
@@ -108,6 +109,52 @@ def note_label() -> QLabel:
     label.setWordWrap(True)
     label.setStyleSheet("color: palette(placeholder-text); font-size: small;")
     return label
+
+
+#: config.json quantization_config.quant_method -> the format sized for it.
+CHECKPOINT_QUANT: dict[str, QuantFormat] = {
+    "fp8": QuantFormat.FP8,
+    "fbgemm_fp8": QuantFormat.FP8,
+    "awq": QuantFormat.AWQ,
+    "gptq": QuantFormat.GPTQ,
+    "mxfp4": QuantFormat.MXFP4,
+}
+
+
+def checkpoint_format(method: str | None) -> QuantFormat | None:
+    """The format GPUDesk sizes for a config.json's declared ``quant_method``, if any."""
+    return None if method is None else CHECKPOINT_QUANT.get(method.lower())
+
+
+def use_checkpoint_quant(
+    combo: QComboBox, note: QLabel, method: str | None, control: str, *, extra: str = ""
+) -> QuantFormat | None:
+    """Set a weights ``combo`` (item data: a QuantFormat value) to the format a config.json
+    declares (quantization_config.quant_method) and say so in ``note``; a method GPUDesk
+    has no format for is named and the choice left alone; no method hides the note.
+
+    Both Plan pages call this, so "Will it fit?" and "How fast?" read a checkpoint alike.
+    Returns the format set, or None.
+    """
+    if method is None:
+        note.hide()
+        return None
+    fmt = checkpoint_format(method)
+    if fmt is None:
+        note.setText(
+            f"config.json declares {method!r} weights, which GPUDesk cannot size: "
+            f"choose the closest in “{control}”."
+        )
+    else:
+        combo.blockSignals(True)
+        combo.setCurrentIndex(combo.findData(fmt.value))
+        combo.blockSignals(False)
+        note.setText(
+            f"config.json declares {fmt.label} weights: “{control}” is set to "
+            f"them{extra} (change it to size another format)."
+        )
+    note.show()
+    return fmt
 
 
 #: Space between a page's form (its group box title included) and the window's edges.

@@ -66,6 +66,23 @@ class SpeedForm(QWidget):
         """Name the model the estimates are for (chosen on the "Will it fit?" page)."""
         self.model_label.setText(text)
 
+    def use_checkpoint_quant(self, method: str | None) -> None:
+        """Follow a loaded config.json's declared weight format (quant_method), as the
+        "Will it fit?" form does; FP8/AWQ/GPTQ/MXFP4 checkpoints are not llama.cpp's, so
+        the engine moves from llama.cpp to vLLM with them."""
+        fmt = forms.checkpoint_format(method)
+        extra = ""
+        engine = Engine(self.engine_combo.currentData())
+        if fmt is not None and not fmt.is_gguf and engine is Engine.LLAMA_CPP:
+            self.engine_combo.blockSignals(True)
+            self.engine_combo.setCurrentIndex(self.engine_combo.findData(Engine.VLLM.value))
+            self.engine_combo.blockSignals(False)
+            extra = f" and the engine to {Engine.VLLM.value}"
+        forms.use_checkpoint_quant(
+            self.quant_combo, self.config_note, method, "Weights", extra=extra
+        )
+        self.edited.emit()
+
     def cloud_hourly_usd(self) -> float | None:
         """The rent price typed in, or None for each GPU's catalog rate."""
         return self.cloud_spin.value() or None
@@ -99,6 +116,10 @@ class SpeedForm(QWidget):
         self.quant_combo.setCurrentIndex(self.quant_combo.findData(QuantFormat.Q4_K_M.value))
         self.quant_combo.currentIndexChanged.connect(self._on_edited)
         form.addRow("Weights", self.quant_combo)
+        # What a loaded config.json set (its declared weight format), as on "Will it fit?".
+        self.config_note = forms.note_label()
+        self.config_note.hide()
+        form.addRow(self.config_note)
 
         self.kv_combo = forms.combo()
         for kv in KvFormat:

@@ -135,6 +135,7 @@ class SpeedPage(QWidget):
         layout.addWidget(self._build_page())
         self.reload_measurements()
         model_form.edited.connect(self.schedule_update)
+        model_form.checkpoint_quant_loaded.connect(self.form.use_checkpoint_quant)
         # Compare's "tokens/s for ..." row and the PDF's speed section follow a workload
         # the user set (a control edited on either Plan page), not the defaults shown on
         # merely opening Plan.
