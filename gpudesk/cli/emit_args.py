@@ -101,6 +101,7 @@ def emit_for(
             max_model_len=length,
             kv_dtype_bytes=kv_dtype_bytes,
             gpu_name=entry.name,
+            sampler_seqs=max_num_seqs,
         )
         if pool.tokens == 0:
             raise CliError(
@@ -124,12 +125,14 @@ def emit_for(
                 max_model_len=length,
                 kv_dtype_bytes=kv_dtype_bytes,
                 gpu_name=entry.name,
+                sampler_seqs=max_num_seqs,
             )
     if pool is not None and tensor_parallel > 1:
         notes.append(
-            "with tensor parallelism vLLM keeps more memory aside than this accounts for "
-            "(NCCL and all-reduce buffers): in published logs the pool was 6-48% smaller "
-            "than predicted, so read this as an upper bound"
+            "with tensor parallelism this is one clean GPU's pool and vLLM logs the "
+            "smallest rank's; NCCL buffers on NVLink can take more (3.58 GiB on an H100 "
+            "pair under V0): on published logs it was 7-52% too high, so read "
+            "this as an upper bound"
         )
     plan = LaunchPlan(
         engine=engine,

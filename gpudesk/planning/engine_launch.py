@@ -18,8 +18,33 @@ in V1, ``worker.determine_num_available_blocks`` in V0), per GPU:
   V1 profiles ``max_num_batched_tokens`` (default 8192 for the API server on GPUs of
   70 GiB or more other than the A100, else 2048); V0 without chunked prefill profiled
   the whole ``max_model_len``.
+- **the sampler** (V1 only): ``GPUModelRunner.profile_run`` (vllm/v1/worker/
+  gpu_model_runner.py) runs ``self._dummy_sampler_run(last_hidden_states)`` after the
+  dummy forward pass, over ``max_num_seqs`` requests (vllm PR 13594 put the sampler into
+  V1's profile: it took 58,928 tokens off an H100's pool). Its tensors are one
+  ``max_num_seqs x vocab`` block each: the fp32 logits, their log-softmax, the top-k/top-p
+  sort's values (fp32) and indices (int64), the softmax and cumulative sum behind top-p;
+  :data:`SAMPLER_BYTES_PER_LOGIT` (38 bytes) is their sum as it shows in the measured peaks,
+  a fitted figure, not read off the code. The forward pass's activations are freed
+  before the sampler runs, so the profiled peak is the larger of the two, not their sum.
+  V1's default ``max_num_seqs`` (``EngineArgs`` batch defaults in vllm/engine/arg_utils.py)
+  is 1024 on GPUs of 70 GiB or more other than the A100, else 256. V0's profile showed no
+  such peak: 0.19 GiB of activation with 256 sequences and a 152,064-token vocabulary
+  (vllm issue 13061), where the V1 sampler's tensors would be 1.4 GiB.
 - **non-torch** memory (cuBLAS workspaces, NCCL buffers): 0.35 GiB, as the same log
-  reports (0.20-0.25 GiB in other logs: vllm PR 14447, issue 13061).
+  reports (0.20-0.25 GiB in other logs: vllm PR 14447 with TP 4 on RTX 3090s, issue
+  13061 with TP 2 on RTX 4090s, so it does not grow with TP on GPUs without NVLink;
+  an H100 pair under V0 logged 3.58 GiB, PR 10511, which this does not model).
+- **per rank, then the minimum**: every TP worker profiles its own GPU and the engine
+  takes the smallest block count (V0 ``DistributedExecutorBase.determine_num_available_
+  blocks``: ``num_gpu_blocks = min(b[0] for b in num_blocks)``; V1's
+  ``unify_kv_cache_configs`` in vllm/v1/core/kv_cache_utils.py sets every rank's
+  ``num_blocks`` to the smallest), so "GPU KV cache size" with TP is one
+  rank's tokens, not the sum. This predicts a clean GPU; a rank that holds more (another
+  process, a display) lowers every rank's pool.
+- **CUDA graphs** are captured after the KV cache is allocated and come out of the
+  remaining ``1 - gpu_memory_utilization`` (``compile_or_warm_up_model``), so they do
+  not reduce the pool unless vLLM is told to estimate them.
 
 The pool is whole blocks of :data:`VLLM_BLOCK_TOKENS` tokens; a token costs
 2 (K and V) x layers x KV heads / TP x head dim x the KV dtype's bytes. vLLM then logs
@@ -41,6 +66,8 @@ DRIVER_HELD_BYTES = int(24 * GIB - 23.58 * GIB)
 #: cuBLAS/NCCL memory outside PyTorch's allocator, per GPU (vllm#10517: 0.35 GiB)
 NON_TORCH_BYTES = int(0.35 * GIB)
 VLLM_BLOCK_TOKENS = 16
+#: V1's profiling sampler, per request per vocabulary entry (see module)
+SAMPLER_BYTES_PER_LOGIT = 38.0
 DEFAULT_UTILISATION = 0.9
 SOURCES = (
     "vLLM V1 gpu_worker.determine_available_memory: requested = total x "
@@ -57,6 +84,18 @@ def default_batched_tokens(total_bytes: int, gpu_name: str) -> int:
     if total_bytes >= 70 * GIB and "a100" not in gpu_name.lower():
         return 8192
     return 2048
+
+
+def default_max_num_seqs(total_bytes: int, gpu_name: str) -> int:
+    """vLLM V1's default max_num_seqs (vllm/engine/arg_utils.py batch defaults)."""
+    if total_bytes >= 70 * GIB and "a100" not in gpu_name.lower():
+        return 1024
+    return 256
+
+
+def sampler_profile_bytes(shape: ModelShape, requests: int) -> float:
+    """V1's profiling sampler over ``requests`` rows of the vocabulary (see module)."""
+    return requests * shape.vocab * SAMPLER_BYTES_PER_LOGIT
 
 
 @dataclass(frozen=True)
@@ -123,17 +162,23 @@ def vllm_kv_pool(
     kv_dtype_bytes: float = 2.0,
     profile_tokens: int | None = None,
     gpu_name: str = "",
+    sampler_seqs: int | None = None,
 ) -> VllmKvPool:
     """The KV pool vLLM would allocate on each of ``tensor_parallel`` GPUs.
 
     ``weights_bytes`` is the whole model's; ``profile_tokens`` the tokens vLLM's
-    profiling pass runs (default: V1's max_num_batched_tokens default for the GPU).
+    profiling pass runs (default: V1's max_num_batched_tokens default for the GPU);
+    ``sampler_seqs`` the requests V1's profiling sampler runs (default: V1's
+    max_num_seqs default for the GPU; 0 for V0, whose sampler set no peak).
     """
     total = nvidia_smi_total_bytes - DRIVER_HELD_BYTES
     length = max_model_len or shape.context
     tokens_profiled = profile_tokens or default_batched_tokens(total, gpu_name)
     weights = weights_bytes / tensor_parallel
-    activation = tokens_profiled * activation_bytes_per_token(shape, tensor_parallel)
+    forward = tokens_profiled * activation_bytes_per_token(shape, tensor_parallel)
+    seqs = default_max_num_seqs(total, gpu_name) if sampler_seqs is None else sampler_seqs
+    # logits are gathered whole on every rank: the sampler does not shrink with TP
+    activation = max(forward, sampler_profile_bytes(shape, seqs))
     kv = total * utilisation - weights - activation - NON_TORCH_BYTES
     per_token = kv_bytes_per_token(shape, tensor_parallel, kv_dtype_bytes)
     blocks = max(0, math.floor(kv / (per_token * VLLM_BLOCK_TOKENS)))
