@@ -190,7 +190,11 @@ def run_list(args: argparse.Namespace) -> int:
         if price_shown:
             print(f"* price seen more than {STALE_AFTER_MONTHS} months ago, may be out of date")
         if dropped:
-            print(f"(not shown for the terminal's width: {', '.join(dropped)}; --wide shows all)")
+            print(
+                wrap_paragraph(
+                    f"(not shown for the terminal's width: {', '.join(dropped)}; --wide shows all)"
+                )
+            )
     return EXIT_OK
 
 

@@ -47,6 +47,7 @@ from gpudesk.cli.common import (
     print_json,
     terminal_width,
 )
+from gpudesk.cli.textwidth import wrap_paragraph
 
 #: Problems listed after an import; the rest are counted.
 _PROBLEMS_SHOWN = 8
@@ -219,9 +220,12 @@ def _all_gpus(
         )
     headers, rows, _ = fit_columns(headers, rows, terminal_width())
     print(format_table(headers, rows, right_aligned={1, 3, 4, 5, 6}))
+    print()
     print(
-        "\nOn-demand rates per GPU-hour; each provider once, at its lowest. "
-        f"{RATE_BASIS.capitalize()}."
+        wrap_paragraph(
+            "On-demand rates per GPU-hour; each provider once, at its lowest. "
+            f"{RATE_BASIS.capitalize()}."
+        )
     )
     return EXIT_OK
 

@@ -74,10 +74,12 @@ def _wrap_cell(text: str, width: int) -> list[str]:
             width,
             subsequent_indent=leading if len(leading) < width // 2 else "",
             break_on_hyphens=False,
-            break_long_words=True,
+            break_long_words=False,
         )
-        # textwrap counts characters; a wide character can still overflow a piece.
-        for piece in pieces or [""]:
+        # A word longer than the column (a GPU id like rtx-pro-6000-blackwell-server)
+        # breaks after a hyphen where it has one, mid-word only where it has none;
+        # textwrap counts characters, so a wide character can still overflow a piece.
+        for piece in _split_long(pieces or [""], width):
             while display_width(piece) > width and len(piece) > 1:
                 cut = len(piece)
                 while cut > 1 and display_width(piece[:cut]) > width:
@@ -86,6 +88,21 @@ def _wrap_cell(text: str, width: int) -> list[str]:
                 piece = piece[cut:]
             lines.append(piece)
     return lines
+
+
+def _split_long(pieces: list[str], width: int) -> list[str]:
+    """``pieces`` with each one wider than ``width`` broken after its last hyphen that fits."""
+    out: list[str] = []
+    for piece in pieces:
+        while display_width(piece) > width:
+            # A hyphen at a piece's start (a flag, a minus sign) is no break.
+            cut = piece.rfind("-", 1, width) + 1
+            if cut <= 1 or not piece[: cut - 1].strip():
+                break
+            out.append(piece[:cut])
+            piece = piece[cut:]
+        out.append(piece)
+    return out
 
 
 def column_widths(

@@ -146,3 +146,56 @@ def test_widths_are_measured_after_control_characters_are_escaped() -> None:
     text = terminal_table(["Name", "Note"], [["evil\x1b[31m", "x " * 50]], width=40)
     assert "\x1b" not in text and "\\u001b[31m" in text
     assert max(display_width(line) for line in text.splitlines()) <= 40
+
+
+def test_a_long_id_breaks_after_a_hyphen_not_mid_word() -> None:
+    text = terminal_table(
+        ["GPU", "Note"], [["rtx-pro-6000-blackwell-server", "x " * 60]], width=40, wrap=[0, 1]
+    )
+    first_column = [line.split("  ")[0] for line in text.splitlines()[2:]]
+    assert first_column[:2] == ["rtx-pro-6000-", "blackwell-server"], text
+    # No hyphen to break at: cut, nothing lost; a leading hyphen (a flag) is no break.
+    assert terminal_table(["A"], [["x" * 30]], width=20, wrap=[0]).count("x") == 30
+    assert "--flag" in terminal_table(["A", "B"], [["--flag-" + "y" * 20, "z"]], width=20)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "speed",
+            "--model",
+            "llama-3.1-70b",
+            "--quant",
+            "fp8",
+            "--mode",
+            "serve",
+            "--engine",
+            "tensorrt-llm",
+            "--seq-in",
+            "1000",
+            "--seq-out",
+            "1000",
+        ],
+        ["fit", "--model", "llama-3.1-70b", "--quant", "fp8"],
+        ["list"],
+        ["prices"],
+    ],
+)
+def test_gpu_ids_read_whole_at_80_columns(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(display_width(line) for line in lines) <= 80, out
+    # An id cut to the column (rtx-pro-6000-blackwe / ll) never shows: a line that
+    # starts with part of an id ends that part at a hyphen, or is the whole id.
+    for line in lines:
+        word = line.split(" ", 1)[0]
+        assert not word.startswith("rtx-pro-6000-bl") or word in {
+            "rtx-pro-6000-blackwell",
+            "rtx-pro-6000-blackwell-server",
+            "rtx-pro-6000-blackwell-max-q",
+        }, line
