@@ -25,6 +25,7 @@ from gpudesk.bench.history import HistoryItem, import_run, list_runs
 from gpudesk.bench.results import ResultFileError
 from gpudesk.bench.text import format_figure
 from gpudesk.render.text import plain_tooltip
+from gpudesk.ui import theme
 
 
 class HistoryBox(QGroupBox):
@@ -77,7 +78,7 @@ class HistoryBox(QGroupBox):
         self.message.setTextFormat(Qt.TextFormat.PlainText)  # file names, never markup
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message.setStyleSheet("color: #c0392b;")
+        theme.follow_error_color(self.message)
         self.message.hide()
         # Its place is kept, four lines high, shown or not (a longer message scrolls):
         # a failed import's message must not shrink the list above it.

@@ -74,6 +74,12 @@ class ResultsModel(QAbstractTableModel):
         self.rows = list(rows)
         self.endResetModel()
 
+    def refresh_colors(self) -> None:
+        """Views repaint failed rows in the current theme's error colour."""
+        if self.rows:
+            last = self.index(len(self.rows) - 1, len(self.COLUMNS) - 1)
+            self.dataChanged.emit(self.index(0, 0), last, [Qt.ItemDataRole.ForegroundRole])
+
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
 
@@ -103,7 +109,7 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return plain_tooltip(self._tooltip(row))
         if role == Qt.ItemDataRole.ForegroundRole and row.error is not None:
-            return QBrush(QColor("#c0392b"))
+            return QBrush(theme.error_color())
         return None
 
     def _text(self, row: Measurement, column: int) -> str:
@@ -337,9 +343,18 @@ class ResultsPane(QSplitter):
         self.setStretchFactor(0, 1)
         self.setStretchFactor(1, 1)
         self.setSizes([470, 390])
+        self._result: BenchResult | None = None
+        theme.notifier().changed.connect(self._on_theme_changed)
+
+    def _on_theme_changed(self, *_args: object) -> None:
+        """The summary's and the table's error text take the new theme's colour."""
+        if self._result is not None:
+            self.summary.setText(summary_html(self._result))
+        self.model.refresh_colors()
 
     def show_result(self, result: BenchResult | None) -> None:
         """Fill the summary, table and sweep plot from one result (None clears them)."""
+        self._result = result
         if result is None:
             self.summary.setText(
                 "Run the benchmark to measure this machine, or pick a past run in the history."
@@ -375,7 +390,8 @@ def summary_html(result: BenchResult) -> str:
         elif line.key == "backend":
             lines[-1] += f" — {text}"
         elif line.key == "error":
-            lines.append(f"<span style='color:#c0392b'><b>Failed:</b> {text}</span>")
+            color = theme.error_color().name()
+            lines.append(f"<span style='color:{color}'><b>Failed:</b> {text}</span>")
         else:
             lines.append(f"{html.escape(line.label)}: {text}")
     lines.extend(f"Note: {html.escape(note)}" for note in result.notes)

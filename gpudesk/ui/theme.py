@@ -247,6 +247,35 @@ def plot_colors() -> tuple[QColor, QColor]:
 STALE_COLOR = "#c26a00"
 
 
+#: Text colour of an error ("Failed: ...") by theme (dark?): at least 4.5:1 on the
+#: window, base and button colours of its theme (#c0392b was 3.0:1 on the dark base).
+ERROR_COLORS = {False: "#b03a2e", True: "#ff8a80"}
+
+
+def error_color() -> QColor:
+    """Error text in the current theme (read it when painting, or use
+    :func:`follow_error_color`, so a live switch re-reads it)."""
+    return QColor(ERROR_COLORS[_dark])
+
+
+class _ErrorTextFollower(QObject):
+    def __init__(self, widget: QWidget, extra_css: str) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        self._extra = extra_css
+        notifier().changed.connect(self.restyle)
+        self.restyle()
+
+    def restyle(self, *_args: object) -> None:
+        self._widget.setStyleSheet(f"color: {error_color().name()};{self._extra}")
+
+
+def follow_error_color(widget: QWidget, extra_css: str = "") -> None:
+    """Give ``widget`` the theme's error text colour (its style sheet, plus ``extra_css``)
+    now and after each theme change."""
+    _ErrorTextFollower(widget, f" {extra_css}" if extra_css else "")
+
+
 def banner_colors() -> tuple[QColor, QColor]:
     """(background, text) of a warning banner in the current theme."""
     if _dark:

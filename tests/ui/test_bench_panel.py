@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -401,3 +402,68 @@ def test_history_stays_put_when_a_run_starts_and_after_a_failed_import(
     QApplication.processEvents()
     assert history.message.isVisible()
     assert where() == settled
+
+
+def _contrast(first: QColor, second: QColor) -> float:
+    def lum(color: QColor) -> float:
+        def channel(v: float) -> float:
+            return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+        return (
+            0.2126 * channel(color.redF())
+            + 0.7152 * channel(color.greenF())
+            + 0.0722 * channel(color.blueF())
+        )
+
+    light, dark = sorted((lum(first), lum(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_error_text_reads_4_5_to_1_in_both_themes_and_follows_a_live_switch(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """#c0392b was 3.0:1 on the dark theme's base (2.5:1 on its window)."""
+    from gpudesk.ui import theme
+
+    folder = tmp_path / "history"
+    folder.mkdir()
+    (folder / "torn.json").write_text("{", encoding="utf-8")
+    panel, _ = make_panel(qtbot, tmp_path, FakeConfig(open_error="driver gone"))
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000):
+        panel.run()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
+    try:
+        for mode in (theme.ThemeMode.DARK, theme.ThemeMode.LIGHT, theme.ThemeMode.DARK):
+            theme.apply_theme(mode)
+            error = theme.error_color()
+            palette = QApplication.palette()
+            for role in (QPalette.ColorRole.Window, QPalette.ColorRole.Base):
+                assert _contrast(error, palette.color(role)) >= 4.5, (mode, role)
+            # what is shown re-reads the colour on the switch
+            assert f"color:{error.name()}" in panel.results.summary.text()
+            assert error.name() in panel.history_box.message.styleSheet()
+            panel.history_box.message.ensurePolished()
+            label_color = panel.history_box.message.palette().color(
+                panel.history_box.message.foregroundRole()
+            )
+            assert label_color.name() == error.name()
+    finally:
+        theme.apply_theme(theme.ThemeMode.LIGHT)
+
+
+def test_a_failed_rows_colour_is_the_themes_error_colour(qtbot: QtBot) -> None:
+    from PySide6.QtCore import Qt
+
+    from gpudesk.bench.results import Measurement
+    from gpudesk.ui import theme
+
+    model = ResultsModel()
+    row = Measurement(test="gemm", dtype="fp32", size=1024, value=None, unit="TFLOPS", error="x")
+    model.set_rows([row])
+    try:
+        for mode in (theme.ThemeMode.DARK, theme.ThemeMode.LIGHT):
+            theme.apply_theme(mode)
+            brush = model.data(model.index(0, 0), Qt.ItemDataRole.ForegroundRole)
+            assert brush.color().name() == theme.error_color().name()
+    finally:
+        theme.apply_theme(theme.ThemeMode.LIGHT)

@@ -84,3 +84,18 @@ def test_unchecked_indicators_stand_out_3_to_1(
     image = widget.grab().toImage()
     background = QApplication.palette().color(QPalette.ColorRole.Window)
     assert _max_contrast_in(image, background) >= 3.0
+
+
+def test_error_text_is_at_least_4_5_to_1_and_labels_follow_a_switch(
+    themed: bool, qtbot: QtBot
+) -> None:
+    from gpudesk.ui.plan import forms
+
+    palette = QApplication.palette()
+    for role in (QPalette.ColorRole.Window, QPalette.ColorRole.Base, QPalette.ColorRole.Button):
+        assert contrast(theme.error_color(), palette.color(role)) >= 4.5, role
+    label = forms.error_label()
+    qtbot.addWidget(label)
+    theme.apply_theme(theme.ThemeMode.LIGHT if themed else theme.ThemeMode.DARK)
+    assert theme.error_color().name() in label.styleSheet()  # the other theme's, live
+    assert forms.error_color() == theme.error_color().name()

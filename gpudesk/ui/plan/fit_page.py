@@ -226,7 +226,7 @@ class FitPage(QWidget):
         self.fit_error = message
         self.form.show_error(message)
         self.total_label.setText(
-            f"<span style='color:{forms.ERROR_COLOR}; font-size:13pt'>Cannot estimate: "
+            f"<span style='color:{forms.error_color()}; font-size:13pt'>Cannot estimate: "
             f"{html.escape(message)}</span>"
         )
         self.bar_item.setOpts(x0=[], y=[], width=[], height=0.6, brushes=[])

@@ -22,10 +22,15 @@ from PySide6.QtWidgets import (
 
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.quant import QuantFormat
+from gpudesk.ui import theme
 
 #: How long a burst of edits may last before a page recomputes.
 UPDATE_DELAY_MS = 120
-ERROR_COLOR = "#c0392b"
+
+
+def error_color() -> str:
+    """The theme's error text colour (#rrggbb), read when the text is made."""
+    return theme.error_color().name()
 
 
 def update_timer(parent: QObject, recompute: Callable[[], None]) -> QTimer:
@@ -93,7 +98,7 @@ def error_label() -> QLabel:
     """A bold red line for bad input, hidden until there is something to say."""
     label = QLabel()
     label.setWordWrap(True)
-    label.setStyleSheet(f"color: {ERROR_COLOR}; font-weight: bold;")
+    theme.follow_error_color(label, "font-weight: bold;")  # re-read on a theme switch
     label.hide()
     return label
 

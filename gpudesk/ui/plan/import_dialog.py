@@ -301,7 +301,7 @@ def report_html(report: ImportReport) -> str:
         name = html.escape(item.path.name)
         if item.error is not None:
             parts.append(
-                f"<p><b>{name}</b>: <span style='color:{forms.ERROR_COLOR}'>not imported"
+                f"<p><b>{name}</b>: <span style='color:{forms.error_color()}'>not imported"
                 f"</span> — {html.escape(app_words(item.error))}</p>"
             )
             continue

@@ -178,7 +178,9 @@ class MeasuredPanel(QWidget):
                 if others:
                     said += f" ({others} of other workloads on it below)"
             if problem:
-                said += f" — <span style='color:{forms.ERROR_COLOR}'>{html.escape(problem)}</span>"
+                said += (
+                    f" — <span style='color:{forms.error_color()}'>{html.escape(problem)}</span>"
+                )
             self.title_label.setText(said + ".")
         for row in rows:
             m = row.measurement
