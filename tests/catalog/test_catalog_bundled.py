@@ -7,7 +7,6 @@ import datetime as dt
 import pytest
 
 from gpudesk.catalog.loader import load_directory
-from gpudesk.catalog.prices import default_cloud_rate
 from gpudesk.catalog.schema import CatalogEntry, Segment
 from gpudesk.catalog.sourcing import INTERNAL_MARKERS, sourcing_issues
 from gpudesk.paths import bundled_catalog_dir
@@ -34,6 +33,7 @@ ORIGINAL_ENTRIES = frozenset(
 #: PCIe card, and the MI350X, rented by the hour only as a spot droplet (its one
 #: on-demand price, a managed inference endpoint, is not a machine one rents and
 #: was removed). Each says so in its notes. Closing a gap means removing it here.
+#: (read from the rate book: SkyPilot's bundled snapshot plus the entries' own rates)
 RATE_GAPS = frozenset({"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-sxm5", "mi350x"})
 #: Entries with no public, dated price (Apple's SoCs are not sold alone and
 #: carry none by design): each says so in its notes.
@@ -82,12 +82,12 @@ def test_datacenter_gpus_and_cloud_cards_have_an_on_demand_rate(
         for entry in entries
         if entry.id in ORIGINAL_ENTRIES
         and entry.segment is Segment.DATACENTER
-        and default_cloud_rate(entry) is None
+        and entry.lowest_on_demand_rate is None
     }
     assert missing == NO_ON_DEMAND_RATE
     by_id = {entry.id: entry for entry in entries}
     for entry_id in CLOUD_CONSUMER_CARDS:
-        rate = default_cloud_rate(by_id[entry_id])
+        rate = by_id[entry_id].lowest_on_demand_rate
         assert rate is not None and rate.date is not None and rate.source, entry_id
     assert by_id["rtx-5090"].cloud_rates, "the 5090 has at least a marketplace rate"
 
@@ -96,7 +96,7 @@ def test_the_known_rate_and_price_gaps_are_exactly_those_and_say_so(
     entries: list[CatalogEntry],
 ) -> None:
     rate_gaps = {
-        e.id for e in entries if e.segment is Segment.DATACENTER and default_cloud_rate(e) is None
+        e.id for e in entries if e.segment is Segment.DATACENTER and e.lowest_on_demand_rate is None
     }
     assert rate_gaps == RATE_GAPS
     price_gaps = {e.id for e in entries if e.price_usd is None and e.vendor != "Apple"}
