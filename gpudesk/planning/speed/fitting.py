@@ -600,28 +600,51 @@ DEFAULT_TRAIN_UTILISATION = 0.4
 
 
 def _train_features(row: Row) -> dict[str, float]:
-    features = {"base": 1.0}
-    if row.precision is Precision.FP8:
-        features["fp8"] = 1.0
-    if row.costs.experts is not None:
-        features["moe"] = 1.0
-    if row.measurement.count > 8:
-        features["scale"] = math.log2(row.measurement.count / 8)
-    features[f"vendor:{row.rates.vendor}"] = 1.0
-    return features
+    return train_features(
+        row.rates,
+        row.precision,
+        row.costs.experts is not None,
+        row.measurement.count,
+        hidden=row.costs.hidden,
+        experts=row.costs.experts,
+        active_experts=row.costs.active_experts,
+    )
+
+
+#: The width the ``width`` term is centred on (Llama 3 8B's hidden size).
+TRAIN_WIDTH_CENTRE = 4096
 
 
 def train_features(
-    rates: DeviceRates, precision: Precision, moe: bool, count: int
+    rates: DeviceRates,
+    precision: Precision,
+    moe: bool,
+    count: int,
+    *,
+    hidden: int | None = None,
+    experts: int | None = None,
+    active_experts: int | None = None,
 ) -> dict[str, float]:
-    """The terms a training estimate's utilisation adds up (see :func:`_fit_train`)."""
+    """The terms a training estimate's utilisation adds up (see :func:`_fit_train`).
+
+    ``width``: log2 of the hidden size over 4,096. A wider model's matmuls are larger
+    GEMMs and its per-token elementwise work (norms, activations, optimizer) is a smaller
+    share of its FLOPs, so it keeps the GPU busier (as prefill's GEMM-shape curve).
+    ``sparsity``: log2 of experts over active experts for a mixture of experts: the
+    sparser the routing, the fewer tokens each expert's GEMM gets and the more all-to-all
+    traffic per FLOP.
+    """
     features = {"base": 1.0, f"vendor:{rates.vendor}": 1.0}
     if precision is Precision.FP8:
         features["fp8"] = 1.0
     if moe:
         features["moe"] = 1.0
+        if experts and active_experts:
+            features["sparsity"] = math.log2(experts / active_experts) - 2.0
     if count > 8:
         features["scale"] = math.log2(count / 8)
+    if hidden:
+        features["width"] = math.log2(hidden / TRAIN_WIDTH_CENTRE)
     return features
 
 
@@ -890,7 +913,15 @@ class FittedParams:
         return curve.efficiency, curve.words, curve.own_engine
 
     def train_utilisation(
-        self, rates: DeviceRates, precision: Precision, *, moe: bool, count: int
+        self,
+        rates: DeviceRates,
+        precision: Precision,
+        *,
+        moe: bool,
+        count: int,
+        hidden: int | None = None,
+        experts: int | None = None,
+        active_experts: int | None = None,
     ) -> tuple[float, str, int]:
         """(share of the dense 16-bit peak, basis words, rows behind the vendor term)."""
         table = self.data["train"]
@@ -903,7 +934,15 @@ class FittedParams:
                 ),
                 0,
             )
-        features = train_features(rates, precision, moe, count)
+        features = train_features(
+            rates,
+            precision,
+            moe,
+            count,
+            hidden=hidden,
+            experts=experts,
+            active_experts=active_experts,
+        )
         total = 0.0
         parts = []
         for name, value in features.items():
@@ -917,6 +956,13 @@ class FittedParams:
                 parts.append(f"mixture of experts ×{math.exp(item['log']):.2f}")
             elif name == "scale":
                 parts.append(f"×{math.exp(item['log']):.3f} per doubling of GPUs past 8")
+            elif name == "width" and value:
+                parts.append(f"width ×{math.exp(item['log'] * value):.2f} (hidden {hidden:,})")
+            elif name == "sparsity":
+                parts.append(
+                    f"routing {experts} experts / {active_experts} ×"
+                    f"{math.exp(item['log'] * value):.2f}"
+                )
         if "intensity" in table:
             intensity = math.exp(table["intensity"]["log"])
             base_share = min(2.0, math.exp(total))
@@ -968,6 +1014,9 @@ class FittedParams:
                 row.precision,
                 moe=row.costs.experts is not None,
                 count=row.measurement.count,
+                hidden=row.costs.hidden,
+                experts=row.costs.experts,
+                active_experts=row.costs.active_experts,
             )
             return Efficiency(bandwidth=1.0, compute=value, layer_s=0.0), words
         assert row.request is not None

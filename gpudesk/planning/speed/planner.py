@@ -92,7 +92,13 @@ def estimate_for(
     if request.mode is Mode.TRAIN:
         precision = compute_precision(request.quant, rates, None)
         utilisation, words, rows = fitted.train_utilisation(
-            rates, precision, moe=costs.experts is not None, count=request.count
+            rates,
+            precision,
+            moe=costs.experts is not None,
+            count=request.count,
+            hidden=costs.hidden,
+            experts=costs.experts,
+            active_experts=costs.active_experts,
         )
         eff = Efficiency(bandwidth=1.0, compute=utilisation, layer_s=0.0)
         low, high, residuals = fitted.spread(workload, rows, 0 if rows else 1)
