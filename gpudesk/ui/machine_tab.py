@@ -36,3 +36,10 @@ class MachineTab(QWidget):
             view: QWidget = getattr(importlib.import_module(module_name), class_name)(state)
             self.views[title] = view
             self.tabs.addTab(view, title)
+
+    def shutdown(self) -> None:
+        """Stop the monitor and a benchmark in flight and wait (the window is closing)."""
+        for view in self.views.values():
+            shutdown = getattr(view, "shutdown", None)
+            if shutdown is not None:
+                shutdown()

@@ -557,8 +557,10 @@ class MainWindow(HelpWindow):
             self._reload_worker.shutdown()
         if self._detect_worker is not None:
             self._detect_worker.shutdown()
-        fleet_view = self.built_views().get("Fleet")
-        shutdown = getattr(fleet_view, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
+        # Every built view with work in flight stops it and waits: Fleet's survey, Plan's
+        # Verify run / CPU probe / import, This machine's monitor and benchmark.
+        for view in self.built_views().values():
+            shutdown = getattr(view, "shutdown", None)
+            if shutdown is not None:
+                shutdown()
         super().closeEvent(event)

@@ -443,6 +443,7 @@ class SpeedPage(QWidget):
 
     def shutdown(self) -> None:
         """Cancel a measurement or import in flight (the window is closing)."""
+        self._timer.stop()
         self.measured_panel.shutdown()
         if self._cpu_worker is not None:
             self._cpu_worker.shutdown()

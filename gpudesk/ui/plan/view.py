@@ -53,6 +53,10 @@ class PlanView(QWidget):
         self.speed_page.recompute_now()
         self.cost_page.recompute_now()
 
+    def shutdown(self) -> None:
+        """Stop Plan's work in flight and wait for it (the window is closing)."""
+        self.speed_page.shutdown()
+
     def show_cost_for(self, gpu_id: str) -> None:
         """Switch to the cost page with ``gpu_id`` chosen."""
         self.cost_page.select_gpu(gpu_id)
