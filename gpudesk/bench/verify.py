@@ -11,7 +11,7 @@ random-weight GGUF of the model's exact shape written by :func:`write_random_ggu
 Ctrl+C stops it cleanly; both report what was measured so far and say so.
 
 ``llama_cpp`` is imported only here and only when a run starts (the optional
-``gpudesk[verify]`` extra installs it).
+``verify`` extra installs it: ``pip install '.[verify]'`` from the checkout).
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ def run_llama_cpp(
         import llama_cpp
     except ImportError:
         raise VerifyError(
-            "llama-cpp-python is not installed; pip install 'gpudesk[verify]' (it builds "
+            "llama-cpp-python is not installed; pip install '.[verify]' from the GPUDesk "
+            "checkout (it builds "
             "llama.cpp from source where no wheel fits: minutes)"
         ) from None
     version = str(getattr(llama_cpp, "__version__", "unknown"))

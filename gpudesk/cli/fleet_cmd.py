@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Survey every node of a running Ray cluster (or, with --slurm, a Slurm "
             "cluster) with GPUDesk's own detection (and the quick benchmark), and find the "
             "GPUs that stand out from their siblings. Ray needs pip install "
-            "'gpudesk[fleet]'; Slurm needs only srun and scontrol."
+            "'.[fleet]' from the GPUDesk checkout; Slurm needs only srun and scontrol."
         ),
     )
     commands = parser.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True)

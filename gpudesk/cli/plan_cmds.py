@@ -167,7 +167,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument(
         "--engine",
         choices=_ENGINES,
-        help="inference engine (default transformers; llama.cpp for GGUF formats)",
+        help=(
+            "inference engine (default transformers; llama.cpp for GGUF formats; "
+            "speed's default is vllm)"
+        ),
     )
     serve.add_argument(
         "--concurrency",
@@ -219,7 +222,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--cloud-hourly",
         type=float,
         metavar="USD",
-        help="cloud price per GPU-hour (default: the catalog's example, if any)",
+        help=(
+            "cloud price per GPU-hour (default: the lowest on-demand rate GPUDesk holds "
+            "for this GPU; 'gpudesk prices NAME' lists them)"
+        ),
     )
     cost.add_argument("--hours-per-day", type=float, default=8.0, metavar="H", help="default 8")
     cost.add_argument(
@@ -351,6 +357,7 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.list_models:
         _print_presets(load_presets(), as_json=args.json)
         return EXIT_OK
+    engine_given = getattr(args, "engine", None) is not None
     model_file = fit_file_defaults(args)
     if args.params is None and args.model is None and args.config is None and not model_file:
         raise CliError(
@@ -377,7 +384,10 @@ def run_fit(args: argparse.Namespace) -> int:
 
         print_json(add_file_and_emit(fit_json(report), args, model_file, report, catalog))
     else:
-        print(fit_text(report) + file_and_emit_text(args, model_file, report, catalog))
+        print(
+            fit_text(report, engine_chosen=engine_given)
+            + file_and_emit_text(args, model_file, report, catalog)
+        )
     return EXIT_OK
 
 
@@ -649,8 +659,13 @@ def _describe_workload(estimate: MemoryEstimate) -> str:
     return ", ".join(bits)
 
 
-def fit_text(report: FitReport) -> str:
-    """The human-readable ``fit`` output."""
+#: Said under ``fit``'s header when --engine was not given (speed's default differs).
+FIT_DEFAULT_ENGINE_NOTE = "engine: {engine} by default (--engine chooses; speed's default is vllm)"
+
+
+def fit_text(report: FitReport, *, engine_chosen: bool = True) -> str:
+    """The human-readable ``fit`` output; without ``engine_chosen`` a line says the
+    engine is the default (``speed`` defaults to another)."""
     from gpudesk.planning.fit import DECODE_SOURCE, PARALLELISM_NOTE
 
     estimate = report.estimate
@@ -658,8 +673,11 @@ def fit_text(report: FitReport) -> str:
     lines = [
         _wrap(f"{model.name}: {_describe_workload(estimate)}", "", "  "),
         _wrap(model.summary(), "  "),
-        "",
     ]
+    spec = estimate.spec
+    if not engine_chosen and spec.engine is not None and not spec.workload.is_training:
+        lines.append(_wrap(FIT_DEFAULT_ENGINE_NOTE.format(engine=spec.engine.value), "  "))
+    lines.append("")
     sources: list[str] = []
     lines.append("Memory (GB = 10^9 bytes)")
     for part in estimate.parts:

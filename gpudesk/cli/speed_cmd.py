@@ -88,6 +88,14 @@ RESULT_KEYS = (
 )
 
 
+#: ``speed``'s engine when --engine is not given (``fit``'s is transformers).
+DEFAULT_ENGINE = "vllm"
+#: Said under ``speed``'s header when --engine was not given.
+SPEED_DEFAULT_ENGINE_NOTE = (
+    f"engine: {DEFAULT_ENGINE} by default (--engine chooses; fit's default is transformers)"
+)
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``speed``."""
     speed = subparsers.add_parser(
@@ -130,7 +138,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--kv-quant", choices=_KV, default="fp16", help="KV-cache format (default fp16)"
     )
     speed.add_argument(
-        "--engine", choices=_ENGINES, default="vllm", help="inference engine (default vllm)"
+        "--engine",
+        choices=_ENGINES,
+        help="inference engine (default vllm; fit's default is transformers)",
     )
     speed.add_argument(
         "--backend",
@@ -353,6 +363,9 @@ def run_speed(args: argparse.Namespace) -> int:
     if args.quant and args.dtype and args.quant in _DTYPES and args.quant != args.dtype:
         raise _usage(f"--dtype {args.dtype} and --quant {args.quant} disagree; give one")
     _check_cost_flags(args)
+    engine_chosen = args.engine is not None
+    if not engine_chosen:
+        args.engine = DEFAULT_ENGINE
     from gpudesk.cli.model_file_args import speed_file_defaults
 
     args.model_file = speed_file_defaults(args)
@@ -433,7 +446,7 @@ def run_speed(args: argparse.Namespace) -> int:
         document["cloud_rates"] = cloud_rates
         print_json(document)
     else:
-        print(speed_text(request, model, results, not_holding))
+        print(speed_text(request, model, results, not_holding, engine_chosen=engine_chosen))
         if cloud_rates:
             print("\n".join(rate_lines(results, by_id)))
         if verified is not None:
@@ -486,17 +499,22 @@ def speed_text(
     model: dict[str, Any],
     results: list[SpeedEstimate],
     not_holding: list[str],
+    *,
+    engine_chosen: bool = True,
 ) -> str:
     """The human-readable ``speed`` output: a ranked table, then the first result's basis,
-    all fitting the terminal (80 columns when not a terminal)."""
+    all fitting the terminal (80 columns when not a terminal). Without ``engine_chosen``
+    a line says the engine is the default (``fit`` defaults to another)."""
     from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
 
     name = model.get("model") or model.get("params") or model.get("config")
     lines = [
         wrap_paragraph(f"{name}: {request.label}"),
         wrap_paragraph(str(model["shape"]), indent="  "),
-        "",
     ]
+    if not engine_chosen and request.mode.value != "train":
+        lines.append(wrap_paragraph(SPEED_DEFAULT_ENGINE_NOTE, indent="  "))
+    lines.append("")
     train = request.mode.value == "train"
     headers = ["GPU", "GPUs", "tokens/s", "range", "limit", "$/1M tok"]
     if train:

@@ -90,8 +90,8 @@ def run_verify(
         raise CliError("--threads must be 1 to 1024", EXIT_USAGE)
     if llama_cpp_version() is None:
         raise CliError(
-            "--verify needs llama-cpp-python: pip install 'gpudesk[verify]' (a source build "
-            "of llama.cpp where no wheel fits)",
+            "--verify needs llama-cpp-python: pip install '.[verify]' from the GPUDesk "
+            "checkout (a source build of llama.cpp where no wheel fits)",
             EXIT_USAGE,
         )
     estimate = results[0]

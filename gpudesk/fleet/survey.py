@@ -82,7 +82,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError as exc:
         raise FleetUnavailableError(
-            "the fleet survey needs Ray: pip install 'gpudesk[fleet]'"
+            "the fleet survey needs Ray: pip install '.[fleet]' from the GPUDesk checkout"
         ) from exc
     return ray
 
@@ -199,7 +199,7 @@ def describe_task_error(exc: BaseException) -> str:
     if "No module named 'gpudesk" in text:
         return (
             "gpudesk is not importable on this node: install it there "
-            "(pip install 'gpudesk[fleet]') or survey with --ship-code"
+            "(pip install '.[fleet]' from the GPUDesk checkout) or survey with --ship-code"
         )
     name = type(exc).__name__
     if name in _RAY_FAILURES:

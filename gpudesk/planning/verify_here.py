@@ -39,7 +39,7 @@ from gpudesk.progress import Cancelled, Progress
 
 CPU_ID = "cpu"
 #: what to run when llama-cpp-python is missing (from a checkout: the extra)
-INSTALL_HINT = "pip install '.[verify]'  (from the GPUDesk checkout; or 'gpudesk[verify]')"
+INSTALL_HINT = "pip install '.[verify]'  (from the GPUDesk checkout)"
 VERIFY_MODES = (Mode.DECODE, Mode.PREFILL)
 
 

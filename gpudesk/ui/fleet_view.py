@@ -50,7 +50,7 @@ _OUTLIER_COLOR = QColor("#D55E00")  # Okabe-Ito vermillion, as the charts use
 _MAX_LABELLED_BARS = 40
 #: Said on the Survey button and up front when this Python cannot import Ray.
 NO_RAY_TEXT = (
-    "Surveying needs Ray (pip install 'gpudesk[fleet]' from the checkout) or Slurm "
+    "Surveying needs Ray (pip install '.[fleet]' from the GPUDesk checkout) or Slurm "
     "(srun and scontrol on PATH); this machine has neither."
 )
 

@@ -58,7 +58,7 @@ def test_missing_torch_is_unavailable_with_the_reason(monkeypatch: pytest.Monkey
     status = TorchBackend().status()
     assert not status.available
     assert "PyTorch is not importable" in status.reason
-    assert "gpudesk[torch]" in status.reason
+    assert "pip install '.[torch]'" in status.reason
     with pytest.raises(BackendError, match=r"not available.*PyTorch"):
         choose_backend("torch")
 

@@ -134,7 +134,7 @@ def test_speed_verify_without_llama_cpp_is_exit_2(
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
-    assert "pip install 'gpudesk[verify]'" in err
+    assert "pip install '.[verify]' from the GPUDesk" in err
 
 
 def test_speed_verify_end_to_end_on_the_cpu(

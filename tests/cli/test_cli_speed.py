@@ -370,3 +370,22 @@ def test_text_output_fits_80_columns(
     assert len(widest) <= 80, widest
     if "train" in argv:
         assert "per GPU" in out.splitlines()[4]
+
+
+def test_the_default_engine_is_said_in_speed_and_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from gpudesk.cli import main
+
+    assert main(["speed", "--model", "llama-3.1-8b", "--mode", "decode"]) == 0
+    out = capsys.readouterr().out
+    assert "engine: vllm by default" in out and "fit's default is transformers" in out
+    assert main(["speed", "--model", "llama-3.1-8b", "--mode", "decode", "--engine", "vllm"]) == 0
+    assert "by default" not in capsys.readouterr().out
+    assert main(["fit", "--model", "llama-3.1-8b"]) == 0
+    assert "engine: transformers by default" in capsys.readouterr().out
+    assert main(["fit", "--model", "llama-3.1-8b", "--engine", "transformers"]) == 0
+    assert "by default" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["cost", "--help"])
+    assert "catalog's example" not in capsys.readouterr().out

@@ -27,7 +27,7 @@ def test_without_ray_the_fleet_survey_exits_2_with_the_install_hint() -> None:
         check=False,
     )
     assert result.returncode == 2
-    assert "pip install 'gpudesk[fleet]'" in result.stderr
+    assert "pip install '.[fleet]' from the GPUDesk checkout" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,9 @@ from gpudesk.bench.backends.base import (
 )
 from gpudesk.bench.plan import Capabilities
 
-INSTALL_HINT = "install it with `pip install 'gpudesk[cupy]'` (matching your CUDA version)"
+INSTALL_HINT = (
+    "install it from the GPUDesk checkout with `pip install '.[cupy]'` (matching your CUDA version)"
+)
 #: cudaError_t / cublasStatus_t codes (CUDA runtime API and cuBLAS docs).
 _CUDA_ERROR_MEMORY_ALLOCATION = 2
 _CUBLAS_STATUS_ALLOC_FAILED = 3

@@ -39,8 +39,8 @@ from gpudesk.bench.backends.base import (
 from gpudesk.bench.plan import Capabilities
 
 INSTALL_HINT = (
-    "install it with `pip install 'gpudesk[torch]'` (a CUDA build of PyTorch; the ROCm "
-    "build for AMD GPUs; the default macOS build for Apple's MPS)"
+    "install it from the GPUDesk checkout with `pip install '.[torch]'` (a CUDA build "
+    "of PyTorch; the ROCm build for AMD GPUs; the default macOS build for Apple's MPS)"
 )
 
 
