@@ -52,7 +52,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         nargs="+",
         type=path_argument,
         metavar="FILE",
-        help="llama-bench, vLLM bench or GPUDesk export files",
+        help="llama-bench, vLLM bench, or GPUDesk export, speed --verify --json or bench "
+        "--json files (a bench file is read and its GEMM/copy figures refused: not tokens/s)",
     )
     imports.add_argument("--gpu", metavar="NAME", help="the GPU, where the file does not say")
     imports.add_argument("--count", type=int, metavar="N", help="how many GPUs (default 1)")
@@ -198,7 +199,11 @@ def run_import(args: argparse.Namespace) -> int:
                 continue
             print(f"{item['file']}: {item['format']}, {item['rows']} measurement(s)")
             for reason in item["refused"]:
-                print(textwrap.fill(f"refused: {reason}", 100, initial_indent="  "))
+                print(
+                    textwrap.fill(
+                        reason, 80, initial_indent="  refused: ", subsequent_indent="    "
+                    )
+                )
         print(f"Added {added}, already stored {duplicates} ({document['database']}).")
     if not rows:
         raise CliError(

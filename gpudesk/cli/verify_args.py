@@ -149,7 +149,11 @@ def run_verify(
         "stored_id": None,
     }
     if value and measured.stopped != "interrupted":
-        document["stored_id"] = _store(args, request, estimate, model, measured, value, backend)
+        row = _measurement_row(args, request, estimate, model, measured, value, backend)
+        # the stored row itself, so `measurements import` of this --json output on
+        # another machine adds the same row (and here, finds it already stored)
+        document["measurement"] = row.model_dump(mode="json", exclude={"source"})
+        document["stored_id"] = _store(row)
     return document
 
 
@@ -164,7 +168,7 @@ def _shape_for(args: argparse.Namespace, model_file: Any) -> Any:
     return shape_from_args(args)
 
 
-def _store(
+def _measurement_row(
     args: argparse.Namespace,
     request: Any,
     estimate: Any,
@@ -172,11 +176,11 @@ def _store(
     measured: Any,
     value: float,
     backend: str | None,
-) -> int | None:
-    from gpudesk.planning.user_measurements import Measurement, MeasurementStore, StoreError
+) -> Any:
+    from gpudesk.planning.user_measurements import Measurement
 
     model_file = getattr(args, "model_file", None)
-    row = Measurement(
+    return Measurement(
         gpu_id=estimate.gpu_id,
         gpu_name=estimate.name[:200],
         count=estimate.count,
@@ -199,6 +203,11 @@ def _store(
         note=(f"stopped: {measured.stopped}; " if measured.stopped else "")
         + ("the model's file" if model_file is not None else "random weights of the model's shape"),
     )
+
+
+def _store(row: Any) -> int | None:
+    from gpudesk.planning.user_measurements import MeasurementStore, StoreError
+
     store = MeasurementStore()
     try:
         store.add([row])

@@ -12,7 +12,13 @@ Formats, told apart by their content (not their file name):
   ``total_input_tokens`` ...): one ``serve`` row, output tokens/s at the mean lengths;
   ``vllm bench throughput --output-json`` (``tokens_per_second``, ``elapsed_time``): one
   ``throughput`` row, prompt + output tokens/s as vLLM counts them.
-- **GPUDesk**'s own ``measurements export`` file (which ``speed --verify`` rows are in).
+- **GPUDesk**'s own files: a ``measurements export`` file; the ``speed ... --verify
+  --json`` document (its ``verify.measurement`` is the row that run stored; a document
+  without one, from before that key, is rebuilt from ``workload``, ``results[0]`` and
+  ``verify``); and a ``bench --json`` result, which is read and checked but places
+  nothing: its figures are GEMM TFLOPS and copy/transfer GB/s, not tokens/s, and each
+  is refused with that reason (``speed`` calibrates with this machine's own bench
+  history instead, and skips runs imported from other machines).
 
 What the file does not say (vLLM files name no GPU; a llama-bench table names no GPU
 unless llama.cpp's device lines were pasted with it) comes from the caller's hints;
@@ -138,12 +144,13 @@ def parse_file(path: Path, hints: ImportHints) -> ImportResult:
     if isinstance(document, dict) and document.get("format") == EXPORT_FORMAT:
         return _gpudesk_export(path, document)
     if isinstance(document, dict) and "schema_version" in document and "results" in document:
-        raise ImportFileError(
-            path,
-            "is a GPUDesk bench result (copy GB/s and GEMM TFLOPS, not tokens/s); 'speed' "
-            "already calibrates with this machine's bench history (the app's Benchmark tab "
-            "imports such files)",
-        )
+        return _gpudesk_bench(path, text)
+    if (
+        isinstance(document, dict)
+        and isinstance(document.get("verify"), dict)
+        and "workload" in document
+    ):
+        return _gpudesk_verify(path, document, hints)
     if isinstance(document, dict) and "output_throughput" in document:
         return _vllm_serve(path, document, hints)
     if isinstance(document, dict) and "tokens_per_second" in document:
@@ -172,7 +179,8 @@ def parse_file(path: Path, hints: ImportHints) -> ImportResult:
     raise ImportFileError(
         path,
         "is not a llama-bench result (json, jsonl, csv or markdown), a vLLM bench result "
-        "(serve --save-result, throughput --output-json) or a GPUDesk measurements export",
+        "(serve --save-result, throughput --output-json) or a GPUDesk measurements export, "
+        "speed --verify --json or bench --json file",
     )
 
 
@@ -520,3 +528,92 @@ def _gpudesk_export(path: Path, document: Mapping[str, Any]) -> ImportResult:
         if row is not None:
             rows.append(row)
     return ImportResult(rows, refused, "gpudesk export")
+
+
+def _gpudesk_bench(path: Path, text: str) -> ImportResult:
+    """A ``gpudesk bench --json`` result: checked, every figure refused with the reason."""
+    from gpudesk.bench.results import ResultFileError, parse_result
+
+    try:
+        result = parse_result(text, str(path))
+    except ResultFileError as exc:
+        raise ImportFileError(
+            path, f"is a GPUDesk bench result that cannot be read ({exc.field}: {exc.message})"
+        ) from None
+    where = result.catalog_id or result.device_name
+    refused: list[str] = []
+    for figure in result.results[:MAX_ROWS]:
+        kind = "a GEMM rate" if figure.test == "gemm" else "a bandwidth"
+        value = f"{figure.value:.3g} {figure.unit}" if figure.value is not None else "failed"
+        refused.append(
+            f"bench {figure.label} on {where} ({value}): {kind}, not tokens/s, so not a "
+            "measurement; speed calibrates with bench runs on the machine that ran them"
+        )
+    if not result.results:
+        refused.append(
+            f"bench run on {where}: no figures"
+            + (f" (the run failed: {result.error})" if result.error else "")
+        )
+    return ImportResult([], refused, "gpudesk bench")
+
+
+def _text(value: Any, limit: int) -> str | None:
+    return value[:limit] if isinstance(value, str) and value else None
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _gpudesk_verify(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
+    """A ``gpudesk speed ... --verify --json`` document: its one measured row."""
+    fmt = "gpudesk verify"
+    verify = document["verify"]
+    refused: list[str] = []
+    if verify.get("stopped") == "interrupted":
+        return ImportResult([], ["verify: the run was interrupted (Ctrl+C); not stored"], fmt)
+    stored = verify.get("measurement")
+    if isinstance(stored, dict):
+        fields = {str(k): v for k, v in stored.items() if k != "source"}
+        row = _row("verify", refused, **fields, source=str(path)[:1000])
+        return ImportResult([row] if row is not None else [], refused, fmt)
+    # written before verify.measurement: rebuilt the way speed --verify stores it
+    workload = document.get("workload")
+    results = document.get("results")
+    if not isinstance(workload, dict):
+        raise ImportFileError(path, "is a GPUDesk speed --verify document without a workload")
+    first = results[0] if isinstance(results, list) and results else None
+    gpu_id = hints.gpu_id or (_text(first.get("gpu_id"), 80) if isinstance(first, dict) else None)
+    if gpu_id is None:
+        return ImportResult([], ["verify: the document names no GPU; give --gpu"], fmt)
+    mode = workload.get("mode")
+    model = hints.model or next(
+        (str(workload[k])[:300] for k in ("model", "params", "config") if workload.get(k)),
+        None,
+    )
+    if model is None:
+        return ImportResult([], ["verify: the document names no model; give --model"], fmt)
+    engine_version = _text(verify.get("engine_version"), 80)
+    row = _row(
+        "verify",
+        refused,
+        gpu_id=gpu_id,
+        count=hints.count or (_whole(first.get("count")) if isinstance(first, dict) else None) or 1,
+        engine="llama.cpp",
+        engine_version=engine_version,
+        backend=hints.backend
+        or _text(workload.get("backend"), 40)
+        or ("cpu" if gpu_id == "cpu" else None),
+        model=model,
+        model_file=_text(verify.get("model_path"), 1000),
+        quant=hints.quant or _text(workload.get("quant"), 40),
+        mode=mode,
+        seq_in=_whole(workload.get("seq_in")) or None,
+        seq_out=(_whole(verify.get("n_gen_done")) or None) if mode == "decode" else None,
+        tokens_per_s=_number(verify.get("measured_tokens_per_s")),
+        estimate_tokens_per_s=_number(verify.get("estimate_tokens_per_s")),
+        source=str(path)[:1000],
+        source_format=fmt,
+        note="rebuilt from a speed --verify document",
+    )
+    return ImportResult([row] if row is not None else [], refused, fmt)

@@ -45,7 +45,9 @@ def test_import_list_and_a_calibrated_speed(capsys: pytest.CaptureFixture[str]) 
     rows = json.loads(out)["measurements"]
     assert [row["tokens_per_s"] for row in rows] == [10802.35, 18709.17, 762.37]
     decode = rows[2]
-    assert decode["estimate_tokens_per_s"] == pytest.approx(before["tokens_per_s"], rel=1e-6)
+    assert decode["estimate_tokens_per_s"] == pytest.approx(
+        before["tokens_per_s"], rel=1e-5
+    )  # speed --json rounds to 6 digits
     after = _speed(capsys)
     assert "calibrated with 1 of your measurements" in str(after["basis"])
     assert after["tokens_per_s"] == pytest.approx(762.37, rel=1e-6)
