@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QPalette
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QApplication, QTextBrowser, QWidget
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, METRICS
 from gpudesk.catalog.prices import is_stale, price_kind_label, stale_note
@@ -389,8 +389,10 @@ class DetailsPane(QTextBrowser):
 
     def _rerender(self, *_args: object) -> None:
         muted = theme.muted_color().name()
-        # A document's default style sheet does not follow palette changes.
-        link = self.palette().color(QPalette.ColorRole.Link).name()
+        # A document's default style sheet does not follow palette changes. The
+        # application's palette, not the pane's: a pane built before the theme was
+        # applied kept Qt's default #0000ff (1.5:1 on the dark base) in both themes.
+        link = QApplication.palette().color(QPalette.ColorRole.Link).name()
         self.document().setDefaultStyleSheet(f"a {{ color: {link}; }}")
         scroll = self.verticalScrollBar().value()
         if self.entry is None:

@@ -186,3 +186,41 @@ def test_one_line_per_rate_with_the_figures_first_and_the_file_behind_the_fold(
     unfolded = pane.toPlainText()
     assert f"Entry file: {origin}" in unfolded
     assert "at commit 2c3d7ea7d76b" in unfolded  # where Lambda's rate came from
+
+
+def _anchor_colors(pane: DetailsPane) -> set[str]:
+    colors: set[str] = set()
+    block = pane.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.charFormat().isAnchor():
+                colors.add(fragment.charFormat().foreground().color().name())
+            it += 1
+        block = block.next()
+    return colors
+
+
+def test_links_take_the_themes_link_colour_in_a_pane_built_before_the_theme(
+    qtbot: QtBot,
+) -> None:
+    """The real app builds the catalog (and this pane) before it applies the saved theme:
+    links kept Qt's default #0000ff, unreadable on the dark theme."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from gpudesk.ui import theme
+
+    QApplication.setPalette(QPalette())  # Qt's defaults, as before apply_theme
+    pane = DetailsPane()
+    qtbot.addWidget(pane)
+    entry = make_entry("linked", name="Linked", sources=["https://example.com/spec"])
+    pane.show_entry(entry)
+    try:
+        for mode in (theme.ThemeMode.DARK, theme.ThemeMode.LIGHT):
+            theme.apply_theme(mode)
+            link = QApplication.palette().color(QPalette.ColorRole.Link).name()
+            assert _anchor_colors(pane) == {link}, mode
+    finally:
+        theme.apply_theme(theme.ThemeMode.LIGHT)
