@@ -1,5 +1,7 @@
 """``gpudesk speed ... --verify``: run the estimate's workload here with llama.cpp, print
 estimate, measurement and ratio, and store the measurement (:mod:`gpudesk.bench.verify`).
+With ``--engine vllm`` it measures with vLLM's Python API instead
+(:mod:`gpudesk.bench.verify_vllm`; never run against a real vLLM, see there).
 
 ``--gpu cpu`` names this machine's processor: a device built from a short NumPy
 measurement of its memory bandwidth and FP32 GEMM rate (it is not a catalog entry).
@@ -24,8 +26,9 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--verify",
         action="store_true",
-        help="run the workload here with llama.cpp (llama-cpp-python), print estimate, "
-        "measurement and ratio, and store the measurement",
+        help="run the workload here with llama.cpp (llama-cpp-python), or with vLLM for "
+        "--engine vllm (random weights of the model's shape unless --safetensors), print "
+        "estimate, measurement and ratio, and store the measurement",
     )
     group.add_argument(
         "--verify-time-limit",
@@ -76,14 +79,18 @@ def run_verify(
         write_random_gguf,
     )
 
-    if args.engine != "llama.cpp":
-        raise CliError("--verify measures llama.cpp: give --engine llama.cpp", EXIT_USAGE)
+    if args.engine not in ("llama.cpp", "vllm"):
+        raise CliError(
+            "--verify measures llama.cpp or vLLM: give --engine llama.cpp or vllm", EXIT_USAGE
+        )
     if request.mode.value not in ("decode", "prefill"):
         raise CliError("--verify measures --mode decode or prefill", EXIT_USAGE)
     if not args.gpu or len(args.gpu) != 1 or not results:
         raise CliError("--verify needs one --gpu: this machine's (or cpu)", EXIT_USAGE)
     if not 1 <= args.verify_time_limit <= 86_400:
         raise CliError("--verify-time-limit must be 1 to 86,400 seconds", EXIT_USAGE)
+    if args.engine == "vllm":
+        return _run_verify_vllm(args, request, results, model)
     if not 0.001 <= args.max_file_gb <= 10_000:
         raise CliError("--max-file-gb must be from 0.001 to 10,000", EXIT_USAGE)
     if args.threads is not None and not 1 <= args.threads <= 1024:
@@ -149,7 +156,16 @@ def run_verify(
         "stored_id": None,
     }
     if value and measured.stopped != "interrupted":
-        row = _measurement_row(args, request, estimate, model, measured, value, backend)
+        row = _measurement_row(
+            args,
+            request,
+            estimate,
+            model,
+            measured,
+            value,
+            backend,
+            engine_version=f"llama-cpp-python {measured.engine_version}",
+        )
         # the stored row itself, so `measurements import` of this --json output on
         # another machine adds the same row (and here, finds it already stored)
         document["measurement"] = row.model_dump(mode="json", exclude={"source"})
@@ -176,6 +192,10 @@ def _measurement_row(
     measured: Any,
     value: float,
     backend: str | None,
+    *,
+    engine_version: str,
+    engine: str = "llama.cpp",
+    weights: str | None = None,
 ) -> Any:
     from gpudesk.planning.user_measurements import Measurement
 
@@ -184,8 +204,8 @@ def _measurement_row(
         gpu_id=estimate.gpu_id,
         gpu_name=estimate.name[:200],
         count=estimate.count,
-        engine="llama.cpp",
-        engine_version=f"llama-cpp-python {measured.engine_version}"[:80],
+        engine=engine,
+        engine_version=engine_version[:80],
         backend=backend or ("cpu" if estimate.gpu_id == CPU_ID else None),
         model=str(model.get("model") or model.get("params") or model.get("config") or "model")[
             :300
@@ -201,7 +221,14 @@ def _measurement_row(
         source="gpudesk speed --verify",
         source_format="gpudesk verify",
         note=(f"stopped: {measured.stopped}; " if measured.stopped else "")
-        + ("the model's file" if model_file is not None else "random weights of the model's shape"),
+        + (
+            weights
+            or (
+                "the model's file"
+                if model_file is not None
+                else "random weights of the model's shape"
+            )
+        ),
     )
 
 
@@ -219,7 +246,7 @@ def _store(row: Any) -> int | None:
 
 def verify_text(document: dict[str, Any]) -> str:
     value = document["measured_tokens_per_s"]
-    lines = ["", "Measured here (llama.cpp, " + document["engine_version"] + "):"]
+    lines = ["", f"Measured here ({document['engine']}, {document['engine_version']}):"]
     lines.append(f"  estimate     {document['estimate_tokens_per_s']:,.1f} tokens/s")
     lines.append(
         "  measurement  "
@@ -247,3 +274,132 @@ def verify_text(document: dict[str, Any]) -> str:
     elif document["stopped"] == "interrupted":
         lines.append("  Interrupted: nothing stored.")
     return "\n".join(lines)
+
+
+_VLLM_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+
+
+def _vllm_model(args: argparse.Namespace, model_file: Any) -> tuple[str, bool]:
+    """What vLLM loads and whether its weights are random: a --safetensors folder (its own
+    weights), a --config's folder or a preset's Hugging Face repository (random weights)."""
+    from gpudesk.cli.emit_args import _model_ref
+
+    if model_file is not None:
+        if model_file.format != "safetensors":
+            raise CliError(
+                "--verify --engine vllm measures a --safetensors folder or a preset, not a GGUF",
+                EXIT_USAGE,
+            )
+        return str(model_file.path), False
+    config = getattr(args, "config", None)
+    if config is not None:
+        path = Path(config)
+        return str(path.parent if path.is_file() else path), True
+    preset = None
+    if getattr(args, "model", None):
+        from gpudesk.planning.presets import find_preset
+
+        try:
+            preset = find_preset(args.model)
+        except Exception:  # speed accepted the name; no preset, so no repository
+            preset = None
+    ref = _model_ref(preset, None, argparse.Namespace(), "vllm")
+    if ref == "MODEL":
+        raise CliError(
+            "--verify --engine vllm needs a model vLLM can load: a preset with a Hugging Face "
+            "repository, --config DIR or --safetensors DIR",
+            EXIT_USAGE,
+        )
+    return ref, True
+
+
+def _run_verify_vllm(
+    args: argparse.Namespace, request: Any, results: list[Any], model: dict[str, Any]
+) -> dict[str, Any]:
+    from gpudesk.bench.verify import VerifyError
+    from gpudesk.bench.verify_vllm import VllmSettings, run_vllm, vllm_version
+
+    if vllm_version() is None:
+        raise CliError(
+            "--verify --engine vllm needs vLLM, which needs a CUDA GPU: pip install vllm",
+            EXIT_USAGE,
+        )
+    estimate = results[0]
+    if estimate.gpu_id == CPU_ID:
+        raise CliError(
+            "--verify --engine vllm measures a GPU: give --gpu this machine's GPU", EXIT_USAGE
+        )
+    model_file = getattr(args, "model_file", None)
+    ref, dummy = _vllm_model(args, model_file)
+    quant = request.quant.value
+    if dummy and quant not in (*_VLLM_DTYPES, "fp8"):
+        raise CliError(
+            f"--verify --engine vllm with random weights measures bf16, fp16 or fp8, not {quant}: "
+            "give --safetensors DIR of the quantized checkpoint",
+            EXIT_USAGE,
+        )
+    shape = _shape_for(args, model_file)
+    n_prompt = int(request.seq_in or 0)
+    n_gen = int(request.seq_out or 0) if request.mode.value == "decode" else 0
+    settings = VllmSettings(
+        model=ref,
+        n_prompt=max(1, n_prompt),
+        n_gen=n_gen,
+        vocab=shape.vocab,
+        max_model_len=max(1, n_prompt) + n_gen + 16,
+        tensor_parallel=estimate.count,
+        dtype=_VLLM_DTYPES.get(quant, "auto"),
+        quantization="fp8" if quant == "fp8" and dummy else None,
+        dummy_weights=dummy,
+        time_limit_s=args.verify_time_limit,
+    )
+    try:
+        measured = run_vllm(settings)
+    except VerifyError as exc:
+        raise CliError(f"--verify: {exc}", EXIT_USAGE) from exc
+    value = (
+        measured.decode_tokens_per_s
+        if request.mode.value == "decode"
+        else measured.prefill_tokens_per_s
+    )
+    weights = (
+        f"random weights (vLLM dummy loader) of {ref}'s config.json"
+        if dummy
+        else "the model's safetensors"
+    )
+    document: dict[str, Any] = {
+        "engine": "vllm",
+        "engine_version": f"vllm {measured.engine_version}",
+        "model_path": ref,
+        "random_weights_bytes": None,
+        "weights": weights,
+        "timing": measured.timing,
+        "n_prompt": settings.n_prompt,
+        "n_gen": n_gen,
+        "n_gen_done": measured.n_gen_done,
+        "n_gpu_layers": shape.layers + 1,
+        "prefill_tokens_per_s": measured.prefill_tokens_per_s,
+        "decode_tokens_per_s": measured.decode_tokens_per_s,
+        "estimate_tokens_per_s": estimate.tokens_per_s,
+        "measured_tokens_per_s": value,
+        "ratio": None if not value else value / estimate.tokens_per_s,
+        "seconds": round(measured.seconds, 2),
+        "stopped": measured.stopped,
+        "stored_id": None,
+    }
+    if value and measured.stopped != "interrupted":
+        row = _measurement_row(
+            args,
+            request,
+            estimate,
+            model,
+            measured,
+            value,
+            getattr(args, "backend", None),
+            engine_version=f"vllm {measured.engine_version}",
+            engine="vllm",
+            weights=weights,
+        )
+        document["measurement"] = row.model_dump(mode="json", exclude={"source"})
+        document["stored_id"] = _store(row)
+    return document
