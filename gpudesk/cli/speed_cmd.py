@@ -239,7 +239,8 @@ def _model_costs(args: argparse.Namespace) -> tuple[ModelCosts, dict[str, Any]]:
     quant = QuantFormat(quant_name)
     if args.mode == "train" and args.method == "qlora":
         quant = QuantFormat.NF4
-    costs = model_costs(shape, quant, KvFormat(args.kv_quant))
+    gguf = args.mode != "train" and args.engine == "llama.cpp"
+    costs = model_costs(shape, quant, KvFormat(args.kv_quant), gguf=gguf)
     described.update(
         {
             "shape": shape.summary(),

@@ -645,7 +645,7 @@ def _weights_part(
     stored: WeightBytes | None = None
     host = 0.0
     if model.shape is not None:
-        stored = weight_bytes(model.shape, fmt)
+        stored = weight_bytes(model.shape, fmt, gguf=spec.engine is Engine.LLAMA_CPP)
         scale = p / stored.params  # a published count a little off the shape's own
         base = stored.in_memory_bytes * scale
         formula = (

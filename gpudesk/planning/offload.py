@@ -83,7 +83,8 @@ class LayerBytes(BaseModel):
 
 
 def layer_bytes(shape: ModelShape, fmt: QuantFormat) -> LayerBytes:
-    """Per-layer bytes of ``shape`` stored in ``fmt`` (the tables ``fit`` uses)."""
+    """Per-layer bytes of ``shape`` stored in ``fmt`` as llama.cpp's GGUF (the tables
+    ``fit`` uses)."""
     layers = shape.layers
     held = [0.0] * layers
     experts_held = [0.0] * layers
@@ -91,8 +92,9 @@ def layer_bytes(shape: ModelShape, fmt: QuantFormat) -> LayerBytes:
     experts_streamed = [0.0] * layers
     output = 0.0
     for group in shape.tensors():
-        size = group.params * tensor_bits(fmt, shape, group) / 8
-        read = group.params_each * group.read_per_token * tensor_bits(fmt, shape, group) / 8
+        bits = tensor_bits(fmt, shape, group, gguf=True)
+        size = group.params * bits / 8
+        read = group.params_each * group.read_per_token * bits / 8
         if group.layer is None:
             if group.read_per_token > 0:  # the LM head and final norm, not the embedding
                 output += size

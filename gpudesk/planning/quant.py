@@ -15,7 +15,8 @@ bits per weight, scales and zero points included, with the exceptions real files
   embeddings, LM head, router and norms 16-bit.
 - ``mxfp4``: OCP microscaling, 32 E2M1 values share an 8-bit scale, 4 + 8/32 = 4.25
   bits; a mixture of experts stores only its routed experts so (as gpt-oss ships),
-  a dense model its linear layers; the rest 16-bit.
+  a dense model its linear layers; the rest 16-bit. llama.cpp's MXFP4 GGUF keeps a
+  mixture of experts' other matrices at Q8_0 (``gguf=True``).
 - GGUF (``q4_0 q4_k_m q5_k_m q6_k q8_0``): llama.cpp's block formats and the mix its
   quantiser picks per tensor (``llama_tensor_get_type``): the output head Q6_K (Q8_0 for
   q8_0), ``attn_v`` and ``ffn_down`` one step up to Q6_K in the layers its
@@ -226,8 +227,31 @@ def _ggml_type(fmt: QuantFormat, shape: ModelShape, group: TensorGroup) -> str:
     return chosen
 
 
-def tensor_bits(fmt: QuantFormat, shape: ModelShape, group: TensorGroup) -> float:
-    """Bits per weight of one tensor group stored in ``fmt``, scales included."""
+#: llama.cpp's "MXFP4 MoE" GGUF (file type 38, as ggml-org/gpt-oss-20b-GGUF ships): routed
+#: experts MXFP4, every other matrix (attention, embedding, output head) Q8_0, norms,
+#: router and biases F32. A llama-server load of gpt-oss-20b-mxfp4.gguf lists 289 F32,
+#: 98 Q8_0 (24 layers x q, k, v, o + embedding + output) and 72 MXFP4 tensors (24 x gate,
+#: up, down experts), 11.27 GiB, 4.63 BPW (ikawrakow/ik_llama.cpp issue 822's log).
+MXFP4_GGUF_SOURCE = (
+    "llama.cpp 'MXFP4 MoE' GGUF (ggml-org/gpt-oss-20b-GGUF): routed experts MXFP4, other "
+    "matrices Q8_0, norms and router F32 (a load log: 289 F32, 98 Q8_0, 72 MXFP4 tensors, "
+    "11.27 GiB; ikawrakow/ik_llama.cpp issue 822)"
+)
+
+
+def tensor_bits(
+    fmt: QuantFormat, shape: ModelShape, group: TensorGroup, *, gguf: bool = False
+) -> float:
+    """Bits per weight of one tensor group stored in ``fmt``, scales included.
+
+    ``gguf``: the weights come as llama.cpp's GGUF (only MXFP4 differs: a mixture of
+    experts' non-expert matrices are Q8_0 there, bf16 in the safetensors release)."""
+    if gguf and fmt is QuantFormat.MXFP4 and shape.is_moe:
+        if group.routed_expert:
+            return MXFP4_BITS
+        if group.role in (TensorRole.NORM, TensorRole.ROUTER):
+            return GGML_BITS["F32"]
+        return GGML_BITS["Q8_0"]
     if fmt.is_gguf:
         return GGML_BITS[_ggml_type(fmt, shape, group)]
     if fmt.is_plain:
@@ -263,15 +287,16 @@ class WeightBytes(BaseModel):
         return self.in_memory_bytes * 8 / self.params
 
 
-def weight_bytes(shape: ModelShape, fmt: QuantFormat) -> WeightBytes:
-    """Bytes of ``shape``'s weights stored in ``fmt`` (see the module docstring)."""
+def weight_bytes(shape: ModelShape, fmt: QuantFormat, *, gguf: bool = False) -> WeightBytes:
+    """Bytes of ``shape``'s weights stored in ``fmt`` (see the module docstring);
+    ``gguf``: as llama.cpp's GGUF file of that format (:func:`tensor_bits`)."""
     in_memory = 0.0
     streamed = 0.0
     embedding = 0.0
     embedding_bits = lm_head_bits = 0.0
     linear_bits: dict[float, int] = {}
     for group in shape.tensors():
-        bits = tensor_bits(fmt, shape, group)
+        bits = tensor_bits(fmt, shape, group, gguf=gguf)
         in_memory += group.params * bits / 8
         if group.role is TensorRole.TOKEN_EMBEDDING:
             embedding = group.params * bits / 8

@@ -227,20 +227,26 @@ def test_fp16_8b_on_a_16_gb_rtx_4080_gets_an_estimate(capsys: pytest.CaptureFixt
 def test_gpt_oss_20b_on_a_12_gb_card_states_its_offload(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = (
+    # The published MXFP4 GGUF (experts MXFP4, the rest Q8_0: 11.27 GiB) holds whole in
+    # a 12 GB RTX 4070 Ti, as llama-bench ran it (163 tokens/s); a 10 GB card offloads.
+    whole = (
         *("speed", "--model", "gpt-oss-20b", "--quant", "mxfp4", "--engine", "llama.cpp"),
         *("--mode", "decode", "--gpu", "rtx-4070-ti", "--no-calibration"),
     )
+    (held,) = _json(capsys, *whole)["results"]
+    assert held["offload"] is None and held["tokens_per_s"] > 100
+    argv = (*whole[:-2], "rtx-3080-10gb", "--no-calibration")
     (result,) = _json(capsys, *argv)["results"]
     assert result["count"] == 1
     offload = result["offload"]
-    assert offload["cpu_moe"] == 2 and offload["gpu_layers"] == 25
-    assert offload["flag"] == "--n-cpu-moe 2" and offload["host_gb"] > 0
-    assert "--n-cpu-moe 2" in result["basis"] and "host memory" in result["basis"]
+    moe = offload["cpu_moe"]
+    assert moe >= 1 and offload["gpu_layers"] == 25
+    assert offload["flag"] == f"--n-cpu-moe {moe}" and offload["host_gb"] > 0
+    assert f"--n-cpu-moe {moe}" in result["basis"] and "host memory" in result["basis"]
     assert "typical desktop" in offload["host"]["basis"]
     assert result["tokens_per_s"] > 0
     code, out, _ = run_cli(capsys, *argv)
-    assert code == 0 and "Partial offload" in out and "--n-cpu-moe 2" in out
+    assert code == 0 and "Partial offload" in out and f"--n-cpu-moe {moe}" in out
     # Forced to fewer layers on the GPU, more is read from host memory: slower.
     (forced,) = _json(capsys, *argv, "--gpu-layers", "12")["results"]
     assert forced["offload"]["gpu_layers"] == 12

@@ -64,12 +64,14 @@ def test_a_mixture_of_experts_keeps_the_fewest_layers_experts_on_the_cpu() -> No
         WorkloadSpec(quant=QuantFormat.MXFP4, engine=Engine.LLAMA_CPP, seq=768),
     )
     table = layer_bytes(shape_for("gpt-oss-20b"), QuantFormat.MXFP4)
-    offload = plan_offload(estimate, 12 * GIB)
-    assert offload is not None
-    assert offload.cpu_moe == 2 and offload.gpu_layers == 25 and offload.flag == "--n-cpu-moe 2"
-    assert offload.host_weight_bytes == pytest.approx(sum(table.experts_held[:2]))
+    # The MXFP4 GGUF (experts MXFP4, the rest Q8_0: 11.27 GiB) in 8 GiB:
+    offload = plan_offload(estimate, 8 * GIB)
+    assert offload is not None and offload.cpu_moe is not None
+    moe = offload.cpu_moe
+    assert 1 <= moe < 24 and offload.gpu_layers == 25 and offload.flag == f"--n-cpu-moe {moe}"
+    assert offload.host_weight_bytes == pytest.approx(sum(table.experts_held[:moe]))
     # A token reads 4 of the 32 experts of each of those layers.
-    assert offload.host_streamed_bytes == pytest.approx(sum(table.experts_streamed[:2]))
+    assert offload.host_streamed_bytes == pytest.approx(sum(table.experts_streamed[:moe]))
     assert offload.host_streamed_bytes == pytest.approx(offload.host_weight_bytes * 4 / 32)
     assert offload.host_kv_share == 0.0  # attention and its KV cache stay on the GPU
 

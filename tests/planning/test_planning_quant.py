@@ -158,3 +158,17 @@ def test_every_format_is_between_its_bulk_and_16_bits(fmt: QuantFormat) -> None:
     assert weights.bits_per_weight >= min(weights.bulk_bits, 16) - 1e-9
     assert weights.streamed_per_token_bytes < weights.in_memory_bytes
     assert fmt.label and fmt.source
+
+
+def test_gpt_oss_mxfp4_gguf_keeps_the_non_expert_matrices_at_q8_0() -> None:
+    """ggml-org's gpt-oss-20b MXFP4 GGUF: 289 F32, 98 Q8_0 and 72 MXFP4 tensors, 11.27 GiB,
+    4.63 bits per weight (a llama-server load log, ikawrakow/ik_llama.cpp issue 822)."""
+    from gpudesk.planning.speed.shapes import shape_for
+
+    shape = shape_for("gpt-oss-20b")
+    gguf = weight_bytes(shape, QuantFormat.MXFP4, gguf=True)
+    assert gguf.in_memory_bytes / 2**30 == pytest.approx(11.27, rel=0.01)
+    assert gguf.bits_per_weight == pytest.approx(4.63, abs=0.03)
+    release = weight_bytes(shape, QuantFormat.MXFP4)  # OpenAI's safetensors: the rest bf16
+    assert release.in_memory_bytes > gguf.in_memory_bytes
+    assert gguf.streamed_per_token_bytes < 0.75 * release.streamed_per_token_bytes

@@ -236,11 +236,11 @@ def test_no_soc_is_ranked_above_one() -> None:
 
 
 def test_compares_tokens_row_says_when_part_is_on_the_host() -> None:
-    # Two 12 GB cards hold it whole (ranked so); asked for one with --n-cpu-moe 2:
+    # A 12 GB card holds the GGUF whole; asked for one with --n-cpu-moe 2:
     request = SpeedRequest(
         mode=Mode.DECODE, engine=SpeedEngine.LLAMA_CPP, quant=QuantFormat.MXFP4, cpu_moe=2
     )
-    costs = model_costs(shape_for("gpt-oss-20b"), QuantFormat.MXFP4, KvFormat.FP16)
+    costs = model_costs(shape_for("gpt-oss-20b"), QuantFormat.MXFP4, KvFormat.FP16, gguf=True)
     workload = SpeedWorkload(model_name="gpt-oss-20b", costs=costs, request=request.resolved())
     rtx, big = speed_cells(workload, [_catalog()["rtx-4070-ti"], _catalog()["rtx-4090"]])
     assert rtx is not None and rtx.offload is not None

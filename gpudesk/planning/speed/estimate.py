@@ -270,9 +270,12 @@ def _check_int(field: str, value: int, low: int, high: int) -> None:
 # -- model costs ------------------------------------------------------------------------
 
 
-def model_costs(shape: ModelShape, quant: QuantFormat, kv_quant: KvFormat) -> ModelCosts:
-    """Bytes and FLOPs per token of ``shape`` stored in ``quant`` (weights from quant.py)."""
-    weights = weight_bytes(shape, quant)
+def model_costs(
+    shape: ModelShape, quant: QuantFormat, kv_quant: KvFormat, *, gguf: bool = False
+) -> ModelCosts:
+    """Bytes and FLOPs per token of ``shape`` stored in ``quant`` (weights from quant.py;
+    ``gguf``: as llama.cpp's GGUF file of the format)."""
+    weights = weight_bytes(shape, quant, gguf=gguf)
     # The input embedding is a lookup, not a matmul; a tied table is also the LM head.
     matmul_active = shape.active_params - (0 if shape.tied_embeddings else shape.embedding_params)
     per_layer = shape.kv_values_per_token_per_layer() * kv_quant.bytes_per_value

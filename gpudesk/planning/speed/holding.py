@@ -103,7 +103,8 @@ def memory_estimate(costs: ModelCosts, request: SpeedRequest) -> MemoryEstimate 
     if estimate.spec.workload is not Workload.INFERENCE:
         return estimate
     assert estimate.spec.quant is not None
-    computed = weight_bytes(shape, estimate.spec.quant).in_memory_bytes
+    gguf = estimate.spec.engine is Engine.LLAMA_CPP
+    computed = weight_bytes(shape, estimate.spec.quant, gguf=gguf).in_memory_bytes
     if costs.in_memory_bytes <= 0 or abs(costs.in_memory_bytes - computed) < 1:
         return estimate
     weights = estimate.part(PartKey.WEIGHTS)
