@@ -132,11 +132,7 @@ def run_verify(
             measured = run_llama_cpp(settings)
         except VerifyError as exc:
             raise CliError(f"--verify: {exc}", EXIT_USAGE) from exc
-    value = (
-        measured.decode_tokens_per_s
-        if request.mode.value == "decode"
-        else measured.prefill_tokens_per_s
-    )
+    value = _chosen(measured, request)
     document: dict[str, Any] = {
         "engine": "llama.cpp",
         "engine_version": f"llama-cpp-python {measured.engine_version}",
@@ -146,14 +142,7 @@ def run_verify(
         "n_gen": n_gen,
         "n_gen_done": measured.n_gen_done,
         "n_gpu_layers": settings.n_gpu_layers,
-        "prefill_tokens_per_s": measured.prefill_tokens_per_s,
-        "decode_tokens_per_s": measured.decode_tokens_per_s,
-        "estimate_tokens_per_s": estimate.tokens_per_s,
-        "measured_tokens_per_s": value,
-        "ratio": None if not value else value / estimate.tokens_per_s,
-        "seconds": round(measured.seconds, 2),
-        "stopped": measured.stopped,
-        "stored_id": None,
+        **_measured_fields(measured, estimate, value),
     }
     if value and measured.stopped != "interrupted":
         row = _measurement_row(
@@ -166,11 +155,37 @@ def run_verify(
             backend,
             engine_version=f"llama-cpp-python {measured.engine_version}",
         )
-        # the stored row itself, so `measurements import` of this --json output on
-        # another machine adds the same row (and here, finds it already stored)
-        document["measurement"] = row.model_dump(mode="json", exclude={"source"})
-        document["stored_id"] = _store(row)
+        _keep(document, row)
     return document
+
+
+def _chosen(measured: Any, request: Any) -> float | None:
+    """The figure the estimate is for: decode tokens/s, or prefill tokens/s."""
+    if request.mode.value == "decode":
+        return measured.decode_tokens_per_s  # type: ignore[no-any-return]
+    return measured.prefill_tokens_per_s  # type: ignore[no-any-return]
+
+
+def _measured_fields(measured: Any, estimate: Any, value: float | None) -> dict[str, Any]:
+    """The part of the ``verify`` document every engine's run has."""
+    return {
+        "prefill_tokens_per_s": measured.prefill_tokens_per_s,
+        "decode_tokens_per_s": measured.decode_tokens_per_s,
+        "estimate_tokens_per_s": estimate.tokens_per_s,
+        "measured_tokens_per_s": value,
+        "ratio": None if not value else value / estimate.tokens_per_s,
+        "seconds": round(measured.seconds, 2),
+        "stopped": measured.stopped,
+        "stored_id": None,
+    }
+
+
+def _keep(document: dict[str, Any], row: Any) -> None:
+    """Store the row and put it in the document: the stored row itself, so
+    `measurements import` of this --json output on another machine adds the same row
+    (and here finds it already stored)."""
+    document["measurement"] = row.model_dump(mode="json", exclude={"source"})
+    document["stored_id"] = _store(row)
 
 
 def _ggml_type(args: argparse.Namespace) -> str:
@@ -357,11 +372,7 @@ def _run_verify_vllm(
         measured = run_vllm(settings)
     except VerifyError as exc:
         raise CliError(f"--verify: {exc}", EXIT_USAGE) from exc
-    value = (
-        measured.decode_tokens_per_s
-        if request.mode.value == "decode"
-        else measured.prefill_tokens_per_s
-    )
+    value = _chosen(measured, request)
     weights = (
         f"random weights (vLLM dummy loader) of {ref}'s config.json"
         if dummy
@@ -378,14 +389,7 @@ def _run_verify_vllm(
         "n_gen": n_gen,
         "n_gen_done": measured.n_gen_done,
         "n_gpu_layers": shape.layers + 1,
-        "prefill_tokens_per_s": measured.prefill_tokens_per_s,
-        "decode_tokens_per_s": measured.decode_tokens_per_s,
-        "estimate_tokens_per_s": estimate.tokens_per_s,
-        "measured_tokens_per_s": value,
-        "ratio": None if not value else value / estimate.tokens_per_s,
-        "seconds": round(measured.seconds, 2),
-        "stopped": measured.stopped,
-        "stored_id": None,
+        **_measured_fields(measured, estimate, value),
     }
     if value and measured.stopped != "interrupted":
         row = _measurement_row(
@@ -400,6 +404,5 @@ def _run_verify_vllm(
             engine="vllm",
             weights=weights,
         )
-        document["measurement"] = row.model_dump(mode="json", exclude={"source"})
-        document["stored_id"] = _store(row)
+        _keep(document, row)
     return document
