@@ -81,6 +81,7 @@ def emit_for(
         COMMANDS,
         SOURCES,
         LaunchPlan,
+        VllmKvPool,
         verify_command,
         vllm_kv_pool,
     )
@@ -92,17 +93,21 @@ def emit_for(
     notes: list[str] = []
     pool = None
     if engine in ("vllm", "sglang"):
-        pool = vllm_kv_pool(
-            shape,
-            weights_bytes,
-            nvidia_smi_total_bytes=usable.runtime_total_bytes,
-            tensor_parallel=tensor_parallel,
-            utilisation=utilisation,
-            max_model_len=length,
-            kv_dtype_bytes=kv_dtype_bytes,
-            gpu_name=entry.name,
-            sampler_seqs=max_num_seqs,
-        )
+
+        def pool_for(max_model_len: int) -> VllmKvPool:
+            return vllm_kv_pool(
+                shape,
+                weights_bytes,
+                nvidia_smi_total_bytes=usable.runtime_total_bytes,
+                tensor_parallel=tensor_parallel,
+                utilisation=utilisation,
+                max_model_len=max_model_len,
+                kv_dtype_bytes=kv_dtype_bytes,
+                gpu_name=entry.name,
+                sampler_seqs=max_num_seqs,
+            )
+
+        pool = pool_for(length)
         if pool.tokens == 0:
             raise CliError(
                 f"--emit {engine}: {tensor_parallel}× {entry.id} leaves no room for a KV cache "
@@ -116,17 +121,7 @@ def emit_for(
                 f"pool: vLLM would refuse to start, so --max-model-len is {fitted:,}"
             )
             length = fitted
-            pool = vllm_kv_pool(
-                shape,
-                weights_bytes,
-                nvidia_smi_total_bytes=usable.runtime_total_bytes,
-                tensor_parallel=tensor_parallel,
-                utilisation=utilisation,
-                max_model_len=length,
-                kv_dtype_bytes=kv_dtype_bytes,
-                gpu_name=entry.name,
-                sampler_seqs=max_num_seqs,
-            )
+            pool = pool_for(length)
     if pool is not None and tensor_parallel > 1:
         notes.append(
             "with tensor parallelism this is one clean GPU's pool and vLLM logs the "

@@ -1,7 +1,7 @@
 """``gpudesk fleet survey`` and ``gpudesk fleet show``: a Ray or Slurm cluster, node by node.
 
-Exit codes (survey): 0 every node answered, 1 a node failed (the results are
-still printed and written), 2 bad usage or Ray missing, 3 no cluster
+Exit codes (survey): 0 every node answered, 1 a node failed or its detection
+was refused (the results are still printed and written), 2 bad usage or Ray missing, 3 no cluster
 reachable (no Ray cluster; with --slurm, srun missing or no controller).
 ``show``: 0, or 2 for a file that cannot be read.
 """
@@ -64,7 +64,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "With --slurm: one srun step, one task per node, and what Slurm declares "
             "(GRES, features, memory) checked against what each node has. "
             "A progress line per node goes to stderr. Exit 0 every node answered, 1 a node "
-            "failed (results still written), 2 bad usage, 3 no cluster reachable."
+            "failed or its detection was refused (results still written), 2 bad usage, "
+            "3 no cluster reachable."
         ),
     )
     survey.add_argument(
@@ -254,7 +255,12 @@ def run_survey(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         print(survey_text(view, document["summary"]))
-    failed = document["summary"]["nodes_failed"]
+    return survey_exit(document["summary"])
+
+
+def survey_exit(summary: dict[str, Any]) -> int:
+    """1 when a node failed or its detection was refused (unreadable: not a CPU node), else 0."""
+    failed = summary.get("nodes_failed") or summary.get("nodes_refused")
     return EXIT_FAILURE if failed else EXIT_OK
 
 

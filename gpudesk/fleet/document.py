@@ -151,6 +151,8 @@ class ClusterInfo(BaseModel):
     model_config = _VIEW
 
     address: _Name
+    #: What Ray connected to when ``address`` was "auto" (absent in older surveys).
+    address_used: _Name | None = None
     #: "ray" (absent in older surveys) or "slurm".
     scheduler: _Name | None = None
     ray_version: _Name | None = None
@@ -161,11 +163,15 @@ class ClusterInfo(BaseModel):
 
     @property
     def title(self) -> str:
-        """ "Ray cluster auto (Ray 2.9.0)", "Slurm cluster hpc (Slurm 22.05.8, partition gpu)"."""
+        """ "Ray cluster 10.0.0.5:6379 (auto; Ray 2.9.0)",
+        "Slurm cluster hpc (Slurm 22.05.8, partition gpu)"."""
         if self.scheduler == "slurm":
             where = f", partition {self.partition}" if self.partition else ""
             return f"Slurm cluster {self.address} (Slurm {self.slurm_version or 'n/a'}{where})"
-        return f"Ray cluster {self.address} (Ray {self.ray_version or 'n/a'})"
+        version = f"Ray {self.ray_version or 'n/a'}"
+        if self.address_used and self.address_used != self.address:
+            return f"Ray cluster {self.address_used} ({self.address}; {version})"
+        return f"Ray cluster {self.address} ({version})"
 
 
 class GresView(BaseModel):

@@ -8,9 +8,11 @@ never raises for a device problem: a failed benchmark is a result with an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
+from collections.abc import Iterator
 from typing import Any, Literal
 
 BenchMode = Literal["none", "quick"]
@@ -51,11 +53,40 @@ def _quick_benches(gpu_count: int, entries: Any) -> list[dict[str, Any]]:
     else:
         devices = list(range(gpu_count))
     runs: list[dict[str, Any]] = []
-    for index in devices:
-        plan = make_plan(backend.capabilities(index), full=False, device_index=index)
-        result = run_benchmark(plan, backend, NullProgress(), catalog=entries)
-        runs.append(json.loads(result.to_json()))
+    with _node_blas_threads(backend.name == "numpy"):
+        for index in devices:
+            plan = make_plan(backend.capabilities(index), full=False, device_index=index)
+            result = run_benchmark(plan, backend, NullProgress(), catalog=entries)
+            runs.append(json.loads(result.to_json()))
     return runs
+
+
+def node_cpus() -> int:
+    """The CPUs this process may run on (its affinity, as Slurm and cgroups set it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def _node_blas_threads(cpu: bool) -> Iterator[None]:
+    """For a CPU run, NumPy's BLAS on all the node's CPUs, as ``gpudesk bench`` runs it.
+
+    Ray starts tasks with OMP_NUM_THREADS=1 (a task asked for no CPUs here), so BLAS
+    would use one thread: 0.54x of ``gpudesk bench`` on a 2-core machine. The result's
+    ``environment.blas`` records the threads the run had.
+    """
+    if not cpu:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # a dependency; without it the run keeps what BLAS has
+        yield
+        return
+    with threadpool_limits(limits=node_cpus(), user_api="blas"):
+        yield
 
 
 #: The lines a Slurm task writes around its report (fleet/slurm.py reads them).

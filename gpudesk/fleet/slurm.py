@@ -254,18 +254,18 @@ def _program(name: str) -> str:
     return path
 
 
-def _query(
-    arguments: list[str], timeout_s: float = COMMAND_TIMEOUT_S, usage_field: str = "slurm"
-) -> str:
-    """Run a Slurm query command; its stdout.
+def _run_slurm(
+    arguments: list[str], timeout_s: float, no_answer: str
+) -> subprocess.CompletedProcess[str]:
+    """Run a Slurm command (found on PATH) with its output captured as text.
 
     Raises:
-        SlurmUnavailableError: missing, timed out, or the controller did not answer.
-        FleetUsageError: Slurm refused the arguments (an unknown node or partition).
+        SlurmUnavailableError: missing, not startable, or no answer within ``timeout_s``
+            (then ``no_answer`` is the message).
     """
     program = _program(arguments[0])
     try:
-        done = subprocess.run(
+        return subprocess.run(
             [program, *arguments[1:]],
             capture_output=True,
             text=True,
@@ -275,12 +275,26 @@ def _query(
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        raise SlurmUnavailableError(
-            f"`{' '.join(arguments)}` gave no answer within {timeout_s:g} s "
-            "(is the Slurm controller up?)"
-        ) from exc
+        raise SlurmUnavailableError(no_answer) from exc
     except OSError as exc:
         raise SlurmUnavailableError(f"cannot run {arguments[0]}: {exc.strerror or exc}") from exc
+
+
+def _query(
+    arguments: list[str], timeout_s: float = COMMAND_TIMEOUT_S, usage_field: str = "slurm"
+) -> str:
+    """Run a Slurm query command; its stdout.
+
+    Raises:
+        SlurmUnavailableError: missing, timed out, or the controller did not answer.
+        FleetUsageError: Slurm refused the arguments (an unknown node or partition).
+    """
+    done = _run_slurm(
+        arguments,
+        timeout_s,
+        f"`{' '.join(arguments)}` gave no answer within {timeout_s:g} s "
+        "(is the Slurm controller up?)",
+    )
     if done.returncode != 0:
         # scontrol says "Node n9 not found" on stdout, other errors on stderr.
         said = done.stderr.strip() or done.stdout.strip()
@@ -298,23 +312,11 @@ def check_controller(timeout_s: float = COMMAND_TIMEOUT_S) -> None:
     Raises:
         SlurmUnavailableError: scontrol missing, or ``scontrol ping`` finds no controller up.
     """
-    program = _program("scontrol")
-    try:
-        done = subprocess.run(
-            [program, "ping"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout_s,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise SlurmUnavailableError(
-            f"`scontrol ping` gave no answer within {timeout_s:g} s: no Slurm controller reachable"
-        ) from exc
-    except OSError as exc:
-        raise SlurmUnavailableError(f"cannot run scontrol: {exc.strerror or exc}") from exc
+    done = _run_slurm(
+        ["scontrol", "ping"],
+        timeout_s,
+        f"`scontrol ping` gave no answer within {timeout_s:g} s: no Slurm controller reachable",
+    )
     # "Slurmctld(primary) at head is UP"; a backup that is UP serves the cluster too.
     if re.search(r"\bis UP\b", done.stdout) is None:
         first = next((line for line in done.stdout.splitlines() if " at " in line), "")

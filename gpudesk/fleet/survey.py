@@ -183,6 +183,15 @@ def _connect(ray: Any, address: str, ship_code: bool) -> bool:
     return True
 
 
+def _gcs_address(ray: Any) -> str | None:
+    """The connected cluster's GCS address (host:port), or None where Ray does not say."""
+    try:
+        value = ray.get_runtime_context().gcs_address
+    except Exception:  # an older Ray, or a client connection: the header keeps --address
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 #: Ray's failures of a pinned task, in words (Ray's own messages carry lease ids and tracebacks).
 _RAY_FAILURES = {
     "TaskUnschedulableError": "the node left the cluster before its task could run",
@@ -274,6 +283,7 @@ def survey(
     surveyed_at = dt.datetime.now(dt.UTC)
     connected = _connect(ray, address, ship_code)
     try:
+        address_used = _gcs_address(ray)
         alive = [node for node in ray.nodes() if node.get("Alive")]
         rows = _run(ray, alive, bench, timeout_s, on_node, node_task, poll_s, progress)
     finally:
@@ -285,6 +295,8 @@ def survey(
         "scheduler": "ray",
         "cluster": {
             "address": address,
+            # What "auto" resolved to (RAY_ADDRESS, the local cluster): the GCS host:port.
+            "address_used": address_used,
             "scheduler": "ray",
             "ray_version": getattr(ray, "__version__", None),
             "nodes_alive": len(alive),

@@ -123,8 +123,7 @@ class FleetView(QWidget):
         self.timeout_spin.setRange(1, 86_400)
         self.timeout_spin.setValue(300)
         self.timeout_spin.setDecimals(0)
-        self.timeout_spin.setSuffix(" s per node")
-        self.timeout_spin.setToolTip("How long each node may take before it counts as failed")
+        self._timeout_words()
         self.survey_button = QPushButton("Survey cluster")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -466,8 +465,23 @@ class FleetView(QWidget):
     def _scheduler_changed(self) -> None:
         if hasattr(self, "address_edit"):
             self.address_edit.setEnabled(self.scheduler_combo.currentData() == "ray")
+        if hasattr(self, "timeout_spin"):
+            self._timeout_words()
         if hasattr(self, "survey_button"):
             self._update_buttons()
+
+    def _timeout_words(self) -> None:
+        """Ray's timeout runs per node from its task's start; Slurm's covers the whole step
+        from submission, queue time included (fleet.slurm.survey_slurm)."""
+        if self.scheduler_combo.currentData() == "slurm":
+            self.timeout_spin.setSuffix(" s in all")
+            self.timeout_spin.setToolTip(
+                "How long the whole Slurm step may take, from submission (time in the queue "
+                "counts); nodes that have not answered by then count as failed"
+            )
+        else:
+            self.timeout_spin.setSuffix(" s per node")
+            self.timeout_spin.setToolTip("How long each node may take before it counts as failed")
 
     def can_survey(self) -> bool:
         """Whether the chosen scheduler is on this machine (Ray importable, srun on PATH)."""

@@ -124,3 +124,40 @@ def test_the_views_read_fields_that_detection_really_writes() -> None:
     written = set(GpuSnapshot.model_fields) | {"catalog_id"}
     assert set(GpuView.model_fields) <= written
     assert set(DetectionView.model_fields) <= set(DetectionResult.model_fields)
+
+
+def test_the_header_names_the_address_auto_resolved_to() -> None:
+    from gpudesk.fleet.document import ClusterInfo
+
+    base = {"address": "auto", "nodes_alive": 1, "surveyed_at": "2026-12-02T14:00:00+00:00"}
+    cluster = ClusterInfo.model_validate({**base, "ray_version": "2.60.0"}, strict=False)
+    assert cluster.title == "Ray cluster auto (Ray 2.60.0)"  # an older survey
+    used = ClusterInfo.model_validate(
+        {**base, "ray_version": "2.60.0", "address_used": "10.0.0.5:6379"}, strict=False
+    )
+    assert used.title == "Ray cluster 10.0.0.5:6379 (auto; Ray 2.60.0)"
+
+
+def test_a_cpu_node_benchmarks_on_all_its_cpus_though_ray_gave_blas_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import gpudesk.bench.runner as runner
+    from gpudesk.fleet import node as node_task
+
+    seen: list[int] = []
+
+    class _Result:
+        def to_json(self) -> str:
+            return "{}"
+
+    def fake_run(*args: object, **kwargs: object) -> _Result:
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return _Result()
+
+    monkeypatch.setattr(runner, "run_benchmark", fake_run)
+    monkeypatch.setattr(node_task, "node_cpus", lambda: 3)
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert node_task._quick_benches(0, []) == [{}]
+    assert seen and set(seen) == {3}

@@ -100,7 +100,12 @@ def test_quick_survey_of_three_nodes_then_show(cluster: Any, tmp_path: Path) -> 
         assert row["bench"]["backend"] == "numpy"
         assert row["bench"]["device"]["kind"] == "cpu"
         assert any(item["test"] == "gemm" and item["value"] > 0 for item in row["bench"]["results"])
+        # Ray gives tasks one BLAS thread; the CPU benchmark takes the node's CPUs back.
+        blas = row["bench"]["environment"].get("blas") or []
+        assert all(pool["threads"] == len(os.sched_getaffinity(0)) for pool in blas), blas
     assert document["cluster"]["nodes_alive"] == 3
+    # The address Ray connected to (what "auto" would resolve to) is recorded.
+    assert document["cluster"]["address_used"] == cluster.address
     assert document["summary"]["nodes"] == 3
     assert result.stderr.count("gpudesk: node ") == 3  # a progress line per node
 

@@ -74,3 +74,20 @@ def test_a_detection_is_read_or_refused_never_silently_dropped(field: str, value
     rows = inventory(list(view.nodes), [])
     if not readable:
         assert all(row.error and row.error.startswith("detection refused: ") for row in rows)
+
+
+def test_a_survey_with_a_refused_node_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gpudesk.fleet.survey as fleet_survey
+
+    document = survey([node("a", [gpu(0)]), _huge_node()])
+    document["summary"] = summarise(parse_survey(json.dumps(document), "s")[0].nodes)
+    assert document["summary"]["nodes_failed"] == 0  # refused is not "failed"
+    monkeypatch.setattr(fleet_survey, "survey", lambda *args, **kwargs: document)
+    assert main(["fleet", "survey", "--out", str(tmp_path / "s.json")]) == 1
+    assert "refused" in capsys.readouterr().out
+    healthy = survey([node("a", [gpu(0)])])
+    healthy["summary"] = summarise(parse_survey(json.dumps(healthy), "s")[0].nodes)
+    monkeypatch.setattr(fleet_survey, "survey", lambda *args, **kwargs: healthy)
+    assert main(["fleet", "survey"]) == 0

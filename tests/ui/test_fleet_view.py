@@ -100,6 +100,11 @@ def test_before_any_survey_the_chart_says_what_will_be_there(qtbot: QtBot, tmp_p
     assert "appears here after a survey" in item.titleLabel.text
     assert not item.getAxis("left").isVisible() and not item.getAxis("bottom").isVisible()
     assert "`" not in view.summary_label.text()
+    # Ray's timeout is per node; Slurm's covers the whole step from submission.
+    view.scheduler_combo.setCurrentIndex(view.scheduler_combo.findData("slurm"))
+    assert view.timeout_spin.text() == "300 s in all"
+    assert "queue" in view.timeout_spin.toolTip()
+    view.scheduler_combo.setCurrentIndex(view.scheduler_combo.findData("ray"))
     assert view.timeout_spin.text() == "300 s per node"
     # at 1366 px every column header shows: no sideways scrolling in an empty table
     view.resize(1366, 700)
