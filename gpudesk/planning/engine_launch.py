@@ -76,6 +76,11 @@ SOURCES = (
     "total_gpu_memory=23.58GiB, non_torch_memory=0.35GiB, peak activation by max_model_len",
     "vllm-project/vllm PR 13596: 'GPU KV cache size: N tokens', 'Maximum concurrency for L "
     "tokens per request: N/L'",
+    "vllm/v1/worker/gpu_model_runner.py profile_run: _dummy_sampler_run over max_num_seqs "
+    "rows (vllm PR 13594); vllm/engine/arg_utils.py batch defaults: max_num_seqs 1024 on "
+    "GPUs of 70 GiB or more other than the A100, else 256",
+    "with tensor parallelism the logged pool is the smallest rank's: "
+    "vllm/v1/core/kv_cache_utils.py unify_kv_cache_configs",
 )
 
 
