@@ -10,8 +10,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gpudesk.bench.summary import run_summary  # light: no numpy, no backends
-from gpudesk.bench.text import format_figure, format_fraction_of_peak, size_label
 from gpudesk.cli.common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -189,6 +187,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def _percent_bar(fraction: float | None, width: int = 10) -> str:
+    from gpudesk.bench.text import format_fraction_of_peak
+
     if fraction is None:
         return ""
     # clamp before scaling: an imported report may hold any finite fraction (1e308 * 10 is inf)
@@ -215,6 +215,11 @@ def _method(result: BenchResult) -> str:
 
 def render_text(result: BenchResult) -> str:
     """The human report: context lines, the results table, the sweep, the notes."""
+    # Imported here, not at the top: bench.summary loads the result models (pydantic),
+    # which every other subcommand (and `gpudesk --help`) would pay for at start-up.
+    from gpudesk.bench.summary import run_summary
+    from gpudesk.bench.text import format_figure, size_label
+
     lines = [f"{line.label + ':':<10}{line.text}" for line in run_summary(result)]
     if result.error is not None:
         return "\n".join(lines)
