@@ -188,3 +188,33 @@ def test_how_fast_names_a_declared_format_it_cannot_size(view: PlanView, tmp_pat
     assert page.form.quant_combo.currentData() == "q4_k_m"
     assert page.form.engine_combo.currentData() == "llama.cpp"
     assert "'compressed-tensors'" in page.form.config_note.text()
+
+
+def test_the_roofline_key_leaves_the_workload_line_and_its_label_clear(
+    qtbot: QtBot, view: PlanView
+) -> None:
+    """At 1366x768 the key (top left) covered the dashed "this workload" line and its
+    label, about a decade from the left edge."""
+    from PySide6.QtWidgets import QApplication
+
+    from gpudesk.ui import theme
+
+    view.resize(1366, 700)
+    view.show()
+    view.tabs.setCurrentWidget(view.speed_page)
+    page = view.speed_page
+    page.recompute_now()
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    line = page.workload_line
+    assert line is not None and page.legend is not None
+    key = page.legend.sceneBoundingRect()
+    assert key.width() > 0
+    assert not key.intersects(line.label.sceneBoundingRect())
+    assert not key.intersects(line.sceneBoundingRect())
+    for mode in (theme.ThemeMode.LIGHT, theme.ThemeMode.DARK):
+        theme.apply_theme(mode)
+        label = page.workload_line
+        assert label is not None
+        assert label.label.color.name() == theme.muted_color().name()
+    theme.apply_theme(theme.ThemeMode.LIGHT)

@@ -127,6 +127,8 @@ class SpeedPage(QWidget):
         self._shape: ModelShape | None = None
         self._request: SpeedRequest | None = None
         self.results: list[SpeedEstimate] = []
+        #: the roofline's dashed "this workload" line, when one is drawn
+        self.workload_line: pg.InfiniteLine | None = None
         self.measured_result: SpeedEstimate | None = None
         self.error: str | None = None
         self._timer = forms.update_timer(self, self.recompute_now)
@@ -194,7 +196,9 @@ class SpeedPage(QWidget):
         plot.setLabel("bottom", "arithmetic intensity (FLOPs per byte read)")
         plot.setLabel("left", "TFLOPS")
         plot.showGrid(x=True, y=True, alpha=0.2)
-        self.legend = plot.addLegend(offset=(10, 10))
+        # Bottom right, under the roofs: top left it covered the "this workload" line
+        # and its label (the workload's intensity sits about a decade from the left edge).
+        self.legend = plot.addLegend(offset=(-10, -10))
         theme.follow_theme(self.roofline)
         # Where a workload has no place on a roofline (training, no result), a sentence
         # says why instead of an empty grid; one stack, so nothing below jumps.
@@ -605,6 +609,7 @@ class SpeedPage(QWidget):
         plot = self.roofline.getPlotItem()
         plot.clear()
         self.measured_points = {}
+        self.workload_line = None
         if self.legend is not None:
             self.legend.clear()
             # pyqtgraph's default legend grey is faint on both themes
@@ -673,8 +678,10 @@ class SpeedPage(QWidget):
             angle=90,
             pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine),
             label="this workload",
-            labelOpts={"position": 0.9, "color": "#888888"},
+            # #888888 was 3.5:1 on the light chart; redrawn on a theme switch
+            labelOpts={"position": 0.9, "color": theme.muted_color()},
         )
+        self.workload_line = line
         plot.addItem(line)
 
     def _mark_measured(
