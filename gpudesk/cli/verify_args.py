@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import tempfile
-import textwrap
 from pathlib import Path
 from typing import Any
 
 from gpudesk.cli.common import EXIT_USAGE, CliError
+from gpudesk.cli.textwidth import wrap_paragraph
 
 CPU_ID = "cpu"
 
@@ -264,10 +264,14 @@ def verify_text(document: dict[str, Any]) -> str:
     lines = ["", f"Measured here ({document['engine']}, {document['engine_version']}):"]
     lines.append(f"  estimate     {document['estimate_tokens_per_s']:,.1f} tokens/s")
     lines.append(
-        "  measurement  "
-        + ("n/a" if not value else f"{value:,.1f} tokens/s")
-        + f"  (prompt {document['n_prompt']}, generated {document['n_gen_done']}, "
-        f"n_gpu_layers {document['n_gpu_layers']}, {document['seconds']:.1f} s)"
+        wrap_paragraph(
+            "measurement  "
+            + ("n/a" if not value else f"{value:,.1f} tokens/s")
+            + f"  (prompt {document['n_prompt']}, generated {document['n_gen_done']}, "
+            f"n_gpu_layers {document['n_gpu_layers']}, {document['seconds']:.1f} s)",
+            indent="  ",
+            subsequent_indent=" " * 15,
+        )
     )
     if document["ratio"] is not None:
         lines.append(f"  ratio        {document['ratio']:.2f} (measured / estimated)")
@@ -278,12 +282,10 @@ def verify_text(document: dict[str, Any]) -> str:
         lines.append(f"  stopped early: {document['stopped']}")
     if document["stored_id"] is not None:
         lines.append(
-            textwrap.fill(
+            wrap_paragraph(
                 f"Stored as measurement {document['stored_id']} (gpudesk measurements list); "
                 "later estimates for this device are calibrated with it.",
-                100,
-                initial_indent="  ",
-                subsequent_indent="  ",
+                indent="  ",
             )
         )
     elif document["stopped"] == "interrupted":

@@ -162,3 +162,23 @@ def test_speed_verify_end_to_end_on_the_cpu(
     assert main(argv) == 0
     again = json.loads(capsys.readouterr().out)["results"][0]
     assert "calibrated with 1 of your measurements" in again["basis"]
+
+
+def test_speed_verify_text_fits_80_columns_and_llama_cpp_says_nothing(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What reaches the terminal during --verify: GPUDesk's lines only (llama.cpp's own
+    log, written by C to file descriptor 2, is off), each within 80 columns."""
+    pytest.importorskip("llama_cpp")
+    from gpudesk.cli import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    path = tmp_path / "tiny.gguf"
+    write_random_gguf(TINY, path, max_bytes=10**8)
+    argv = ["speed", "--gguf", str(path), "--engine", "llama.cpp", "--mode", "decode",
+            "--gpu", "cpu", "--seq-in", "32", "--seq-out", "32", "--verify"]  # fmt: skip
+    assert main(argv) == 0
+    out, err = capfd.readouterr()
+    assert "Stored as measurement 1" in " ".join(out.split())
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    assert err == "", err
