@@ -208,7 +208,7 @@ def _model_costs(args: argparse.Namespace) -> tuple[ModelCosts, dict[str, Any]]:
     from gpudesk.planning.errors import PlanningInputError
     from gpudesk.planning.memory import parse_param_count
     from gpudesk.planning.quant import QuantFormat
-    from gpudesk.planning.speed.estimate import KvFormat, model_costs
+    from gpudesk.planning.speed.estimate import Engine, KvFormat, Mode, model_costs
     from gpudesk.planning.speed.shapes import shape_for
 
     model_file = getattr(args, "model_file", None)
@@ -239,7 +239,7 @@ def _model_costs(args: argparse.Namespace) -> tuple[ModelCosts, dict[str, Any]]:
     quant = QuantFormat(quant_name)
     if args.mode == "train" and args.method == "qlora":
         quant = QuantFormat.NF4
-    gguf = args.mode != "train" and args.engine == "llama.cpp"
+    gguf = Engine(args.engine).weights_in_gguf(Mode(args.mode))
     costs = model_costs(shape, quant, KvFormat(args.kv_quant), gguf=gguf)
     described.update(
         {

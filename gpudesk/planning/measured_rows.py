@@ -222,7 +222,11 @@ def estimate_for_measurement(
         engine = Engine(row.engine)
     except ValueError:
         return None
-    costs = model_costs(shape, quant, KvFormat("fp16"))
+    try:
+        gguf = engine.weights_in_gguf(Mode(row.mode))
+    except ValueError:
+        return None
+    costs = model_costs(shape, quant, KvFormat("fp16"), gguf=gguf)
     if model_file is not None:
         costs = dataclasses.replace(
             costs,

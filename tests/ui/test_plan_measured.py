@@ -534,3 +534,29 @@ def test_the_page_holds_no_reference_cycle(qtbot: QtBot, state: AppState) -> Non
         assert page() is None and panel() is None
     finally:
         gc.enable()
+
+
+def test_how_fast_reads_llama_cpp_weights_as_its_gguf_file_as_speed_does(
+    qtbot: QtBot, state: AppState, store: MeasurementStore
+) -> None:
+    # gpt-oss's GGUF keeps non-expert matrices at Q8_0, its safetensors release at bf16:
+    # the page must stream what `gpudesk speed --engine llama.cpp` streams.
+    from gpudesk.planning.quant import QuantFormat
+    from gpudesk.planning.speed.estimate import KvFormat, model_costs
+    from gpudesk.planning.speed.shapes import shape_for
+
+    view = _plan(qtbot, state, store, "gpt-oss-20b")
+    page = view.speed_page
+    form = page.form
+    form.quant_combo.setCurrentIndex(form.quant_combo.findData(QuantFormat.MXFP4.value))
+    form.mode_combo.setCurrentIndex(form.mode_combo.findData("decode"))
+    view.recompute_now()
+    shape = shape_for("gpt-oss-20b")
+    as_gguf = model_costs(shape, QuantFormat.MXFP4, KvFormat.FP16, gguf=True)
+    as_release = model_costs(shape, QuantFormat.MXFP4, KvFormat.FP16)
+    assert as_gguf.streamed_bytes < as_release.streamed_bytes
+    assert page._costs.streamed_bytes == pytest.approx(as_gguf.streamed_bytes)
+
+    form.engine_combo.setCurrentIndex(form.engine_combo.findData("vllm"))
+    view.recompute_now()
+    assert page._costs.streamed_bytes == pytest.approx(as_release.streamed_bytes)

@@ -63,6 +63,11 @@ class Engine(StrEnum):
         split every matrix (tensor parallelism) and run the GPUs together."""
         return self is Engine.LLAMA_CPP
 
+    def weights_in_gguf(self, mode: Mode) -> bool:
+        """Whether ``mode`` runs the model's GGUF file (llama.cpp inference), whose
+        tensor types are not the safetensors release's (``model_costs(gguf=...)``)."""
+        return self is Engine.LLAMA_CPP and mode is not Mode.TRAIN
+
     @property
     def max_sequences(self) -> int | None:
         """The engine's default cap on sequences decoding together (None: no cap)."""

@@ -175,8 +175,11 @@ def build_rows(data: MeasurementFile, entries: Sequence[CatalogEntry]) -> list[R
             continue
         kv = KvFormat(item.kv_quant or "fp16")
         assert item.model is not None
-        costs = _cached_costs(item.model, quant, kv)
         engine = Engine(item.engine)
+        # As speed estimates a request: llama.cpp's rows are of its GGUF files.
+        costs = _cached_costs(
+            item.model, quant, kv, engine.weights_in_gguf(Mode(item.workload.value))
+        )
         request = SpeedRequest(
             mode=Mode(item.workload.value),
             engine=engine,
@@ -196,8 +199,8 @@ def build_rows(data: MeasurementFile, entries: Sequence[CatalogEntry]) -> list[R
 
 
 @functools.cache
-def _cached_costs(model_id: str, quant: QuantFormat, kv: KvFormat) -> ModelCosts:
-    return model_costs(shape_for(model_id), quant, kv)
+def _cached_costs(model_id: str, quant: QuantFormat, kv: KvFormat, gguf: bool) -> ModelCosts:
+    return model_costs(shape_for(model_id), quant, kv, gguf=gguf)
 
 
 def serve_concurrency(rates: DeviceRates, costs: ModelCosts, request: SpeedRequest) -> int:

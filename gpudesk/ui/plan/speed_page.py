@@ -240,7 +240,12 @@ class SpeedPage(QWidget):
             model = self.model_form.current_model()
             shape = shape_from_preset(model)
             request = self.form.current_request()
-            costs = model_costs(shape, request.quant, request.kv_quant)
+            costs = model_costs(
+                shape,
+                request.quant,
+                request.kv_quant,
+                gguf=request.engine.weights_in_gguf(request.mode),
+            )
         except PlanningInputError as exc:
             self._show_error(str(exc))
             return
