@@ -25,6 +25,8 @@ DEFAULT_WIDTH = 80
 MIN_WIDTH = 20
 #: A wrapped text column keeps at least this many characters (or its widest cell).
 MIN_COLUMN = 10
+#: ... and, only where the table cannot fit otherwise, this many.
+MIN_NARROW = 6
 _GAP = 2
 
 
@@ -91,12 +93,13 @@ def _wrap_cell(text: str, width: int) -> list[str]:
 
 
 def _split_long(pieces: list[str], width: int) -> list[str]:
-    """``pieces`` with each one wider than ``width`` broken after its last hyphen that fits."""
+    """``pieces`` with each one wider than ``width`` broken after its last hyphen (or the
+    dot of a host name) that fits."""
     out: list[str] = []
     for piece in pieces:
         while display_width(piece) > width:
             # A hyphen at a piece's start (a flag, a minus sign) is no break.
-            cut = piece.rfind("-", 1, width) + 1
+            cut = max(piece.rfind("-", 1, width), piece.rfind(".", 1, width)) + 1
             if cut <= 1 or not piece[: cut - 1].strip():
                 break
             out.append(piece[:cut])
@@ -130,14 +133,17 @@ def column_widths(
             for line in cell.splitlines() or [""]:
                 natural[index] = max(natural[index], display_width(line))
     widths = list(natural)
-    floors = [min(natural[index], MIN_COLUMN) for index in range(count)]
     budget = width - _GAP * (count - 1)
-    while sum(widths) > budget:
-        candidates = [i for i in wrappable if 0 <= i < count and widths[i] > floors[i]]
-        if not candidates:
-            break
-        widest = max(candidates, key=lambda i: (widths[i], -i))
-        widths[widest] -= 1
+    # Down to MIN_COLUMN first; a table that still overruns (many columns) goes on to
+    # MIN_NARROW rather than past the terminal's edge.
+    for floor in (MIN_COLUMN, MIN_NARROW):
+        floors = [min(natural[index], floor) for index in range(count)]
+        while sum(widths) > budget:
+            candidates = [i for i in wrappable if 0 <= i < count and widths[i] > floors[i]]
+            if not candidates:
+                break
+            widest = max(candidates, key=lambda i: (widths[i], -i))
+            widths[widest] -= 1
     return widths
 
 

@@ -199,3 +199,25 @@ def test_gpu_ids_read_whole_at_80_columns(
             "rtx-pro-6000-blackwell-server",
             "rtx-pro-6000-blackwell-max-q",
         }, line
+
+
+def test_fleet_show_fits_80_columns_with_long_host_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from survey_factory import gemm_run, gpu, node, survey
+
+    nodes = [
+        node(f"gpu-node-{i:02d}.cluster.example.org", [gpu(0), gpu(1)], [gemm_run(0, 700.0)])
+        for i in range(2)
+    ]
+    path = tmp_path / "survey.json"
+    path.write_text(json.dumps(survey(nodes)), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["fleet", "show", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(display_width(line) for line in lines) <= 80, "\n".join(lines)
+    # Host names break after a hyphen or a dot, never inside a label.
+    node_cells = [line.split(" ", 1)[0] for line in lines if line.startswith(("host", "node"))]
+    assert node_cells and all(cell.endswith(("-", ".")) for cell in node_cells), node_cells
