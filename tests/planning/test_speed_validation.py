@@ -180,3 +180,19 @@ def test_unknown_engine_falls_back_with_a_note() -> None:
     _, words, own = params.inference(Engine.TRANSFORMERS, rates_for(make_entry("x")))
     assert not own
     assert "no published transformers measurement" in words
+
+
+@pytest.mark.parametrize("engine_name", ["tensorrt-llm", "vllm", "llama.cpp"])
+def test_an_engine_with_its_own_rows_is_its_own_curve_hyphen_or_not(engine_name: str) -> None:
+    # "tensorrt-llm" was read as engine "tensorrt": its own 28 rows were called
+    # "no published measurement" and its range widened as an unmeasured engine's.
+    from catalog_factory import make_entry
+
+    from gpudesk.planning.speed.estimate import Engine
+    from gpudesk.planning.speed.hardware import rates_for
+
+    params = FittedParams(fitted_params().data)
+    entry = make_entry("x", vendor="NVIDIA", fp16_tensor_tflops=989, bandwidth_gbs=3350)
+    _, words, own = params.inference(Engine(engine_name), rates_for(entry))
+    assert own
+    assert "no published" not in words or "measurement for" in words

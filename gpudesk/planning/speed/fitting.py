@@ -888,7 +888,8 @@ class FittedParams:
                 bits = [level_engine if level_engine != "*" else "every engine"]
                 bits.append(f"on {level_vendor} GPUs" if level_vendor != "*" else "on every vendor")
                 words = " ".join(bits)
-            own = level_engine.split("-")[0] == engine.value
+            # "llama.cpp-vulkan" is llama.cpp's own; "tensorrt-llm" has a hyphen of its own.
+            own = level_engine == engine.value or level_engine.startswith(f"{engine.value}-")
             note = f"fitted to {item['rows']} published measurements ({words})"
             missing = []
             if level_dtype == "*" and steps:
