@@ -134,7 +134,9 @@ def test_speed_lists_a_gpu_and_count_exactly_when_fit_holds_it(
 ) -> None:
     model_id, request, max_count = drawn
     request = request.resolved()
-    costs = model_costs(shape_for(model_id), request.quant, request.kv_quant)
+    # as `speed` builds them: llama.cpp inference reads the model's GGUF file
+    gguf = request.engine.weights_in_gguf(request.mode)
+    costs = model_costs(shape_for(model_id), request.quant, request.kv_quant, gguf=gguf)
     try:
         fit_estimate = _fit_estimate(model_id, request)
     except PlanningInputError:

@@ -540,7 +540,7 @@ def estimate_speed(
         basis = (
             f"{flops / 1e12:,.2f} TFLOP for {tokens:,} prompt tokens (2 × "
             f"{costs.matmul_params_active / 1e9:.2f}B active parameters × tokens + attention) at "
-            f"{share:.0%} of {rates.fp16_tflops:,.0f} TFLOPS dense 16-bit ({in_flight:,} "
+            f"{_share_words(share, rates)} ({in_flight:,} "
             f"tokens × {costs.hidden:,} wide in flight; bound at {peak_text}) × "
             f"{_gpu_words(gpus)} + {costs.layers} layers × {eff.layer_s * 1e6:.0f} us"
             + _comm_words(times.comm_s, rates, fit)
@@ -590,6 +590,17 @@ def _comm_words(comm_s: float, rates: DeviceRates, fit: Gpus) -> str:
         f" + {ALLREDUCES_PER_LAYER} all-reduces per layer over {rates.link.words(fit.count)}"
         f" ({comm_s * 1e3:.2f} ms)"
     )
+
+
+def _share_words(share: float, rates: DeviceRates, peak_tflops: float | None = None) -> str:
+    """A compute share of the dense 16-bit peak in words; above 100% (FP8 matmuls outrun
+    16-bit ones) also as a share of the FP8 peak, so that it does not read as a slip."""
+    peak = rates.fp16_tflops if peak_tflops is None else peak_tflops
+    words = f"{share:.0%} of {peak:,.0f} TFLOPS dense 16-bit"
+    if share > 1 and rates.fp16_tflops > 0 and rates.fp8_tflops > rates.fp16_tflops:
+        ratio = rates.fp8_tflops / rates.fp16_tflops
+        words += f" ({share / ratio:.0%} of the {peak * ratio:,.0f} TFLOPS dense FP8 peak)"
+    return words
 
 
 def _gpu_words(gpus: Gpus) -> str:
@@ -736,7 +747,7 @@ def _serve(
         )
         + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth_share(fit):.0%} of "
         f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
-        f"{eff.compute:.0%} of {fit.flops_s / 1e12:,.0f} TFLOPS dense 16-bit; prefill takes "
+        f"{_share_words(eff.compute, rates, fit.flops_s / 1e12)}; prefill takes "
         f"{times.prefill_share:.0%} of the time{comm_words}; {eff_basis}"
     )
     return SpeedEstimate(
