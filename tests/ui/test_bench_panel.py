@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -390,7 +391,9 @@ def test_history_stays_put_when_a_run_starts_and_after_a_failed_import(
     before = where()
     with qtbot.waitSignal(panel.run_finished, timeout=10_000):
         panel.run_button.click()
-        QApplication.processEvents()
+        # Lay out now, delivering no other event: with processEvents() the fake run's
+        # finish could arrive first and hide the bar before it was looked at.
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         assert panel.progress_bar.isVisible()
         assert where()[0] == before[0]
     QApplication.processEvents()
