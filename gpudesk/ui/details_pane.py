@@ -137,6 +137,10 @@ def field_label(name: str) -> str:
     return _LABELS.get(name, name.replace("_", " ").capitalize())
 
 
+#: dated statements that stand in for a missing price or cloud rate
+_STATEMENTS = ("price_unavailable", "rates_unavailable")
+
+
 def field_text(entry: CatalogEntry, name: str) -> str | None:
     """The field as shown, None when the catalog has no value."""
     value = getattr(entry, name)
@@ -318,6 +322,8 @@ def entry_details_html(
         rows = []
         for name in fields:
             text = field_text(entry, name)
+            if text is None and name in _STATEMENTS:
+                continue  # "No price: n/a" said nothing; a statement shows only when made
             rows.append(
                 (html.escape(field_label(name)), missing if text is None else html.escape(text))
             )

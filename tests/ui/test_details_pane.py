@@ -224,3 +224,15 @@ def test_links_take_the_themes_link_colour_in_a_pane_built_before_the_theme(
             assert _anchor_colors(pane) == {link}, mode
     finally:
         theme.apply_theme(theme.ThemeMode.LIGHT)
+
+
+def test_a_price_statement_shows_only_when_the_entry_makes_one() -> None:
+    # A priced entry listed "No price: n/a" and "No cloud rate: n/a", which said nothing.
+    priced = entry_details_html(_entry(), today=dt.date(2026, 12, 1))
+    assert "No price" not in priced and "No cloud rate" not in priced
+    stated = make_entry(
+        "no-price",
+        price_unavailable={"reason": "sold only inside a system", "date": dt.date(2026, 12, 1)},
+    )
+    text = entry_details_html(stated, today=dt.date(2026, 12, 1))
+    assert "No price" in text and "sold only inside a system (as of 2026-12-01)" in text
