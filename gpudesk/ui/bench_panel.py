@@ -10,14 +10,12 @@ history of runs (local and imported). A finished run feeds the "this machine
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import (
     QCoreApplication,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QCloseEvent, QStandardItemModel
@@ -28,7 +26,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -52,6 +49,7 @@ from gpudesk.progress import Progress
 from gpudesk.ui.bench_history import HistoryBox
 from gpudesk.ui.bench_results import ResultsPane
 from gpudesk.ui.state import AppState
+from gpudesk.ui.step_progress import StepProgressBar
 from gpudesk.ui.words import plain_words
 from gpudesk.ui.worker import TaskWorker
 
@@ -181,10 +179,7 @@ class BenchPanel(QWidget):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         form.addRow(buttons)
-        self.progress_bar = QProgressBar()
-        self.progress_bar.setRange(0, 1000)
-        self.progress_bar.setTextVisible(True)
-        self.progress_bar.setFormat("%p%")
+        self.progress_bar = StepProgressBar()
         # Shown only while a run is going: an empty bar before the first run says nothing.
         self.progress_bar.setVisible(False)
         # ...but its place is kept, so History below does not jump when a run starts
@@ -195,11 +190,6 @@ class BenchPanel(QWidget):
         bar_layout.addWidget(self.progress_bar)
         bar_place.setFixedHeight(self.progress_bar.sizeHint().height())
         form.addRow(bar_place)
-        self._run_started = 0.0
-        self._step = ""
-        self._elapsed_timer = QTimer(self)
-        self._elapsed_timer.setInterval(500)
-        self._elapsed_timer.timeout.connect(self._show_elapsed)
         self.step_label = QLabel("Checking backends…")
         self.step_label.setTextFormat(Qt.TextFormat.PlainText)  # errors and device names
         self.step_label.setWordWrap(True)
@@ -394,7 +384,7 @@ class BenchPanel(QWidget):
             return run_benchmark(plan, backend, progress, catalog=entries)
 
         worker = TaskWorker(work, owner=self)
-        worker.progressed.connect(self._on_progress)
+        worker.progressed.connect(self.progress_bar.advance)
         worker.finished.connect(self._on_finished)
         worker.cancelled.connect(self._on_cancelled)
         worker.failed.connect(self._on_failed)
@@ -402,12 +392,7 @@ class BenchPanel(QWidget):
         self._run_worker = worker
         # Busy until the first step reports a fraction: a long first step must
         # not look like a bar stuck at 0%.
-        self.progress_bar.setRange(0, 0)
-        self.progress_bar.setFormat(f"starting {backend.name}")
-        self.progress_bar.setVisible(True)
-        self._run_started = time.monotonic()
-        self._step = f"starting {backend.name}"
-        self._elapsed_timer.start()
+        self.progress_bar.begin(f"starting {backend.name}")
         self.step_label.setText(f"Running {backend.name} ({plan.mode} run)…")
         self._update_buttons()
         worker.start()
@@ -418,28 +403,10 @@ class BenchPanel(QWidget):
             self.step_label.setText("Cancelling…")
             self.cancel_button.setEnabled(False)
 
-    def _on_progress(self, fraction: float, message: str) -> None:
-        if fraction > 0 and self.progress_bar.maximum() == 0:
-            self.progress_bar.setRange(0, 1000)
-        self.progress_bar.setValue(round(fraction * 1000))
-        # The bar names the current step; the elapsed time shows it is alive.
-        self._step = message
-        self._show_elapsed()
-
-    def _show_elapsed(self) -> None:
-        elapsed = time.monotonic() - self._run_started
-        percent = "" if self.progress_bar.maximum() == 0 else " — %p%"
-        self.progress_bar.setFormat(f"{self._step}{percent} ({elapsed:.0f} s)")
-
-    def _stop_progress(self) -> None:
-        self._elapsed_timer.stop()
-        self.progress_bar.setRange(0, 1000)
-        self.progress_bar.setVisible(False)
-
     def _on_finished(self, result: object) -> None:
         if not isinstance(result, BenchResult):
             return
-        self._stop_progress()
+        self.progress_bar.finish()
         saved: Path | None = None
         try:
             saved = save_run(result, self._history_folder)
@@ -460,12 +427,12 @@ class BenchPanel(QWidget):
         self.run_finished.emit(result)
 
     def _on_cancelled(self) -> None:
-        self._stop_progress()
+        self.progress_bar.finish()
         self.step_label.setText("Cancelled.")
         self.run_cancelled.emit()
 
     def _on_failed(self, message: str) -> None:
-        self._stop_progress()
+        self.progress_bar.finish()
         self.step_label.setText(f"Failed: {message}")
         self.run_failed.emit(message)
 

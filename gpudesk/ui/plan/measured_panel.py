@@ -11,18 +11,16 @@ The rows come from the user's measurement database
 from __future__ import annotations
 
 import html
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -42,6 +40,7 @@ from gpudesk.planning.verify_here import (
 )
 from gpudesk.progress import Progress
 from gpudesk.ui.plan import forms
+from gpudesk.ui.step_progress import StepProgressBar
 from gpudesk.ui.worker import TaskWorker
 
 NO_MEASUREMENT = "no measurement of this yet"
@@ -76,8 +75,6 @@ class MeasuredPanel(QWidget):
         self.outcome: VerifyOutcome | None = None
         self._worker: TaskWorker | None = None
         self._closed = False
-        self._started = 0.0
-        self._step = ""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         self.title_label = QLabel()
@@ -115,9 +112,7 @@ class MeasuredPanel(QWidget):
         buttons.addWidget(self.limit_spin)
         buttons.addStretch(1)
         layout.addLayout(buttons)
-        self.progress_bar = QProgressBar()
-        self.progress_bar.setRange(0, 1000)
-        self.progress_bar.setVisible(False)
+        self.progress_bar = StepProgressBar()
         layout.addWidget(self.progress_bar)
         self.status_label = QLabel()
         self.status_label.setObjectName("verifyStatus")
@@ -138,9 +133,6 @@ class MeasuredPanel(QWidget):
         header.setSectionResizeMode(_Col.WORKLOAD, header.ResizeMode.Stretch)
         self.tree.setMinimumHeight(60)
         layout.addWidget(self.tree, 1)
-        self._elapsed_timer = QTimer(self)
-        self._elapsed_timer.setInterval(500)
-        self._elapsed_timer.timeout.connect(self._show_elapsed)
         self.set_verify_problem(None)
         self._sync()
 
@@ -278,18 +270,13 @@ class MeasuredPanel(QWidget):
             return run_job(job, progress, store)
 
         worker = TaskWorker(work, owner=self)
-        worker.progressed.connect(self._on_progress)
+        worker.progressed.connect(self.progress_bar.advance)
         worker.finished.connect(self._on_finished)
         worker.cancelled.connect(self._on_cancelled)
         worker.failed.connect(self._on_failed)
         worker.done.connect(self._on_done)
         self._worker = worker
-        self.progress_bar.setRange(0, 0)
-        self.progress_bar.setVisible(True)
-        self._started = time.monotonic()
-        self._step = "starting"
-        self._show_elapsed()
-        self._elapsed_timer.start()
+        self.progress_bar.begin("starting")
         self.say(f"Measuring {job.model} with llama.cpp…")
         self._sync()
         worker.start()
@@ -300,37 +287,20 @@ class MeasuredPanel(QWidget):
             self.say("Cancelling…")
             self.cancel_button.setEnabled(False)
 
-    def _on_progress(self, fraction: float, message: str) -> None:
-        if fraction > 0 and self.progress_bar.maximum() == 0:
-            self.progress_bar.setRange(0, 1000)
-        self.progress_bar.setValue(round(fraction * 1000))
-        self._step = message
-        self._show_elapsed()
-
-    def _show_elapsed(self) -> None:
-        elapsed = time.monotonic() - self._started
-        percent = "" if self.progress_bar.maximum() == 0 else " — %p%"
-        self.progress_bar.setFormat(f"{self._step}{percent} ({elapsed:.0f} s)")
-
-    def _stop_progress(self) -> None:
-        self._elapsed_timer.stop()
-        self.progress_bar.setRange(0, 1000)
-        self.progress_bar.setVisible(False)
-
     def _on_finished(self, result: object) -> None:
         if not isinstance(result, VerifyOutcome):
             return
-        self._stop_progress()
+        self.progress_bar.finish()
         self.outcome = result
         self.say(outcome_text(result))
         self.verified.emit(result)
 
     def _on_cancelled(self) -> None:
-        self._stop_progress()
+        self.progress_bar.finish()
         self.say("Cancelled: nothing was stored.")
 
     def _on_failed(self, message: str) -> None:
-        self._stop_progress()
+        self.progress_bar.finish()
         self.say(f"The measurement did not run: {message}")
 
     def _on_done(self) -> None:
