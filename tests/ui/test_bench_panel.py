@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from bench_fakes import FakeBackend, FakeConfig, FixedProbe, catalog_entry
+from wcag import contrast
 
 import gpudesk.ui.bench_panel as bench_panel
 from gpudesk.bench.results import BenchResult
@@ -407,21 +408,6 @@ def test_history_stays_put_when_a_run_starts_and_after_a_failed_import(
     assert where() == settled
 
 
-def _contrast(first: QColor, second: QColor) -> float:
-    def lum(color: QColor) -> float:
-        def channel(v: float) -> float:
-            return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
-
-        return (
-            0.2126 * channel(color.redF())
-            + 0.7152 * channel(color.greenF())
-            + 0.0722 * channel(color.blueF())
-        )
-
-    light, dark = sorted((lum(first), lum(second)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
-
-
 def test_error_text_reads_4_5_to_1_in_both_themes_and_follows_a_live_switch(
     qtbot: QtBot, tmp_path: Path
 ) -> None:
@@ -441,7 +427,7 @@ def test_error_text_reads_4_5_to_1_in_both_themes_and_follows_a_live_switch(
             error = theme.error_color()
             palette = QApplication.palette()
             for role in (QPalette.ColorRole.Window, QPalette.ColorRole.Base):
-                assert _contrast(error, palette.color(role)) >= 4.5, (mode, role)
+                assert contrast(error, palette.color(role)) >= 4.5, (mode, role)
             # what is shown re-reads the colour on the switch
             assert f"color:{error.name()}" in panel.results.summary.text()
             assert error.name() in panel.history_box.message.styleSheet()

@@ -8,26 +8,9 @@ import pytest
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QCheckBox, QRadioButton, QWidget
 from pytestqt.qtbot import QtBot
+from wcag import contrast
 
 from gpudesk.ui import theme
-
-
-def luminance(color: QColor) -> float:
-    """WCAG 2.1 relative luminance."""
-
-    def channel(value: float) -> float:
-        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
-
-    return (
-        0.2126 * channel(color.redF())
-        + 0.7152 * channel(color.greenF())
-        + 0.0722 * channel(color.blueF())
-    )
-
-
-def contrast(first: QColor, second: QColor) -> float:
-    light, dark = sorted((luminance(first), luminance(second)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
 
 
 @pytest.fixture(params=[theme.ThemeMode.LIGHT, theme.ThemeMode.DARK], ids=["light", "dark"])

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 import shiboken6
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QWidget
 from pytestqt.qtbot import QtBot
+from wcag import contrast
 
 from gpudesk.ui import theme
 
@@ -17,22 +18,6 @@ from gpudesk.ui import theme
 def _back_to_light(qapp: object) -> Iterator[None]:
     yield
     theme.apply_theme(theme.ThemeMode.LIGHT)
-
-
-def _luminance(color: QColor) -> float:
-    def channel(value: float) -> float:
-        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
-
-    return (
-        0.2126 * channel(color.redF())
-        + 0.7152 * channel(color.greenF())
-        + 0.0722 * channel(color.blueF())
-    )
-
-
-def contrast(first: QColor, second: QColor) -> float:
-    high, low = sorted((_luminance(first), _luminance(second)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
 
 
 @pytest.mark.parametrize("mode", [theme.ThemeMode.LIGHT, theme.ThemeMode.DARK])
