@@ -69,6 +69,7 @@ PRICE_KIND_LABELS: dict[PriceKind, str] = {
     PriceKind.STREET: "street price",
     PriceKind.USED: "used-market price",
     PriceKind.ESTIMATE: "estimate",
+    PriceKind.SYSTEM: "launch price of the whole computer",
 }
 #: The same in a table cell, where space is short.
 PRICE_KIND_SHORT_LABELS: dict[PriceKind, str] = {
@@ -76,15 +77,31 @@ PRICE_KIND_SHORT_LABELS: dict[PriceKind, str] = {
     PriceKind.STREET: "street",
     PriceKind.USED: "used",
     PriceKind.ESTIMATE: "estimate",
+    PriceKind.SYSTEM: "system",
 }
 
 
-def price_kind_label(kind: PriceKind | str | None, *, short: bool = False) -> str:
-    """The words for a price kind (its enum or stored value); "price" when unknown."""
+def price_kind_label(
+    kind: PriceKind | str | None, *, short: bool = False, system: str | None = None
+) -> str:
+    """The words for a price kind (its enum or stored value); "price" when unknown.
+
+    A ``system`` price names its computer (``system``, the entry's ``price_system``)
+    so no one reads it as the chip's price: "system: Mac Studio (2023) ...", or
+    "launch price of the whole computer: Mac Studio (2023) ...".
+    """
     try:
         known = PriceKind(kind) if kind is not None else None
     except ValueError:
         known = None
     if known is None:
         return "price"
-    return (PRICE_KIND_SHORT_LABELS if short else PRICE_KIND_LABELS)[known]
+    words = (PRICE_KIND_SHORT_LABELS if short else PRICE_KIND_LABELS)[known]
+    if known is PriceKind.SYSTEM and system:
+        return f"{words}: {system}"
+    return words
+
+
+def entry_price_label(entry: CatalogEntry, *, short: bool = False) -> str:
+    """:func:`price_kind_label` for an entry's price, naming the computer of a system price."""
+    return price_kind_label(entry.price_kind, short=short, system=entry.price_system)

@@ -70,6 +70,9 @@ class PriceKind(StrEnum):
     STREET = "street"
     USED = "used"
     ESTIMATE = "estimate"
+    #: the launch price of a whole computer with the chip (Apple M-series, DGX Spark):
+    #: the chip is not sold on its own; ``price_system`` names the machine
+    SYSTEM = "system"
 
 
 class DeviceType(StrEnum):
@@ -219,6 +222,9 @@ class CatalogEntry(BaseModel):
     price_kind: PriceKind | None = None
     #: e.g. "range $25k-$30k reported; midpoint"
     price_note: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
+    #: the computer a ``system`` price is for, e.g. "Mac Studio (2023), 12-core CPU,
+    #: 30-core GPU, 32 GB, 512 GB SSD"; required for that kind, refused for others
+    price_system: Text | None = None
     cloud_rates: Annotated[tuple[CloudRate, ...], Field(max_length=50)] = ()
     #: why there is no price (dated), where there is none
     price_unavailable: Statement | None = None
@@ -314,6 +320,12 @@ class CatalogEntry(BaseModel):
             raise ValueError("price_usd needs price_date and price_kind")
         if self.price_note is not None and self.price_usd is None:
             raise ValueError("price_note needs price_usd")
+        if self.price_kind is PriceKind.SYSTEM and self.price_system is None:
+            raise ValueError(
+                "price_kind 'system' needs price_system, the computer the price is for"
+            )
+        if self.price_system is not None and self.price_kind is not PriceKind.SYSTEM:
+            raise ValueError("price_system is only for price_kind 'system'")
         if self.legacy_cloud_hourly_source is not None or self.legacy_cloud_hourly_date is not None:
             raise ValueError("cloud_hourly_source and cloud_hourly_date need cloud_hourly_usd")
         return self

@@ -940,8 +940,10 @@ def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str,
     if args.purchase_usd is not None:
         purchase = "argument"
     else:
-        kind = price_kind_label(figures.price_kind, short=True)
+        kind = price_kind_label(figures.price_kind, short=True, system=figures.price_system)
         purchase = f"catalog ({kind}, {figures.price_date})"
+        if figures.price_system is not None:
+            purchase += "; the whole computer's launch price, not the chip's"
         if figures.price_stale:
             purchase += f"; {stale_note('price', figures.price_date)}"
     rate = figures.cloud_rate

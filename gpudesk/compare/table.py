@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from gpudesk.catalog.metrics import METRICS, Metric, MetricGroup
-from gpudesk.catalog.prices import price_kind_label
+from gpudesk.catalog.prices import entry_price_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.csv_text import csv_text
 from gpudesk.measured import MeasuredSeries
@@ -72,7 +72,7 @@ def _attr(name: str) -> Callable[[CatalogEntry], TextValue]:
 def _price_kind(entry: CatalogEntry) -> TextValue:
     if entry.price_kind is None:
         return None
-    return price_kind_label(entry.price_kind, short=True)
+    return entry_price_label(entry, short=True)
 
 
 _G = MetricGroup

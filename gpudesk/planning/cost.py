@@ -241,6 +241,8 @@ class CatalogCostFigures(BaseModel):
     #: The median of the providers' lowest on-demand rates, and how many providers
     cloud_median_usd: float | None = None
     cloud_provider_count: int = 0
+    #: the computer a ``system`` price is for (Apple silicon, DGX Spark), else None
+    price_system: str | None = None
     #: e.g. "lowest $1.82 (Cudo Compute no-kristiansand-1, 2026-12-02), median $2.40
     #: across 5 providers"
     cloud_distribution: str = ""
@@ -265,6 +267,7 @@ def catalog_cost_figures(entry: CatalogEntry, today: dt.date | None = None) -> C
         gpu_name=entry.name,
         purchase_usd=None if entry.price_usd is None else float(entry.price_usd),
         price_kind=entry.price_kind,
+        price_system=entry.price_system,
         price_date=entry.price_date,
         price_stale=entry.price_usd is not None and is_stale(entry.price_date, day),
         tdp_w=None if entry.tdp_w is None else float(entry.tdp_w),

@@ -21,7 +21,7 @@ from gpudesk.bench.summary import run_summary
 from gpudesk.bench.text import format_fraction_of_peak
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.prices import default_cloud_rate, is_stale, price_kind_label, stale_note
+from gpudesk.catalog.prices import default_cloud_rate, entry_price_label, is_stale, stale_note
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
@@ -259,7 +259,8 @@ def best_for_lines(entries: Sequence[CatalogEntry]) -> tuple[BestFor, ...]:
             kinds = {entry.price_kind for _, entry in present}
             if len(kinds) > 1:
                 caveat = (
-                    "Prices of different kinds (list, street, used) compared; see Notes, Prices"
+                    "Prices of different kinds (list, street, used, whole computer) compared; "
+                    "see Notes, Prices"
                 )
         lines.append(
             BestFor(
@@ -355,7 +356,7 @@ def _price_note(entry: CatalogEntry, today: dt.date) -> str:
     if entry.price_usd is None:
         text = f"{entry.name}: no price in the catalog"
     else:
-        kind = price_kind_label(entry.price_kind)
+        kind = entry_price_label(entry)
         seen = entry.price_date.isoformat() if entry.price_date else "date unknown"
         text = f"{entry.name}: {entry.price_usd:,.0f} USD, {kind}, seen {seen}"
         if is_stale(entry.price_date, today):

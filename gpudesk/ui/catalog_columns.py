@@ -14,7 +14,7 @@ from enum import Enum
 
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.names import short_name
-from gpudesk.catalog.prices import is_stale, price_kind_label, stale_note
+from gpudesk.catalog.prices import entry_price_label, is_stale, stale_note
 from gpudesk.catalog.query import (
     CatalogFilter,
     FilterColumns,
@@ -274,7 +274,7 @@ def price_tooltip(entry: CatalogEntry, today: dt.date) -> str | None:
     """The price cell's tooltip: kind, date, range note and a staleness warning."""
     if entry.price_usd is None:
         return None
-    kind = price_kind_label(entry.price_kind)
+    kind = entry_price_label(entry)
     seen = entry.price_date.isoformat() if entry.price_date else "undated"
     text = f"{kind}, seen {seen}"
     if entry.price_note:

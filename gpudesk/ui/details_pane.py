@@ -12,7 +12,7 @@ from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QApplication, QTextBrowser, QWidget
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, METRICS
-from gpudesk.catalog.prices import is_stale, price_kind_label, stale_note
+from gpudesk.catalog.prices import entry_price_label, is_stale, price_kind_label, stale_note
 from gpudesk.catalog.rate_book import (
     RATE_STALE_AFTER_DAYS,
     ProviderRate,
@@ -93,6 +93,7 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "price_usd",
             "price_kind",
+            "price_system",
             "price_date",
             "price_note",
             "price_unavailable",
@@ -121,6 +122,7 @@ _LABELS = {
     "mig_max_instances": "MIG instances (max)",
     "nvlink": "NVLink",
     "price_kind": "Price kind",
+    "price_system": "Computer priced",
     "price_date": "Price seen on",
     "price_note": "Price note",
     "price_unavailable": "No price",
@@ -155,7 +157,7 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
     if name == "device_type":
         return _DEVICE_TYPES.get(str(value.value), str(value.value))
     if name == "price_kind":
-        return price_kind_label(value)
+        return price_kind_label(value, system=entry.price_system)
     if name in ("price_unavailable", "rates_unavailable"):
         return f"{value.reason} (as of {value.date.isoformat()})"
     if name == "sparsity_speedup":
@@ -217,7 +219,7 @@ def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, mut
         facts.append(f"{tensor:,.0f} TFLOPS {kind} tensor (dense)")
     money = []
     if entry.price_usd is not None:
-        price = f"${entry.price_usd:,.0f} {html.escape(price_kind_label(entry.price_kind))}"
+        price = f"${entry.price_usd:,.0f} {html.escape(entry_price_label(entry))}"
         if is_stale(entry.price_date, today):
             warning = html.escape(stale_note("price", entry.price_date))
             price += f" <span style='color:{theme.STALE_COLOR}'>⚠ {warning}</span>"

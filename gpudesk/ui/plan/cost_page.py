@@ -237,7 +237,7 @@ class CostPage(QWidget):
             spin.blockSignals(True)
         if figures.purchase_usd is not None:
             self.purchase_spin.setValue(figures.purchase_usd)
-            kind = price_kind_label(figures.price_kind)
+            kind = price_kind_label(figures.price_kind, system=figures.price_system)
             if figures.price_stale:
                 # A sign and words, not a colour alone.
                 self.purchase_note.setText(

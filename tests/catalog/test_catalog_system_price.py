@@ -1,0 +1,111 @@
+"""Issue 28 item 5: a chip sold only inside a computer (Apple silicon, DGX Spark) is priced
+as that computer's launch price, kind ``system``, and the price always names the machine
+so no one reads it as the chip's price."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from catalog_factory import make_entry, write_entry
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from gpudesk.catalog import load_catalog
+from gpudesk.catalog.loader import load_directory
+from gpudesk.catalog.prices import entry_price_label, price_kind_label
+from gpudesk.catalog.schema import PriceKind
+from gpudesk.catalog.sourcing import sourcing_issues
+from gpudesk.planning.cost import catalog_cost_figures
+
+MACHINE = "Mac Studio (2023), M2 Max 12-core CPU, 30-core GPU, 32 GB, 512 GB SSD"
+
+
+def _system(**overrides: object) -> dict[str, object]:
+    fields: dict[str, object] = {
+        "price_usd": 1999,
+        "price_date": dt.date(2023, 6, 5),
+        "price_kind": "system",
+        "price_system": MACHINE,
+    }
+    fields.update(overrides)
+    return fields
+
+
+def test_a_system_price_names_its_machine_in_every_label() -> None:
+    entry = make_entry(**_system())
+    assert entry.price_kind is PriceKind.SYSTEM
+    assert entry_price_label(entry, short=True) == f"system: {MACHINE}"
+    assert entry_price_label(entry) == f"launch price of the whole computer: {MACHINE}"
+    figures = catalog_cost_figures(entry, today=dt.date(2023, 7, 1))
+    assert figures.price_system == MACHINE
+    assert price_kind_label(figures.price_kind, short=True, system=figures.price_system) == (
+        f"system: {MACHINE}"
+    )
+
+
+def test_a_system_price_without_its_machine_is_refused() -> None:
+    with pytest.raises(ValidationError, match="price_system"):
+        make_entry(**_system(price_system=None))
+
+
+@pytest.mark.parametrize("kind", ["launch_msrp", "street", "used", "estimate"])
+def test_a_machine_is_refused_on_a_chip_price(kind: str) -> None:
+    with pytest.raises(ValidationError, match="only for price_kind 'system'"):
+        make_entry(**_system(price_kind=kind))
+
+
+def test_other_kinds_ignore_the_system_argument() -> None:
+    assert price_kind_label("street", short=True, system="ignored") == "street"
+
+
+def test_every_bundled_system_price_names_its_machine_and_says_whole_computer() -> None:
+    entries = [e for e in load_catalog().entries if e.price_kind is PriceKind.SYSTEM]
+    ids = {entry.id for entry in entries}
+    # the chips with a sourced base-configuration price (issue 28 item 5)
+    assert {"apple-m2-ultra-60c", "apple-m4-max-32c", "dgx-spark"} <= ids
+    for entry in entries:
+        assert entry.price_system, entry.id
+        assert entry.price_note is not None and "whole computer" in entry.price_note, entry.id
+        assert entry.sources[0].startswith("https://"), entry.id
+        assert entry_price_label(entry, short=True).startswith("system: "), entry.id
+
+
+def test_every_apple_chip_has_a_price_or_a_dated_statement() -> None:
+    apple = [e for e in load_catalog().entries if e.id.startswith("apple-")]
+    assert len(apple) >= 20
+    for entry in apple:
+        assert (entry.price_usd is None) != (entry.price_unavailable is None), entry.id
+        if entry.price_usd is not None:
+            assert entry.price_kind is PriceKind.SYSTEM, entry.id
+        assert not [issue for issue in sourcing_issues(entry) if issue.field == "price_usd"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from([*[k.value for k in PriceKind], "System", "", "rumour"]),
+    machine=st.one_of(st.none(), st.text(max_size=260), st.integers(), st.booleans()),
+)
+def test_hostile_system_fields_in_a_file_are_a_named_problem_never_a_crash(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, machine: object
+) -> None:
+    folder: Path = tmp_path_factory.mktemp("system")
+    fields = _system(price_kind=kind, price_system=machine)
+    if machine is None:
+        del fields["price_system"]
+    try:
+        write_entry(folder, "hostile", **fields)
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return  # the factory cannot write this value as TOML; nothing to load
+    catalog = load_directory(folder)
+    if catalog.entries:
+        (entry,) = catalog.entries
+        if entry.price_kind is PriceKind.SYSTEM:
+            assert entry.price_system
+            assert entry_price_label(entry, short=True) == f"system: {entry.price_system}"
+        else:  # a chip's own price never carries a machine
+            assert entry.price_system is None
+    else:
+        assert catalog.problems
