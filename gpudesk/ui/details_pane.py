@@ -157,7 +157,7 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
     if name == "device_type":
         return _DEVICE_TYPES.get(str(value.value), str(value.value))
     if name == "price_kind":
-        return price_kind_label(value, system=entry.price_system)
+        return price_kind_label(value)  # the machine has its own row, "Computer priced"
     if name in ("price_unavailable", "rates_unavailable"):
         return f"{value.reason} (as of {value.date.isoformat()})"
     if name == "sparsity_speedup":
