@@ -9,6 +9,7 @@ values by :func:`gpudesk.compare.pareto.pareto_frontier`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,6 +66,59 @@ def _tip_text(name: str, x_metric: Metric, x: float, y_metric: Metric, y: float)
         f"{name}\n{x_metric.label}: {x_metric.format(x)} {x_metric.unit}\n"
         f"{y_metric.label}: {y_metric.format(y)} {y_metric.unit}"
     )
+
+
+def label_candidates(
+    own: QRectF, width: float, height: float, gap: float, rings: int = 5
+) -> list[QRectF]:
+    """Rectangles of ``width`` x ``height`` around the marker ``own``, nearest first:
+    right (just above the centre, then centred), left, above, below, the four
+    diagonals; then the same half a line at a time further out, up to two lines."""
+    rects: list[QRectF] = []
+    cx, cy = own.center().x(), own.center().y()
+    for ring in range(rings):
+        extra = ring * height / 2
+        d = gap + extra
+        right, left = own.right() + d, own.left() - d - width
+        above, below = own.top() - d - height, own.bottom() + d
+        for x, y in (
+            (right, cy - height * 0.75),
+            (right, cy - height / 2),
+            (left, cy - height * 0.75),
+            (left, cy - height / 2),
+            (cx - width / 2, above),
+            (cx - width / 2, below),
+            (right, above),
+            (left, above),
+            (right, below),
+            (left, below),
+        ):
+            rects.append(QRectF(x, y, width, height))
+    return rects
+
+
+def segment_hits_rect(a: QPointF, b: QPointF, rect: QRectF) -> bool:
+    """Whether the segment ``a``-``b`` passes through ``rect`` (Liang-Barsky clipping)."""
+    x0, y0, dx, dy = a.x(), a.y(), b.x() - a.x(), b.y() - a.y()
+    low, high = 0.0, 1.0
+    for p, q in (
+        (-dx, x0 - rect.left()),
+        (dx, rect.right() - x0),
+        (-dy, y0 - rect.top()),
+        (dy, rect.bottom() - y0),
+    ):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        t = q / p
+        if p < 0:
+            low = max(low, t)
+        else:
+            high = min(high, t)
+        if low > high:
+            return False
+    return True
 
 
 class ChartAxis(pg.AxisItem):  # type: ignore[misc]
@@ -126,6 +180,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         #: names of the grey (unselected) GPUs on the Pareto frontier
         self.frontier_labels: list[pg.TextItem] = []
         self._frontier_points: list[PlottedPoint] = []
+        self._laying_out = False
         self.getViewBox().sigTransformChanged.connect(self.layout_labels)
         self.x_key = DEFAULT_X_KEY
         self.y_key = DEFAULT_Y_KEY
@@ -137,6 +192,12 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self.missing_names: list[str] = []
         self._last_data: tuple[list[CatalogEntry], list[CatalogEntry]] | None = None
         self._missing_sample = pg.PlotDataItem(pen=None)
+        #: selected GPUs whose name label found no free place (named in the legend)
+        self.unlabelled_points: list[PlottedPoint] = []
+        self._unlabelled_samples: list[pg.ScatterPlotItem] = []
+        self._colors: dict[str, QColor] = {}
+        #: (text, scene rectangle) of every label shown, after :meth:`layout_labels`
+        self.label_rects: list[tuple[str, QRectF]] = []
 
     def _tip(self, x: float, y: float, data: object) -> str:
         return str(data)
@@ -168,6 +229,26 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
                 log_x=self.log_x,
                 log_y=self.log_y,
             )
+
+    def _fill_legend(self) -> None:
+        self.legend.clear()
+        if self.context_points:
+            self.legend.addItem(self.context_item, "other catalog GPUs")
+        if self.frontier_ids:
+            self.legend.addItem(self.frontier_item, "Pareto frontier")
+        if self.missing_names:
+            # an empty sample: the line only says who is absent and why
+            self.legend.addItem(
+                self._missing_sample, "not plotted (n/a): " + ", ".join(self.missing_names)
+            )
+        # a selected GPU whose name found no free place: named here in its colour
+        self._unlabelled_samples = []
+        for point in self.unlabelled_points:
+            sample = pg.ScatterPlotItem(
+                size=10, pen=None, brush=pg.mkBrush(self._colors.get(point.id, CONTEXT_COLOR))
+            )
+            self._unlabelled_samples.append(sample)
+            self.legend.addItem(sample, f"{point.name} (no room for its label)")
 
     def _frontier_pen(self) -> QPen:
         pen = QPen(self._style.frontier, 1.6)
@@ -240,21 +321,14 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             ],
         )
         self._set_frontier(x_key, y_key)
+        self._colors = {p.id: color for p, color in zip(self.selection_points, colors, strict=True)}
+        self.unlabelled_points = []
+        self._fill_legend()
         self._set_labels(colors)
         self.setLabel("bottom", x_metric.header + (" (log)" if log_x else ""))
         self.setLabel("left", y_metric.header + (" (log)" if log_y else ""))
         for name in ("left", "bottom"):
             self.getAxis(name).label.setFont(chart_font(12))
-        self.legend.clear()
-        if self.context_points:
-            self.legend.addItem(self.context_item, "other catalog GPUs")
-        if self.frontier_ids:
-            self.legend.addItem(self.frontier_item, "Pareto frontier")
-        if self.missing_names:
-            # an empty sample: the line only says who is absent and why
-            self.legend.addItem(
-                self._missing_sample, "not plotted (n/a): " + ", ".join(self.missing_names)
-            )
         shown = [*self.context_points, *self.selection_points]
         x_range = axis_range([p.x for p in shown], log=log_x)
         y_range = axis_range([p.y for p in shown], log=log_y)
@@ -318,83 +392,118 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
 
         self.layout_labels()
 
-    #: Where a label may sit around its point, tried in order: right/left of
-    #: it just above, just below, then one line further out each way, up to
-    #: eight lines (a crowded cluster stacks its labels above and below it).
-    _LABEL_ANCHORS: tuple[tuple[float, float], ...] = tuple(
-        (side, lift)
-        for step in range(8)
-        for lift in (1.0 + step, -float(step))
-        for side in (0.0, 1.0)
-    )
+    #: Gap in pixels between a label and its own point's marker.
+    _LABEL_GAP = 2.0
+    #: Selection markers' and grey dots' sizes in pixels (as drawn).
+    _MARKER_PX = 14.0
+    _DOT_PX = 8.0
 
     def layout_labels(self) -> None:
-        """Move name labels apart so that none covers another (scene space).
+        """Place every name where it covers no marker, no other name, the legend
+        or the dashed frontier line; a name with no such place is left out.
 
-        Labels keep a fixed pixel size whatever the zoom, so their overlap is
-        decided after the view transform is known; the view calls this again
+        Candidates sit around the point (right, left, above, below, the four
+        diagonals) just clear of its marker, then up to two lines further out
+        (a grey name half a line at most).
+        The selected GPUs' names are placed first (top of the chart first), then
+        the grey frontier names. A selected GPU left unnamed is listed in the
+        legend in its colour; every point keeps its name in the tooltip.
+        Labels keep a fixed pixel size whatever the zoom, so this runs in scene
+        space after the view transform is known; the view calls it again
         whenever its range or size changes.
         """
+        if self._laying_out:  # the legend's refill moves the view: already on it
+            return
+        self._laying_out = True
+        try:
+            unlabelled = self._place_all()
+            if [p.id for p in unlabelled] != [p.id for p in self.unlabelled_points]:
+                self.unlabelled_points = unlabelled
+                self._fill_legend()
+                # the legend grew or shrank: place again around its new outline
+                unlabelled = self._place_all()
+                if [p.id for p in unlabelled] != [p.id for p in self.unlabelled_points]:
+                    self.unlabelled_points = unlabelled
+                    self._fill_legend()
+        finally:
+            self._laying_out = False
+
+    def _place_all(self) -> list[PlottedPoint]:
         view = self.getViewBox()
         inside = view.sceneBoundingRect()
-        marker = 14.0  # the selection markers' size in pixels
-        markers: list[QRectF] = []
-        for point in self.selection_points:
+
+        def box(point: PlottedPoint, size: float) -> QRectF:
             centre = view.mapViewToScene(QPointF(point.plot_x, point.plot_y))
-            markers.append(QRectF(centre.x() - marker / 2, centre.y() - marker / 2, marker, marker))
+            return QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)
+
+        markers = [box(point, self._MARKER_PX) for point in self.selection_points]
+        dots = [box(point, self._DOT_PX) for point in self.context_points]
+        frontier = self.frontier_item.getData()
+        segments: list[tuple[QPointF, QPointF]] = []
+        if frontier[0] is not None and len(frontier[0]) > 1:
+            corners = [
+                view.mapViewToScene(QPointF(float(x), float(y)))
+                for x, y in zip(frontier[0], frontier[1], strict=True)
+            ]
+            segments = list(itertools.pairwise(corners))
         placed: list[QRectF] = []
+        if self.legend.isVisible() and self.legend.items:
+            placed.append(self.legend.sceneBoundingRect())
+        self.label_rects = []
+        unlabelled: list[PlottedPoint] = []
         order = sorted(
             range(len(self._labels)),
             key=lambda i: (-self.selection_points[i].plot_y, self.selection_points[i].plot_x),
         )
         for index in order:
-            label = self._labels[index]
-            # A label touches its own point by design, never another point or label.
-            obstacles = placed + [rect for i, rect in enumerate(markers) if i != index]
-            chosen: QRectF | None = None
-            for anchor in self._LABEL_ANCHORS:
-                label.setAnchor(anchor)
-                rect = label.sceneBoundingRect()
-                if inside.contains(rect) and not any(rect.intersects(o) for o in obstacles):
-                    chosen = rect
-                    break
-            if chosen is None:  # crowded beyond all candidates: keep the first place
-                label.setAnchor(self._LABEL_ANCHORS[0])
-                chosen = label.sceneBoundingRect()
-            placed.append(chosen)
-        self._layout_frontier_labels(placed, markers)
-
-    #: A frontier GPU's grey name may sit this many lines from its point at most.
-    _FRONTIER_ANCHORS = _LABEL_ANCHORS[:8]
-
-    def _layout_frontier_labels(self, placed: list[QRectF], markers: list[QRectF]) -> None:
-        """Grey names of the frontier's other GPUs where they clear every name and
-        marker; one that finds no clear place is left out (its point keeps the tooltip).
-
-        At the cheap end of a price axis these names piled onto each other and onto
-        the selected GPUs' names."""
-        view = self.getViewBox()
-        inside = view.sceneBoundingRect()
-        points = self._frontier_points
-        dot = 8.0
-        dots = [
-            QRectF(centre.x() - dot / 2, centre.y() - dot / 2, dot, dot)
-            for centre in (
-                view.mapViewToScene(QPointF(point.plot_x, point.plot_y)) for point in points
+            rect = self._place(
+                self._labels[index], markers[index], [*markers, *dots], placed, segments, inside
             )
-        ]
-        for index, label in enumerate(self.frontier_labels):
-            obstacles = placed + markers + [rect for i, rect in enumerate(dots) if i != index]
-            chosen: QRectF | None = None
-            for anchor in self._FRONTIER_ANCHORS:
-                label.setAnchor(anchor)
-                rect = label.sceneBoundingRect()
-                if inside.contains(rect) and not any(rect.intersects(o) for o in obstacles):
-                    chosen = rect
-                    break
-            label.setVisible(chosen is not None)
-            if chosen is not None:
-                placed.append(chosen)
+            if rect is None:
+                unlabelled.append(self.selection_points[index])
+        context_index = {p.id: i for i, p in enumerate(self.context_points)}
+        for label, point in zip(self.frontier_labels, self._frontier_points, strict=True):
+            own = dots[context_index[point.id]]
+            # a grey name further out would read as another point's
+            self._place(label, own, [*markers, *dots], placed, segments, inside, rings=2)
+        unlabelled.sort(key=lambda p: [q.id for q in self.selection_points].index(p.id))
+        return unlabelled
+
+    def _place(
+        self,
+        label: pg.TextItem,
+        own: QRectF,
+        marks: list[QRectF],
+        placed: list[QRectF],
+        segments: list[tuple[QPointF, QPointF]],
+        inside: QRectF,
+        rings: int = 5,
+    ) -> QRectF | None:
+        """Move ``label`` to the first free candidate around ``own``; hide it if none."""
+        view = self.getViewBox()
+        label.setAnchor((0, 0))
+        # the text's own box: the item's outline less its document margin (bar a pixel)
+        pad = max(0.0, float(label.textItem.document().documentMargin()) - 1.0)
+        # the text item's own rectangle is in pixels; the label's scene outline is
+        # only right once it has been painted (a hidden label never is)
+        size = label.textItem.boundingRect().size()
+        width, height = size.width() - 2 * pad, size.height() - 2 * pad
+        for rect in label_candidates(own, width, height, self._LABEL_GAP, rings):
+            if not inside.contains(rect):
+                continue
+            if any(rect.intersects(other) for other in placed):
+                continue
+            if any(rect.intersects(mark) for mark in marks):
+                continue
+            if any(segment_hits_rect(a, b, rect) for a, b in segments):
+                continue
+            label.setPos(view.mapSceneToView(rect.topLeft() - QPointF(pad, pad)))
+            label.setVisible(True)
+            placed.append(rect)
+            self.label_rects.append((label.toPlainText(), rect))
+            return rect
+        label.setVisible(False)
+        return None
 
     def label_items(self) -> list[pg.TextItem]:
         return list(self._labels)

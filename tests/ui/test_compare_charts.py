@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from catalog_factory import make_entry
 from pypdf import PdfReader
-from PySide6.QtCore import QRectF, QSizeF
+from PySide6.QtCore import QPointF, QRectF, QSizeF
 from PySide6.QtGui import QImage, QPageSize, QPainter, QPdfWriter
 from PySide6.QtWidgets import QApplication
 
@@ -207,9 +208,16 @@ def test_scatter_labels_of_crowded_points_neither_overlap_nor_leave_the_plot(
     far = make_entry("far-gpu", name="Far GPU", price_usd=30000, fp16_tensor_tflops=900, **priced)
     catalog = Catalog(entries=[*crowd, far])
     chart = build_scatter_chart([*crowd, far], catalog, QSizeF(800, 500))
-    labels = [label.sceneBoundingRect() for label in chart.plot.label_items()]
+    shown = [label for label in chart.plot.label_items() if label.isVisible()]
+    # the text boxes of the names shown (the items' outlines less their margins)
+    labels = [rect for _, rect in chart.plot.label_rects]
     inside = chart.plot.getViewBox().sceneBoundingRect()
-    assert len(labels) == 6
+    # a name with no free place is left out and named in the legend instead
+    unlabelled = {point.name for point in chart.plot.unlabelled_points}
+    assert {label.toPlainText() for label in shown} | unlabelled == {
+        entry.name for entry in [*crowd, far]
+    }
+    assert len(shown) >= 4, unlabelled
     for index, rect in enumerate(labels):
         assert inside.contains(rect), f"label {index} leaves the plot"
         for other in labels[index + 1 :]:
@@ -289,11 +297,7 @@ def test_frontier_names_at_the_cheap_end_never_cover_another_name(qapp: QApplica
     chart = build_scatter_chart([selected, far], catalog, QSizeF(800, 500))
     plot = chart.plot
     assert len(plot.frontier_labels) >= 5
-    shown = [
-        label.sceneBoundingRect()
-        for label in [*plot.label_items(), *plot.frontier_labels]
-        if label.isVisible()
-    ]
+    shown = [rect for _, rect in plot.label_rects]
     assert len(shown) >= 3
     for index, rect in enumerate(shown):
         for other in shown[index + 1 :]:
@@ -314,3 +318,66 @@ def test_the_radar_legend_says_which_figure_stands_in(qapp: QApplication) -> Non
     assert item.series_points["gaudi-3"][fp16] is not None  # drawn, not a gap
     legend = item._legend_texts()[0]
     assert "BF16 figure on FP16 tensor" in legend
+
+
+def _crosses(a: QPointF, b: QPointF, rect: QRectF) -> bool:
+    """Whether the segment a-b passes through rect, by walking it a pixel at a time."""
+    steps = max(1, int(math.hypot(b.x() - a.x(), b.y() - a.y())))
+    return any(
+        rect.contains(
+            QPointF(a.x() + (b.x() - a.x()) * i / steps, a.y() + (b.y() - a.y()) * i / steps)
+        )
+        for i in range(steps + 1)
+    )
+
+
+@pytest.mark.parametrize(
+    ("size", "log"), [((800.0, 560.0), False), ((1300.0, 480.0), False), ((800.0, 560.0), True)]
+)
+def test_scatter_names_clear_every_marker_name_legend_and_the_frontier_line(
+    qapp: QApplication, size: tuple[float, float], log: bool
+) -> None:
+    """QA saw 'Tesla V100 SXM2 16GB' and 'Instinct MI300X' on the dashed frontier
+    line and on the grey points at the cheap end (screen and PDF)."""
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.render.paint import build_scatter_chart
+
+    catalog = load_catalog([], include_user=False)
+    ids = ["v100-sxm2-16gb", "mi300x", "rtx-3060-12gb", "t4", "rtx-4060-ti-16gb", "h100-sxm5"]
+    entries = [catalog.by_id(entry_id) for entry_id in ids]
+    assert all(entry is not None for entry in entries)
+    chart = build_scatter_chart(entries, catalog, QSizeF(*size), log_x=log, log_y=log)  # type: ignore[arg-type]
+    plot = chart.plot
+    view = plot.getViewBox()
+    inside = view.sceneBoundingRect()
+
+    def box(point: object, side: float) -> QRectF:
+        centre = view.mapViewToScene(QPointF(point.plot_x, point.plot_y))  # type: ignore[attr-defined]
+        return QRectF(centre.x() - side / 2, centre.y() - side / 2, side, side)
+
+    marks = [box(p, 14) for p in plot.selection_points] + [box(p, 8) for p in plot.context_points]
+    by_id = {p.id: p for p in [*plot.selection_points, *plot.context_points]}
+    corners = [
+        view.mapViewToScene(QPointF(by_id[i].plot_x, by_id[i].plot_y)) for i in plot.frontier_ids
+    ]
+    assert len(corners) >= 3
+    legend = plot.legend.sceneBoundingRect()
+    rects = plot.label_rects
+    assert len(rects) >= 4
+    for index, (text, rect) in enumerate(rects):
+        assert inside.contains(rect), text
+        assert not rect.intersects(legend), text
+        for mark in marks:
+            assert not rect.intersects(mark), text
+        for a, b in itertools.pairwise(corners):
+            assert not _crosses(a, b, rect), text
+        for other_text, other in rects[index + 1 :]:
+            assert not rect.intersects(other), (text, other_text)
+    # a selected GPU is either named beside its point or in the legend, in its colour
+    named = {text for text, _ in rects}
+    legend_texts = " ".join(label.text for _, label in plot.legend.items)
+    for point in plot.selection_points:
+        assert point.name in named or f"{point.name} (no room" in legend_texts, point.name
+    for point in plot.unlabelled_points:
+        assert point.name not in named
+    chart.close()
