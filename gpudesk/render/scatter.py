@@ -72,8 +72,9 @@ def label_candidates(
     own: QRectF, width: float, height: float, gap: float, rings: int = 5
 ) -> list[QRectF]:
     """Rectangles of ``width`` x ``height`` around the marker ``own``, nearest first:
-    right (just above the centre, then centred), left, above, below, the four
-    diagonals; then the same half a line at a time further out, up to two lines."""
+    right (just above the centre, then centred), left, above, below (centred,
+    then starting or ending over the point), the four diagonals; then the same
+    half a line further out per ring (``rings`` rings)."""
     rects: list[QRectF] = []
     cx, cy = own.center().x(), own.center().y()
     for ring in range(rings):
@@ -88,6 +89,10 @@ def label_candidates(
             (left, cy - height / 2),
             (cx - width / 2, above),
             (cx - width / 2, below),
+            (own.left(), above),  # starting or ending over the point (at a plot edge)
+            (own.right() - width, above),
+            (own.left(), below),
+            (own.right() - width, below),
             (right, above),
             (left, above),
             (right, below),
@@ -95,6 +100,17 @@ def label_candidates(
         ):
             rects.append(QRectF(x, y, width, height))
     return rects
+
+
+def nudged_inside(rect: QRectF, inside: QRectF, limit: float) -> QRectF:
+    """``rect`` moved sideways into ``inside`` when it sticks out by ``limit`` or less
+    (a point on the plot's edge: its name starts at the edge instead)."""
+    moved = QRectF(rect)
+    if inside.left() - limit <= rect.left() < inside.left():
+        moved.moveLeft(inside.left() + 1)
+    elif inside.right() < rect.right() <= inside.right() + limit:
+        moved.moveRight(inside.right() - 1)
+    return moved
 
 
 def segment_hits_rect(a: QPointF, b: QPointF, rect: QRectF) -> bool:
@@ -119,6 +135,28 @@ def segment_hits_rect(a: QPointF, b: QPointF, rect: QRectF) -> bool:
         if low > high:
             return False
     return True
+
+
+def segments_cross(a: QPointF, b: QPointF, c: QPointF, d: QPointF) -> bool:
+    """Whether the segments ``a``-``b`` and ``c``-``d`` meet (touching counts)."""
+
+    def side(p: QPointF, q: QPointF, r: QPointF) -> float:
+        return (q.x() - p.x()) * (r.y() - p.y()) - (q.y() - p.y()) * (r.x() - p.x())
+
+    def between(p: QPointF, q: QPointF, r: QPointF) -> bool:
+        return min(p.x(), q.x()) <= r.x() <= max(p.x(), q.x()) and min(
+            p.y(), q.y()
+        ) <= r.y() <= max(p.y(), q.y())
+
+    d1, d2, d3, d4 = side(c, d, a), side(c, d, b), side(a, b, c), side(a, b, d)
+    if ((d1 > 0 > d2) or (d1 < 0 < d2)) and ((d3 > 0 > d4) or (d3 < 0 < d4)):
+        return True
+    return (
+        (d1 == 0 and between(c, d, a))
+        or (d2 == 0 and between(c, d, b))
+        or (d3 == 0 and between(a, b, c))
+        or (d4 == 0 and between(a, b, d))
+    )
 
 
 class ChartAxis(pg.AxisItem):  # type: ignore[misc]
@@ -198,6 +236,9 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self._colors: dict[str, QColor] = {}
         #: (text, scene rectangle) of every label shown, after :meth:`layout_labels`
         self.label_rects: list[tuple[str, QRectF]] = []
+        #: (name, start, end) in scene space of each leader line drawn to a far name
+        self.leader_lines: list[tuple[str, QPointF, QPointF]] = []
+        self._leader_items: list[pg.PlotDataItem] = []
 
     def _tip(self, x: float, y: float, data: object) -> str:
         return str(data)
@@ -379,9 +420,10 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self._frontier_points = [point for point in line if point.id not in selected]
 
     def _set_labels(self, colors: list[QColor]) -> None:
-        for label in self._labels:
-            self.removeItem(label)
+        for item in [*self._labels, *self._leader_items]:
+            self.removeItem(item)
         self._labels = []
+        self._leader_items = []
         for point, color in zip(self.selection_points, colors, strict=True):
             label = pg.TextItem(point.name, color=color, anchor=(0, 1))
             label.setFont(chart_font(12, bold=True))
@@ -389,6 +431,13 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             label.setZValue(11)
             self.addItem(label)
             self._labels.append(label)
+            pen = QPen(color, 1.2)
+            pen.setCosmetic(True)
+            leader = pg.PlotDataItem(pen=pen)
+            leader.setZValue(8)
+            leader.setVisible(False)
+            self.addItem(leader, ignoreBounds=True)
+            self._leader_items.append(leader)
 
         self.layout_labels()
 
@@ -406,7 +455,10 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         diagonals) just clear of its marker, then up to two lines further out
         (a grey name half a line at most).
         The selected GPUs' names are placed first (top of the chart first), then
-        the grey frontier names. A selected GPU left unnamed is listed in the
+        the grey frontier names. A selected GPU's name with no room that near
+        may sit up to four lines out with a leader line in its colour (text and
+        line clear of every other name, selected marker and the frontier; the
+        line may pass over grey dots). A selected GPU left unnamed is listed in the
         legend in its colour; every point keeps its name in the tooltip.
         Labels keep a fixed pixel size whatever the zoom, so this runs in scene
         space after the view transform is known; the view calls it again
@@ -455,12 +507,22 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             range(len(self._labels)),
             key=lambda i: (-self.selection_points[i].plot_y, self.selection_points[i].plot_x),
         )
-        for index in order:
-            rect = self._place(
+        self.leader_lines = []
+        for leader in self._leader_items:
+            leader.setVisible(False)
+        missed = [
+            index
+            for index in order
+            if self._place(
                 self._labels[index], markers[index], [*markers, *dots], placed, segments, inside
             )
-            if rect is None:
+            is None
+        ]
+        # no room beside the point: further out (up to four lines), with a leader line
+        for index in missed:
+            if not self._place_with_leader(index, markers, dots, placed, segments, inside):
                 unlabelled.append(self.selection_points[index])
+        segments = [*segments, *((a, b) for _, a, b in self.leader_lines)]
         context_index = {p.id: i for i, p in enumerate(self.context_points)}
         for label, point in zip(self.frontier_labels, self._frontier_points, strict=True):
             own = dots[context_index[point.id]]
@@ -488,7 +550,8 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         # only right once it has been painted (a hidden label never is)
         size = label.textItem.boundingRect().size()
         width, height = size.width() - 2 * pad, size.height() - 2 * pad
-        for rect in label_candidates(own, width, height, self._LABEL_GAP, rings):
+        for candidate in label_candidates(own, width, height, self._LABEL_GAP, rings):
+            rect = nudged_inside(candidate, inside, own.width())
             if not inside.contains(rect):
                 continue
             if any(rect.intersects(other) for other in placed):
@@ -504,6 +567,65 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             return rect
         label.setVisible(False)
         return None
+
+    def _place_with_leader(
+        self,
+        index: int,
+        markers: list[QRectF],
+        dots: list[QRectF],
+        placed: list[QRectF],
+        segments: list[tuple[QPointF, QPointF]],
+        inside: QRectF,
+    ) -> bool:
+        """A far place for selected GPU ``index``'s name whose text and leader line
+        (marker to nearest point of the text) both keep clear of everything."""
+        view = self.getViewBox()
+        label = self._labels[index]
+        own = markers[index]
+        centre = own.center()
+        others = [mark for i, mark in enumerate(markers) if i != index] + dots
+        leaders = [(a, b) for _, a, b in self.leader_lines]
+        label.setAnchor((0, 0))
+        pad = max(0.0, float(label.textItem.document().documentMargin()) - 1.0)
+        size = label.textItem.boundingRect().size()
+        width, height = size.width() - 2 * pad, size.height() - 2 * pad
+        near = len(label_candidates(own, width, height, self._LABEL_GAP))
+        for candidate in label_candidates(own, width, height, self._LABEL_GAP, rings=9)[near:]:
+            rect = nudged_inside(candidate, inside, own.width())
+            if not inside.contains(rect):
+                continue
+            if any(rect.intersects(other) for other in placed):
+                continue
+            if any(rect.intersects(mark) for mark in [own, *others]):
+                continue
+            if any(segment_hits_rect(a, b, rect) for a, b in [*segments, *leaders]):
+                continue
+            end = QPointF(
+                min(max(centre.x(), rect.left()), rect.right()),
+                min(max(centre.y(), rect.top()), rect.bottom()),
+            )
+            length = math.hypot(end.x() - centre.x(), end.y() - centre.y())
+            if length <= own.width() / 2:
+                continue
+            start = centre + (end - centre) * (own.width() / 2 / length)
+            # a leader may pass over grey dots, never a selected marker or a name
+            selected_others = [mark for i, mark in enumerate(markers) if i != index]
+            if any(segment_hits_rect(start, end, box) for box in [*selected_others, *placed]):
+                continue
+            if any(segments_cross(start, end, a, b) for a, b in [*segments, *leaders]):
+                continue
+            label.setPos(view.mapSceneToView(rect.topLeft() - QPointF(pad, pad)))
+            label.setVisible(True)
+            leader = self._leader_items[index]
+            a, b = view.mapSceneToView(start), view.mapSceneToView(end)
+            leader.setData(x=[a.x(), b.x()], y=[a.y(), b.y()])
+            leader.setVisible(True)
+            placed.append(rect)
+            self.label_rects.append((label.toPlainText(), rect))
+            self.leader_lines.append((label.toPlainText(), start, end))
+            return True
+        label.setVisible(False)
+        return False
 
     def label_items(self) -> list[pg.TextItem]:
         return list(self._labels)

@@ -39,8 +39,8 @@ def test_segment_hits_rect_agrees_with_walking_the_segment(
 def test_candidates_keep_clear_of_their_own_marker() -> None:
     own = QRectF(93, 93, 14, 14)
     rects = label_candidates(own, 60, 14, 2.0)
-    assert len(rects) == 50
-    assert len(label_candidates(own, 60, 14, 2.0, rings=2)) == 20
+    assert len(rects) == 70
+    assert len(label_candidates(own, 60, 14, 2.0, rings=2)) == 28
     for rect in rects:
         assert rect.width() == 60 and rect.height() == 14
         assert not rect.intersects(own)

@@ -373,6 +373,22 @@ def test_scatter_names_clear_every_marker_name_legend_and_the_frontier_line(
             assert not _crosses(a, b, rect), text
         for other_text, other in rects[index + 1 :]:
             assert not rect.intersects(other), (text, other_text)
+    # a name moved further out has a leader line from its marker that crosses no
+    # selected marker, no other name and not the frontier line
+    for text, start, end in plot.leader_lines:
+        for other_text, rect in rects:
+            if other_text != text:
+                assert not _crosses(start, end, rect), (text, other_text)
+        for point in plot.selection_points:
+            if point.name != text:
+                assert not _crosses(start, end, box(point, 14)), (text, point.name)
+        for a, b in itertools.pairwise(corners):
+            steps = max(1, int(math.hypot(b.x() - a.x(), b.y() - a.y())))
+            for i in range(steps + 1):
+                spot = QPointF(
+                    a.x() + (b.x() - a.x()) * i / steps, a.y() + (b.y() - a.y()) * i / steps
+                )
+                assert not _crosses(start, end, QRectF(spot.x() - 0.5, spot.y() - 0.5, 1, 1)), text
     # a selected GPU is either named beside its point or in the legend, in its colour
     named = {text for text, _ in rects}
     legend_texts = " ".join(label.text for _, label in plot.legend.items)
