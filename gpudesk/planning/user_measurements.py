@@ -8,9 +8,10 @@ model and weight format, mode and lengths, tokens/s, and the estimate GPUDesk ma
 the same workload when it could make one.
 
 The database lives in the user's data folder (``measurements.sqlite``), has a schema
-version in ``PRAGMA user_version``, and ignores a row it already holds (the same
-figure from the same source: a re-import adds nothing). Only the standard library's
-``sqlite3`` is used.
+version in ``PRAGMA user_version``, and ignores a row it already holds: the same run
+(see :meth:`Measurement.key`), whatever it was called on import, so a re-import, with
+or without ``--model``, or of the same run in another llama-bench format, adds
+nothing. Only the standard library's ``sqlite3`` is used.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpudesk.paths import user_data_dir
 
-SCHEMA_VERSION = 1
+#: 2: a row's key is its run, not its labels (version 1 keys are rewritten on open)
+SCHEMA_VERSION = 2
 DB_NAME = "measurements.sqlite"
 #: what an exported file says it is, so an import knows it
 EXPORT_FORMAT = "gpudesk-measurements"
@@ -39,6 +41,13 @@ _COLUMNS = (
     "gpu_id", "gpu_name", "count", "engine", "engine_version", "backend", "model",
     "model_file", "quant", "mode", "seq_in", "seq_out", "concurrency", "tokens_per_s",
     "estimate_tokens_per_s", "measured_at", "driver", "source", "source_format", "note",
+)  # fmt: skip
+
+
+#: the fields that identify a run (:meth:`Measurement.key`)
+_RUN_FIELDS = (
+    "gpu_id", "count", "engine", "engine_version", "backend", "driver", "mode", "seq_in",
+    "seq_out", "concurrency", "tokens_per_s", "measured_at",
 )  # fmt: skip
 
 
@@ -69,8 +78,17 @@ class Measurement(BaseModel):
     note: str | None = Field(default=None, max_length=1000)
 
     def key(self) -> str:
-        """What makes a row the same row: everything but the estimate and the note."""
-        fields = self.model_dump(exclude={"estimate_tokens_per_s", "note", "source"})
+        """What makes a row the same run: what was measured on what and the result.
+
+        That is the GPU and how many, engine, its version and backend, driver, mode,
+        lengths, concurrency, tokens/s and when it was measured. Not the words the row
+        was given on import (model, model file, weight format, the file's GPU name),
+        which differ for one run imported with and without ``--model``; nor where it was
+        read from (file, format), nor GPUDesk's estimate and note. Two runs of different
+        models share a key only with the same tokens/s to the file's last digit, on the
+        same GPU, lengths and time.
+        """
+        fields = self.model_dump(include=set(_RUN_FIELDS))
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
     @property
@@ -149,12 +167,37 @@ class MeasurementStore:
             )
         if version == SCHEMA_VERSION:
             return
+        if version == 1:
+            self._rekey(connection)
+            return
         columns = ", ".join(f"{name} {_sql_type(name)}" for name in _COLUMNS)
         with connection:
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS measurement (id INTEGER PRIMARY KEY, "
                 f"key TEXT NOT NULL UNIQUE, stored_at TEXT NOT NULL, {columns})"
             )
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _rekey(self, connection: sqlite3.Connection) -> None:
+        """Version 1 -> 2: each row's key becomes its run's. A row whose run an older row
+        already holds keeps its old key (nothing stored is deleted); a re-import of that
+        run is then ignored by the older row's key."""
+        with connection:
+            found = connection.execute(
+                f"SELECT id, {', '.join(_COLUMNS)} FROM measurement ORDER BY id"
+            ).fetchall()
+            taken: set[str] = set()
+            for row in found:
+                try:
+                    key = Measurement.model_validate(
+                        dict(zip(_COLUMNS, row[1:], strict=True))
+                    ).key()
+                except ValueError:
+                    continue  # edited by hand into something invalid: left as it is
+                if key in taken:
+                    continue
+                taken.add(key)
+                connection.execute("UPDATE measurement SET key = ? WHERE id = ?", (key, row[0]))
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def add(self, rows: Sequence[Measurement]) -> tuple[int, int]:

@@ -231,3 +231,53 @@ def test_a_database_that_is_not_sqlite_is_a_store_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="not a GPUDesk measurement database"):
         MeasurementStore(path).rows()
+
+
+def test_one_run_is_stored_once_whatever_it_was_called(tmp_path: Path) -> None:
+    """A run's identity is what was measured, not the words it was imported with: the
+    table with and without --model, and the JSON/JSONL/CSV of one run, are one row each."""
+    store = MeasurementStore(tmp_path / "m.sqlite")
+    table = FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md"
+    assert store.add(parse_file(table, ImportHints(gpu_id="rtx-4090")).rows) == (3, 0)
+    named = parse_file(table, ImportHints(gpu_id="rtx-4090", model="tinyllama-1.1b"))
+    assert store.add(named.rows) == (0, 3)
+    hints = ImportHints(gpu_id="ascend-910b", model="qwen2.5-0.5b")
+    added = [
+        store.add(parse_file(FILES / f"llama-bench-cann-ascend.{ext}", hints).rows)
+        for ext in ("json", "jsonl", "csv")
+    ]
+    assert added == [(1, 0), (0, 1), (0, 1)]
+    assert len(store.rows()) == 4
+
+
+def test_a_version_1_database_is_rekeyed_and_keeps_every_row(tmp_path: Path) -> None:
+    import hashlib
+    import sqlite3
+
+    from gpudesk.planning.user_measurements import _COLUMNS
+
+    path = tmp_path / "m.sqlite"
+    table = FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md"
+    rows = parse_file(table, ImportHints(gpu_id="rtx-4090")).rows
+    named = parse_file(table, ImportHints(gpu_id="rtx-4090", model="tinyllama-1.1b")).rows
+    columns = ", ".join(_COLUMNS)
+    with sqlite3.connect(path) as connection:  # what version 1 wrote: labels in the key
+        connection.execute(
+            "CREATE TABLE measurement (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, "
+            f"stored_at TEXT NOT NULL, {columns})"
+        )
+        for row in [*rows, named[0]]:
+            fields = row.model_dump(exclude={"estimate_tokens_per_s", "note", "source"})
+            old_key = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+            values = row.model_dump()
+            connection.execute(
+                f"INSERT INTO measurement (key, stored_at, {columns}) VALUES (?, ?, "
+                f"{', '.join('?' for _ in _COLUMNS)})",
+                (old_key, "2026-12-01T00:00:00+00:00", *(values[name] for name in _COLUMNS)),
+            )
+        connection.execute("PRAGMA user_version = 1")
+    store = MeasurementStore(path)
+    assert len(store.rows()) == 4  # the twin stored by version 1 is kept
+    assert store.add(named) == (0, 3)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
