@@ -141,6 +141,8 @@ def field_label(name: str) -> str:
 
 #: dated statements that stand in for a missing price or cloud rate
 _STATEMENTS = ("price_unavailable", "rates_unavailable")
+#: rows that only apply to some entries: left out, not shown as "n/a", where they don't
+_ONLY_WHEN_SET = (*_STATEMENTS, "price_system")
 
 
 def field_text(entry: CatalogEntry, name: str) -> str | None:
@@ -324,8 +326,10 @@ def entry_details_html(
         rows = []
         for name in fields:
             text = field_text(entry, name)
-            if text is None and name in _STATEMENTS:
-                continue  # "No price: n/a" said nothing; a statement shows only when made
+            if text is None and name in _ONLY_WHEN_SET:
+                # "No price: n/a" said nothing, nor did "Computer priced: n/a" on a
+                # card priced alone: such a row shows only when it has something to say.
+                continue
             rows.append(
                 (html.escape(field_label(name)), missing if text is None else html.escape(text))
             )

@@ -236,3 +236,18 @@ def test_a_price_statement_shows_only_when_the_entry_makes_one() -> None:
     )
     text = entry_details_html(stated, today=dt.date(2026, 12, 1))
     assert "No price" in text and "sold only inside a system (as of 2026-12-01)" in text
+
+
+def test_the_computer_priced_row_shows_only_for_a_system_price() -> None:
+    # A card priced on its own listed "Computer priced: n/a", which said nothing.
+    alone = entry_details_html(_entry(), today=dt.date(2026, 12, 1))
+    assert "Computer priced" not in alone
+    system = make_entry(
+        "in-a-box",
+        price_usd=300_000,
+        price_kind="system",
+        price_system="Example 8-GPU server",
+        price_date=dt.date(2026, 11, 1),
+    )
+    text = entry_details_html(system, today=dt.date(2026, 12, 1))
+    assert "Computer priced" in text and "Example 8-GPU server" in text
