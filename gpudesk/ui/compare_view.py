@@ -7,6 +7,7 @@ Numbers come from :mod:`gpudesk.compare`; this module only arranges widgets.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,7 +66,14 @@ from gpudesk.render.style import ChartStyle, chart_style, measured_color
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
 from gpudesk.ui.compare_layout import LAYOUT_WORDS, ROW_LABEL_MAX_PX, ChartLayout, CompareLayout
-from gpudesk.ui.compare_widgets import AxisPicker, CompareTableModel, metric_combo, swatch
+from gpudesk.ui.compare_widgets import (
+    STALE_WORDS,
+    AxisPicker,
+    CompareTableModel,
+    metric_combo,
+    stale_cells,
+    swatch,
+)
 from gpudesk.ui.price_chart import PriceRangeChart
 from gpudesk.ui.state import AppState
 
@@ -466,7 +474,10 @@ class CompareView(CompareLayout):
         if measured is not None:
             headers.append(measured.label)
             colors.append(measured_color(False))
-        self.table_model.set_comparison(self.comparison, headers, colors, self._style.dark)
+        stale = stale_cells(entries, dt.date.today())
+        self.table_model.set_comparison(
+            self.comparison, headers, colors, self._style.dark, stale=stale
+        )
         self._give_table_room()
         self._fit_row_labels()
         self._fit_columns()
@@ -479,6 +490,8 @@ class CompareView(CompareLayout):
             notes.append("Other columns show each value with its ratio to the baseline (×2.7).")
         if measured is not None:
             notes.append(f"“{measured.label}”: measured figures only (— not measured).")
+        if stale:
+            notes.append(STALE_WORDS)
         self.table_note.setText(" ".join(notes))
 
     def normalisation_choice(self) -> NormalisationChoice:

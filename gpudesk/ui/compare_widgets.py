@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Mapping, Sequence
+
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
@@ -14,11 +17,42 @@ from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPixmap
 from PySide6.QtWidgets import QComboBox, QListWidget, QListWidgetItem, QWidget
 
 from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.prices import STALE_AFTER_MONTHS, is_stale, stale_note
+from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS
+from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import DEFAULT_RADAR_AXES, MAX_AXES, MIN_AXES, RADAR_AXES
 from gpudesk.compare.table import Comparison, Row, RowKind
 from gpudesk.render.text import plain_tooltip
 
 _GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
+#: the sign in a cell whose price or rate may be out of date (its tooltip says why)
+STALE_SIGN = "⚠"
+#: what the sign means, for the note under the table
+STALE_WORDS = (
+    f"{STALE_SIGN}: price seen over {STALE_AFTER_MONTHS} months ago or cloud rate over "
+    f"{RATE_STALE_AFTER_DAYS} days old (may be out of date; hover for the date)."
+)
+
+
+def stale_cells(entries: Sequence[CatalogEntry], today: dt.date) -> dict[tuple[str, str], str]:
+    """(row key, GPU id) -> the warning in words, for each price or rate that may be old.
+
+    The purchase price's date row ("Price seen") carries the price's warning and
+    the "Cloud price" row its rate's: the same limits as the catalog and the
+    details pane (12 months, 90 days).
+    """
+    marks: dict[tuple[str, str], str] = {}
+    for entry in entries:
+        if entry.price_usd is not None and is_stale(entry.price_date, today):
+            marks[("price_date", entry.id)] = stale_note("price", entry.price_date)
+        rate = entry.lowest_on_demand_rate
+        if rate is not None and (
+            rate.date is None or (today - rate.date).days > RATE_STALE_AFTER_DAYS
+        ):
+            marks[("cloud_hourly_usd", entry.id)] = (
+                f"{stale_note('rate', rate.date)} (over {RATE_STALE_AFTER_DAYS} days old)"
+            )
+    return marks
 
 
 def _best_colors(dark: bool) -> tuple[QColor, QColor]:
@@ -44,12 +78,20 @@ class CompareTableModel(QAbstractTableModel):
         self._headers: list[str] = []
         self._colors: list[QColor] = []
         self._dark = False
+        self._stale: Mapping[tuple[str, str], str] = {}
 
     def set_comparison(
-        self, comparison: Comparison | None, headers: list[str], colors: list[QColor], dark: bool
+        self,
+        comparison: Comparison | None,
+        headers: list[str],
+        colors: list[QColor],
+        dark: bool,
+        stale: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
+        """Show ``comparison``; ``stale`` (see :func:`stale_cells`) marks old prices."""
         self.beginResetModel()
         self.comparison = comparison
+        self._stale = stale or {}
         self._headers = headers
         self._colors = colors
         self._dark = dark
@@ -124,14 +166,19 @@ class CompareTableModel(QAbstractTableModel):
             return None
         column = index.column()
         best = comparison.is_best(line, column)
+        # Old is said with a sign in the cell and words in its tooltip, not by colour.
+        stale = self._stale.get((line.key, comparison.columns[column].id))
         if role == Qt.ItemDataRole.DisplayRole:
-            return comparison.cell_text(line, column)
+            text = comparison.cell_text(line, column)
+            return text if stale is None else f"{STALE_SIGN} {text}"
         if role == Qt.ItemDataRole.ToolTipRole:
             raw = comparison.value_text(line, column)
             unit = f" {line.unit}" if line.unit and raw not in ("n/a", "—") else ""
             tip = f"{comparison.columns[column].name}\n{line.header}: {raw}{unit}"
             if best:
                 tip += "\nbest in this row"
+            if stale is not None:
+                tip += f"\n{STALE_SIGN} {stale}"
             return plain_tooltip(tip)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if line.kind is RowKind.METRIC:

@@ -566,3 +566,53 @@ def test_a_strip_shaped_chart_exports_at_the_report_aspect(
         for y in range(image.height() * 3 // 4, image.height() - 40, 9)
     }
     assert len(lower - {background}) > 3
+
+
+def test_old_prices_and_rates_carry_a_sign_and_words_not_colour_alone(qtbot: QtBot) -> None:
+    today = dt.date.today()
+    fresh, old = today - dt.timedelta(days=30), today - dt.timedelta(days=400)
+
+    def priced(entry_id: str, seen: dt.date, rate_seen: dt.date) -> CatalogEntry:
+        rate = {
+            "provider": "Example Cloud",
+            "usd_per_gpu_hour": 2.5,
+            "kind": "on_demand",
+            "date": rate_seen,
+            "source": "https://example.com/pricing",
+        }
+        return make_entry(
+            entry_id,
+            price_usd=1000,
+            price_kind="street",
+            price_date=seen,
+            cloud_rates=[rate],
+        )
+
+    entries = [
+        priced("new", fresh, fresh),
+        # a rate 91 days old is past the 90-day limit, though the price is this month's
+        priced("oldrate", fresh, today - dt.timedelta(days=91)),
+        priced("oldprice", old, today - dt.timedelta(days=90)),
+    ]
+    state = AppState(catalog=Catalog(entries=entries))
+    view = CompareView(state)
+    qtbot.addWidget(view)
+    state.set_compare(["new", "oldrate", "oldprice"])
+    model = view.table_model
+    seen, cloud = model.row_of("price_date"), model.row_of("cloud_hourly_usd")
+
+    def cell(row: int, column: int, role: Qt.ItemDataRole = Qt.ItemDataRole.DisplayRole) -> str:
+        return str(model.data(model.index(row, column), role))
+
+    assert cell(seen, 0) == fresh.isoformat() and cell(seen, 1) == fresh.isoformat()
+    assert cell(seen, 2) == f"⚠ {old.isoformat()}"
+    assert f"price from {old:%Y-%m}, may be out of date" in cell(
+        seen, 2, Qt.ItemDataRole.ToolTipRole
+    )
+    assert not cell(cloud, 0).startswith("⚠") and not cell(cloud, 2).startswith("⚠")
+    assert cell(cloud, 1) == "⚠ 2.50"
+    assert "over 90 days old" in cell(cloud, 1, Qt.ItemDataRole.ToolTipRole)
+    assert "⚠ " not in cell(seen, 0, Qt.ItemDataRole.ToolTipRole)
+    # the sign is explained in words under the table
+    assert "over 12 months" in view.table_note.text()
+    assert "over 90 days" in view.table_note.text()
