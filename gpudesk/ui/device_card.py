@@ -29,23 +29,26 @@ from gpudesk.hardware.models import (
     title_for,
 )
 from gpudesk.ui import theme
-from gpudesk.ui.device_monitor import (
-    LOST_COLOR,
-    device_color,
-)
+from gpudesk.ui.device_monitor import device_color
 from gpudesk.ui.state import AppState
 from gpudesk.ui.words import plain_words
 
-CARD_STYLE = """
-QFrame#deviceCard, QFrame#cpuCard {
+
+def card_style() -> str:
+    """The cards' style sheet in the current theme (a lost card's border in the theme's
+    error colour, the hint in its warning colour); re-read it after a theme switch."""
+    error = theme.error_color().name()
+    warning = theme.severity_color("warning").name()
+    return f"""
+QFrame#deviceCard, QFrame#cpuCard {{
     border: 1px solid palette(mid);
     border-radius: 6px;
     background: palette(base);
-}
-QFrame#deviceCard[lost="true"] { border: 2px solid #c0392b; }
-QFrame#deviceCard[mig="true"] { margin-left: 22px; }
-QLabel#fieldName { color: palette(placeholder-text); }
-QLabel#deviceHint { color: #b9770e; }
+}}
+QFrame#deviceCard[lost="true"] {{ border: 2px solid {error}; }}
+QFrame#deviceCard[mig="true"] {{ margin-left: 22px; }}
+QLabel#fieldName {{ color: palette(placeholder-text); }}
+QLabel#deviceHint {{ color: {warning}; }}
 """
 
 
@@ -110,21 +113,17 @@ class DeviceCard(QFrame):
         layout.setSpacing(6)
 
         header = QHBoxLayout()
-        swatch = ""
-        if color_position is not None:
-            color = device_color(color_position, dark=theme.is_dark()).name()
-            swatch = f'<span style="color:{color}">&#9632;</span> '
-        state_text = ""
-        if gpu.driver_loaded is False:
-            state_text = f' <b style="color:{LOST_COLOR}">driver not loaded</b>'
-        self.title = QLabel(f"{swatch}<b>{escape(gpu.label)}</b>{state_text}")
+        self._color_position = color_position
+        self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         header.addWidget(self.title, 1)
-        self.lost_badge = QLabel(f'<b style="color:{LOST_COLOR}">LOST</b>')
+        self.lost_badge = QLabel()
         self.lost_badge.setToolTip("This device stopped answering (NVML: GPU is lost)")
         self.lost_badge.setVisible(gpu.lost)
         header.addWidget(self.lost_badge)
+        self._restyle_header()
+        theme.notifier().changed.connect(self._restyle_header)
         self.compare_button = QPushButton("Compare")
         self.compare_button.setToolTip("Add the matched catalog entry to the compare view")
         self.compare_button.setVisible(match.catalog_id is not None and gpu.kind is DeviceKind.GPU)
@@ -293,6 +292,19 @@ class DeviceCard(QFrame):
         else:
             self.compare_button.setToolTip("Compare is full (6 GPUs): remove one there first")
 
+    def _restyle_header(self, *_args: object) -> None:
+        """The title's swatch and the red words in the current theme's colours."""
+        swatch = ""
+        if self._color_position is not None:
+            color = device_color(self._color_position, dark=theme.is_dark()).name()
+            swatch = f'<span style="color:{color}">&#9632;</span> '
+        error = theme.error_color().name()
+        state_text = ""
+        if self.gpu.driver_loaded is False:
+            state_text = f' <b style="color:{error}">driver not loaded</b>'
+        self.title.setText(f"{swatch}<b>{escape(self.gpu.label)}</b>{state_text}")
+        self.lost_badge.setText(f'<b style="color:{error}">LOST</b>')
+
     def set_lost(self) -> None:
         """Mark the device lost (it stopped answering while monitored)."""
         self.lost_badge.show()
@@ -356,4 +368,4 @@ class DiagnosisPanel(QFrame):
         self.works.setVisible(True)
 
 
-__all__ = ["CARD_STYLE", "DeviceCard", "DiagnosisPanel", "escape"]
+__all__ = ["DeviceCard", "DiagnosisPanel", "card_style", "escape"]

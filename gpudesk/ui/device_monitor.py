@@ -43,7 +43,6 @@ from gpudesk.ui import theme
 from gpudesk.ui.worker import TaskWorker
 
 SAMPLE_INTERVAL_MS = 1000
-LOST_COLOR = "#c0392b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,7 +417,7 @@ class MonitorPanel(QWidget):
             color = device_color(position, self._style.dark).name()
             name = html.escape(f"GPU {device.index}: {device.name or 'unknown'}")
             lost = device.key in self._reported_lost
-            suffix = f' <b style="color:{LOST_COLOR}">LOST</b>' if lost else ""
+            suffix = f' <b style="color:{theme.error_color().name()}">LOST</b>' if lost else ""
             parts.append(f'<span style="color:{color}">&#9632;</span> {name}{suffix}')
         self.legend.setText("&nbsp;&nbsp;&nbsp;".join(parts))
         self.legend.setVisible(bool(parts))

@@ -40,7 +40,8 @@ from gpudesk.hardware.models import (
 )
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.progress import Progress
-from gpudesk.ui.device_card import CARD_STYLE, DeviceCard, DiagnosisPanel, escape
+from gpudesk.ui import theme
+from gpudesk.ui.device_card import DeviceCard, DiagnosisPanel, card_style, escape
 from gpudesk.ui.device_monitor import (
     SAMPLE_INTERVAL_MS,
     MonitorPanel,
@@ -96,7 +97,8 @@ class DevicesView(QWidget):
         self.cards: list[DeviceCard] = []
         self._worker: TaskWorker | None = None
         self._closed = False
-        self.setStyleSheet(CARD_STYLE)
+        self.setStyleSheet(card_style())
+        theme.notifier().changed.connect(self._restyle_cards)
 
         layout = QVBoxLayout(self)
         header = QHBoxLayout()
@@ -167,6 +169,9 @@ class DevicesView(QWidget):
     @property
     def busy(self) -> bool:
         return self._worker is not None
+
+    def _restyle_cards(self, *_args: object) -> None:
+        self.setStyleSheet(card_style())
 
     def refresh(self) -> None:
         """Detect again on a worker thread (ignored while a detection runs)."""

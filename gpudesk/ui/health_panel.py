@@ -14,9 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from gpudesk.health.doctor import DoctorReport, Finding
+from gpudesk.ui import theme
 
-#: Severity colours, readable on light and dark palettes.
-SEVERITY_COLORS = {"error": "#c0392b", "warning": "#b9770e", "info": "#5d6d7e"}
 _SEVERITY_WORDS = {"error": "Error", "warning": "Warning", "info": "Note"}
 
 
@@ -29,7 +28,7 @@ class HealthProblem:
 
 
 def _finding_html(finding: Finding) -> str:
-    color = SEVERITY_COLORS[finding.severity]
+    color = theme.severity_color(finding.severity).name()
     word = _SEVERITY_WORDS[finding.severity]
     return (
         f"<li><span style='color:{color}'><b>{word}</b></span> "
@@ -46,13 +45,16 @@ def report_html(report: DoctorReport) -> str:
         if finding.severity == "warning"
     )
     if not report.ok:
-        verdict, color = "Problems found", SEVERITY_COLORS["error"]
+        verdict, color = "Problems found", theme.severity_color("error").name()
     elif warnings:
         # passing, as doctor's exit code says, but not "all checks passed"
         plural = "s" if warnings != 1 else ""
-        verdict, color = f"Passed, with {warnings} warning{plural}", SEVERITY_COLORS["warning"]
+        verdict, color = (
+            f"Passed, with {warnings} warning{plural}",
+            theme.severity_color("warning").name(),
+        )
     else:
-        verdict, color = "All checks passed", "#1e8449"
+        verdict, color = "All checks passed", theme.severity_color("ok").name()
     parts.append(f"<p><b style='color:{color}'>{verdict}</b>")
     if report.nvidia_smi:
         parts.append(f" &nbsp;(compared with {html.escape(report.nvidia_smi)})")
@@ -65,10 +67,11 @@ def report_html(report: DoctorReport) -> str:
             agreed = len(gpu.agreement) - len(bad)
             parts.append(f" — nvidia-smi agrees on {agreed} of {len(gpu.agreement)} fields")
         parts.append("</p><ul>")
+        error = theme.severity_color("error").name()
         for field_name in gpu.disagreeing:
             field = gpu.agreement[field_name]
             parts.append(
-                f"<li><span style='color:{SEVERITY_COLORS['error']}'><b>Disagrees</b></span> "
+                f"<li><span style='color:{error}'><b>Disagrees</b></span> "
                 f"<i>{html.escape(field_name)}</i>: GPUDesk {html.escape(str(field.gpudesk))}, "
                 f"nvidia-smi {html.escape(str(field.nvidia_smi))}</li>"
             )
@@ -100,16 +103,26 @@ class HealthPanel(QFrame):
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.body)
         self.report: DoctorReport | None = None
+        self._showing_report = False
+        # The report's colours are the theme's: a light/dark switch writes it again.
+        theme.notifier().changed.connect(self._restyle)
+
+    def _restyle(self, *_args: object) -> None:
+        if self._showing_report and self.report is not None:
+            self.body.setText(report_html(self.report))
 
     def show_running(self, message: str) -> None:
+        self._showing_report = False
         self.body.setText(f"<b>Checking health…</b> {html.escape(message)}")
 
     def show_report(self, report: DoctorReport) -> None:
         self.report = report
+        self._showing_report = True
         self.body.setText(report_html(report))
 
     def show_problem(self, problem: HealthProblem) -> None:
         self.report = None
+        self._showing_report = False
         self.body.setText(f"<b>{html.escape(problem.title)}</b><br>{html.escape(problem.message)}")
 
     def text(self) -> str:

@@ -258,6 +258,25 @@ def error_color() -> QColor:
     return QColor(ERROR_COLORS[_dark])
 
 
+#: Text colour of a warning, and of a check that passed, by theme (dark?): at least
+#: 4.5:1 on the window and base colours of its theme (#b9770e was 3.2:1 on the light
+#: window, #1e8449 2.9:1 on the dark one).
+WARNING_COLORS = {False: "#8a5a00", True: "#e0a040"}
+OK_COLORS = {False: "#1b6e3a", True: "#66d17a"}
+
+
+def severity_color(severity: str) -> QColor:
+    """The text colour of a finding's severity ("error", "warning", "info", "ok") in the
+    current theme; the severity is also said in words beside it, never by colour alone."""
+    if severity == "error":
+        return error_color()
+    if severity == "warning":
+        return QColor(WARNING_COLORS[_dark])
+    if severity == "ok":
+        return QColor(OK_COLORS[_dark])
+    return muted_color()
+
+
 class _ErrorTextFollower(QObject):
     def __init__(self, widget: QWidget, extra_css: str) -> None:
         super().__init__(widget)

@@ -82,3 +82,49 @@ def test_error_text_is_at_least_4_5_to_1_and_labels_follow_a_switch(
     theme.apply_theme(theme.ThemeMode.LIGHT if themed else theme.ThemeMode.DARK)
     assert theme.error_color().name() in label.styleSheet()  # the other theme's, live
     assert forms.error_color() == theme.error_color().name()
+
+
+@pytest.mark.parametrize("severity", ["error", "warning", "ok", "info"])
+def test_severity_colours_are_at_least_4_5_to_1(themed: bool, severity: str) -> None:
+    # #c0392b (error) was 3.0:1 on the dark base, #b9770e (warning) 3.2:1 on the light window
+    palette = QApplication.palette()
+    for role in (QPalette.ColorRole.Window, QPalette.ColorRole.Base):
+        ratio = contrast(theme.severity_color(severity), palette.color(role))
+        assert ratio >= 4.5, (severity, role, f"{ratio:.2f}")
+
+
+def test_health_report_and_device_cards_take_the_themes_colours_live(
+    themed: bool, qtbot: QtBot
+) -> None:
+    from hardware import fake_pynvml as fakes
+
+    from gpudesk.hardware.nvml import Nvml
+    from gpudesk.health.doctor import DoctorReport
+    from gpudesk.health.rules import Finding
+    from gpudesk.ui.devices_view import DevicesView
+    from gpudesk.ui.health_panel import HealthPanel
+    from gpudesk.ui.state import AppState
+
+    findings = [
+        Finding(severity="error", check="driver", message="broken"),
+        Finding(severity="warning", check="throttle", message="slow"),
+    ]
+    panel = HealthPanel()
+    qtbot.addWidget(panel)
+    panel.show_report(DoctorReport(ok=False, gpus=[], findings=findings))
+    view = DevicesView(AppState(), nvml=Nvml(module=fakes.two_gpus()), autostart=False)
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.detection_finished, timeout=10_000):
+        view.refresh()
+    card = view.cards[0]
+    card.set_lost()
+    for dark in (themed, not themed):  # as built, then after a live switch
+        theme.apply_theme(theme.ThemeMode.DARK if dark else theme.ThemeMode.LIGHT)
+        error = theme.error_color().name()
+        warning = theme.severity_color("warning").name()
+        assert f"color:{error}" in panel.body.text() and f"color:{warning}" in panel.body.text()
+        assert error in card.lost_badge.text()
+        assert f"solid {error}" in view.styleSheet() and warning in view.styleSheet()
+        for shown in (panel.body.text(), card.lost_badge.text(), view.styleSheet()):
+            assert "#c0392b" not in shown and "#b9770e" not in shown
+    view.shutdown()
