@@ -81,6 +81,7 @@ def emit_for(
         COMMANDS,
         SOURCES,
         LaunchPlan,
+        VllmEra,
         VllmKvPool,
         verify_command,
         vllm_kv_pool,
@@ -93,8 +94,9 @@ def emit_for(
     notes: list[str] = []
     pool = None
     if engine in ("vllm", "sglang"):
+        nvlink = bool(getattr(entry, "nvlink", False))
 
-        def pool_for(max_model_len: int) -> VllmKvPool:
+        def pool_for(max_model_len: int, era: VllmEra = VllmEra.V1) -> VllmKvPool:
             return vllm_kv_pool(
                 shape,
                 weights_bytes,
@@ -105,6 +107,8 @@ def emit_for(
                 kv_dtype_bytes=kv_dtype_bytes,
                 gpu_name=entry.name,
                 sampler_seqs=max_num_seqs,
+                nvlink=nvlink,
+                era=era,
             )
 
         pool = pool_for(length)
@@ -122,12 +126,21 @@ def emit_for(
             )
             length = fitted
             pool = pool_for(length)
-    if pool is not None and tensor_parallel > 1:
+    pool_0_17 = None
+    if pool is not None and engine == "vllm":
+        pool_0_17 = pool_for(pool.max_model_len, VllmEra.V1_0_17)
         notes.append(
-            "with tensor parallelism this is one clean GPU's pool and vLLM logs the "
-            "smallest rank's; NCCL buffers on NVLink can take more (3.58 GiB on an H100 "
-            "pair under V0): on published logs it was 7-52% too high, so read "
-            "this as an upper bound"
+            f"the pool is vLLM 0.21's and later (its CUDA graph estimate, "
+            f"{pool.cuda_graph_bytes / 2**30:.2f} GiB, comes off the pool); vLLM 0.17-0.20 "
+            f"would log {pool_0_17.tokens:,} tokens"
+        )
+    if pool is not None and tensor_parallel > 1:
+        link = "NVLink" if nvlink else "PCIe"
+        notes.append(
+            f"with tensor parallelism this is one clean GPU's pool ({link}: "
+            f"{pool.non_torch_bytes / 2**30:.2f} GiB of NCCL/all-reduce and other non-torch "
+            "memory per GPU) and vLLM logs the smallest rank's: a GPU that holds anything "
+            "else (another process, a display) lowers every rank's pool"
         )
     plan = LaunchPlan(
         engine=engine,
@@ -161,6 +174,11 @@ def emit_for(
             "weights_gib": round(pool.weights_bytes / 2**30, 2),
             "peak_activation_gib": round(pool.activation_bytes / 2**30, 2),
             "non_torch_gib": round(pool.non_torch_bytes / 2**30, 2),
+            "cuda_graph_gib": round(pool.cuda_graph_bytes / 2**30, 2),
+            "vllm_versions": pool.era.label,
+            "gpu_kv_cache_tokens_vllm_0_17_to_0_20": (
+                pool_0_17.tokens if pool_0_17 is not None else None
+            ),
             "bytes_per_token": pool.bytes_per_token,
             "log_lines": pool.log_lines(),
             "working": pool.working(),

@@ -4,37 +4,59 @@ The KV pool follows vLLM's own accounting (``gpu_worker.determine_available_memo
 in V1, ``worker.determine_num_available_blocks`` in V0), per GPU:
 
     KV bytes = total x gpu_memory_utilization - weights - peak activation - non-torch
+               (- estimated CUDA graph memory, vLLM 0.21 and later)
+
+Each term, and where its figure comes from (the test table in
+tests/planning/test_engine_launch.py holds the logs, split into the rows these figures
+were read from and the rows held out to check them):
 
 - **total** is what ``cudaMemGetInfo`` reports, which is nvidia-smi's total less what the
   driver keeps back: vLLM logs ``total_gpu_memory=23.58GiB`` on a 24 GiB RTX 3090
   (vllm-project/vllm issue 10517), 0.42 GiB under nvidia-smi's 24576 MiB;
-  :data:`DRIVER_HELD_BYTES` is that difference.
+  :data:`DRIVER_HELD_BYTES` is that difference (on an H100's 81559 MiB it gives
+  79.23 GiB; vLLM 0.19 logs ``total_memory=79.19GiB``).
 - **weights** are the model's bytes in its format over the tensor-parallel degree.
-- **peak activation** is the profiling forward pass over ``max_num_batched_tokens``
-  tokens: per token the MLP's gate/up output, its activation and the hidden states in
-  16-bit, 6 x (intermediate / TP + hidden) bytes. Fitted to nothing: on vLLM 0.6 the
-  RTX 3090 log of issue 10517 shows 2.07 GiB of peak activation at 20,000 tokens and
-  2.99 GiB at 29,000 for Llama 3.1 8B, 111 KB per token, where the formula gives 110.6 KB.
-  V1 profiles ``max_num_batched_tokens`` (default 8192 for the API server on GPUs of
-  70 GiB or more other than the A100, else 2048); V0 without chunked prefill profiled
-  the whole ``max_model_len``.
-- **the sampler** (V1 only): ``GPUModelRunner.profile_run`` (vllm/v1/worker/
-  gpu_model_runner.py) runs ``self._dummy_sampler_run(last_hidden_states)`` after the
-  dummy forward pass, over ``max_num_seqs`` requests (vllm PR 13594 put the sampler into
-  V1's profile: it took 58,928 tokens off an H100's pool). Its tensors are one
-  ``max_num_seqs x vocab`` block each: the fp32 logits, their log-softmax, the top-k/top-p
-  sort's values (fp32) and indices (int64), the softmax and cumulative sum behind top-p;
-  :data:`SAMPLER_BYTES_PER_LOGIT` (38 bytes) is their sum as it shows in the measured peaks,
-  a fitted figure, not read off the code. The forward pass's activations are freed
-  before the sampler runs, so the profiled peak is the larger of the two, not their sum.
-  V1's default ``max_num_seqs`` (``EngineArgs`` batch defaults in vllm/engine/arg_utils.py)
-  is 1024 on GPUs of 70 GiB or more other than the A100, else 256. V0's profile showed no
-  such peak: 0.19 GiB of activation with 256 sequences and a 152,064-token vocabulary
-  (vllm issue 13061), where the V1 sampler's tensors would be 1.4 GiB.
-- **non-torch** memory (cuBLAS workspaces, NCCL buffers): 0.35 GiB, as the same log
-  reports (0.20-0.25 GiB in other logs: vllm PR 14447 with TP 4 on RTX 3090s, issue
-  13061 with TP 2 on RTX 4090s, so it does not grow with TP on GPUs without NVLink;
-  an H100 pair under V0 logged 3.58 GiB, PR 10511, which this does not model).
+- **the forward pass** of the profiling run over ``max_num_batched_tokens`` tokens:
+  per token the MLP's gate/up output, its activation and the hidden states in 16-bit,
+  6 x (intermediate / TP + hidden) bytes. On vLLM 0.6 (V0) the RTX 3090 log of issue
+  10517 shows 2.07 GiB of peak activation at 20,000 tokens and 2.99 GiB at 29,000 for
+  Llama 3.1 8B, 111 KB per token, where the formula gives 110.6 KB. V1 profiles
+  ``max_num_batched_tokens`` (default 8192 for the API server on GPUs of 70 GiB or more
+  other than the A100, else 2048); V0 without chunked prefill profiled the whole
+  ``max_model_len``.
+- **the sampler** (V1 only): ``GPUModelRunner.profile_run`` runs
+  ``_dummy_sampler_run(last_hidden_states)`` after the dummy forward pass over
+  ``max_num_seqs`` requests (vllm PR 13594), while the forward pass's output hidden
+  states (``max_num_batched_tokens`` x hidden in 16-bit) are still held; its tensors
+  are ``max_num_seqs`` x vocab blocks (logits and what the sampler derives from them).
+  Their size per logit changed with vLLM's version, read off the logged "torch peak
+  memory increase" less those hidden states: vLLM 0.19 on an H100
+  (llm-d-incubation/llm-d-planner's v0.19.0 logs) 1.89 GiB for Llama 3.1 8B
+  (vocab 128,256) and 2.21 GiB for Qwen2.5 7B (152,064), 14.9 bytes per logit
+  (:data:`SAMPLER_BYTES_PER_LOGIT_V0_17`), the same at TP 1, 2 and 4; the same report
+  measured Qwen3-14B at 5.64 GiB on vLLM 0.15 and 0.16 and 2.23 GiB on 0.17 and 0.18, so
+  before 0.17 it was 38 bytes (:data:`SAMPLER_BYTES_PER_LOGIT`, first fitted to the
+  Qwen3-235B log of vllm issue 21348; Qwen3-14B's 5.64 GiB gives 38.4). The forward
+  pass's activations are freed before the sampler runs, so the profiled peak is the
+  larger of the two, not their sum. V1's default ``max_num_seqs`` (``EngineArgs``
+  batch defaults in vllm/engine/arg_utils.py) is 1024 on GPUs of 70 GiB or more other
+  than the A100, else 256. V0's profile showed no such peak: 0.19 GiB of activation
+  with 256 sequences and a 152,064-token vocabulary (vllm issue 13061).
+- **non-torch** memory (cuBLAS workspaces, NCCL and all-reduce buffers) per GPU:
+  :data:`NON_TORCH_BYTES` (0.25 GiB) alone: vLLM 0.19 logs 0.24-0.27 GiB at TP 1 on an
+  H100, 0.25 GiB with TP 2 on two RTX 4090 over PCIe (issue 13061), 0.20 GiB with TP 4
+  on RTX 3090s (vllm PR 14447), 0.35 GiB on one RTX 3090 (issue 10517). With tensor
+  parallelism over NVLink every GPU holds :data:`NVLINK_TP_BYTES` (1.84 GiB) more:
+  vLLM 0.19 logs 2.06-2.07 GiB at TP 2 and 2.13 GiB at TP 4 on H100s (Llama 3.1 8B,
+  Qwen2.5 7B; 1.84 is their mean less the base), and V0 logged
+  3.58 GiB at TP 2 against 1.79 GiB at TP 1 on the same H100s (vllm PR 10511, +1.79).
+- **CUDA graphs**: up to vLLM 0.20 they are captured after the KV cache is allocated
+  and come out of the remaining ``1 - gpu_memory_utilization``; from 0.21 vLLM
+  profiles them first and takes its estimate off the pool ("CUDA graph memory profiling
+  is enabled (default since v0.21.0)", noonghunna/club-3090 issue 104).
+  :data:`CUDA_GRAPH_BYTES` (0.84 GiB) is vLLM 0.19's own estimate for Llama 3.1 8B on an
+  H100 ("Estimated CUDA graph memory: 0.84 GiB total"); other models' estimates in the
+  same logs run 0.49-1.82 GiB, so this term is the roughest of the five.
 - **per rank, then the minimum**: every TP worker profiles its own GPU and the engine
   takes the smallest block count (V0 ``DistributedExecutorBase.determine_num_available_
   blocks``: ``num_gpu_blocks = min(b[0] for b in num_blocks)``; V1's
@@ -42,14 +64,13 @@ in V1, ``worker.determine_num_available_blocks`` in V0), per GPU:
   ``num_blocks`` to the smallest), so "GPU KV cache size" with TP is one
   rank's tokens, not the sum. This predicts a clean GPU; a rank that holds more (another
   process, a display) lowers every rank's pool.
-- **CUDA graphs** are captured after the KV cache is allocated and come out of the
-  remaining ``1 - gpu_memory_utilization`` (``compile_or_warm_up_model``), so they do
-  not reduce the pool unless vLLM is told to estimate them.
 
-The pool is whole blocks of :data:`VLLM_BLOCK_TOKENS` tokens; a token costs
-2 (K and V) x layers x KV heads / TP x head dim x the KV dtype's bytes. vLLM then logs
-``GPU KV cache size: N tokens`` and ``Maximum concurrency for L tokens per request: X``
-with X = N / L (vllm PR 13596).
+:class:`VllmEra` keeps those version differences explicit; the default is the current
+engine (V1, 0.21 and later). The pool is whole blocks of :data:`VLLM_BLOCK_TOKENS`
+tokens; a token costs 2 (K and V) x layers x KV heads / TP x head dim x the KV dtype's
+bytes. vLLM then logs ``GPU KV cache size: N tokens`` (V0: ``# GPU blocks: N`` of 16
+tokens) and ``Maximum concurrency for L tokens per request: X`` with X = N / L (vllm
+PR 13596).
 """
 
 from __future__ import annotations
@@ -57,18 +78,57 @@ from __future__ import annotations
 import math
 import shlex
 from dataclasses import dataclass
+from enum import StrEnum
 
 from gpudesk.planning.architecture import ModelShape
 
 GIB = 2**30
 #: nvidia-smi's total less cudaMemGetInfo's: 24576 MiB vs 23.58 GiB (RTX 3090, vllm#10517)
 DRIVER_HELD_BYTES = int(24 * GIB - 23.58 * GIB)
-#: cuBLAS/NCCL memory outside PyTorch's allocator, per GPU (vllm#10517: 0.35 GiB)
-NON_TORCH_BYTES = int(0.35 * GIB)
+#: cuBLAS/NCCL memory outside PyTorch's allocator, per GPU (see module)
+NON_TORCH_BYTES = int(0.25 * GIB)
+#: what tensor parallelism over NVLink adds to every GPU's non-torch memory (see module)
+NVLINK_TP_BYTES = int(1.84 * GIB)
+#: vLLM 0.21+'s CUDA graph estimate taken off the pool (see module)
+CUDA_GRAPH_BYTES = int(0.84 * GIB)
 VLLM_BLOCK_TOKENS = 16
-#: V1's profiling sampler, per request per vocabulary entry (see module)
+#: V1's profiling sampler before vLLM 0.17, per request per vocabulary entry (see module)
 SAMPLER_BYTES_PER_LOGIT = 38.0
+#: the same from vLLM 0.17 (see module)
+SAMPLER_BYTES_PER_LOGIT_V0_17 = 14.9
 DEFAULT_UTILISATION = 0.9
+
+
+class VllmEra(StrEnum):
+    """Which vLLM's memory accounting to follow (see module)."""
+
+    #: the V0 engine (the default before vLLM 0.8, later ``VLLM_USE_V1=0``): no sampler peak
+    V0 = "v0"
+    #: the V1 engine before 0.17: the profiling sampler at 38 bytes per logit
+    V1_EARLY = "v1-0.8"
+    #: V1 0.17 to 0.20: the sampler at 14.9 bytes per logit, CUDA graphs after the pool
+    V1_0_17 = "v1-0.17"
+    #: V1 0.21 and later: as 0.17, and the CUDA graph estimate comes off the pool
+    V1 = "v1-0.21"
+
+    @property
+    def sampler_bytes_per_logit(self) -> float:
+        if self is VllmEra.V0:
+            return 0.0
+        if self is VllmEra.V1_EARLY:
+            return SAMPLER_BYTES_PER_LOGIT
+        return SAMPLER_BYTES_PER_LOGIT_V0_17
+
+    @property
+    def label(self) -> str:
+        return {
+            VllmEra.V0: "vLLM V0 engine",
+            VllmEra.V1_EARLY: "vLLM V1 0.8-0.16",
+            VllmEra.V1_0_17: "vLLM V1 0.17-0.20",
+            VllmEra.V1: "vLLM V1 0.21 or later",
+        }[self]
+
+
 SOURCES = (
     "vLLM V1 gpu_worker.determine_available_memory: requested = total x "
     "gpu_memory_utilization, KV = requested - non-KV (weights + peak activation + non-torch)",
@@ -79,6 +139,11 @@ SOURCES = (
     "vllm/v1/worker/gpu_model_runner.py profile_run: _dummy_sampler_run over max_num_seqs "
     "rows (vllm PR 13594); vllm/engine/arg_utils.py batch defaults: max_num_seqs 1024 on "
     "GPUs of 70 GiB or more other than the A100, else 256",
+    "llm-d-incubation/llm-d-planner accuracy/results/v0.19.0 (commit d3121e05, retrieved "
+    "2026-12-02): vLLM 0.19 startup logs on H100s, TP 1-4: sampler 14.9 bytes per logit, "
+    "non-torch 0.25 GiB + 1.84 GiB with TP over NVLink, CUDA graph estimate 0.84 GiB",
+    "noonghunna/club-3090 issue 104: 'CUDA graph memory profiling is enabled (default "
+    "since v0.21.0)'",
     "with tensor parallelism the logged pool is the smallest rank's: "
     "vllm/v1/core/kv_cache_utils.py unify_kv_cache_configs",
 )
@@ -98,9 +163,14 @@ def default_max_num_seqs(total_bytes: int, gpu_name: str) -> int:
     return 256
 
 
-def sampler_profile_bytes(shape: ModelShape, requests: int) -> float:
-    """V1's profiling sampler over ``requests`` rows of the vocabulary (see module)."""
-    return requests * shape.vocab * SAMPLER_BYTES_PER_LOGIT
+def sampler_profile_bytes(
+    shape: ModelShape, requests: int, *, era: VllmEra = VllmEra.V1, held_tokens: int = 0
+) -> float:
+    """V1's profiling sampler over ``requests`` rows of the vocabulary, with the forward
+    pass's ``held_tokens`` output hidden states still held (see module)."""
+    if era is VllmEra.V0 or requests <= 0:
+        return 0.0
+    return requests * shape.vocab * era.sampler_bytes_per_logit + held_tokens * shape.hidden * 2
 
 
 @dataclass(frozen=True)
@@ -116,6 +186,8 @@ class VllmKvPool:
     bytes_per_token: float
     tokens: int
     max_model_len: int
+    cuda_graph_bytes: float = 0.0
+    era: VllmEra = VllmEra.V1
 
     @property
     def max_concurrency(self) -> float:
@@ -130,12 +202,14 @@ class VllmKvPool:
         ]
 
     def working(self) -> str:
+        graphs = f", CUDA graphs {self.cuda_graph_bytes / GIB:.2f}" if self.cuda_graph_bytes else ""
         return (
             f"{self.total_bytes / GIB:.2f} GiB x {self.utilisation:g} = "
             f"{self.total_bytes * self.utilisation / GIB:.2f} GiB, less weights "
             f"{self.weights_bytes / GIB:.2f}, peak activation {self.activation_bytes / GIB:.2f}, "
-            f"non-torch {self.non_torch_bytes / GIB:.2f} = {self.kv_bytes / GIB:.2f} GiB of KV "
-            f"cache at {self.bytes_per_token:,.0f} bytes per token per GPU"
+            f"non-torch {self.non_torch_bytes / GIB:.2f}{graphs} = {self.kv_bytes / GIB:.2f} GiB "
+            f"of KV cache at {self.bytes_per_token:,.0f} bytes per token per GPU "
+            f"({self.era.label})"
         )
 
 
@@ -156,6 +230,11 @@ def kv_bytes_per_token(shape: ModelShape, tensor_parallel: int, kv_bytes: float)
     return 2 * shape.layers * heads * shape.head_dim * kv_bytes
 
 
+def non_torch_bytes(tensor_parallel: int, *, nvlink: bool) -> int:
+    """Memory outside PyTorch's allocator per GPU: NCCL/all-reduce buffers over NVLink."""
+    return NON_TORCH_BYTES + (NVLINK_TP_BYTES if tensor_parallel > 1 and nvlink else 0)
+
+
 def vllm_kv_pool(
     shape: ModelShape,
     weights_bytes: float,
@@ -168,23 +247,31 @@ def vllm_kv_pool(
     profile_tokens: int | None = None,
     gpu_name: str = "",
     sampler_seqs: int | None = None,
+    nvlink: bool = False,
+    era: VllmEra = VllmEra.V1,
+    total_bytes: int | None = None,
 ) -> VllmKvPool:
     """The KV pool vLLM would allocate on each of ``tensor_parallel`` GPUs.
 
     ``weights_bytes`` is the whole model's; ``profile_tokens`` the tokens vLLM's
     profiling pass runs (default: V1's max_num_batched_tokens default for the GPU);
     ``sampler_seqs`` the requests V1's profiling sampler runs (default: V1's
-    max_num_seqs default for the GPU; 0 for V0, whose sampler set no peak).
+    max_num_seqs default for the GPU); ``nvlink``: the GPUs talk over NVLink (TP adds
+    :data:`NVLINK_TP_BYTES`); ``era``: which vLLM's accounting; ``total_bytes``: CUDA's
+    total where a log gives it (default: nvidia-smi's less :data:`DRIVER_HELD_BYTES`).
     """
-    total = nvidia_smi_total_bytes - DRIVER_HELD_BYTES
+    total = total_bytes if total_bytes is not None else nvidia_smi_total_bytes - DRIVER_HELD_BYTES
     length = max_model_len or shape.context
     tokens_profiled = profile_tokens or default_batched_tokens(total, gpu_name)
     weights = weights_bytes / tensor_parallel
     forward = tokens_profiled * activation_bytes_per_token(shape, tensor_parallel)
     seqs = default_max_num_seqs(total, gpu_name) if sampler_seqs is None else sampler_seqs
     # logits are gathered whole on every rank: the sampler does not shrink with TP
-    activation = max(forward, sampler_profile_bytes(shape, seqs))
-    kv = total * utilisation - weights - activation - NON_TORCH_BYTES
+    sampler = sampler_profile_bytes(shape, seqs, era=era, held_tokens=tokens_profiled)
+    activation = max(forward, sampler)
+    non_torch = non_torch_bytes(tensor_parallel, nvlink=nvlink)
+    graphs = CUDA_GRAPH_BYTES if era is VllmEra.V1 else 0
+    kv = total * utilisation - weights - activation - non_torch - graphs
     per_token = kv_bytes_per_token(shape, tensor_parallel, kv_dtype_bytes)
     blocks = max(0, math.floor(kv / (per_token * VLLM_BLOCK_TOKENS)))
     return VllmKvPool(
@@ -192,11 +279,13 @@ def vllm_kv_pool(
         utilisation=utilisation,
         weights_bytes=weights,
         activation_bytes=activation,
-        non_torch_bytes=NON_TORCH_BYTES,
+        non_torch_bytes=non_torch,
         kv_bytes=max(0.0, kv),
         bytes_per_token=per_token,
         tokens=blocks * VLLM_BLOCK_TOKENS,
         max_model_len=length,
+        cuda_graph_bytes=graphs,
+        era=era,
     )
 
 

@@ -90,7 +90,8 @@ def test_speed_emit_sizes_for_the_ranked_gpu_and_count(
     assert "--tensor-parallel-size 2" in emit["command"]
     assert "--quantization fp8" in emit["command"]
     assert emit["kv_pool"]["gpu_kv_cache_tokens"] > 0
-    assert any("upper bound" in note for note in emit["notes"])
+    assert any("smallest rank" in note for note in emit["notes"])
+    assert any("NVLink" in note for note in emit["notes"])
 
 
 def test_fit_emit_llama_cpp_uses_the_offload_plan_when_one_card_is_too_small(
