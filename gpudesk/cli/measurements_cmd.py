@@ -162,6 +162,7 @@ def run_import(args: argparse.Namespace) -> int:
         quant=args.quant or (model_file.quant.value if model_file and model_file.quant else None),
         backend=args.backend,
         resolve_gpu=resolve,
+        shape_given=shape is not None,
     )
     files: list[dict[str, Any]] = []
     rows: list[Measurement] = []

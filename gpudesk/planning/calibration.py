@@ -72,7 +72,7 @@ def calibrate_estimate(estimate: Any, rows: Sequence[StoredMeasurement]) -> Any:
         low, high = value * math.exp(-half), value * math.exp(half)
     else:
         low, high = estimate.low * factor, estimate.high * factor
-    newest = max((row.measurement.measured_at or row.stored_at)[:10] for row in rows)
+    newest = max(row.measurement.day or row.stored_at[:10] for row in rows)
     words = (
         f"calibrated with {len(ratios)} of your measurements, "
         f"{newest} (measured/estimated ×{factor:.2f}"

@@ -92,7 +92,7 @@ class MeasuredRow:
     @property
     def date(self) -> str:
         """The day it was measured (or stored, when the file gave no date): 2026-12-02."""
-        return (self.measurement.measured_at or self.stored.stored_at)[:10]
+        return self.measurement.day or self.stored.stored_at[:10]
 
     @property
     def tool(self) -> str:
@@ -217,6 +217,10 @@ def estimate_for_measurement(
     )
     from gpudesk.planning.speed.planner import estimates_for_entries
 
+    if row.quant is None and row.engine == "llama.cpp" and model_file is None:
+        # a GGUF's weight format GPUDesk does not know (IQ4_XS, Q1_0, ...): guessing bf16
+        # would make a ratio of several times and calibrate later estimates with it
+        return None
     try:
         quant = QuantFormat(row.quant or "bf16")
         engine = Engine(row.engine)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudesk.planning.errors import PlanningInputError
+from gpudesk.planning.measured_model import parameter_count, place_model, quant_from_type
 from gpudesk.planning.user_measurements import EXPORT_FORMAT, Measurement
 
 MAX_IMPORT_BYTES = 16 * 1024 * 1024
@@ -67,6 +68,9 @@ class ImportHints:
     quant: str | None = None
     backend: str | None = None
     resolve_gpu: Callable[[str], str | None] = field(default=lambda name: None)
+    #: the model's shape came with the hints (``--gguf``, ``--config``): ``model`` is
+    #: its name and need not be a preset
+    shape_given: bool = False
 
 
 @dataclass
@@ -76,17 +80,6 @@ class ImportResult:
     source_format: str
 
 
-_LLAMA_QUANTS = {
-    "Q4_0": "q4_0",
-    "Q8_0": "q8_0",
-    "Q6_K": "q6_k",
-    "Q4_K - Medium": "q4_k_m",
-    "Q5_K - Medium": "q5_k_m",
-    "F16": "fp16",
-    "BF16": "bf16",
-    "all F32": "fp32",
-    "MXFP4 MoE": "mxfp4",
-}
 _BACKENDS = {"cuda": "cuda", "vulkan": "vulkan", "metal": "metal", "cpu": "cpu", "blas": "cpu"}
 _BACKENDS.update({"rocm": "rocm", "hip": "rocm", "sycl": "sycl", "cann": "cann"})
 
@@ -224,11 +217,44 @@ def _backend(text: str | None, hints: ImportHints) -> str | None:
     return _BACKENDS.get(first, first[:40] or None)
 
 
-def _quant_from_type(model_type: str) -> str | None:
-    for label, quant in _LLAMA_QUANTS.items():
-        if model_type.endswith(" " + label) or model_type == label:
-            return quant
-    return None
+def _model_for(
+    hints: ImportHints,
+    names: Sequence[str | None],
+    model_type: str | None = None,
+    params: tuple[float, float] | None = None,
+) -> tuple[str, str | None] | str:
+    """(model, how it was placed) for a row, or the reason it cannot be placed.
+
+    A row calibrates only with an estimate of its own run, so its model must be a
+    preset (by the file's words or ``--model``) or come with its shape (``--gguf``,
+    ``--config``); see :mod:`gpudesk.planning.measured_model`.
+    """
+    if hints.shape_given:
+        given = hints.model or next((name for name in names if name), None) or model_type
+        return (given or "the given model file")[:300], None
+    if hints.model:
+        placed = place_model([hints.model])
+        if placed is None:
+            return (
+                f"--model {hints.model[:80]!r} is no GPUDesk preset (gpudesk fit "
+                "--list-models); for another model give --gguf FILE or --config PATH"
+            )
+        return placed.preset_id, None
+    placed = place_model(names, model_type, params)
+    if placed is not None:
+        return placed.preset_id, placed.how
+    said = next((name for name in names if name), None) or model_type
+    if not said:
+        return "the file names no model; give --model PRESET, --gguf FILE or --config PATH"
+    return (
+        f"the file's model {said[:80]!r} is no GPUDesk preset by name"
+        + (" or parameter count" if params else "")
+        + "; give --model PRESET, or --gguf FILE or --config PATH for another model"
+    )
+
+
+def _joined(*notes: str | None) -> str | None:
+    return "; ".join(note for note in notes if note) or None
 
 
 def _place_gpu(
@@ -277,13 +303,14 @@ def _llama_records(
             refused.append(f"{where}: {placed}")
             continue
         gpu_id, gpu_name, count = placed
-        model_type = str(record.get("model_type") or "")
+        model_type = str(record.get("model_type") or "")[:200]
         filename = str(record.get("model_filename") or "")
         base = Path(filename).name
         base = base[: -len(".gguf")] if base.lower().endswith(".gguf") else base
-        model = hints.model or base or model_type or None
-        if not model:
-            refused.append(f"{where}: names no model; give --model")
+        n_params = _number(record.get("model_n_params"))
+        model = _model_for(hints, [base[:300]], model_type, (n_params, 0.0) if n_params else None)
+        if isinstance(model, str):
+            refused.append(f"{where}: {model}")
             continue
         build = record.get("build_commit")
         number = record.get("build_number")
@@ -298,9 +325,9 @@ def _llama_records(
                 engine="llama.cpp",
                 engine_version=version,
                 backend=backend,
-                model=model[:300],
+                model=model[0],
                 model_file=hints.model_file or (filename[:1000] or None),
-                quant=hints.quant or _quant_from_type(model_type),
+                quant=hints.quant or quant_from_type(model_type),
                 mode="prefill" if n_prompt else "decode",
                 seq_in=int(n_prompt) if n_prompt else (int(depth) or None),
                 seq_out=int(n_gen) or None,
@@ -308,9 +335,12 @@ def _llama_records(
                 measured_at=str(record.get("test_time") or "")[:40] or None,
                 source=str(path),
                 source_format=fmt,
-                note=f"n_gpu_layers {record.get('n_gpu_layers')}"
-                if record.get("n_gpu_layers") is not None
-                else None,
+                note=_joined(
+                    f"n_gpu_layers {record.get('n_gpu_layers')}"
+                    if record.get("n_gpu_layers") is not None
+                    else None,
+                    model[1],
+                ),
             )
         )
     return ImportResult([row for row in rows if row is not None], refused, fmt)
@@ -332,6 +362,7 @@ _DEVICE = re.compile(
     r"(?:Device \d+: |ggml_vulkan: \d+ = |ggml_metal_init: found device: )([^,(]+?)\s*(?:[,(]|$)"
 )
 _BUILD = re.compile(r"^build: (\S+ \(\d+\))")
+_GGUF_NAME = re.compile(r"([\w.+-]+?)(?:-\d{5}-of-\d{5})?\.gguf\b", re.IGNORECASE)
 
 
 def _cells(line: str) -> list[str]:
@@ -345,9 +376,12 @@ def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> Imp
     refused: list[str] = []
     header: list[str] | None = None
     number = 0
+    heading: str | None = None  # "### tinyllama-1.1b-1t-openorca.Q4_K_M.gguf" above a table
     for line in lines:
         if not line.lstrip().startswith("|"):
             header = None if not line.strip() else header
+            named = _GGUF_NAME.search(line)
+            heading = named.group(1)[:300] if named else heading
             continue
         cells = _cells(line)
         if cells and cells[0] == "model":
@@ -379,7 +413,11 @@ def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> Imp
             continue
         gpu_id, gpu_name, count = placed
         kind, length, depth = test.group(1), int(test.group(2)), int(test.group(3) or 0)
-        model_type = row.get("model", "")
+        model_type = row.get("model", "")[:200]
+        model = _model_for(hints, [heading], model_type, parameter_count(row.get("params", "")))
+        if isinstance(model, str):
+            refused.append(f"{where}: {model}")
+            continue
         measurement = _row(
             where,
             refused,
@@ -389,16 +427,16 @@ def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> Imp
             engine="llama.cpp",
             engine_version=version,
             backend=backend,
-            model=(hints.model or model_type or "unknown")[:300],
+            model=model[0],
             model_file=hints.model_file,
-            quant=hints.quant or _quant_from_type(model_type),
+            quant=hints.quant or quant_from_type(model_type),
             mode="prefill" if kind == "pp" else "decode",
             seq_in=length if kind == "pp" else (depth or None),
             seq_out=length if kind == "tg" else None,
             tokens_per_s=float(rate.group(1)),
             source=str(path),
             source_format="llama-bench markdown",
-            note=f"ngl {row['ngl']}" if "ngl" in row else None,
+            note=_joined(f"ngl {row['ngl']}" if "ngl" in row else None, model[1]),
         )
         if measurement is not None:
             rows.append(measurement)
@@ -415,10 +453,11 @@ def _vllm_common(
 ) -> tuple[str, int, str] | ImportResult:
     if hints.gpu_id is None:
         return ImportResult([], [f"{fmt}: vLLM's result names no GPU; give --gpu"], fmt)
-    model = hints.model or document.get("model_id") or document.get("model")
-    if not isinstance(model, str) or not model.strip():
-        return ImportResult([], [f"{fmt}: the result names no model; give --model"], fmt)
-    return hints.gpu_id, hints.count or 1, model.strip()[:300]
+    said = document.get("model_id") or document.get("model")
+    model = _model_for(hints, [said[:300] if isinstance(said, str) else None])
+    if isinstance(model, str):
+        return ImportResult([], [f"{fmt}: {model}"], fmt)
+    return hints.gpu_id, hints.count or 1, model[0]
 
 
 def _vllm_serve(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:

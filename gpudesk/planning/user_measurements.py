@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -44,6 +45,7 @@ _COLUMNS = (
 )  # fmt: skip
 
 
+_COMPACT_TIME = re.compile(r"^(\d{4})(\d{2})(\d{2})-\d{6}$")
 #: the fields that identify a run (:meth:`Measurement.key`)
 _RUN_FIELDS = (
     "gpu_id", "count", "engine", "engine_version", "backend", "driver", "mode", "seq_in",
@@ -90,6 +92,17 @@ class Measurement(BaseModel):
         """
         fields = self.model_dump(include=set(_RUN_FIELDS))
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+    @property
+    def day(self) -> str | None:
+        """The day it was measured (2025-05-22): from an ISO time (llama-bench's
+        ``test_time``) or vLLM's ``date`` (20250522-101500); None without one."""
+        if not self.measured_at:
+            return None
+        compact = _COMPACT_TIME.match(self.measured_at)
+        if compact is not None:
+            return "-".join(compact.groups())
+        return self.measured_at[:10]
 
     @property
     def ratio(self) -> float | None:

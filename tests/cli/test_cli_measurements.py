@@ -95,3 +95,86 @@ def test_nothing_importable_is_exit_2_with_the_reasons(
     assert code == 2
     assert "is not UTF-8 text" in out
     assert "Traceback" not in err
+
+
+def test_a_table_without_model_calibrates_the_gpu_it_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No --model: the table's own words place TinyLlama, so the rows carry an estimate
+    and a later speed for that GPU, engine and backend is calibrated with them."""
+    code, out, _ = run_cli(capsys, "measurements", "import", str(TABLE), "--gpu", "rtx-4090")
+    assert code == 0
+    code, out, _ = run_cli(capsys, "measurements", "list", "--json")
+    rows = json.loads(out)["measurements"]
+    assert {row["model"] for row in rows} == {"tinyllama-1.1b"}
+    assert all(row["estimate_tokens_per_s"] for row in rows)
+    code, out, _ = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--quant", "q4_k_m", "--engine",
+        "llama.cpp", "--backend", "vulkan", "--mode", "decode", "--gpu", "rtx-4090", "--json",
+    )  # fmt: skip
+    assert "calibrated with 1 of your measurements" in json.loads(out)["results"][0]["basis"]
+
+
+def test_a_vllm_serve_result_calibrates_serve_on_its_day(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    served = FILES / "vllm-bench-serve-llama-3.1-8b.json"
+    code, _, _ = run_cli(capsys, "measurements", "import", str(served), "--gpu", "h100-sxm5")
+    assert code == 0
+    code, out, _ = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--gpu", "h100-sxm5", "--mode", "serve",
+        "--json",
+    )  # fmt: skip
+    basis = json.loads(out)["results"][0]["basis"]
+    # vLLM writes its date as 20250522-101500
+    assert "calibrated with 1 of your measurements, 2025-05-22" in basis
+
+
+def test_a_model_no_preset_is_refused_with_what_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = json.loads((FILES / "llama-bench-cann-ascend.json").read_text(encoding="utf-8"))[0]
+    record.update(
+        model_filename="/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf",
+        model_type="llama 3B Q4_K - Medium",
+        model_n_params=3_212_749_888,
+    )
+    path = tmp_path / "llama-3.2-3b.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    code, out, err = run_cli(
+        capsys, "measurements", "import", str(path), "--gpu", "rtx-4090", "--json"
+    )
+    assert code == 2
+    assert json.loads(out)["files"][0]["refused"] == [
+        "test 1: the file's model 'Llama-3.2-3B-Instruct-Q4_K_M' is no GPUDesk preset by "
+        "name or parameter count; give --model PRESET, or --gguf FILE or --config PATH for "
+        "another model"
+    ]
+    assert "nothing could be imported" in err
+    code, out, err = run_cli(
+        capsys, "measurements", "import", str(path), "--gpu", "rtx-4090", "--model",
+        "my-model", "--json",
+    )  # fmt: skip
+    assert code == 2
+    assert "--model 'my-model' is no GPUDesk preset" in json.loads(out)["files"][0]["refused"][0]
+    code, out, _ = run_cli(
+        capsys, "measurements", "import", str(path), "--gpu", "rtx-4090", "--model",
+        "llama-3.1-8b",
+    )  # fmt: skip
+    assert code == 0
+
+
+def test_a_weight_format_gpudesk_does_not_know_gets_no_estimate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "qwen3 8B Q1_0" is Qwen3 8B, but a bf16 estimate of it would be off by the
+    formats' bytes (16 bits a weight against about 1.5) and calibrate with that."""
+    record = json.loads((FILES / "llama-bench-cann-ascend.json").read_text(encoding="utf-8"))[0]
+    record.update(model_filename="", model_type="qwen3 8B Q1_0", model_n_params=8_190_735_360)
+    path = tmp_path / "q1.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    code, out, _ = run_cli(capsys, "measurements", "import", str(path), "--gpu", "rtx-4090")
+    assert code == 0
+    code, out, _ = run_cli(capsys, "measurements", "list", "--json")
+    (row,) = json.loads(out)["measurements"]
+    assert (row["model"], row["quant"], row["estimate_tokens_per_s"]) == ("qwen3-8b", None, None)

@@ -60,8 +60,20 @@ def test_llama_bench_markdown_needs_the_gpu_and_refuses_mixed_tests() -> None:
     first = result.rows[0]
     assert (first.engine, first.backend, first.quant) == ("llama.cpp", "vulkan", "q4_k_m")
     assert first.engine_version == "086a63e3a (7340)"
-    assert first.model == "llama 1B Q4_K - Medium"
+    # the heading above the table names the file: tinyllama-1.1b-1t-openorca.Q4_K_M.gguf
+    assert first.model == "tinyllama-1.1b"
+    assert "'tinyllama-1.1b-1t-openorca.Q4_K_M' names tinyllama-1.1b" in str(first.note)
     assert result.refused == ["table row 4: pp4096+tg128 mixes prefill and decode"]
+
+
+def test_a_table_without_its_heading_is_placed_by_the_model_cell(tmp_path: Path) -> None:
+    table = (FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md").read_text(encoding="utf-8")
+    path = tmp_path / "bare.md"
+    path.write_text(table[table.index("| model") :], encoding="utf-8")
+    rows = parse_file(path, ImportHints(gpu_id="rtx-4090")).rows
+    assert {row.model for row in rows} == {"tinyllama-1.1b"}
+    # "llama 1B Q4_K - Medium", 1.10 B params
+    assert "is tinyllama-1.1b by its parameter count" in str(rows[0].note)
 
 
 def test_a_device_line_above_the_table_names_the_gpu(tmp_path: Path) -> None:
@@ -97,7 +109,8 @@ def test_llama_bench_json_jsonl_and_csv_read_the_same_run(name: str, fmt: str) -
     assert (row.mode, row.seq_in, row.seq_out) == ("decode", None, 128)
     assert row.tokens_per_s == pytest.approx(60.984063)
     assert (row.backend, row.quant, row.engine_version) == ("cann", "fp16", "12b17501 (5145)")
-    assert row.model == "qwen2.5:0.5b-instruct-fp16"
+    assert row.model == "qwen2.5-0.5b"
+    assert "'qwen2.5:0.5b-instruct-fp16' names qwen2.5-0.5b" in str(row.note)
     assert row.measured_at == "2025-04-17T08:51:41Z"
     assert row.gpu_name == "Ascend910B3"
 
@@ -111,7 +124,7 @@ def test_vllm_serve_result_is_one_serve_row_at_the_mean_lengths() -> None:
     assert (row.engine, row.mode, row.model) == (
         "vllm",
         "serve",
-        "meta-llama/Llama-3.1-8B-Instruct",
+        "llama-3.1-8b",
     )
     assert row.tokens_per_s == 6582.87
     assert (row.seq_in, row.seq_out) == (230, 203)  # 229,711 and 203,068 tokens / 1000
@@ -120,7 +133,8 @@ def test_vllm_serve_result_is_one_serve_row_at_the_mean_lengths() -> None:
 def test_vllm_throughput_result_needs_a_model() -> None:
     path = FILES / "vllm-bench-throughput.json"
     assert parse_file(path, ImportHints(gpu_id="a100-80gb-sxm4")).refused == [
-        "vllm bench throughput: the result names no model; give --model"
+        "vllm bench throughput: the file names no model; give --model PRESET, --gguf FILE "
+        "or --config PATH"
     ]
     (row,) = parse_file(path, ImportHints(gpu_id="a100-80gb-sxm4", model="llama-3.1-8b")).rows
     assert (row.mode, row.tokens_per_s, row.seq_in, row.seq_out) == ("throughput", 1244.81, 5, 2)
@@ -266,7 +280,8 @@ def test_a_version_1_database_is_rekeyed_and_keeps_every_row(tmp_path: Path) -> 
             "CREATE TABLE measurement (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, "
             f"stored_at TEXT NOT NULL, {columns})"
         )
-        for row in [*rows, named[0]]:
+        twin = named[0].model_copy(update={"model": "a name given on import"})
+        for row in [*rows, twin]:
             fields = row.model_dump(exclude={"estimate_tokens_per_s", "note", "source"})
             old_key = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
             values = row.model_dump()

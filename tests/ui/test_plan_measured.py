@@ -125,7 +125,7 @@ def test_a_real_llama_bench_json_imported_in_the_dialog_shows_beside_the_estimat
     assert not panel.tree.isVisibleTo(panel)
 
 
-def test_a_file_without_a_model_hint_still_shows_but_does_not_calibrate(
+def test_a_file_without_a_model_hint_is_placed_by_its_name_and_calibrates(
     qtbot: QtBot, state: AppState, store: MeasurementStore
 ) -> None:
     view = _plan(qtbot, state, store, "qwen2.5-7b")
@@ -138,7 +138,8 @@ def test_a_file_without_a_model_hint_still_shows_but_does_not_calibrate(
     # "Qwen2.5-7B-Instruct-Q4_K_M" names the preset qwen2.5-7b: this workload
     assert page.measured_panel.tree.topLevelItem(0).text(1).startswith("×")
     shown = next(item for item in page.results if item.gpu_id == "rtx-4080")
-    assert "calibrated" not in shown.basis  # stored without an estimate to learn from
+    # placed by its file name, so it was stored with an estimate to learn from
+    assert "calibrated with 1 of your measurements" in shown.basis
 
 
 def _hostile_files(folder: Path) -> dict[str, Path]:
