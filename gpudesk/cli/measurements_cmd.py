@@ -80,6 +80,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "export", help="a shareable, versioned file others can import (default: stdout)"
     )
     export.add_argument("--out", type=path_argument, metavar="FILE", help="write to FILE")
+    export.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output (the file itself is JSON; with --out, what was written)",
+    )
     export.set_defaults(handler=run_export)
     remove = commands.add_parser("remove", help="delete measurements by id")
     remove.add_argument("ids", nargs="+", type=int, metavar="ID", help="ids to delete")
@@ -304,7 +309,12 @@ def run_export(args: argparse.Namespace) -> int:
     from gpudesk.storage import atomic_write_bytes
 
     write_output(args.out, lambda: atomic_write_bytes(args.out, text.encode("utf-8")))
-    print(f"Wrote {len(rows)} measurement(s) to {args.out}")
+    if args.json:
+        from gpudesk.cli.common import print_json
+
+        print_json({"file": str(args.out), "measurements": len(rows)})
+    else:
+        print(f"Wrote {len(rows)} measurement(s) to {args.out}")
     return EXIT_OK
 
 

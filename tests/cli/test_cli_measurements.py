@@ -178,3 +178,15 @@ def test_a_weight_format_gpudesk_does_not_know_gets_no_estimate(
     code, out, _ = run_cli(capsys, "measurements", "list", "--json")
     (row,) = json.loads(out)["measurements"]
     assert (row["model"], row["quant"], row["estimate_tokens_per_s"]) == ("qwen3-8b", None, None)
+
+
+def test_export_takes_json_like_the_other_subcommands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_cli(capsys, "measurements", "import", str(TABLE), "--gpu", "rtx-4090")
+    code, out, _ = run_cli(capsys, "measurements", "export", "--json")
+    assert code == 0
+    assert len(json.loads(out)["measurements"]) == 3
+    target = tmp_path / "out.json"
+    code, out, _ = run_cli(capsys, "measurements", "export", "--out", str(target), "--json")
+    assert (code, json.loads(out)) == (0, {"file": str(target), "measurements": 3})
