@@ -56,7 +56,11 @@ were read from and the rows held out to check them):
   is enabled (default since v0.21.0)", noonghunna/club-3090 issue 104).
   :data:`CUDA_GRAPH_BYTES` (0.84 GiB) is vLLM 0.19's own estimate for Llama 3.1 8B on an
   H100 ("Estimated CUDA graph memory: 0.84 GiB total"); other models' estimates in the
-  same logs run 0.49-1.82 GiB, so this term is the roughest of the five.
+  same logs run 0.49-1.82 GiB, so this term is the roughest of the five, and later
+  versions changed the estimate itself: vllm issue 50780 reports it charging a
+  profiling transient that grows with ``max_num_batched_tokens`` since 0.26.0 (pools
+  18-24% smaller on hybrid GDN models), issue 53013 a 118.65 GiB estimate; neither
+  is modelled.
 - **per rank, then the minimum**: every TP worker profiles its own GPU and the engine
   takes the smallest block count (V0 ``DistributedExecutorBase.determine_num_available_
   blocks``: ``num_gpu_blocks = min(b[0] for b in num_blocks)``; V1's

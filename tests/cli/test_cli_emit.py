@@ -108,3 +108,31 @@ def test_fit_emit_llama_cpp_uses_the_offload_plan_when_one_card_is_too_small(
     layers = int(re.search(r"-ngl (\d+)", command).group(1))  # type: ignore[union-attr]
     assert 0 < layers < 81
     assert layers == offload["gpu_layers"]
+
+
+#: vLLM 0.19.0 startup logs on H100 80GB at gpu_memory_utilization 0.95, "GPU KV cache
+#: size" as logged: llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs/ at commit
+#: d3121e059da88662db39a926a3ead964be97359b (retrieved 2026-12-02); the first is one the
+#: model's figures were read from, the other three are held out
+#: (tests/planning/test_engine_launch.py has the rest)
+PUBLISHED_H100_LOGS = [
+    (("llama-3.1-8b",), 476_016),  # meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--8192.log
+    (("qwen3-8b",), 418_688),  # qwen-qwen3-8b--h100-80gb--tp1pp1dp1--8192.log
+    (("qwen2.5-7b", "--tensor-parallel", "4"), 5_043_280),  # ...instruct--...tp4pp1dp1...
+    (("llama-3.3-70b", "--quant", "fp8", "--tensor-parallel", "2"), 244_304),  # fp8dyn-...tp2
+]
+
+
+@pytest.mark.parametrize(("model", "logged"), PUBLISHED_H100_LOGS, ids=lambda v: str(v))
+def test_emit_vllm_on_h100_sxm5_matches_published_vllm_0_19_logs(
+    capsys: pytest.CaptureFixture[str], model: tuple[str, ...], logged: int
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "fit", "--model", *model, "--gpu", "h100-sxm5", "--emit", "vllm",
+        "--gpu-memory-utilization", "0.95", "--json",
+    )  # fmt: skip
+    assert code == 0
+    pool = json.loads(out)["emit"]["kv_pool"]
+    # those logs are vLLM 0.19, which captured CUDA graphs after sizing the pool
+    assert pool["gpu_kv_cache_tokens_vllm_0_17_to_0_20"] == pytest.approx(logged, rel=0.05)
+    assert pool["gpu_kv_cache_tokens"] < pool["gpu_kv_cache_tokens_vllm_0_17_to_0_20"]
