@@ -394,10 +394,10 @@ class CatalogView(QWidget):
         # clears a search, the GPU it found may sit far down the whole catalog).
         current = self.table.currentIndex()
         if current.isValid():
-            # Qt relays the views out later: until then the scroll ranges (the
-            # table's and its frozen columns') still fit the old row count.
-            self.table.updateGeometries()
-            self.table.frozen_view.updateGeometries()
+            # Qt lays the views out later: until then the scroll ranges (the table's
+            # and its frozen columns') still fit the old row count. Laid out now, the
+            # scroll lands in the same frame as the new rows: one paint per viewport.
+            self.table.lay_out_now()
             self.table.scrollTo(current)
         self._update_no_match()
 

@@ -75,6 +75,8 @@ class FrozenColumnsTableView(QTableView):
         super().__init__(parent)
         self.setHorizontalHeader(RememberingHeader(self))
         self._frozen = tuple(frozen)
+        #: The column headers' counts while they are held quiet (a layout change).
+        self._held_column_counts: tuple[int, ...] | None = None
         overlay = QTableView(self)
         overlay.setHorizontalHeader(RememberingHeader(overlay))
         overlay.setObjectName("frozen_columns")
@@ -122,6 +124,10 @@ class FrozenColumnsTableView(QTableView):
         overlay.setSelectionMode(self.selectionMode())
         model.columnsInserted.connect(self._sync_columns)
         model.modelReset.connect(self._sync_columns)
+        model.modelReset.connect(self._release_column_signals)
+        # Connected after the headers' own handlers: they run between these two.
+        model.layoutAboutToBeChanged.connect(self._hold_column_signals)
+        model.layoutChanged.connect(self._release_column_signals)
         for view in (self, overlay):
             header = view.horizontalHeader()
             if isinstance(header, RememberingHeader):
@@ -167,6 +173,38 @@ class FrozenColumnsTableView(QTableView):
         overlay.horizontalHeader().setFixedHeight(header.height())
         self._keep_frozen_first()
         self._place_overlay()
+
+    def _column_headers(self) -> tuple[QHeaderView, QHeaderView]:
+        return (self.horizontalHeader(), self.frozen_view.horizontalHeader())
+
+    def _hold_column_signals(self, *_args: object) -> None:
+        """Keep the column headers quiet while the model changes its rows' layout.
+
+        A horizontal header keeps its sections across a layout change by a
+        persistent index in row 0; when that row is still there afterwards
+        (from a filtered list back to all GPUs), it hides every hidden column
+        again, and each "resized to 0" reaches the view in a queued call that
+        repaints it once more after the frame that showed the new rows. The
+        columns are the same ones, hidden alike, at the same widths: nothing
+        to repaint.
+        """
+        self._held_column_counts = tuple(header.count() for header in self._column_headers())
+        for header in self._column_headers():
+            header.blockSignals(True)
+
+    def _release_column_signals(self, *_args: object) -> None:
+        held = self._held_column_counts
+        if held is None:
+            return
+        self._held_column_counts = None
+        for header in self._column_headers():
+            header.blockSignals(False)
+        if held != tuple(header.count() for header in self._column_headers()):
+            # A model that changed its columns in a layout change: what the quiet
+            # headers did not tell the views.
+            for view, old in zip((self, self.frozen_view), held, strict=True):
+                view.columnCountChanged(old, view.horizontalHeader().count())
+            self._sync_columns()
 
     def _keep_frozen_first(self, *_args: object) -> None:
         header = self.horizontalHeader()
@@ -233,6 +271,17 @@ class FrozenColumnsTableView(QTableView):
     def updateGeometries(self) -> None:
         super().updateGeometries()
         self._place_overlay()
+
+    def lay_out_now(self) -> None:
+        """Lay out both views now, the overlay last, and line the overlay's rows up again.
+
+        The overlay follows this view's vertical scroll bar; a scroll that came
+        while its own range still fitted fewer rows was cut short, so after the
+        layout it takes this view's position again.
+        """
+        self.executeDelayedItemsLayout()
+        self.frozen_view.executeDelayedItemsLayout()
+        self.frozen_view.verticalScrollBar().setValue(self.verticalScrollBar().value())
 
     def set_row_height(self, height_px: int) -> None:
         """One height for every row, in both views (uniform rows: no per-row sizing)."""

@@ -148,3 +148,46 @@ def test_frozen_columns_still_follow_the_main_header(qtbot: QtBot) -> None:
     assert table.frozen_view.columnWidth(1) == 150
     assert table.frozen_view.width() == table.columnWidth(0) + 150
     assert table.frozen_view.horizontalHeader().height() == table.horizontalHeader().height()
+
+
+def test_a_layout_change_keeps_hidden_columns_hidden_and_the_overlay_aligned(
+    qtbot: QtBot,
+) -> None:
+    table, model = _table(qtbot)
+    table.setColumnHidden(3, True)
+    table.setColumnWidth(1, 140)
+    _settle()
+    # row 0 stays row 0: the headers restore their sections from it (quietly)
+    model.reorder([0, *reversed(model.rows[1:])])
+    _settle()
+    assert table.isColumnHidden(3)
+    assert table.horizontalHeader().sectionSize(3) == 0
+    assert [table.frozen_view.isColumnHidden(c) for c in range(5)] == [False] * 2 + [True] * 3
+    assert table.frozen_view.columnWidth(1) == 140
+    # and the headers speak again afterwards
+    resized: list[tuple[int, int, int]] = []
+    table.horizontalHeader().sectionResized.connect(lambda *args: resized.append(args))
+    table.setColumnWidth(4, 90)
+    assert resized and resized[-1][0] == 4
+
+
+def test_a_layout_change_that_adds_columns_reaches_both_views(qtbot: QtBot) -> None:
+    table, model = _table(qtbot)
+    model.layoutAboutToBeChanged.emit()
+    model.headers = [*model.headers, "Six", "Seven"]
+    model.layoutChanged.emit()
+    _settle()
+    header = table.horizontalHeader()
+    assert header.count() == 7
+    assert table.frozen_view.horizontalHeader().count() == 7
+    assert [table.frozen_view.isColumnHidden(c) for c in range(7)] == [False] * 2 + [True] * 5
+    # the scroll range covers the new columns, as in a table that had them from the start
+    fresh_model = _Table()
+    fresh_model.headers = list(model.headers)
+    fresh = FrozenColumnsTableView((0, 1))
+    qtbot.addWidget(fresh)
+    fresh.setModel(fresh_model)
+    fresh.resize(table.size())
+    fresh.show()
+    _settle()
+    assert table.horizontalScrollBar().maximum() == fresh.horizontalScrollBar().maximum() > 0
