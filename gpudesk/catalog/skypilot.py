@@ -133,6 +133,8 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("A100", "a100-40gb-sxm4", cloud="aws", instance_contains="p4d."),
     MappingRule("A100-80GB", "a100-80gb-sxm4", cloud="aws", instance_contains="p4de."),
     MappingRule("V100", "v100-sxm2-16gb", cloud="aws", instance_contains="p3."),
+    # p3dn.24xlarge: eight 32 GB V100s joined by NVLink, i.e. SXM2 modules.
+    MappingRule("V100-32GB", "v100-sxm2-32gb", cloud="aws", instance_contains="p3dn."),
     # Azure: NCads H100 v5 machines carry H100 NVL cards, ND H100 v5 SXM modules.
     MappingRule("H100", "h100-nvl", cloud="azure", instance_contains="ads_H100_v5"),
     MappingRule("H100", "h100-sxm5", cloud="azure", instance_contains="ND96isr_H100_v5"),
@@ -222,6 +224,7 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("H200", None, reason="SXM or NVL not stated"),
     MappingRule("A100", None, reason="memory size or form factor not stated"),
     MappingRule("V100", None, reason=_FORM),
+    MappingRule("V100-32GB", None, reason=_FORM),
 )
 
 

@@ -142,6 +142,9 @@ def test_every_id_in_the_accelerator_table_is_a_bundled_catalog_gpu() -> None:
         ("aws", "H100", "p5.48xlarge", 80.0, "h100-sxm5"),
         ("gcp", "H100", "a3-highgpu-8g", None, None),  # no rule for GCP's instance yet
         ("vast", "V100", "1x-Tesla_V100-32-65536", 16.0, None),
+        ("aws", "V100-32GB", "p3dn.24xlarge", 32.0, "v100-sxm2-32gb"),
+        # Paperspace (via Shadeform) does not say SXM2 or PCIe for its 32 GB V100
+        ("shadeform", "V100-32GB", "paperspace_V100-32GB", None, None),
         ("any", "L40S", "whatever", None, "l40s"),
         ("any", "l40s", "whatever", None, None),  # names are exact
     ],
