@@ -482,3 +482,76 @@ def distribution_words(summary: RateSummary) -> str:
 
 def _date_text(date: dt.date | None) -> str:
     return "undated" if date is None else date.isoformat()
+
+
+#: The segments whose rate coverage issue 28 measures (GPUs bought to rent or to run
+#: in a server or workstation; consumer cards are out of its scope).
+COVERAGE_SEGMENTS: frozenset[str] = frozenset({"datacenter", "workstation"})
+
+
+@dataclass(frozen=True)
+class RateCoverage:
+    """How many entries have a current on-demand rate, counted two ways.
+
+    *Fresh* means an on-demand rate (not spot, not a marketplace host's) seen no more
+    than :data:`RATE_STALE_AFTER_DAYS` before ``as_of``. The literal share is of every
+    entry counted; the rentable share leaves out entries whose ``rates_unavailable``
+    says no public provider offers them by the hour (``offered = false``).
+    """
+
+    as_of: dt.date
+    counted: tuple[str, ...]
+    fresh: tuple[str, ...]
+    not_offered: tuple[str, ...]
+    #: entries with a fresh marketplace rate but no fresh on-demand one
+    marketplace_only: tuple[str, ...]
+
+    @property
+    def literal(self) -> float:
+        return len(self.fresh) / len(self.counted) if self.counted else 0.0
+
+    @property
+    def rentable(self) -> tuple[str, ...]:
+        return tuple(gpu for gpu in self.counted if gpu not in set(self.not_offered))
+
+    @property
+    def among_rentable(self) -> float:
+        rentable = self.rentable
+        return len(self.fresh) / len(rentable) if rentable else 0.0
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Rentable entries with no fresh on-demand rate."""
+        return tuple(gpu for gpu in self.rentable if gpu not in set(self.fresh))
+
+
+def rate_coverage(
+    entries: Iterable[CatalogEntry],
+    book: RateBook,
+    as_of: dt.date,
+    segments: frozenset[str] = COVERAGE_SEGMENTS,
+) -> RateCoverage:
+    """Count the entries of ``segments`` with a fresh on-demand rate at ``as_of``."""
+
+    def fresh(rates: Iterable[ProviderRate]) -> bool:
+        return any(not rate.is_stale(as_of) for rate in rates)
+
+    counted: list[str] = []
+    covered: list[str] = []
+    not_offered: list[str] = []
+    marketplace: list[str] = []
+    for entry in entries:
+        if entry.segment.value not in segments:
+            continue
+        counted.append(entry.id)
+        summary = book.summary(entry.id, entry)
+        if fresh(summary.on_demand):
+            covered.append(entry.id)
+        elif fresh(summary.marketplace):
+            marketplace.append(entry.id)
+        statement = entry.rates_unavailable
+        if statement is not None and statement.offered is False:
+            not_offered.append(entry.id)
+    return RateCoverage(
+        as_of, tuple(counted), tuple(covered), tuple(not_offered), tuple(marketplace)
+    )

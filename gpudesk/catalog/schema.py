@@ -132,6 +132,11 @@ class Statement(BaseModel):
 
     date: Date
     reason: Annotated[StrictStr, Field(min_length=1, max_length=500)]
+    #: ``rates_unavailable`` only: False when no public provider offers the part by the
+    #: hour at all (Apple silicon is rented as whole Macs; embedded modules, desktop
+    #: systems), so rate-coverage figures leave it out of "what can be rented". Unset
+    #: means it may be rented (hosts on marketplaces) but no dated public rate was found.
+    offered: StrictBool | None = None
 
 
 _LEGACY_CLOUD_TYPES: dict[str, TypeAdapter[Any]] = {
@@ -328,6 +333,8 @@ class CatalogEntry(BaseModel):
             raise ValueError("price_system is only for price_kind 'system'")
         if self.legacy_cloud_hourly_source is not None or self.legacy_cloud_hourly_date is not None:
             raise ValueError("cloud_hourly_source and cloud_hourly_date need cloud_hourly_usd")
+        if self.price_unavailable is not None and self.price_unavailable.offered is not None:
+            raise ValueError("'offered' is said of rates only (rates_unavailable), not of prices")
         return self
 
     @property
