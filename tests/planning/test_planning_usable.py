@@ -111,3 +111,25 @@ def test_usable_never_exceeds_capacity_and_is_positive(
     usable = usable_memory(entry, engine)
     assert 0 < usable.usable_bytes <= usable.runtime_total_bytes <= usable.capacity_bytes
     assert usable.capacity_bytes == round(memory * GIB)
+
+
+def test_70b_f16_runs_whole_on_a_192_gb_m2_ultra_as_published() -> None:
+    """llama-bench ran Llama 3 70B F16 (131.43 GiB) on an M2 Ultra 76-core 192 GB with
+    Metal up to tg 8192 (4.23 tokens/s) and pp 8192 (135.15): XiongjieDai,
+    GPU-Benchmarks-on-LLM-Inference, README at aa72e0e, LLaMA 3 Apple Silicon table. A
+    prompt at 20 TFLOPS (2 x 70.6B x 135 tokens/s) is the GPU's work, so the GPU held it
+    at macOS's default limit, and fit must not refuse what was measured."""
+    from gpudesk.planning.memory import Engine
+    from gpudesk.planning.quant import QuantFormat
+
+    catalog = {entry.id: entry for entry in load_catalog(include_user=False).entries}
+    spec = WorkloadSpec(engine=Engine.LLAMA_CPP, quant=QuantFormat.FP16, seq=8192)
+    estimate = estimate_memory(find_preset("llama-3.1-70b"), spec)
+    (mac,) = fit_across([catalog["apple-m2-ultra-76c"]], estimate).results
+    assert mac.count == 1
+    assert mac.usable_gb == pytest.approx(144 * GIB / 1e9)
+    # and with llama.cpp's old default of no flash attention (the 2024 build measured)
+    old = estimate_memory(
+        find_preset("llama-3.1-70b"), spec.model_copy(update={"flash_attention": False})
+    )
+    assert fit_across([catalog["apple-m2-ultra-76c"]], old).results[0].count == 1

@@ -248,3 +248,36 @@ def test_compares_tokens_row_says_when_part_is_on_the_host() -> None:
     assert rtx is not None and rtx.offload is not None
     assert speed_cell_text(rtx).endswith("(--n-cpu-moe 2, part on the host)")
     assert big is not None and big.offload is not None and big.offload.cpu_moe == 2
+
+
+def _llama_cpp_decode(model: str, quant: QuantFormat, gpu: str):  # type: ignore[no-untyped-def]
+    request = SpeedRequest(mode=Mode.DECODE, engine=SpeedEngine.LLAMA_CPP, quant=quant)
+    costs = model_costs(shape_for(model), quant, KvFormat.FP16, gguf=True)
+    (found,) = estimates_for_entries([_catalog()[gpu]], costs, request)
+    return found
+
+
+def test_a_whole_model_on_one_gpu_says_so_and_what_a_desktop_would_offload() -> None:
+    # gpt-oss-20b's GGUF (11.27 GiB) on a 12 GiB RTX 4070 Ti: whole, with little to spare
+    tight = _llama_cpp_decode("gpt-oss-20b", QuantFormat.MXFP4, "rtx-4070-ti")
+    assert tight.offload is None
+    assert "whole model on the GPU, no layer in host memory" in tight.basis
+    spare = tight.usable_per_gpu_gb - tight.memory_per_gpu_gb  # type: ignore[operator]
+    assert 0 < spare < 1.0
+    # a desktop's memory in use (ollama #11388) would push one layer's experts out
+    assert "with a desktop on this GPU" in tight.basis
+    assert "--n-cpu-moe 1:" in tight.basis
+    # a 24 GB card has room for a desktop too
+    roomy = _llama_cpp_decode("gpt-oss-20b", QuantFormat.MXFP4, "rtx-4090")
+    assert "whole model on the GPU" in roomy.basis
+    assert "with a desktop" not in roomy.basis
+
+
+def test_only_llama_cpp_on_one_gpu_states_where_the_model_is() -> None:
+    request = SpeedRequest(mode=Mode.DECODE, engine=SpeedEngine.VLLM, quant=QuantFormat.BF16)
+    costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.BF16, KvFormat.FP16)
+    (found,) = estimates_for_entries([_catalog()["rtx-4090"]], costs, request)
+    assert "whole model on the GPU" not in found.basis
+    offloaded = _llama_cpp_decode("llama-3.1-70b", QuantFormat.Q4_K_M, "rtx-4090")
+    assert offloaded.offload is not None
+    assert "whole model on the GPU" not in offloaded.basis

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpudesk.catalog.prices import default_cloud_rate
 from gpudesk.catalog.rate_book import as_cloud_rate, rate_summary
-from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.catalog.schema import CatalogEntry, Segment
 from gpudesk.planning.cost import (
     DAYS_PER_MONTH,
     DEFAULT_HOURS_PER_DAY,
@@ -23,9 +23,11 @@ from gpudesk.planning.cost import (
     DEFAULT_YEARS,
 )
 from gpudesk.planning.fit import usable_for
-from gpudesk.planning.memory import MemoryEstimate
-from gpudesk.planning.offload import DEFAULT_HOST, HostMemory, Offload
+from gpudesk.planning.memory import ENGINE_FIXED_GB, MemoryEstimate
+from gpudesk.planning.memory import Engine as MemoryEngine
+from gpudesk.planning.offload import DEFAULT_HOST, HostMemory, Offload, plan_offload
 from gpudesk.planning.speed.data import Workload
+from gpudesk.planning.speed.estimate import Engine as SpeedEngine
 from gpudesk.planning.speed.estimate import (
     Mode,
     NotRunnable,
@@ -45,6 +47,7 @@ from gpudesk.planning.speed.holding import (
     offload_at,
 )
 from gpudesk.planning.speed.physics import Efficiency, ModelCosts
+from gpudesk.planning.usable import GIB, MIB, UsableMemory
 
 if TYPE_CHECKING:
     from gpudesk.bench.results import BenchResult
@@ -53,6 +56,14 @@ if TYPE_CHECKING:
 #: borrow other engines' fit (transformers' Python loop is slower than vLLM's kernels).
 UNMEASURED_ENGINE_LOW = 0.4
 DEFAULT_COUNTS = (1, 2, 4, 8)
+#: Memory already in use when llama.cpp loaded on a 12 GB GeForce driving a Windows
+#: desktop: 12,288 MiB less the 11,053 MiB it found free (its own CUDA context included,
+#: which the need counts too, so the warning errs early).
+DESKTOP_IN_USE_MIB = 12_288 - 11_053
+DESKTOP_SOURCE = (
+    "a 12 GB RTX 4070 SUPER under Windows had 11,053 MiB free when llama.cpp loaded, "
+    "https://github.com/ollama/ollama/issues/11388"
+)
 
 
 class CostSettings(BaseModel):
@@ -331,17 +342,51 @@ def _with_memory(
     entry: CatalogEntry,
     estimate: MemoryEstimate | None,
     apple_wired_limit_mb: int | None,
+    request: SpeedRequest | None = None,
 ) -> SpeedEstimate:
-    """``found`` with fit's memory figures for its GPU and count."""
+    """``found`` with fit's memory figures for its GPU and count; for llama.cpp on one
+    GPU, the basis also says that the whole model is on it (or the offload says what
+    is not) and how much is left."""
     if estimate is None:
         return found
     usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
     need = estimate.per_gpu_gb(found.count // (found.replicas or 1))
     if found.offload is not None:
         need = found.offload.gpu_bytes / 1e9
-    return found.model_copy(
-        update={"memory_per_gpu_gb": need, "usable_per_gpu_gb": usable.usable_gb}
+    update: dict[str, object] = {"memory_per_gpu_gb": need, "usable_per_gpu_gb": usable.usable_gb}
+    if (
+        request is not None
+        and request.engine is SpeedEngine.LLAMA_CPP
+        and found.offload is None
+        and found.count == 1
+        and found.mode in (Mode.DECODE, Mode.PREFILL)
+    ):
+        update["basis"] = (
+            f"{found.basis}; {whole_on_gpu_words(entry, estimate, need * 1e9, usable)}"
+        )
+    return found.model_copy(update=update)
+
+
+def whole_on_gpu_words(
+    entry: CatalogEntry, estimate: MemoryEstimate, need_bytes: float, usable: UsableMemory
+) -> str:
+    """ "whole model on the GPU, no layer in host memory: 11.36 of 12.00 GiB usable (0.64
+    GiB to spare)"; on a card that may drive a display, with a spare smaller than what
+    a desktop was seen to hold, also what llama.cpp would keep in host memory then."""
+    spare = usable.usable_bytes - need_bytes
+    words = (
+        f"whole model on the GPU, no layer in host memory: {need_bytes / GIB:,.2f} of "
+        f"{usable.usable_gib:,.2f} GiB usable ({spare / GIB:,.2f} GiB to spare)"
     )
+    if entry.segment is Segment.DATACENTER or usable.max_devices is not None:
+        return words
+    # the desktop's figure includes llama.cpp's own CUDA context, which the need counts
+    desktop = DESKTOP_IN_USE_MIB * MIB - ENGINE_FIXED_GB[MemoryEngine.LLAMA_CPP] * 1e9
+    if spare >= desktop:
+        return words
+    offload = plan_offload(estimate, usable.usable_bytes - desktop)
+    then = f"llama.cpp needs {offload.words}" if offload is not None else "it does not fit"
+    return f"{words}; with a desktop on this GPU ({DESKTOP_SOURCE}) {then}"
 
 
 def rank_catalog(
@@ -401,7 +446,7 @@ def rank_catalog(
         if best is None:
             missing.append(entry.id)
             continue
-        best = _with_memory(best, entry, estimate, apple_wired_limit_mb)
+        best = _with_memory(best, entry, estimate, apple_wired_limit_mb, request)
         results.append(with_costs(best, entry, settings))
     results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
     return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
@@ -536,7 +581,7 @@ def estimates_for_entries(
                     entry, rates, costs, request, estimate, fitted, hosts, apple_wired_limit_mb
                 )
             if offloaded is not None:
-                offloaded = _with_memory(offloaded, entry, estimate, apple_wired_limit_mb)
+                offloaded = _with_memory(offloaded, entry, estimate, apple_wired_limit_mb, request)
                 out.append(with_costs(offloaded, entry, settings))
                 continue
             assert estimate is not None
@@ -547,7 +592,7 @@ def estimates_for_entries(
         found = _layout_estimate(
             entry, rates, costs, request, estimate, fitted, apple_wired_limit_mb
         )
-        found = _with_memory(found, entry, estimate, apple_wired_limit_mb)
+        found = _with_memory(found, entry, estimate, apple_wired_limit_mb, request)
         out.append(with_costs(found, entry, settings))
     return out
 
