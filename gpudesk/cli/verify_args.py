@@ -10,7 +10,6 @@ measurement of its memory bandwidth and FP32 GEMM rate (it is not a catalog entr
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -144,18 +143,17 @@ def run_verify(
         "n_gpu_layers": settings.n_gpu_layers,
         **_measured_fields(measured, estimate, value),
     }
-    if value and measured.stopped != "interrupted":
-        row = _measurement_row(
-            args,
-            request,
-            estimate,
-            model,
-            measured,
-            value,
-            backend,
-            engine_version=f"llama-cpp-python {measured.engine_version}",
-        )
-        _keep(document, row)
+    _keep_run(
+        document,
+        args,
+        request,
+        estimate,
+        model,
+        measured,
+        value,
+        backend=backend,
+        engine_version=f"llama-cpp-python {measured.engine_version}",
+    )
     return document
 
 
@@ -180,12 +178,50 @@ def _measured_fields(measured: Any, estimate: Any, value: float | None) -> dict[
     }
 
 
-def _keep(document: dict[str, Any], row: Any) -> None:
-    """Store the row and put it in the document: the stored row itself, so
-    `measurements import` of this --json output on another machine adds the same row
-    (and here finds it already stored)."""
+def _keep_run(
+    document: dict[str, Any],
+    args: argparse.Namespace,
+    request: Any,
+    estimate: Any,
+    model: dict[str, Any],
+    measured: Any,
+    value: float | None,
+    *,
+    backend: str | None,
+    engine_version: str,
+    engine: str = "llama.cpp",
+    weights: str | None = None,
+) -> None:
+    """Store a run that measured its figure (an interrupted one stores nothing) and put
+    the row in the document: the stored row itself, so `measurements import` of this
+    --json output on another machine adds the same row (and here finds it already
+    stored)."""
+    if not value or measured.stopped == "interrupted":
+        return
+    from gpudesk.bench.verify import VerifyError
+    from gpudesk.planning.user_measurements import MeasurementStore
+    from gpudesk.planning.verify_here import measured_row, store_row
+
+    model_file = getattr(args, "model_file", None)
+    row = measured_row(
+        estimate,
+        request,
+        measured,
+        value,
+        count=estimate.count,
+        engine=engine,
+        engine_version=engine_version,
+        backend=backend or ("cpu" if estimate.gpu_id == CPU_ID else None),
+        model=str(model.get("model") or model.get("params") or model.get("config") or "model"),
+        model_file=model_file.path if model_file is not None else None,
+        source="gpudesk speed --verify",
+        weights=weights,
+    )
     document["measurement"] = row.model_dump(mode="json", exclude={"source"})
-    document["stored_id"] = _store(row)
+    try:
+        document["stored_id"] = store_row(MeasurementStore(), row)
+    except VerifyError as exc:
+        raise CliError(f"--verify: {exc}") from exc
 
 
 def _ggml_type(args: argparse.Namespace) -> str:
@@ -197,66 +233,6 @@ def _shape_for(args: argparse.Namespace, model_file: Any) -> Any:
     from gpudesk.cli.emit_args import shape_from_args
 
     return shape_from_args(args)
-
-
-def _measurement_row(
-    args: argparse.Namespace,
-    request: Any,
-    estimate: Any,
-    model: dict[str, Any],
-    measured: Any,
-    value: float,
-    backend: str | None,
-    *,
-    engine_version: str,
-    engine: str = "llama.cpp",
-    weights: str | None = None,
-) -> Any:
-    from gpudesk.planning.user_measurements import Measurement
-
-    model_file = getattr(args, "model_file", None)
-    return Measurement(
-        gpu_id=estimate.gpu_id,
-        gpu_name=estimate.name[:200],
-        count=estimate.count,
-        engine=engine,
-        engine_version=engine_version[:80],
-        backend=backend or ("cpu" if estimate.gpu_id == CPU_ID else None),
-        model=str(model.get("model") or model.get("params") or model.get("config") or "model")[
-            :300
-        ],
-        model_file=model_file.path if model_file is not None else None,
-        quant=request.quant.value,
-        mode=request.mode.value,
-        seq_in=request.seq_in or None,
-        seq_out=(measured.n_gen_done or None) if request.mode.value == "decode" else None,
-        tokens_per_s=value,
-        estimate_tokens_per_s=estimate.tokens_per_s,
-        measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        source="gpudesk speed --verify",
-        source_format="gpudesk verify",
-        note=(f"stopped: {measured.stopped}; " if measured.stopped else "")
-        + (
-            weights
-            or (
-                "the model's file"
-                if model_file is not None
-                else "random weights of the model's shape"
-            )
-        ),
-    )
-
-
-def _store(row: Any) -> int | None:
-    from gpudesk.planning.user_measurements import MeasurementStore, StoreError
-
-    store = MeasurementStore()
-    try:
-        store.add([row])
-        stored = [r for r in store.rows() if r.measurement.key() == row.key()]
-    except (StoreError, OSError) as exc:
-        raise CliError(f"--verify: the measurement could not be stored: {exc}") from exc
-    return stored[-1].id if stored else None
 
 
 def verify_text(document: dict[str, Any]) -> str:
@@ -393,18 +369,17 @@ def _run_verify_vllm(
         "n_gpu_layers": shape.layers + 1,
         **_measured_fields(measured, estimate, value),
     }
-    if value and measured.stopped != "interrupted":
-        row = _measurement_row(
-            args,
-            request,
-            estimate,
-            model,
-            measured,
-            value,
-            getattr(args, "backend", None),
-            engine_version=f"vllm {measured.engine_version}",
-            engine="vllm",
-            weights=weights,
-        )
-        _keep(document, row)
+    _keep_run(
+        document,
+        args,
+        request,
+        estimate,
+        model,
+        measured,
+        value,
+        backend=getattr(args, "backend", None),
+        engine_version=f"vllm {measured.engine_version}",
+        engine="vllm",
+        weights=weights,
+    )
     return document

@@ -297,53 +297,94 @@ def _llama_records(
         if not n_prompt and not n_gen:
             refused.append(f"{where}: neither n_prompt nor n_gen")
             continue
-        backend = _backend(record.get("backends"), hints)
-        placed = _place_gpu(str(record.get("gpu_info") or ""), backend, hints)
-        if isinstance(placed, str):
-            refused.append(f"{where}: {placed}")
-            continue
-        gpu_id, gpu_name, count = placed
-        model_type = str(record.get("model_type") or "")[:200]
         filename = str(record.get("model_filename") or "")
         base = Path(filename).name
         base = base[: -len(".gguf")] if base.lower().endswith(".gguf") else base
         n_params = _number(record.get("model_n_params"))
-        model = _model_for(hints, [base[:300]], model_type, (n_params, 0.0) if n_params else None)
-        if isinstance(model, str):
-            refused.append(f"{where}: {model}")
-            continue
         build = record.get("build_commit")
         number = record.get("build_number")
-        version = f"{build} ({number})" if build and number else (str(build) if build else None)
-        rows.append(
-            _row(
-                where,
-                refused,
-                gpu_id=gpu_id,
-                gpu_name=gpu_name,
-                count=count,
-                engine="llama.cpp",
-                engine_version=version,
-                backend=backend,
-                model=model[0],
-                model_file=hints.model_file or (filename[:1000] or None),
-                quant=hints.quant or quant_from_type(model_type),
-                mode="prefill" if n_prompt else "decode",
-                seq_in=int(n_prompt) if n_prompt else (int(depth) or None),
-                seq_out=int(n_gen) or None,
-                tokens_per_s=rate,
-                measured_at=str(record.get("test_time") or "")[:40] or None,
-                source=str(path),
-                source_format=fmt,
-                note=_joined(
-                    f"n_gpu_layers {record.get('n_gpu_layers')}"
-                    if record.get("n_gpu_layers") is not None
-                    else None,
-                    model[1],
-                ),
-            )
+        layers = record.get("n_gpu_layers")
+        test = _LlamaTest(
+            where=where,
+            prefill=bool(n_prompt),
+            length=int(n_prompt or n_gen),
+            depth=int(depth),
+            rate=rate,
+            backend=str(record["backends"]) if record.get("backends") else None,
+            gpu=str(record.get("gpu_info") or ""),
+            name=base[:300],
+            model_type=str(record.get("model_type") or "")[:200],
+            params=(n_params, 0.0) if n_params else None,
+            model_file=filename[:1000] or None,
+            version=f"{build} ({number})" if build and number else (str(build) if build else None),
+            measured_at=str(record.get("test_time") or "")[:40] or None,
+            note=f"n_gpu_layers {layers}" if layers is not None else None,
         )
-    return ImportResult([row for row in rows if row is not None], refused, fmt)
+        row = _llama_row(test, path, hints, fmt, refused)
+        if row is not None:
+            rows.append(row)
+    return ImportResult(rows, refused, fmt)
+
+
+@dataclass(frozen=True)
+class _LlamaTest:
+    """One llama-bench test as its file gives it (a JSON/CSV record or a table row)."""
+
+    where: str
+    prefill: bool
+    #: tokens processed (ppN) or generated (tgN)
+    length: int
+    #: the context before it (``@ dN``), 0 without one
+    depth: int
+    rate: float
+    backend: str | None
+    gpu: str
+    #: a model name the file holds (its file name), or None
+    name: str | None
+    model_type: str
+    params: tuple[float, float] | None
+    model_file: str | None
+    version: str | None
+    measured_at: str | None
+    note: str | None
+
+
+def _llama_row(
+    test: _LlamaTest, path: Path, hints: ImportHints, fmt: str, refused: list[str]
+) -> Measurement | None:
+    """The test's row, or None with the reason added to ``refused``."""
+    backend = _backend(test.backend, hints)
+    placed = _place_gpu(test.gpu, backend, hints)
+    if isinstance(placed, str):
+        refused.append(f"{test.where}: {placed}")
+        return None
+    gpu_id, gpu_name, count = placed
+    model = _model_for(hints, [test.name], test.model_type, test.params)
+    if isinstance(model, str):
+        refused.append(f"{test.where}: {model}")
+        return None
+    row: Measurement | None = _row(
+        test.where,
+        refused,
+        gpu_id=gpu_id,
+        gpu_name=gpu_name,
+        count=count,
+        engine="llama.cpp",
+        engine_version=test.version,
+        backend=backend,
+        model=model[0],
+        model_file=hints.model_file or test.model_file,
+        quant=hints.quant or quant_from_type(test.model_type),
+        mode="prefill" if test.prefill else "decode",
+        seq_in=test.length if test.prefill else (test.depth or None),
+        seq_out=None if test.prefill else test.length,
+        tokens_per_s=test.rate,
+        measured_at=test.measured_at,
+        source=str(path),
+        source_format=fmt,
+        note=_joined(test.note, model[1]),
+    )
+    return row
 
 
 def _row(where: str, refused: list[str], **fields: Any) -> Any:
@@ -395,48 +436,40 @@ def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> Imp
             refused.append(f"{where}: {len(cells)} cells under {len(header)} columns")
             continue
         row = dict(zip(header, cells, strict=True))
-        test = _TEST.match(row.get("test", "").replace(" ", ""))
+        test_name = _TEST.match(row.get("test", "").replace(" ", ""))
         rate = _RATE.match(row.get("t/s", "").replace(",", ""))
-        if test is None and _MIXED.match(row.get("test", "").replace(" ", "")):
+        if test_name is None and _MIXED.match(row.get("test", "").replace(" ", "")):
             refused.append(f"{where}: {row['test']} mixes prefill and decode")
             continue
-        if test is None:
+        if test_name is None:
             refused.append(f"{where}: test {row.get('test', '')[:40]!r} is not ppN or tgN")
             continue
         if rate is None:
             refused.append(f"{where}: t/s {row.get('t/s', '')[:40]!r} is not a number")
             continue
-        backend = _backend(row.get("backend"), hints)
-        placed = _place_gpu(", ".join(devices), backend, hints)
-        if isinstance(placed, str):
-            refused.append(f"{where}: {placed}")
-            continue
-        gpu_id, gpu_name, count = placed
-        kind, length, depth = test.group(1), int(test.group(2)), int(test.group(3) or 0)
-        model_type = row.get("model", "")[:200]
-        model = _model_for(hints, [heading], model_type, parameter_count(row.get("params", "")))
-        if isinstance(model, str):
-            refused.append(f"{where}: {model}")
-            continue
-        measurement = _row(
-            where,
+        kind, length = test_name.group(1), int(test_name.group(2))
+        depth = int(test_name.group(3) or 0)
+        measurement = _llama_row(
+            _LlamaTest(
+                where=where,
+                prefill=kind == "pp",
+                length=length,
+                depth=depth,
+                rate=float(rate.group(1)),
+                backend=row.get("backend"),
+                gpu=", ".join(devices),
+                name=heading,
+                model_type=row.get("model", "")[:200],
+                params=parameter_count(row.get("params", "")),
+                model_file=None,
+                version=version,
+                measured_at=None,
+                note=f"ngl {row['ngl']}" if "ngl" in row else None,
+            ),
+            path,
+            hints,
+            "llama-bench markdown",
             refused,
-            gpu_id=gpu_id,
-            gpu_name=gpu_name,
-            count=count,
-            engine="llama.cpp",
-            engine_version=version,
-            backend=backend,
-            model=model[0],
-            model_file=hints.model_file,
-            quant=hints.quant or quant_from_type(model_type),
-            mode="prefill" if kind == "pp" else "decode",
-            seq_in=length if kind == "pp" else (depth or None),
-            seq_out=length if kind == "tg" else None,
-            tokens_per_s=float(rate.group(1)),
-            source=str(path),
-            source_format="llama-bench markdown",
-            note=_joined(f"ngl {row['ngl']}" if "ngl" in row else None, model[1]),
         )
         if measurement is not None:
             rows.append(measurement)

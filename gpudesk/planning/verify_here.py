@@ -183,7 +183,7 @@ def run_job(job: VerifyJob, progress: Progress, store: MeasurementStore) -> Veri
     stored = stored_id = None
     if value:
         stored = _row(job, request, estimate, measured, value)
-        stored_id = _store(store, stored)
+        stored_id = store_row(store, stored)
     return VerifyOutcome(estimate, measured, value, stored, stored_id, entry)
 
 
@@ -194,15 +194,52 @@ def _row(
     measured: VerifyResult,
     value: float,
 ) -> Measurement:
+    return measured_row(
+        estimate,
+        request,
+        measured,
+        value,
+        count=1,
+        engine="llama.cpp",
+        engine_version=f"llama-cpp-python {measured.engine_version}",
+        backend="cpu" if job.entry is None else None,
+        model=job.model,
+        model_file=str(job.model_file) if job.model_file is not None else None,
+        source="gpudesk app: Verify on this machine",
+    )
+
+
+def measured_row(
+    estimate: SpeedEstimate,
+    request: SpeedRequest,
+    measured: Any,
+    value: float,
+    *,
+    count: int,
+    engine: str,
+    engine_version: str,
+    backend: str | None,
+    model: str,
+    model_file: str | None,
+    source: str,
+    weights: str | None = None,
+) -> Measurement:
+    """The row a verify run stores, the app's and ``speed --verify``'s (llama.cpp or
+    vLLM): ``measured`` has ``n_gen_done`` and ``stopped``; ``weights`` says what was
+    measured (default: the model's file, or random weights of its shape)."""
+    if weights is None:
+        weights = (
+            "the model's file" if model_file is not None else "random weights of the model's shape"
+        )
     return Measurement(
         gpu_id=estimate.gpu_id,
         gpu_name=estimate.name[:200],
-        count=1,
-        engine="llama.cpp",
-        engine_version=f"llama-cpp-python {measured.engine_version}"[:80],
-        backend="cpu" if job.entry is None else None,
-        model=job.model[:300],
-        model_file=str(job.model_file)[:1000] if job.model_file is not None else None,
+        count=count,
+        engine=engine,
+        engine_version=engine_version[:80],
+        backend=backend,
+        model=model[:300],
+        model_file=model_file[:1000] if model_file is not None else None,
         quant=request.quant.value,
         mode=request.mode.value,
         seq_in=request.seq_in or None,
@@ -210,18 +247,18 @@ def _row(
         tokens_per_s=value,
         estimate_tokens_per_s=estimate.tokens_per_s,
         measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        source="gpudesk app: Verify on this machine",
+        source=source,
         source_format="gpudesk verify",
-        note=(f"stopped: {measured.stopped}; " if measured.stopped else "")
-        + (
-            "the model's file"
-            if job.model_file is not None
-            else "random weights of the model's shape"
-        ),
+        note=(f"stopped: {measured.stopped}; " if measured.stopped else "") + weights,
     )
 
 
-def _store(store: MeasurementStore, row: Measurement) -> int | None:
+def store_row(store: MeasurementStore, row: Measurement) -> int | None:
+    """Store a verify run's row; its id (the one already there when it was stored before).
+
+    Raises:
+        VerifyError: the database could not take it.
+    """
     try:
         store.add([row])
         found = [item for item in store.rows() if item.measurement.key() == row.key()]
