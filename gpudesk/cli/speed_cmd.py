@@ -427,8 +427,11 @@ def run_speed(args: argparse.Namespace) -> int:
         not_holding = list(ranked.not_holding)
     from gpudesk.cli.measurements_cmd import calibrated_results
 
+    # calibrated with what was stored before this run: a --verify run's own row would
+    # make the table's estimate its measurement (its ratio is to the uncalibrated one)
+    calibrated_before = calibrated_results(args, results)
     verified = run_verify(args, request, results, model)
-    results = calibrated_results(args, results)
+    results = calibrated_before
     document = speed_json(request, model, results, not_holding)
     from gpudesk.cli.price_lines import rate_lines, rate_records
 

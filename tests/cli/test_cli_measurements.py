@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -190,3 +191,36 @@ def test_export_takes_json_like_the_other_subcommands(
     target = tmp_path / "out.json"
     code, out, _ = run_cli(capsys, "measurements", "export", "--out", str(target), "--json")
     assert (code, json.loads(out)) == (0, {"file": str(target), "measurements": 3})
+
+
+def test_a_verify_run_does_not_calibrate_the_estimate_printed_beside_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table beside a --verify run is calibrated with what was stored before it: with
+    the run's own row its estimate would be its measurement (a ratio of 1 by making)."""
+    from gpudesk.planning.user_measurements import Measurement, MeasurementStore
+
+    def fake_run(args: Any, request: object, results: list[Any], model: object) -> Any:
+        if not args.verify:
+            return None
+        estimate = results[0]
+        MeasurementStore().add(
+            [
+                Measurement(
+                    gpu_id=estimate.gpu_id, engine="llama.cpp", model="tinyllama-1.1b",
+                    quant="q4_k_m", mode="decode", seq_out=128,
+                    tokens_per_s=2 * estimate.tokens_per_s,
+                    estimate_tokens_per_s=estimate.tokens_per_s,
+                    source="gpudesk speed --verify", source_format="gpudesk verify",
+                )
+            ]
+        )  # fmt: skip
+        return {"measured_tokens_per_s": 2 * estimate.tokens_per_s}
+
+    monkeypatch.setattr("gpudesk.cli.verify_args.run_verify", fake_run)
+    before = _speed(capsys)
+    during = _speed(capsys, "--verify")
+    assert during["tokens_per_s"] == before["tokens_per_s"]
+    assert "your measurements" not in str(during["basis"])
+    after = _speed(capsys)
+    assert after["tokens_per_s"] == pytest.approx(2 * before["tokens_per_s"], rel=1e-5)
