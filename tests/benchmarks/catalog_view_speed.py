@@ -13,7 +13,9 @@ views out in a zero-timer after a layout change and paints what that dirtied
 in the next round, so a single ``repaint()`` right after the change paints
 only part of it (often the headers alone). After each timed frame a third,
 untimed round checks that nothing was left to paint (``unsettled`` counts
-frames that still painted; it should be 0).
+frames that still painted; it should be 0). One more, untimed frame per
+operation counts the paints of the table's body and of its frozen columns
+(``body paints``): one each is the floor, a second is a frame painted twice.
 
 For each filter it also measures, in the same run, a bare ``QTableView``
 (a plain model of the same display strings, no delegate, no frozen columns,
@@ -67,13 +69,16 @@ def measure(count: int = 10_000, quiet: bool = False) -> dict[str, dict[str, lis
     from PySide6.QtWidgets import QApplication
 
     class PaintCounter(QObject):
-        """Counts paint events while installed on the application."""
+        """Counts paint events (all, and the table bodies') while installed on the application."""
 
         count = 0
+        bodies: dict[QObject, int] = {}  # noqa: RUF012 (one counter per run)
 
-        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
             if event.type() == QEvent.Type.Paint:
                 self.count += 1
+                if watched in self.bodies:
+                    self.bodies[watched] += 1
             return False
 
     from gpudesk.ui.catalog_columns import column_index
@@ -112,6 +117,23 @@ def measure(count: int = 10_000, quiet: bool = False) -> dict[str, dict[str, lis
     def visible_rows() -> list[int]:
         return [proxy.mapToSource(proxy.index(row, 0)).row() for row in range(proxy.rowCount())]
 
+    bodies = (view.table.viewport(), view.table.frozen_view.viewport())
+
+    def body_paints(setup: Callable[[], object], action: Callable[[], object]) -> list[float]:
+        """Paints of the table's body and of its frozen columns in one more frame, untimed
+        (a filter on the application slows every event down). One each is the floor."""
+        setup()
+        finish_frame()
+        paints.bodies = dict.fromkeys(bodies, 0)
+        app.installEventFilter(paints)
+        action()
+        finish_frame()
+        app.processEvents()
+        app.removeEventFilter(paints)
+        counted = [float(paints.bodies[body]) for body in bodies]
+        paints.bodies = {}
+        return counted
+
     def measure(label: str, setup: Callable[[], object], action: Callable[[], object]) -> None:
         ops: list[float] = []
         totals: list[float] = []
@@ -143,6 +165,7 @@ def measure(count: int = 10_000, quiet: bool = False) -> dict[str, dict[str, lis
         results[label] = {
             "op": [value * 1000 for value in ops],
             "op+paint": [value * 1000 for value in totals],
+            "body paints": body_paints(setup, action),
         }
         if bare_totals:
             results[label]["bare"] = [value * 1000 for value in bare_totals]
@@ -151,6 +174,7 @@ def measure(count: int = 10_000, quiet: bool = False) -> dict[str, dict[str, lis
             f" (first {ops[0] * 1000:6.2f})"
             f"   op+paint {statistics.median(totals) * 1000:6.2f} ms"
             f"   rows {proxy.visible_count()}"
+            f"   body paints {results[label]['body paints']}"
             + (
                 f"   bare {statistics.median(bare_totals) * 1000:6.2f} ms"
                 f"   ratio {statistics.median(totals) / statistics.median(bare_totals):.2f}"
