@@ -30,6 +30,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -196,16 +197,22 @@ def _jsonl(path: Path, lines: Sequence[str], hints: ImportHints) -> ImportResult
 
 
 def _number(value: Any) -> float | None:
+    """A finite number, or None: "nan", "inf" and JSON's 1e999 (read as infinity) are
+    not counts or rates, and int() of them raises."""
     if isinstance(value, bool):
         return None
+    number: float | None = None
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
         try:
-            return float(value.strip())
+            number = float(value)
+        except OverflowError:  # an integer too large for a float
+            return None
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
         except ValueError:
             return None
-    return None
+    return number if number is not None and math.isfinite(number) else None
 
 
 def _backend(text: str | None, hints: ImportHints) -> str | None:
