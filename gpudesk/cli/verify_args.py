@@ -94,6 +94,15 @@ def run_verify(
         raise CliError("--max-file-gb must be from 0.001 to 10,000", EXIT_USAGE)
     if args.threads is not None and not 1 <= args.threads <= 1024:
         raise CliError("--threads must be 1 to 1024", EXIT_USAGE)
+    given = getattr(args, "model_file", None)
+    if given is not None and given.has_tokenizer is False:
+        # llama.cpp refuses it with only "Failed to load model from file"
+        raise CliError(
+            f"--verify: {given.path} has no tokenizer (no tokenizer.ggml.model key), "
+            "which llama.cpp needs to load a GGUF: give the model's GGUF with its tokenizer, "
+            "or --model/--config without --gguf to measure random weights of its shape",
+            EXIT_USAGE,
+        )
     if llama_cpp_version() is None:
         raise CliError(
             "--verify needs llama-cpp-python: pip install '.[verify]' from the GPUDesk "

@@ -156,6 +156,9 @@ class ModelFile(BaseModel):
     #: experts only the active share
     streamed_per_token_bytes: int
     bytes_by_type: dict[str, int]
+    #: a GGUF's tokenizer.ggml.model key is there (llama.cpp loads no file without
+    #: one); None for safetensors
+    has_tokenizer: bool | None = None
 
     def summary(self) -> str:
         kind = self.file_type or "mixed types"
@@ -393,7 +396,7 @@ def read_gguf(path: Path | str) -> ModelFile:
     arch = metadata.get("general.architecture")
     arch = arch if isinstance(arch, str) else None
     shape, problem = _gguf_shape(metadata, arch, tensors)
-    return _model_file(
+    read = _model_file(
         target,
         "gguf",
         arch,
@@ -408,6 +411,7 @@ def read_gguf(path: Path | str) -> ModelFile:
         head=lambda n: n == "output.weight",
         expert=lambda n: "_exps." in n,
     )
+    return read.model_copy(update={"has_tokenizer": "tokenizer.ggml.model" in metadata})
 
 
 def _dominant(tensors: list[FileTensor]) -> str | None:

@@ -68,3 +68,27 @@ def test_a_file_that_is_not_a_model_is_exit_2_naming_it(
     assert str(path) in err
     assert "Traceback" not in err
     assert out == ""
+
+
+def test_verify_of_a_gguf_without_a_tokenizer_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """llama.cpp loads no GGUF without tokenizer.ggml.model and says only 'Failed to load
+    model from file'; --verify names the missing key first (exit 2, engine or not)."""
+    from gpudesk.bench.verify import write_random_gguf
+    from gpudesk.planning.modelfile import read_gguf
+
+    path = tmp_path / "tiny.gguf"
+    write_tiny_gguf(path)  # the header tests' file: no tokenizer
+    code, _, err = run_cli(
+        capsys, "speed", "--gguf", str(path), "--engine", "llama.cpp", "--backend", "cpu",
+        "--gpu", "cpu", "--mode", "decode", "--verify",
+    )  # fmt: skip
+    assert code == 2
+    assert f"{path} has no tokenizer (no tokenizer.ggml.model key)" in err
+    assert read_gguf(path).has_tokenizer is False
+    full = tmp_path / "random.gguf"
+    model_file = read_gguf(path)
+    assert model_file.shape is not None
+    write_random_gguf(model_file.shape, full, max_bytes=10**8)  # what --verify writes
+    assert read_gguf(full).has_tokenizer is True
