@@ -51,7 +51,7 @@ from gpudesk.ui.bench_results import ResultsPane
 from gpudesk.ui.state import AppState
 from gpudesk.ui.step_progress import StepProgressBar
 from gpudesk.ui.words import plain_words
-from gpudesk.ui.worker import TaskWorker
+from gpudesk.ui.worker import TaskWorker, wired_worker
 
 _TEST_CHOICES: tuple[tuple[TestName, str, str], ...] = (
     ("gemm", "GEMM throughput", "Square matrix multiply per precision (FLOPs = 2·n³)"),
@@ -383,12 +383,15 @@ class BenchPanel(QWidget):
         def work(progress: Progress) -> BenchResult:
             return run_benchmark(plan, backend, progress, catalog=entries)
 
-        worker = TaskWorker(work, owner=self)
-        worker.progressed.connect(self.progress_bar.advance)
-        worker.finished.connect(self._on_finished)
-        worker.cancelled.connect(self._on_cancelled)
-        worker.failed.connect(self._on_failed)
-        worker.done.connect(self._on_run_done)
+        worker = wired_worker(
+            work,
+            owner=self,
+            progressed=self.progress_bar.advance,
+            finished=self._on_finished,
+            cancelled=self._on_cancelled,
+            failed=self._on_failed,
+            done=self._on_run_done,
+        )
         self._run_worker = worker
         # Busy until the first step reports a fraction: a long first step must
         # not look like a bar stuck at 0%.

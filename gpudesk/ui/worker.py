@@ -281,3 +281,28 @@ class TaskWorker(QObject):
             self.done.emit()
         # Let go one event-loop turn later, outside this emission (module docstring).
         QTimer.singleShot(0, functools.partial(_release, self))
+
+
+def wired_worker(
+    fn: Callable[[Progress], object],
+    *,
+    owner: QObject,
+    progressed: Callable[[float, str], object],
+    finished: Callable[[object], object],
+    cancelled: Callable[[], object],
+    failed: Callable[[str], object],
+    done: Callable[[], object],
+) -> TaskWorker:
+    """A :class:`TaskWorker` for ``owner`` with every outcome connected, not yet started.
+
+    The panels that run one job at a time with a progress bar and Cancel (the
+    benchmark, the llama.cpp measurement) wire the same five signals; pass bound
+    methods of ``owner`` so Qt drops the connections if it goes first.
+    """
+    worker = TaskWorker(fn, owner=owner)
+    worker.progressed.connect(progressed)
+    worker.finished.connect(finished)
+    worker.cancelled.connect(cancelled)
+    worker.failed.connect(failed)
+    worker.done.connect(done)
+    return worker

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import types
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,8 +24,10 @@ from gpudesk.planning.architecture import make_shape
 from gpudesk.planning.measured_rows import import_files
 from gpudesk.planning.measurement_import import ImportHints
 from gpudesk.planning.user_measurements import MeasurementStore
+from gpudesk.planning.verify_here import VerifyOutcome
 from gpudesk.ui.plan.import_dialog import ImportDialog
-from gpudesk.ui.plan.measured_panel import NO_MEASUREMENT
+from gpudesk.ui.plan.measured_panel import NO_MEASUREMENT, MeasuredPanel
+from gpudesk.ui.plan.speed_page import SpeedPage
 from gpudesk.ui.plan.view import PlanView
 from gpudesk.ui.state import AppState
 
@@ -69,6 +72,50 @@ def _plan(qtbot: QtBot, state: AppState, store: MeasurementStore, model: str) ->
     return view
 
 
+@dataclass(frozen=True)
+class Opened:
+    """How fast? on qwen2.5-7b with its Import measurements… dialog open."""
+
+    view: PlanView  # held: the page and the dialog die with it
+    page: SpeedPage
+    dialog: ImportDialog
+
+
+@pytest.fixture
+def opened(qtbot: QtBot, state: AppState, store: MeasurementStore) -> Opened:
+    view = _plan(qtbot, state, store, "qwen2.5-7b")
+    page = view.speed_page
+    page.open_import_dialog()
+    assert page.import_dialog is not None
+    return Opened(view, page, page.import_dialog)
+
+
+@pytest.fixture
+def tiny_gguf(tmp_path: Path) -> Path:
+    """A random-weight GGUF of the TINY shape (a few hundred kB)."""
+    path = tmp_path / "tiny.gguf"
+    write_random_gguf(TINY, path, max_bytes=10**8)
+    return path
+
+
+@pytest.fixture
+def tiny_view(
+    qtbot: QtBot, state: AppState, store: MeasurementStore, fake_llama: type[_FakeLlama]
+) -> PlanView:
+    """The Plan tab on tinyllama-1.1b, with the fake llama_cpp in place before it is built."""
+    return _plan(qtbot, state, store, "tinyllama-1.1b")
+
+
+def _verify(qtbot: QtBot, panel: MeasuredPanel) -> VerifyOutcome:
+    """Press Verify and wait for the stored outcome and the panel to settle."""
+    with qtbot.waitSignal(panel.verified, timeout=30_000) as signal:
+        panel.verify_button.click()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=10_000)
+    outcome = signal.args[0]
+    assert isinstance(outcome, VerifyOutcome)
+    return outcome
+
+
 def _import(qtbot: QtBot, dialog: ImportDialog, paths: list[Path]) -> None:
     dialog.add_files(paths)
     dialog.start_import()
@@ -77,17 +124,13 @@ def _import(qtbot: QtBot, dialog: ImportDialog, paths: list[Path]) -> None:
 
 
 def test_a_real_llama_bench_json_imported_in_the_dialog_shows_beside_the_estimate(
-    qtbot: QtBot, state: AppState, store: MeasurementStore
+    qtbot: QtBot, opened: Opened
 ) -> None:
-    view = _plan(qtbot, state, store, "qwen2.5-7b")
-    page = view.speed_page
+    page, dialog = opened.page, opened.dialog
     assert page.select_gpu("rtx-4080")
     assert NO_MEASUREMENT in page.measured_panel.title_label.text()
     assert "rtx-4080" not in page.measured_points
 
-    page.open_import_dialog()
-    dialog = page.import_dialog
-    assert dialog is not None
     dialog.model_combo.setCurrentIndex(dialog.model_combo.findData("qwen2.5-7b"))
     _import(qtbot, dialog, [README_JSON])
     report = dialog.report
@@ -126,14 +169,10 @@ def test_a_real_llama_bench_json_imported_in_the_dialog_shows_beside_the_estimat
 
 
 def test_a_file_without_a_model_hint_is_placed_by_its_name_and_calibrates(
-    qtbot: QtBot, state: AppState, store: MeasurementStore
+    qtbot: QtBot, opened: Opened
 ) -> None:
-    view = _plan(qtbot, state, store, "qwen2.5-7b")
-    page = view.speed_page
-    page.open_import_dialog()
-    dialog = page.import_dialog
-    assert dialog is not None
-    _import(qtbot, dialog, [README_JSON])
+    page = opened.page
+    _import(qtbot, opened.dialog, [README_JSON])
     assert page.select_gpu("rtx-4080")
     # "Qwen2.5-7B-Instruct-Q4_K_M" names the preset qwen2.5-7b: this workload
     assert page.measured_panel.tree.topLevelItem(0).text(1).startswith("×")
@@ -167,13 +206,9 @@ def _hostile_files(folder: Path) -> dict[str, Path]:
 
 
 def test_hostile_files_get_a_clear_message_and_lose_nothing(
-    qtbot: QtBot, state: AppState, store: MeasurementStore, tmp_path: Path
+    qtbot: QtBot, opened: Opened, store: MeasurementStore, tmp_path: Path
 ) -> None:
-    view = _plan(qtbot, state, store, "qwen2.5-7b")
-    page = view.speed_page
-    page.open_import_dialog()
-    dialog = page.import_dialog
-    assert dialog is not None
+    dialog = opened.dialog
     hostile = _hostile_files(tmp_path)
     ascend = PLANNING_FILES / "llama-bench-cann-ascend.json"
     mixed = PLANNING_FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md"
@@ -280,19 +315,15 @@ def _decode(view: PlanView, seq_in: int, seq_out: int) -> None:
 
 def test_cancel_stops_a_verify_run_and_stores_nothing(
     qtbot: QtBot,
-    state: AppState,
+    tiny_view: PlanView,
     store: MeasurementStore,
     fake_llama: type[_FakeLlama],
-    tmp_path: Path,
+    tiny_gguf: Path,
 ) -> None:
     fake_llama.eval_seconds = 0.02
-    gguf = tmp_path / "tiny.gguf"
-    write_random_gguf(TINY, gguf, max_bytes=10**8)
-    view = _plan(qtbot, state, store, "tinyllama-1.1b")
-    _decode(view, 32, 100_000)  # would take half an hour
-    page = view.speed_page
-    panel = page.measured_panel
-    panel.set_gguf(gguf)
+    _decode(tiny_view, 32, 100_000)  # would take half an hour
+    panel = tiny_view.speed_page.measured_panel
+    panel.set_gguf(tiny_gguf)
     assert panel.verify_button.isEnabled()
     panel.verify_button.click()
     assert panel.busy and panel.cancel_button.isEnabled()
@@ -305,17 +336,15 @@ def test_cancel_stops_a_verify_run_and_stores_nothing(
     assert store.rows() == []
     assert fake_llama.evals < 1000
     assert fake_llama.closed == 1  # the model was let go
-    assert fake_llama.loaded[0]["model_path"] == str(gguf)
+    assert fake_llama.loaded[0]["model_path"] == str(tiny_gguf)
     assert fake_llama.loaded[0]["n_gpu_layers"] == 0  # this machine's CPU
     assert panel.verify_button.isEnabled()
 
 
 def test_a_verify_run_stores_its_measurement_and_calibrates_the_estimate(
     qtbot: QtBot,
-    state: AppState,
+    tiny_view: PlanView,
     store: MeasurementStore,
-    fake_llama: type[_FakeLlama],
-    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     written: list[Path] = []
@@ -327,15 +356,11 @@ def test_a_verify_run_stores_its_measurement_and_calibrates_the_estimate(
         return write_random_gguf(TINY, path, max_bytes=10**8)
 
     monkeypatch.setattr("gpudesk.planning.verify_here.write_random_gguf", tiny_instead)
-    view = _plan(qtbot, state, store, "tinyllama-1.1b")
-    _decode(view, 16, 24)
-    page = view.speed_page
+    _decode(tiny_view, 16, 24)
+    page = tiny_view.speed_page
     panel = page.measured_panel
     assert not any(item.gpu_id == "cpu" for item in page.results)
-    with qtbot.waitSignal(panel.verified, timeout=30_000) as signal:
-        panel.verify_button.click()
-    outcome = signal.args[0]
-    qtbot.waitUntil(lambda: not panel.busy, timeout=10_000)
+    outcome = _verify(qtbot, panel)
     assert written and not written[0].exists()  # the temporary file is gone
     (row,) = store.rows()
     m = row.measurement
@@ -366,11 +391,8 @@ def test_without_llama_cpp_verify_says_what_to_install(
     assert "pip install '.[verify]'" in panel.status_label.text()
 
 
-def test_verify_asks_for_llama_cpp_and_a_decode_or_prefill_workload(
-    qtbot: QtBot, state: AppState, store: MeasurementStore, fake_llama: type[_FakeLlama]
-) -> None:
-    view = _plan(qtbot, state, store, "tinyllama-1.1b")
-    page = view.speed_page
+def test_verify_asks_for_llama_cpp_and_a_decode_or_prefill_workload(tiny_view: PlanView) -> None:
+    page = tiny_view.speed_page
     panel = page.measured_panel
     assert panel.verify_button.isEnabled()
     page.form.engine_combo.setCurrentIndex(page.form.engine_combo.findData("vllm"))
@@ -399,7 +421,7 @@ def test_a_random_weight_file_over_the_limit_is_refused_in_words(
 
 
 def test_an_export_file_of_the_store_round_trips(
-    qtbot: QtBot, state: AppState, store: MeasurementStore, tmp_path: Path
+    qtbot: QtBot, opened: Opened, store: MeasurementStore, tmp_path: Path
 ) -> None:
     """A GPUDesk export imports through the dialog too (what others share)."""
     from gpudesk.planning.user_measurements import export_document
@@ -408,11 +430,7 @@ def test_an_export_file_of_the_store_round_trips(
     import_files([README_JSON], ImportHints(resolve_gpu=lambda name: "rtx-4080"), [], first)
     exported = tmp_path / "shared.json"
     exported.write_text(json.dumps(export_document(first.rows())), encoding="utf-8")
-    view = _plan(qtbot, state, store, "qwen2.5-7b")
-    page = view.speed_page
-    page.open_import_dialog()
-    dialog = page.import_dialog
-    assert dialog is not None
+    dialog = opened.dialog
     _import(qtbot, dialog, [exported])
     assert "gpudesk export, 2 measurement(s)" in dialog.report_view.toPlainText()
     assert len(store.rows()) == 2
@@ -445,24 +463,20 @@ def test_compare_gains_a_measured_row_where_measurements_exist(
 
 def test_verify_on_a_detected_gpu_offloads_every_layer_and_stores_that_gpu(
     qtbot: QtBot,
+    tiny_view: PlanView,
     state: AppState,
     store: MeasurementStore,
     fake_llama: type[_FakeLlama],
-    tmp_path: Path,
+    tiny_gguf: Path,
 ) -> None:
-    gguf = tmp_path / "tiny.gguf"
-    write_random_gguf(TINY, gguf, max_bytes=10**8)
-    view = _plan(qtbot, state, store, "tinyllama-1.1b")
-    _decode(view, 8, 8)
-    page = view.speed_page
+    _decode(tiny_view, 8, 8)
+    page = tiny_view.speed_page
     panel = page.measured_panel
     state.set_detected(["rtx-4090"])
     assert panel.device_combo.count() == 2
     panel.device_combo.setCurrentIndex(1)
-    panel.set_gguf(gguf)
-    with qtbot.waitSignal(panel.verified, timeout=30_000):
-        panel.verify_button.click()
-    qtbot.waitUntil(lambda: not panel.busy, timeout=10_000)
+    panel.set_gguf(tiny_gguf)
+    _verify(qtbot, panel)
     assert fake_llama.loaded[0]["n_gpu_layers"] == TINY.layers + 1
     (row,) = store.rows()
     assert (row.measurement.gpu_id, row.measurement.backend) == ("rtx-4090", None)
@@ -471,21 +485,12 @@ def test_verify_on_a_detected_gpu_offloads_every_layer_and_stores_that_gpu(
 
 
 def test_a_later_session_puts_the_measured_cpu_back_in_the_table(
-    qtbot: QtBot,
-    state: AppState,
-    store: MeasurementStore,
-    fake_llama: type[_FakeLlama],
-    tmp_path: Path,
+    qtbot: QtBot, tiny_view: PlanView, state: AppState, store: MeasurementStore, tiny_gguf: Path
 ) -> None:
-    gguf = tmp_path / "tiny.gguf"
-    write_random_gguf(TINY, gguf, max_bytes=10**8)
-    first = _plan(qtbot, state, store, "tinyllama-1.1b")
-    _decode(first, 8, 8)
-    panel = first.speed_page.measured_panel
-    panel.set_gguf(gguf)
-    with qtbot.waitSignal(panel.verified, timeout=30_000):
-        panel.verify_button.click()
-    qtbot.waitUntil(lambda: not panel.busy, timeout=10_000)
+    _decode(tiny_view, 8, 8)
+    panel = tiny_view.speed_page.measured_panel
+    panel.set_gguf(tiny_gguf)
+    _verify(qtbot, panel)
     # the app again, later: the CPU's rates are measured on a worker, its row returns
     again = _plan(qtbot, state, store, "tinyllama-1.1b")
     page = again.speed_page
@@ -497,16 +502,11 @@ def test_a_later_session_puts_the_measured_cpu_back_in_the_table(
 
 
 def test_a_file_that_is_not_a_gguf_is_refused_before_anything_runs(
-    qtbot: QtBot,
-    state: AppState,
-    store: MeasurementStore,
-    fake_llama: type[_FakeLlama],
-    tmp_path: Path,
+    tiny_view: PlanView, store: MeasurementStore, fake_llama: type[_FakeLlama], tmp_path: Path
 ) -> None:
     bad = tmp_path / "model.gguf"
     bad.write_bytes(b"GGUF" + b"\xff" * 64)
-    view = _plan(qtbot, state, store, "tinyllama-1.1b")
-    panel = view.speed_page.measured_panel
+    panel = tiny_view.speed_page.measured_panel
     panel.set_gguf(bad)
     panel.verify_button.click()
     assert not panel.busy

@@ -232,3 +232,35 @@ def test_quitting_without_closing_the_owner_exits_cleanly() -> None:
     assert done.returncode == 0, done.stderr
     assert "event loop over" in done.stdout
     assert "Traceback" not in done.stderr and "RuntimeError" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("outcome", ["finished", "failed", "cancelled"])
+def test_a_wired_worker_reaches_each_slot_it_was_given(qtbot: QtBot, outcome: str) -> None:
+    from gpudesk.ui.worker import wired_worker
+
+    owner = QObject()
+    seen: list[tuple[str, object]] = []
+
+    def work(progress: Progress) -> int:
+        progress.report(0.25, "a quarter")
+        if outcome == "failed":
+            raise RuntimeError("broke")
+        if outcome == "cancelled":
+            worker.cancel()
+            progress.check()
+        return 7
+
+    worker = wired_worker(
+        work,
+        owner=owner,
+        progressed=lambda fraction, message: seen.append(("progressed", (fraction, message))),
+        finished=lambda result: seen.append(("finished", result)),
+        cancelled=lambda: seen.append(("cancelled", None)),
+        failed=lambda message: seen.append(("failed", "broke" in message)),
+        done=lambda: seen.append(("done", None)),
+    )
+    assert not worker.is_running()  # wired, not started
+    with qtbot.waitSignal(worker.done, timeout=5000):
+        worker.start()
+    expected = {"finished": 7, "failed": True, "cancelled": None}[outcome]
+    assert seen == [("progressed", (0.25, "a quarter")), (outcome, expected), ("done", None)]

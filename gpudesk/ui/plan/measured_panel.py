@@ -41,7 +41,7 @@ from gpudesk.planning.verify_here import (
 from gpudesk.progress import Progress
 from gpudesk.ui.plan import forms
 from gpudesk.ui.step_progress import StepProgressBar
-from gpudesk.ui.worker import TaskWorker
+from gpudesk.ui.worker import TaskWorker, wired_worker
 
 NO_MEASUREMENT = "no measurement of this yet"
 
@@ -269,12 +269,15 @@ class MeasuredPanel(QWidget):
         def work(progress: Progress) -> VerifyOutcome:
             return run_job(job, progress, store)
 
-        worker = TaskWorker(work, owner=self)
-        worker.progressed.connect(self.progress_bar.advance)
-        worker.finished.connect(self._on_finished)
-        worker.cancelled.connect(self._on_cancelled)
-        worker.failed.connect(self._on_failed)
-        worker.done.connect(self._on_done)
+        worker = wired_worker(
+            work,
+            owner=self,
+            progressed=self.progress_bar.advance,
+            finished=self._on_finished,
+            cancelled=self._on_cancelled,
+            failed=self._on_failed,
+            done=self._on_done,
+        )
         self._worker = worker
         self.progress_bar.begin("starting")
         self.say(f"Measuring {job.model} with llama.cpp…")
