@@ -10,33 +10,29 @@ Beside the estimates, the user's own measurements (:mod:`gpudesk.ui.plan.measure
 the selected GPU's measured rows, marked on the roofline, Import measurements… and
 Verify on this machine. Estimates are calibrated with the stored rows that match them
 (:func:`gpudesk.planning.calibration.calibrate_all`), as ``gpudesk speed`` does.
+
+The table and its words are :mod:`gpudesk.ui.plan.speed_table`, the roofline
+:mod:`gpudesk.ui.plan.speed_roofline`; this module computes and wires them.
 """
 
 from __future__ import annotations
-
-import html
-import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
-    QStackedWidget,
     QTextBrowser,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.compare.axes import log_ticks
 from gpudesk.planning.architecture import ModelShape
 from gpudesk.planning.calibration import calibrate_all
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.measured_rows import MeasuredRow, rows_for
 from gpudesk.planning.speed.estimate import (
-    Mode,
     NotRunnable,
     SpeedEstimate,
     SpeedRequest,
@@ -53,38 +49,30 @@ from gpudesk.planning.speed.planner import (
     with_costs,
 )
 from gpudesk.planning.speed.shapes import shape_from_preset
-from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
 from gpudesk.planning.user_measurements import MeasurementStore, StoredMeasurement, StoreError
 from gpudesk.planning.verify_here import CPU_ID, VerifyJob, VerifyOutcome, why_not
-from gpudesk.render.colors import series_color
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
 from gpudesk.ui.plan.fit_form import WorkloadForm
 from gpudesk.ui.plan.import_dialog import ImportDialog
 from gpudesk.ui.plan.measured_panel import MeasuredPanel
 from gpudesk.ui.plan.speed_form import SpeedForm
+from gpudesk.ui.plan.speed_roofline import ROOFLINE_GPUS, RooflineChart, no_roofline_text
+from gpudesk.ui.plan.speed_table import (
+    MEASURED_LABEL,
+    basis_html,
+    clear_tree,
+    current_index,
+    fill_tree,
+    measured_html,
+    speed_tree,
+    summary_html,
+)
+from gpudesk.ui.plan.speed_table import select_gpu as select_row
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
 
-#: Rows of the roofline chart: the fastest few GPUs of the table.
-ROOFLINE_GPUS = 4
-MEASURED_LABEL = "this machine (measured)"
-
-
-class _Col:
-    GPU, COUNT, SPEED, RANGE, LIMIT, COST, TIME = range(7)
-
-
-class _SortItem(QTreeWidgetItem):
-    """Sorts numeric columns by the number behind the text."""
-
-    def __lt__(self, other: QTreeWidgetItem) -> bool:
-        column = self.treeWidget().sortColumn() if self.treeWidget() else 0
-        mine = self.data(column, Qt.ItemDataRole.UserRole)
-        theirs = other.data(column, Qt.ItemDataRole.UserRole)
-        if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)):
-            return float(mine) < float(theirs)
-        return self.text(column) < other.text(column)
+__all__ = ["MEASURED_LABEL", "ROOFLINE_GPUS", "SpeedPage"]
 
 
 class SpeedPage(QWidget):
@@ -121,14 +109,10 @@ class SpeedPage(QWidget):
         self.model_name: str | None = None
         self.import_dialog: ImportDialog | None = None
         self._cpu_worker: TaskWorker | None = None
-        #: the TFLOPS of the measured stars on the roofline, by GPU id
-        self.measured_points: dict[str, list[float]] = {}
         self._costs: ModelCosts | None = None
         self._shape: ModelShape | None = None
         self._request: SpeedRequest | None = None
         self.results: list[SpeedEstimate] = []
-        #: the roofline's dashed "this workload" line, when one is drawn
-        self.workload_line: pg.InfiniteLine | None = None
         self.measured_result: SpeedEstimate | None = None
         self.error: str | None = None
         self._timer = forms.update_timer(self, self.recompute_now)
@@ -171,13 +155,7 @@ class SpeedPage(QWidget):
         right_layout.addWidget(self.measured_label)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setChildrenCollapsible(False)
-        self.tree = forms.ranked_tree(
-            ["GPU", "GPUs", "tokens/s", "range", "limit", "$ / 1M tokens", "first token"],
-            sortable=True,
-        )
-        self.tree.headerItem().setToolTip(
-            _Col.RANGE, "10th-90th percentile of measured / estimated in the published data"
-        )
+        self.tree = speed_tree()
         self.tree.currentItemChanged.connect(self._on_selected)
         splitter.addWidget(self.tree)
         self.measured_panel = MeasuredPanel(self.store)
@@ -188,30 +166,10 @@ class SpeedPage(QWidget):
         self.measured_panel.import_requested.connect(self.open_import_dialog)
         self.measured_panel.verified.connect(self._on_verified)
         splitter.addWidget(self.measured_panel)
-        self.roofline = pg.PlotWidget()
-        self.roofline.setMenuEnabled(False)
-        self.roofline.setMinimumHeight(200)
-        plot = self.roofline.getPlotItem()
-        plot.setLogMode(x=True, y=True)
-        plot.setLabel("bottom", "arithmetic intensity (FLOPs per byte read)")
-        plot.setLabel("left", "TFLOPS")
-        plot.showGrid(x=True, y=True, alpha=0.2)
-        # Bottom right, under the roofs: top left it covered the "this workload" line
-        # and its label (the workload's intensity sits about a decade from the left edge).
-        self.legend = plot.addLegend(offset=(-10, -10))
-        theme.follow_theme(self.roofline)
-        # Where a workload has no place on a roofline (training, no result), a sentence
-        # says why instead of an empty grid; one stack, so nothing below jumps.
-        self.roofline_note = QLabel()
-        self.roofline_note.setObjectName("rooflineNote")
-        self.roofline_note.setWordWrap(True)
-        self.roofline_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.roofline_note.setMargin(24)
-        self.roofline_note.setStyleSheet("color: palette(placeholder-text);")
-        self.roofline_stack = QStackedWidget()
-        self.roofline_stack.addWidget(self.roofline)
-        self.roofline_stack.addWidget(self.roofline_note)
-        self.roofline_stack.setMinimumHeight(200)
+        self.roofline_stack = RooflineChart()
+        self.roofline = self.roofline_stack.plot_widget
+        self.roofline_note = self.roofline_stack.note
+        self.legend = self.roofline_stack.legend
         splitter.addWidget(self.roofline_stack)
         self.basis_view = QTextBrowser()
         self.basis_view.setOpenExternalLinks(True)
@@ -225,6 +183,16 @@ class SpeedPage(QWidget):
         page.addWidget(right)
         page.setStretchFactor(1, 1)
         return page
+
+    @property
+    def measured_points(self) -> dict[str, list[float]]:
+        """The TFLOPS of the measured stars on the roofline, by GPU id."""
+        return self.roofline_stack.measured_points
+
+    @property
+    def workload_line(self) -> pg.InfiniteLine | None:
+        """The roofline's dashed "this workload" line, when one is drawn."""
+        return self.roofline_stack.workload_line
 
     # -- computing -----------------------------------------------------------------
 
@@ -430,16 +398,7 @@ class SpeedPage(QWidget):
 
     def select_gpu(self, gpu_id: str) -> bool:
         """Select ``gpu_id``'s row of the table; False when it has none."""
-        for index in range(self.tree.topLevelItemCount()):
-            item = self.tree.topLevelItem(index)
-            if item is None:
-                continue
-            position = item.data(_Col.GPU, Qt.ItemDataRole.UserRole)
-            if isinstance(position, int) and self.results[position].gpu_id == gpu_id:
-                self.tree.setCurrentItem(item)
-                self.tree.scrollToItem(item)
-                return True
-        return False
+        return select_row(self.tree, self.results, gpu_id)
 
     def _on_detected(self) -> None:
         by_id = {entry.id: entry for entry in self.state.entries()}
@@ -477,102 +436,22 @@ class SpeedPage(QWidget):
     # -- showing -------------------------------------------------------------------
 
     def _clear_tree(self) -> None:
-        """Empty the table without its selection signal: a slot that asks for the current
-        item while clear() deletes the items gets one being destroyed (a crash)."""
-        blocked = self.tree.blockSignals(True)
-        try:
-            self.tree.clear()
-        finally:
-            self.tree.blockSignals(blocked)
+        clear_tree(self.tree)
 
     def _fill(self, request: SpeedRequest, not_holding: int) -> None:
-        before = self.tree.currentItem()
-        kept = None
-        if before is not None:  # the GPU chosen stays chosen when the workload changes
-            kept = before.data(_Col.GPU, Qt.ItemDataRole.UserRole + 1)
-        self.tree.setSortingEnabled(False)
-        self._clear_tree()
-        train = request.mode is Mode.TRAIN
-        self.tree.headerItem().setText(_Col.TIME, "run time" if train else "first token")
-        self.tree.headerItem().setText(
-            _Col.SPEED,
-            "tokens/s (all GPUs)"
-            if train
-            else "output tokens/s"
-            if request.mode in (Mode.DECODE, Mode.SERVE)
-            else "prompt tokens/s",
-        )
-        for index, result in enumerate(self.results):
-            item = _SortItem()
-            name = result.name
-            time = result.time_s if train else result.time_to_first_token_s
-            time_text = (
-                duration_text(time)
-                if train
-                else ("n/a" if time is None else f"{time * 1000:,.0f} ms")
-            )
-            cells = [
-                (name, None),
-                (
-                    str(result.count)
-                    if result.offload is None
-                    else f"1 ({result.offload.flag})",  # llama.cpp: part in host memory
-                    result.count,
-                ),
-                (figure_text(result.tokens_per_s), result.tokens_per_s),
-                (f"{figure_text(result.low)} – {figure_text(result.high)}", result.low),
-                (result.limited_by.replace("_", " "), None),
-                (
-                    usd_text(result.usd_per_million_tokens),
-                    result.usd_per_million_tokens or math.inf,
-                ),
-                (time_text, time if time is not None else math.inf),
-            ]
-            for column, (text, sort) in enumerate(cells):
-                item.setText(column, text)
-                if sort is not None:
-                    item.setData(column, Qt.ItemDataRole.UserRole, float(sort))
-                if column > 0:
-                    item.setTextAlignment(
-                        column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                    )
-            item.setToolTip(_Col.GPU, result.basis)
-            item.setData(_Col.GPU, Qt.ItemDataRole.UserRole, index)
-            item.setData(_Col.GPU, Qt.ItemDataRole.UserRole + 1, result.gpu_id)
-            self.tree.addTopLevelItem(item)
-        self.tree.setSortingEnabled(True)
-        self.tree.sortByColumn(_Col.SPEED, Qt.SortOrder.DescendingOrder)
-        first = self.tree.topLevelItem(0)
-        if not (isinstance(kept, str) and self.select_gpu(kept)) and first is not None:
-            self.tree.setCurrentItem(first)
-        count = len(self.results)
-        summary = (
-            f"<b>{html.escape(request.label)}</b> — {count} GPU types hold it"
-            + (f", {not_holding} do not" if not_holding else "")
-            + "."
-        )
-        self.summary_label.setText(summary)
+        fill_tree(self.tree, self.results, request)
+        self.summary_label.setText(summary_html(request, len(self.results), not_holding))
         measured = self.measured_result
         if measured is None:
             self.measured_label.hide()
         else:
-            when = measured.basis.rsplit("calibrated with your benchmark of ", 1)[-1]
-            self.measured_label.setText(
-                f"<b>{MEASURED_LABEL.capitalize()}</b>: {html.escape(measured.name)} × "
-                f"{measured.count}: <b>{figure_text(measured.tokens_per_s)}</b> tokens/s "
-                f"({figure_text(measured.low)}–{figure_text(measured.high)}), limited by "
-                f"{html.escape(measured.limited_by)}; calibrated with your benchmark of "
-                f"{html.escape(when)} ({html.escape(measured.calibrated or '')})."
-            )
+            self.measured_label.setText(measured_html(measured))
             self.measured_label.show()
         self._draw_roofline()
 
     def _selected(self) -> SpeedEstimate | None:
-        item = self.tree.currentItem()
-        if item is None:
-            return None
-        index = item.data(_Col.GPU, Qt.ItemDataRole.UserRole)
-        if isinstance(index, int) and 0 <= index < len(self.results):
+        index = current_index(self.tree)
+        if index is not None and 0 <= index < len(self.results):
             return self.results[index]
         return None
 
@@ -584,128 +463,13 @@ class SpeedPage(QWidget):
             self.measured_panel.show_rows(None, [], self.store_problem)
             return
         self.measured_panel.show_rows(result, self.measured_rows(result), self.store_problem)
-        parts = [
-            f"<p><b>{html.escape(result.name)}</b> × {result.count}: "
-            f"{figure_text(result.tokens_per_s)} tokens/s ({figure_text(result.low)}–"
-            f"{figure_text(result.high)}), limited by {html.escape(result.limited_by)}; bound "
-            f"{figure_text(result.bound_tokens_per_s)} tokens/s; this is "
-            f"{result.efficiency:.0%} of it.</p>",
-            f"<p>{html.escape(result.basis)}.</p>",
-        ]
-        if result.calibrated:
-            parts.append(f"<p>Calibrated: {html.escape(result.calibrated)}.</p>")
-        if result.cost_basis:
-            parts.append(f"<p>Cost: {html.escape(result.cost_basis)}.</p>")
-        self.basis_view.setHtml("".join(parts))
-
-    def _no_roofline_text(self) -> str:
-        if any(item.mode is Mode.TRAIN for item in self.results):
-            return (
-                "No roofline for training: its estimate is compute-bound by construction "
-                "(FLOPs per token over the GPUs' dense peak × a fitted utilisation) and "
-                "does not model the bytes moved per step, so there is no arithmetic "
-                "intensity to place it at. The table ranks the GPUs by that estimate."
-            )
-        if self.error:
-            return "No roofline: the workload above has a problem to fix first."
-        return "The roofline of the fastest GPUs appears here once a workload is estimated."
+        self.basis_view.setHtml(basis_html(result))
 
     def _draw_roofline(self, *_args: object) -> None:
-        plot = self.roofline.getPlotItem()
-        plot.clear()
-        self.measured_points = {}
-        self.workload_line = None
-        if self.legend is not None:
-            self.legend.clear()
-            # pyqtgraph's default legend grey is faint on both themes
-            self.legend.setLabelTextColor(theme.plot_colors()[1])
-        shown = ([self.measured_result] if self.measured_result else []) + self.results
-        shown = [item for item in shown if item.roofline.flops_per_byte > 0][:ROOFLINE_GPUS]
-        selected = self._selected()
-        if selected is not None and selected not in shown and selected.roofline.flops_per_byte:
-            shown = [*shown[: ROOFLINE_GPUS - 1], selected]  # the selected GPU always shows
-        if not shown:
-            self.roofline_note.setText(self._no_roofline_text())
-            self.roofline_stack.setCurrentWidget(self.roofline_note)
-            return
-        self.roofline_stack.setCurrentWidget(self.roofline)
-        intensities = [item.roofline.flops_per_byte for item in shown]
-        ridges = [item.roofline.ridge_flops_per_byte for item in shown]
-        low = min(min(intensities), min(ridges)) / 10
-        high = max(max(intensities), max(ridges)) * 10
-        xs = [low * (high / low) ** (step / 40) for step in range(41)]
-        # Decades only: pyqtgraph's own log ticks label every 2..9 too, and at
-        # 1920 px wide "4·10¹5·10¹6·10¹…" ran into each other.
-        plot.getAxis("bottom").setTicks([log_ticks(math.log10(low), math.log10(high))])
-        tflops = [
-            min(item.roofline.peak_tflops, item.roofline.bandwidth_gbs * x / 1000)
-            for item in shown
-            for x in (low, high)
-        ]
-        tflops += [
-            item.efficiency
-            * min(
-                item.roofline.peak_tflops,
-                item.roofline.bandwidth_gbs * item.roofline.flops_per_byte / 1000,
-            )
-            for item in shown
-        ]
-        positive = [value for value in tflops if value > 0]
-        if positive:
-            plot.getAxis("left").setTicks(
-                [log_ticks(math.log10(min(positive)), math.log10(max(positive)))]
-            )
-        for index, item in enumerate(shown):
-            color = series_color(index)
-            roof = item.roofline
-            ys = [min(roof.peak_tflops, roof.bandwidth_gbs * x / 1000) for x in xs]
-            name = f"{item.name} × {item.count}" + (
-                " (measured)" if item is self.measured_result else ""
-            )
-            plot.plot(xs, ys, pen=pg.mkPen(color, width=2), name=name)
-            achieved = min(roof.peak_tflops, roof.bandwidth_gbs * roof.flops_per_byte / 1000)
-            achieved *= item.efficiency
-            plot.plot(
-                [roof.flops_per_byte],
-                [achieved],
-                pen=None,
-                symbol="o",
-                symbolBrush=color,
-                symbolPen=pg.mkPen(color),
-                symbolSize=9,
-            )
-            if item is not self.measured_result:
-                self._mark_measured(plot, item, achieved, color)
-        if max(intensities) > min(intensities) * 1.01:
-            return  # serving: each GPU runs its own number of sequences, its own point
-        line = pg.InfiniteLine(
-            pos=math.log10(intensities[0]),
-            angle=90,
-            pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine),
-            label="this workload",
-            # #888888 was 3.5:1 on the light chart; redrawn on a theme switch
-            labelOpts={"position": 0.9, "color": theme.muted_color()},
-        )
-        self.workload_line = line
-        plot.addItem(line)
-
-    def _mark_measured(
-        self, plot: pg.PlotItem, item: SpeedEstimate, achieved: float, color: object
-    ) -> None:
-        """Stars at the TFLOPS the user's measurements of this workload reached: at the
-        same arithmetic intensity, TFLOPS scale with tokens/s."""
-        own = [row for row in self.measured_rows(item) if row.same_workload]
-        if not own or item.tokens_per_s <= 0:
-            return
-        ys = [achieved * row.measurement.tokens_per_s / item.tokens_per_s for row in own]
-        self.measured_points[item.gpu_id] = ys
-        plot.plot(
-            [item.roofline.flops_per_byte] * len(ys),
-            ys,
-            pen=None,
-            symbol="star",
-            symbolBrush=color,
-            symbolPen=pg.mkPen(theme.plot_colors()[1]),
-            symbolSize=16,
-            name=f"{item.name}: measured ({own[0].date})",
+        self.roofline_stack.draw(
+            self.results,
+            self.measured_result,
+            self._selected(),
+            self.measured_rows,
+            no_roofline_text(self.results, self.error),
         )
