@@ -360,6 +360,13 @@ def _llama_row(
     test: _LlamaTest, path: Path, hints: ImportHints, fmt: str, refused: list[str]
 ) -> Measurement | None:
     """The test's row, or None with the reason added to ``refused``."""
+    if test.prefill and test.depth:
+        # a row has no field for it, and GPUDesk's prefill estimate starts from nothing
+        refused.append(
+            f"{test.where}: pp{test.length} @ d{test.depth} is prefill after a "
+            f"{test.depth}-token context, which GPUDesk does not estimate"
+        )
+        return None
     backend = _backend(test.backend, hints)
     placed = _place_gpu(test.gpu, backend, hints)
     if isinstance(placed, str):

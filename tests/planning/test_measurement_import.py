@@ -19,12 +19,20 @@ The files under measurement_files/ and where each came from:
   ``--save-result`` writes; the post printed the summary, not the JSON.
 - vllm-bench-throughput.json: the ``vllm bench throughput --output-json`` example of
   https://github.com/vllm-project/vllm/pull/29495 (2025-11-26); verbatim.
+- llama-bench-pr4766-rtx4090-cuda.md, -pr16991-rtx-pro-6000-depth.md and
+  -pr15616-m2-ultra-metal.md: rows of llama-bench tables (with the device line where
+  there was one) from https://github.com/ggml-org/llama.cpp/pull/4766 (comment of
+  2024-01-10, RTX 4090, the old "pp 512" test column),
+  https://github.com/ggml-org/llama.cpp/pull/16991 (RTX PRO 6000 Blackwell, n_ubatch
+  and fa columns, "@ d512" tests) and https://github.com/ggml-org/llama.cpp/pull/15616
+  (2025-08-27, M2 Ultra, no params column); rows verbatim, a few of each table.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -296,3 +304,42 @@ def test_a_version_1_database_is_rekeyed_and_keeps_every_row(tmp_path: Path) -> 
     assert store.add(named) == (0, 3)
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+POSTED = {
+    "pr4766": "llama-bench-pr4766-rtx4090-cuda.md",
+    "pr16991": "llama-bench-pr16991-rtx-pro-6000-depth.md",
+    "pr15616": "llama-bench-pr15616-m2-ultra-metal.md",
+}
+
+
+def _posted(tmp_path: Path, name: str, hints: ImportHints) -> Any:
+    return parse_file(FILES / POSTED[name], hints)
+
+
+def test_posted_tables_place_gpu_model_and_lengths(tmp_path: Path) -> None:
+    names = {
+        "NVIDIA GeForce RTX 4090": "rtx-4090",
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx-pro-6000-blackwell",
+    }
+    hints = ImportHints(resolve_gpu=names.get)
+    old = _posted(tmp_path, "pr4766", hints)
+    assert [(r.gpu_id, r.model, r.quant, r.mode, r.seq_in, r.seq_out) for r in old.rows] == [
+        ("rtx-4090", "llama-2-7b", "fp16", "prefill", 512, None),
+        ("rtx-4090", "llama-2-7b", "fp16", "decode", None, 128),
+        ("rtx-4090", "llama-2-7b", "q4_0", "prefill", 512, None),
+    ]  # CodeLlama 7B: Llama 2 7B's shape but for a vocabulary of 32,016
+    deep = _posted(tmp_path, "pr16991", hints)
+    assert [(r.model, r.quant, r.mode, r.seq_in, r.seq_out) for r in deep.rows] == [
+        ("gpt-oss-20b", "mxfp4", "prefill", 128, None),
+        ("gpt-oss-20b", "mxfp4", "decode", 512, 128),
+    ]
+    assert deep.refused == [
+        "table row 2: pp128 @ d512 is prefill after a 512-token context, which GPUDesk "
+        "does not estimate"
+    ]
+    metal = _posted(tmp_path, "pr15616", ImportHints(gpu_id="apple-m2-ultra-60c"))
+    assert [(r.model, r.backend, r.quant) for r in metal.rows] == [
+        ("qwen3-30b-a3b", "metal", "q8_0")
+    ]
+    assert metal.refused[0].startswith("table row 2: the file's model 'qwen2 7B Q8_0' is no")
