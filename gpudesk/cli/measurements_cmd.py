@@ -185,6 +185,7 @@ def run_import(args: argparse.Namespace) -> int:
                 "format": result.source_format,
                 "rows": len(placed),
                 "refused": result.refused,
+                "models_placed": result.placed,
             }
         )
     added, duplicates = _store_call(lambda: _store().add(rows)) if rows else (0, 0)
@@ -204,6 +205,8 @@ def run_import(args: argparse.Namespace) -> int:
                 print(f"{item['file']}: {item['error']}")
                 continue
             print(f"{item['file']}: {item['format']}, {item['rows']} measurement(s)")
+            for how in item["models_placed"]:
+                print(textwrap.fill(how, 80, initial_indent="  model: ", subsequent_indent="    "))
             for reason in item["refused"]:
                 print(
                     textwrap.fill(

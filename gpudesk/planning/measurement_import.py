@@ -79,6 +79,9 @@ class ImportResult:
     rows: list[Measurement]
     refused: list[str]
     source_format: str
+    #: how the file's models were placed on presets ("'Meta-Llama-3.1-8B-Instruct'
+    #: names llama-3.1-8b"), each once; empty where the user named the model
+    placed: list[str] = field(default_factory=list)
 
 
 _BACKENDS = {"cuda": "cuda", "vulkan": "vulkan", "metal": "metal", "cpu": "cpu", "blas": "cpu"}
@@ -289,6 +292,7 @@ def _llama_records(
         raise ImportFileError(path, f"holds more than {MAX_ROWS:,} tests")
     rows: list[Measurement] = []
     refused: list[str] = []
+    placed: list[str] = []
     for index, record in enumerate(records, 1):
         where = f"test {index}"
         n_prompt = _number(record.get("n_prompt")) or 0
@@ -327,10 +331,10 @@ def _llama_records(
             measured_at=str(record.get("test_time") or "")[:40] or None,
             note=f"n_gpu_layers {layers}" if layers is not None else None,
         )
-        row = _llama_row(test, path, hints, fmt, refused)
+        row = _llama_row(test, path, hints, fmt, refused, placed)
         if row is not None:
             rows.append(row)
-    return ImportResult(rows, refused, fmt)
+    return ImportResult(rows, refused, fmt, placed)
 
 
 @dataclass(frozen=True)
@@ -357,7 +361,12 @@ class _LlamaTest:
 
 
 def _llama_row(
-    test: _LlamaTest, path: Path, hints: ImportHints, fmt: str, refused: list[str]
+    test: _LlamaTest,
+    path: Path,
+    hints: ImportHints,
+    fmt: str,
+    refused: list[str],
+    placed: list[str],
 ) -> Measurement | None:
     """The test's row, or None with the reason added to ``refused``."""
     if test.prefill and test.depth:
@@ -368,15 +377,17 @@ def _llama_row(
         )
         return None
     backend = _backend(test.backend, hints)
-    placed = _place_gpu(test.gpu, backend, hints)
-    if isinstance(placed, str):
-        refused.append(f"{test.where}: {placed}")
+    gpu = _place_gpu(test.gpu, backend, hints)
+    if isinstance(gpu, str):
+        refused.append(f"{test.where}: {gpu}")
         return None
-    gpu_id, gpu_name, count = placed
+    gpu_id, gpu_name, count = gpu
     model = _model_for(hints, [test.name], test.model_type, test.params)
     if isinstance(model, str):
         refused.append(f"{test.where}: {model}")
         return None
+    if model[1] and model[1] not in placed:
+        placed.append(model[1])
     row: Measurement | None = _row(
         test.where,
         refused,
@@ -429,6 +440,7 @@ def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> Imp
     version = next((m.group(1) for line in lines for m in [_BUILD.match(line)] if m), None)
     rows: list[Measurement] = []
     refused: list[str] = []
+    placed: list[str] = []
     header: list[str] | None = None
     number = 0
     heading: str | None = None  # "### tinyllama-1.1b-1t-openorca.Q4_K_M.gguf" above a table
@@ -484,12 +496,13 @@ def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> Imp
             hints,
             "llama-bench markdown",
             refused,
+            placed,
         )
         if measurement is not None:
             rows.append(measurement)
     if not rows and not refused:
         raise ImportFileError(path, "has a llama-bench table header but no test rows")
-    return ImportResult(rows, refused, "llama-bench markdown")
+    return ImportResult(rows, refused, "llama-bench markdown", placed)
 
 
 # -- vLLM ------------------------------------------------------------------------------
@@ -497,14 +510,14 @@ def _llama_markdown(path: Path, lines: Sequence[str], hints: ImportHints) -> Imp
 
 def _vllm_common(
     path: Path, document: Mapping[str, Any], hints: ImportHints, fmt: str
-) -> tuple[str, int, str] | ImportResult:
+) -> tuple[str, int, str, list[str]] | ImportResult:
     if hints.gpu_id is None:
         return ImportResult([], [f"{fmt}: vLLM's result names no GPU; give --gpu"], fmt)
     said = document.get("model_id") or document.get("model")
     model = _model_for(hints, [said[:300] if isinstance(said, str) else None])
     if isinstance(model, str):
         return ImportResult([], [f"{fmt}: {model}"], fmt)
-    return hints.gpu_id, hints.count or 1, model[0]
+    return hints.gpu_id, hints.count or 1, model[0], [model[1]] if model[1] else []
 
 
 def _vllm_serve(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
@@ -512,7 +525,7 @@ def _vllm_serve(path: Path, document: Mapping[str, Any], hints: ImportHints) -> 
     common = _vllm_common(path, document, hints, fmt)
     if isinstance(common, ImportResult):
         return common
-    gpu_id, count, model = common
+    gpu_id, count, model, placed = common
     refused: list[str] = []
     rate = _number(document.get("output_throughput"))
     completed = _number(document.get("completed")) or _number(document.get("num_prompts"))
@@ -548,7 +561,7 @@ def _vllm_serve(path: Path, document: Mapping[str, Any], hints: ImportHints) -> 
         source_format=fmt,
         note=f"{completed:.0f} requests" if completed else None,
     )
-    return ImportResult([row] if row is not None else [], refused, fmt)
+    return ImportResult([row] if row is not None else [], refused, fmt, placed)
 
 
 def _vllm_throughput(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
@@ -556,7 +569,7 @@ def _vllm_throughput(path: Path, document: Mapping[str, Any], hints: ImportHints
     common = _vllm_common(path, document, hints, fmt)
     if isinstance(common, ImportResult):
         return common
-    gpu_id, count, model = common
+    gpu_id, count, model, placed = common
     refused: list[str] = []
     rate = _number(document.get("tokens_per_second"))
     requests = _number(document.get("num_requests"))
@@ -587,7 +600,7 @@ def _vllm_throughput(path: Path, document: Mapping[str, Any], hints: ImportHints
         note="prompt + output tokens per second, as vLLM's throughput benchmark counts"
         + (f"; {requests:.0f} requests" if requests else ""),
     )
-    return ImportResult([row] if row is not None else [], refused, fmt)
+    return ImportResult([row] if row is not None else [], refused, fmt, placed)
 
 
 # -- GPUDesk ---------------------------------------------------------------------------

@@ -105,6 +105,14 @@ def test_a_table_without_model_calibrates_the_gpu_it_names(
     and a later speed for that GPU, engine and backend is calibrated with them."""
     code, out, _ = run_cli(capsys, "measurements", "import", str(TABLE), "--gpu", "rtx-4090")
     assert code == 0
+    # the import says how it placed the model (the heading above the table names it)
+    assert "  model: 'tinyllama-1.1b-1t-openorca.Q4_K_M' names tinyllama-1.1b" in out
+    code, out, _ = run_cli(
+        capsys, "measurements", "import", str(TABLE), "--gpu", "rtx-4090", "--json"
+    )
+    assert json.loads(out)["files"][0]["models_placed"] == [
+        "'tinyllama-1.1b-1t-openorca.Q4_K_M' names tinyllama-1.1b"
+    ]
     code, out, _ = run_cli(capsys, "measurements", "list", "--json")
     rows = json.loads(out)["measurements"]
     assert {row["model"] for row in rows} == {"tinyllama-1.1b"}
