@@ -1,4 +1,4 @@
-"""The Compare tab: side-by-side table, spec radar, price/performance scatter, bars.
+"""The Compare tab: side-by-side table beside its charts (:mod:`gpudesk.ui.compare_charts`).
 
 Everything the tab shows follows :class:`~gpudesk.ui.state.AppState`: the
 compare selection, the catalog, the measured series and the detected GPUs.
@@ -11,25 +11,16 @@ import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import (
-    QPoint,
-    QSize,
-    Qt,
-    QTimer,
-    Signal,
-)
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCheckBox,
     QComboBox,
     QFileDialog,
-    QFormLayout,
     QGraphicsView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMenu,
     QMessageBox,
     QPushButton,
     QSplitter,
@@ -40,51 +31,33 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.catalog.metrics import METRICS, MetricGroup
+from gpudesk.catalog.metrics import MetricGroup
 from gpudesk.catalog.names import short_name
-from gpudesk.catalog.rate_book import default_rate_book, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED
-from gpudesk.compare.radar import (
-    MAX_AXES,
-    MIN_AXES,
-    NormalisationChoice,
-    Reference,
-    Scale,
-)
+from gpudesk.compare.radar import NormalisationChoice
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
-from gpudesk.render.bars import DEFAULT_BAR_KEY, BarChart
 from gpudesk.render.colors import gpu_colors
 from gpudesk.render.export import export_chart
-from gpudesk.render.radar import (
-    RadarWidget,
-    build_radar_normalisation,
-    build_radar_series,
-)
-from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
 from gpudesk.render.style import ChartStyle, chart_style, measured_color
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
+from gpudesk.ui.compare_charts import PLOT_KEYS, CompareCharts
 from gpudesk.ui.compare_layout import LAYOUT_WORDS, ROW_LABEL_MAX_PX, ChartLayout, CompareLayout
 from gpudesk.ui.compare_widgets import (
     STALE_WORDS,
     AxisPicker,
     CompareTableModel,
-    metric_combo,
     stale_cells,
     swatch,
 )
-from gpudesk.ui.price_chart import PriceRangeChart
 from gpudesk.ui.state import AppState
 
-__all__ = ["AxisPicker", "ChartLayout", "CompareTableModel", "CompareView"]
+__all__ = ["PLOT_KEYS", "AxisPicker", "ChartLayout", "CompareTableModel", "CompareView"]
 
 EMPTY_MESSAGE = (
     f"Mark {MIN_COMPARED}-{MAX_COMPARED} GPUs in the Catalog tab (Ctrl+D) to compare them here."
 )
-
-#: Scatter and bar metric choices: every numeric figure but the year.
-PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
 
 
 class CompareView(CompareLayout):
@@ -158,13 +131,18 @@ class CompareView(CompareLayout):
         splitter.setChildrenCollapsible(False)
         self.table_panel = self._build_table_panel()
         splitter.addWidget(self.table_panel)
-        self.chart_tabs = QTabWidget()
-        self.chart_tabs.addTab(self._build_radar_panel(), "Radar")
-        self.chart_tabs.addTab(self._build_scatter_panel(), "Price / performance")
-        self.chart_tabs.addTab(self._build_bars_panel(), "Bars")
-        self.price_chart = PriceRangeChart()
-        self.chart_tabs.addTab(self.price_chart, "Cloud rates")
-        splitter.addWidget(self.chart_tabs)
+        charts = CompareCharts(self.state, self.export_chart_dialog)
+        self.charts = charts
+        self.chart_tabs = charts  # what the layout moves between splitter and tab
+        # The charts' widgets, under the names the view has always had.
+        self.radar, self.scatter, self.bars = charts.radar, charts.scatter, charts.bars
+        self.price_chart = charts.price_chart
+        self.axis_picker = charts.axis_picker
+        self.reference_combo, self.scale_combo = charts.reference_combo, charts.scale_combo
+        self.x_combo, self.y_combo = charts.x_combo, charts.y_combo
+        self.log_x_check, self.log_y_check = charts.log_x_check, charts.log_y_check
+        self.scatter_note, self.bar_combo = charts.scatter_note, charts.bar_combo
+        splitter.addWidget(charts)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
         # Room for the metric names and three GPU columns without scrolling.
@@ -223,109 +201,6 @@ class CompareView(CompareLayout):
         layout.addWidget(self.table_note)
         return panel
 
-    def _build_radar_panel(self) -> QWidget:
-        panel = QWidget()
-        layout = QHBoxLayout(panel)
-        controls = QVBoxLayout()
-        controls.addWidget(QLabel(f"Axes ({MIN_AXES}-{MAX_AXES}):"))
-        self.axis_picker = AxisPicker()
-        self.axis_picker.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.axis_picker.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.axis_picker.setFixedWidth(self.axis_picker.sizeHintForColumn(0) + 12)
-        rows = self.axis_picker.count()
-        self.axis_picker.setFixedHeight(
-            self.axis_picker.sizeHintForRow(0) * rows + 2 * self.axis_picker.frameWidth() + 4
-        )
-        self.axis_picker.axes_changed.connect(self._update_radar)
-        controls.addWidget(self.axis_picker)
-        form = QFormLayout()
-        self.reference_combo = QComboBox()
-        self.reference_combo.addItem("Selection maximum", Reference.SELECTION.value)
-        self.reference_combo.addItem("Catalog maximum", Reference.CATALOG.value)
-        self.reference_combo.setCurrentIndex(
-            self.reference_combo.findData(NormalisationChoice().reference.value)
-        )
-        self.reference_combo.setToolTip("What the outer ring means on every axis")
-        self.reference_combo.currentIndexChanged.connect(self._update_radar)
-        form.addRow("Outer ring:", self.reference_combo)
-        self.scale_combo = QComboBox()
-        self.scale_combo.addItem("Linear", Scale.LINEAR.value)
-        self.scale_combo.addItem("Logarithmic", Scale.LOG.value)
-        self.scale_combo.setToolTip(
-            "Logarithmic spreads figures spanning orders of magnitude (FP64, prices)"
-        )
-        self.scale_combo.currentIndexChanged.connect(self._update_radar)
-        form.addRow("Scale:", self.scale_combo)
-        controls.addLayout(form)
-        hint = QLabel(
-            "Missing figures are gaps (dashed), never zero. Hover a point for its value. "
-            "Right-click a chart to export it."
-        )
-        hint.setWordWrap(True)
-        hint.setMaximumWidth(self.axis_picker.width())
-        controls.addWidget(hint)
-        controls.addStretch(1)
-        layout.addLayout(controls)
-        self.radar = RadarWidget()
-        self._add_export_menu(self.radar, "radar")
-        layout.addWidget(self.radar, 1)
-        return panel
-
-    def _build_scatter_panel(self) -> QWidget:
-        panel = QWidget()
-        layout = QVBoxLayout(panel)
-        controls = QHBoxLayout()
-        self.x_combo = metric_combo(PLOT_KEYS, DEFAULT_X_KEY)
-        self.y_combo = metric_combo(PLOT_KEYS, DEFAULT_Y_KEY)
-        self.log_x_check = QCheckBox("log")
-        self.log_y_check = QCheckBox("log")
-        controls.addWidget(QLabel("X:"))
-        controls.addWidget(self.x_combo, 1)
-        controls.addWidget(self.log_x_check)
-        controls.addSpacing(12)
-        controls.addWidget(QLabel("Y:"))
-        controls.addWidget(self.y_combo, 1)
-        controls.addWidget(self.log_y_check)
-        for combo in (self.x_combo, self.y_combo):
-            combo.currentIndexChanged.connect(self._update_scatter)
-        for check in (self.log_x_check, self.log_y_check):
-            check.toggled.connect(self._update_scatter)
-        layout.addLayout(controls)
-        self.scatter = ScatterChart()
-        self._add_export_menu(self.scatter, "scatter")
-        layout.addWidget(self.scatter, 1)
-        self.scatter_note = QLabel()
-        self.scatter_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.scatter_note.setWordWrap(True)
-        layout.addWidget(self.scatter_note)
-        return panel
-
-    def _build_bars_panel(self) -> QWidget:
-        panel = QWidget()
-        layout = QVBoxLayout(panel)
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Figure:"))
-        self.bar_combo = metric_combo(PLOT_KEYS, DEFAULT_BAR_KEY)
-        self.bar_combo.currentIndexChanged.connect(self._update_bars)
-        controls.addWidget(self.bar_combo, 1)
-        controls.addStretch(1)
-        layout.addLayout(controls)
-        self.bars = BarChart()
-        self._add_export_menu(self.bars, "bars")
-        layout.addWidget(self.bars, 1)
-        return panel
-
-    def _add_export_menu(self, view: QGraphicsView, name: str) -> None:
-        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-
-        def show_menu(pos: QPoint) -> None:
-            menu = QMenu(view)
-            menu.addAction("Export PNG…", lambda: self.export_chart_dialog(view, name, "png"))
-            menu.addAction("Export SVG…", lambda: self.export_chart_dialog(view, name, "svg"))
-            menu.exec(view.mapToGlobal(pos))
-
-        view.customContextMenuRequested.connect(show_menu)
-
     # theme -----------------------------------------------------------------
     def _follow_theme(self) -> None:
         theme.notifier().changed.connect(self._on_theme_changed)
@@ -336,10 +211,7 @@ class CompareView(CompareLayout):
     def apply_style(self, style: ChartStyle) -> None:
         """Switch every chart (and the table's highlight) to ``style``."""
         self._style = style
-        self.radar.set_style(style)
-        self.scatter.set_style(style)
-        self.bars.set_style(style)
-        self.price_chart.set_style(style)
+        self.charts.set_style(style)
         self.refresh()
 
     # state -> widgets ------------------------------------------------------
@@ -368,10 +240,7 @@ class CompareView(CompareLayout):
         self.stack.setCurrentWidget(self.layout_page())
         self._update_baseline_choices(entries)
         self._update_table()
-        self._update_radar()
-        self._update_scatter()
-        self._update_bars()
-        self._update_price_chart()
+        self.charts.refresh()
 
     def _update_detected_button(self) -> None:
         self.add_detected_button.setVisible(bool(self._detected_to_add()))
@@ -495,68 +364,7 @@ class CompareView(CompareLayout):
         self.table_note.setText(" ".join(notes))
 
     def normalisation_choice(self) -> NormalisationChoice:
-        return NormalisationChoice(
-            Reference(str(self.reference_combo.currentData())),
-            Scale(str(self.scale_combo.currentData())),
-        )
-
-    def _update_radar(self) -> None:
-        entries = self.entries()
-        if len(entries) < MIN_COMPARED:
-            return
-        axes = self.axis_picker.checked_axes()
-        choice = self.normalisation_choice()
-        measured = self.state.measured
-        item = self.radar.item
-        item.set_data(
-            build_radar_series(entries, axes, measured=measured, dark=self._style.dark),
-            axes,
-            build_radar_normalisation(choice, axes, self.state.entries(), entries, measured),
-            caption=choice.describe().capitalize(),
-        )
-
-    def _update_scatter(self) -> None:
-        entries = self.entries()
-        if len(entries) < MIN_COMPARED:
-            return
-        x_key = str(self.x_combo.currentData())
-        y_key = str(self.y_combo.currentData())
-        plot = self.scatter.plot
-        plot.set_data(
-            self.state.entries(),
-            entries,
-            x_key,
-            y_key,
-            log_x=self.log_x_check.isChecked(),
-            log_y=self.log_y_check.isChecked(),
-        )
-        notes = []
-        if plot.frontier_ids:
-            notes.append("Dashed line: Pareto frontier (no GPU is better on both axes).")
-        else:
-            notes.append("No Pareto frontier: one of these figures has no better direction.")
-        if plot.missing_names:
-            notes.append("Not plotted (a figure is n/a): " + ", ".join(plot.missing_names) + ".")
-        notes.append("Hover a point for its name and values.")
-        self.scatter_note.setText(" ".join(notes))
-
-    def _update_price_chart(self) -> None:
-        entries = self.entries()
-        book = default_rate_book()
-        self.price_chart.set_data(
-            entries,
-            [rate_summary(entry) for entry in entries],
-            [book.history(entry.id) for entry in entries],
-            gpu_colors([entry.id for entry in entries]),
-        )
-
-    def _update_bars(self) -> None:
-        entries = self.entries()
-        if len(entries) < MIN_COMPARED:
-            return
-        self.bars.plot.set_data(
-            entries, str(self.bar_combo.currentData()), measured=self.state.measured
-        )
+        return self.charts.normalisation_choice()
 
     # actions ---------------------------------------------------------------
     def copy_as_text(self) -> None:

@@ -1,0 +1,251 @@
+"""The Compare tab's charts, one tab each: spec radar, price/performance scatter, bars,
+and the cloud rates (:class:`~gpudesk.ui.compare_view.CompareView` puts them beside,
+below or on a tab of their own next to the table).
+
+Each chart follows :class:`~gpudesk.ui.state.AppState`'s compare selection; its numbers
+come from :mod:`gpudesk.compare` and :mod:`gpudesk.render`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.catalog.metrics import METRICS
+from gpudesk.catalog.rate_book import default_rate_book, rate_summary
+from gpudesk.compare.limits import MIN_COMPARED
+from gpudesk.compare.radar import (
+    MAX_AXES,
+    MIN_AXES,
+    NormalisationChoice,
+    Reference,
+    Scale,
+)
+from gpudesk.render.bars import DEFAULT_BAR_KEY, BarChart
+from gpudesk.render.colors import gpu_colors
+from gpudesk.render.radar import (
+    RadarWidget,
+    build_radar_normalisation,
+    build_radar_series,
+)
+from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
+from gpudesk.render.style import ChartStyle
+from gpudesk.ui.compare_widgets import AxisPicker, metric_combo
+from gpudesk.ui.price_chart import PriceRangeChart
+from gpudesk.ui.state import AppState
+
+#: Scatter and bar metric choices: every numeric figure but the year.
+PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
+
+#: What a chart's "Export PNG…/SVG…" asks for: (chart, its name, "png" or "svg").
+ExportRequest = Callable[[QGraphicsView, str, str], None]
+
+
+class CompareCharts(QTabWidget):
+    """Radar, Price / performance, Bars and Cloud rates, drawn from ``state``."""
+
+    def __init__(
+        self, state: AppState, export: ExportRequest, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.state = state
+        self._export = export
+        self._dark = False
+        self.addTab(self._build_radar_panel(), "Radar")
+        self.addTab(self._build_scatter_panel(), "Price / performance")
+        self.addTab(self._build_bars_panel(), "Bars")
+        self.price_chart = PriceRangeChart()
+        self.addTab(self.price_chart, "Cloud rates")
+
+    # construction ----------------------------------------------------------
+    def _build_radar_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QHBoxLayout(panel)
+        controls = QVBoxLayout()
+        controls.addWidget(QLabel(f"Axes ({MIN_AXES}-{MAX_AXES}):"))
+        self.axis_picker = AxisPicker()
+        self.axis_picker.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.axis_picker.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.axis_picker.setFixedWidth(self.axis_picker.sizeHintForColumn(0) + 12)
+        rows = self.axis_picker.count()
+        self.axis_picker.setFixedHeight(
+            self.axis_picker.sizeHintForRow(0) * rows + 2 * self.axis_picker.frameWidth() + 4
+        )
+        self.axis_picker.axes_changed.connect(self.update_radar)
+        controls.addWidget(self.axis_picker)
+        form = QFormLayout()
+        self.reference_combo = QComboBox()
+        self.reference_combo.addItem("Selection maximum", Reference.SELECTION.value)
+        self.reference_combo.addItem("Catalog maximum", Reference.CATALOG.value)
+        self.reference_combo.setCurrentIndex(
+            self.reference_combo.findData(NormalisationChoice().reference.value)
+        )
+        self.reference_combo.setToolTip("What the outer ring means on every axis")
+        self.reference_combo.currentIndexChanged.connect(self.update_radar)
+        form.addRow("Outer ring:", self.reference_combo)
+        self.scale_combo = QComboBox()
+        self.scale_combo.addItem("Linear", Scale.LINEAR.value)
+        self.scale_combo.addItem("Logarithmic", Scale.LOG.value)
+        self.scale_combo.setToolTip(
+            "Logarithmic spreads figures spanning orders of magnitude (FP64, prices)"
+        )
+        self.scale_combo.currentIndexChanged.connect(self.update_radar)
+        form.addRow("Scale:", self.scale_combo)
+        controls.addLayout(form)
+        hint = QLabel(
+            "Missing figures are gaps (dashed), never zero. Hover a point for its value. "
+            "Right-click a chart to export it."
+        )
+        hint.setWordWrap(True)
+        hint.setMaximumWidth(self.axis_picker.width())
+        controls.addWidget(hint)
+        controls.addStretch(1)
+        layout.addLayout(controls)
+        self.radar = RadarWidget()
+        self._add_export_menu(self.radar, "radar")
+        layout.addWidget(self.radar, 1)
+        return panel
+
+    def _build_scatter_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        controls = QHBoxLayout()
+        self.x_combo = metric_combo(PLOT_KEYS, DEFAULT_X_KEY)
+        self.y_combo = metric_combo(PLOT_KEYS, DEFAULT_Y_KEY)
+        self.log_x_check = QCheckBox("log")
+        self.log_y_check = QCheckBox("log")
+        controls.addWidget(QLabel("X:"))
+        controls.addWidget(self.x_combo, 1)
+        controls.addWidget(self.log_x_check)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("Y:"))
+        controls.addWidget(self.y_combo, 1)
+        controls.addWidget(self.log_y_check)
+        for combo in (self.x_combo, self.y_combo):
+            combo.currentIndexChanged.connect(self.update_scatter)
+        for check in (self.log_x_check, self.log_y_check):
+            check.toggled.connect(self.update_scatter)
+        layout.addLayout(controls)
+        self.scatter = ScatterChart()
+        self._add_export_menu(self.scatter, "scatter")
+        layout.addWidget(self.scatter, 1)
+        self.scatter_note = QLabel()
+        self.scatter_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.scatter_note.setWordWrap(True)
+        layout.addWidget(self.scatter_note)
+        return panel
+
+    def _build_bars_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Figure:"))
+        self.bar_combo = metric_combo(PLOT_KEYS, DEFAULT_BAR_KEY)
+        self.bar_combo.currentIndexChanged.connect(self.update_bars)
+        controls.addWidget(self.bar_combo, 1)
+        controls.addStretch(1)
+        layout.addLayout(controls)
+        self.bars = BarChart()
+        self._add_export_menu(self.bars, "bars")
+        layout.addWidget(self.bars, 1)
+        return panel
+
+    def _add_export_menu(self, view: QGraphicsView, name: str) -> None:
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+        def show_menu(pos: QPoint) -> None:
+            menu = QMenu(view)
+            menu.addAction("Export PNG…", lambda: self._export(view, name, "png"))
+            menu.addAction("Export SVG…", lambda: self._export(view, name, "svg"))
+            menu.exec(view.mapToGlobal(pos))
+
+        view.customContextMenuRequested.connect(show_menu)
+
+    # state -> charts -------------------------------------------------------
+    def set_style(self, style: ChartStyle) -> None:
+        """Switch every chart to ``style`` (call :meth:`refresh` after)."""
+        self._dark = style.dark
+        self.radar.set_style(style)
+        self.scatter.set_style(style)
+        self.bars.set_style(style)
+        self.price_chart.set_style(style)
+
+    def refresh(self) -> None:
+        self.update_radar()
+        self.update_scatter()
+        self.update_bars()
+        self.update_price_chart()
+
+    def normalisation_choice(self) -> NormalisationChoice:
+        return NormalisationChoice(
+            Reference(str(self.reference_combo.currentData())),
+            Scale(str(self.scale_combo.currentData())),
+        )
+
+    def update_radar(self) -> None:
+        entries = self.state.compare_entries()
+        if len(entries) < MIN_COMPARED:
+            return
+        axes = self.axis_picker.checked_axes()
+        choice = self.normalisation_choice()
+        measured = self.state.measured
+        self.radar.item.set_data(
+            build_radar_series(entries, axes, measured=measured, dark=self._dark),
+            axes,
+            build_radar_normalisation(choice, axes, self.state.entries(), entries, measured),
+            caption=choice.describe().capitalize(),
+        )
+
+    def update_scatter(self) -> None:
+        entries = self.state.compare_entries()
+        if len(entries) < MIN_COMPARED:
+            return
+        plot = self.scatter.plot
+        plot.set_data(
+            self.state.entries(),
+            entries,
+            str(self.x_combo.currentData()),
+            str(self.y_combo.currentData()),
+            log_x=self.log_x_check.isChecked(),
+            log_y=self.log_y_check.isChecked(),
+        )
+        notes = []
+        if plot.frontier_ids:
+            notes.append("Dashed line: Pareto frontier (no GPU is better on both axes).")
+        else:
+            notes.append("No Pareto frontier: one of these figures has no better direction.")
+        if plot.missing_names:
+            notes.append("Not plotted (a figure is n/a): " + ", ".join(plot.missing_names) + ".")
+        notes.append("Hover a point for its name and values.")
+        self.scatter_note.setText(" ".join(notes))
+
+    def update_price_chart(self) -> None:
+        entries = self.state.compare_entries()
+        book = default_rate_book()
+        self.price_chart.set_data(
+            entries,
+            [rate_summary(entry) for entry in entries],
+            [book.history(entry.id) for entry in entries],
+            gpu_colors([entry.id for entry in entries]),
+        )
+
+    def update_bars(self) -> None:
+        entries = self.state.compare_entries()
+        if len(entries) < MIN_COMPARED:
+            return
+        self.bars.plot.set_data(
+            entries, str(self.bar_combo.currentData()), measured=self.state.measured
+        )
