@@ -20,6 +20,10 @@ from gpudesk.planning.user_measurements import Measurement, StoredMeasurement
 
 #: a calibrated range is never narrower than +-3% (run-to-run noise of a benchmark)
 MIN_HALF_WIDTH = math.log(1.03)
+#: a SpeedEstimate's USD per 1M tokens: they scale with 1 / tokens per second
+_PER_TOKEN_COSTS = (
+    "usd_per_million_tokens", "usd_per_million_tokens_rent", "usd_per_million_tokens_own",
+)  # fmt: skip
 #: speed modes and the measurement modes that calibrate them
 _MODES = {"decode": ("decode",), "prefill": ("prefill",), "serve": ("serve",)}
 
@@ -72,15 +76,30 @@ def calibrate_estimate(estimate: Any, rows: Sequence[StoredMeasurement]) -> Any:
         low, high = value * math.exp(-half), value * math.exp(half)
     else:
         low, high = estimate.low * factor, estimate.high * factor
+    bound = estimate.bound_tokens_per_s
+    capped = bool(bound) and value > bound
+    if bound:
+        # the ratios may come from another model of the same GPU (one overhead-bound,
+        # the estimate memory-bound): never past what the GPU's peak allows
+        value, high = min(value, bound), min(high, bound)
+        low = min(low, value)
     newest = max(row.measurement.day or row.stored_at[:10] for row in rows)
     words = (
         f"calibrated with {len(ratios)} of your measurements, "
         f"{newest} (measured/estimated ×{factor:.2f}"
         + (", range from their leave-one-out misses" if len(ratios) >= 3 else "")
+        + (f", capped at the bound of {bound:,.0f} tokens/s" if capped else "")
         + ")"
     )
+    scale = estimate.tokens_per_s / value if value > 0 else 1.0
+    costs = {
+        name: getattr(estimate, name) * scale
+        for name in _PER_TOKEN_COSTS
+        if getattr(estimate, name, None) is not None
+    }
     return estimate.model_copy(
         update={
+            **costs,
             "tokens_per_s": value,
             "low": low,
             "high": high,

@@ -22,7 +22,8 @@ class _Estimate(BaseModel):
     tokens_per_s: float = 100.0
     low: float = 80.0
     high: float = 125.0
-    bound_tokens_per_s: float = 200.0
+    bound_tokens_per_s: float = 1000.0
+    usd_per_million_tokens: float | None = 2.0
     efficiency: float = 0.5
     basis: str = "fitted"
     calibrated: str | None = None
@@ -89,3 +90,17 @@ def test_calibrated_range_always_holds_the_estimate(ratios: list[float]) -> None
     out = calibrate_estimate(_Estimate(), [_row(r, i) for i, r in enumerate(ratios)])
     assert out.low <= out.tokens_per_s <= out.high
     assert math.log(out.high / out.tokens_per_s) <= math.log(125 / 100) + 1e-9
+
+
+def test_the_calibrated_estimate_never_passes_the_bound_and_its_cost_follows() -> None:
+    """A TinyLlama run's x2.25 (overhead-bound) must not lift a memory-bound 8B estimate
+    on the same GPU past the bound (130 -> 293 tokens/s, 'estimate = 136% of' 214)."""
+    estimate = _Estimate(tokens_per_s=130.0, low=68.5, high=156.0, bound_tokens_per_s=214.0)
+    out = calibrate_estimate(estimate, [_row(2.25)])
+    assert out.tokens_per_s == pytest.approx(214.0)
+    assert out.low <= out.tokens_per_s <= out.high <= 214.0
+    assert "capped at the bound of 214 tokens/s" in out.basis
+    assert out.usd_per_million_tokens == pytest.approx(2.0 * 130 / 214)
+    uncapped = calibrate_estimate(_Estimate(), [_row(2.0)])
+    assert uncapped.usd_per_million_tokens == pytest.approx(1.0)
+    assert "capped" not in uncapped.basis
