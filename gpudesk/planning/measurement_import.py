@@ -520,87 +520,93 @@ def _vllm_common(
     return hints.gpu_id, hints.count or 1, model[0], [model[1]] if model[1] else []
 
 
-def _vllm_serve(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
-    fmt = "vllm bench serve"
+def _vllm_mean_lengths(
+    document: Mapping[str, Any], requests: float | None
+) -> tuple[int | None, int | None]:
+    """Mean prompt and output tokens per request, where the totals and count are given."""
+    if not requests:
+        return None, None
+    total_in = _number(document.get("total_input_tokens"))
+    total_out = _number(document.get("total_output_tokens"))
+    return (
+        round(total_in / requests) if total_in else None,
+        round(total_out / requests) if total_out else None,
+    )
+
+
+def _vllm_result(
+    path: Path,
+    document: Mapping[str, Any],
+    hints: ImportHints,
+    fmt: str,
+    *,
+    rate_key: str,
+    requests: float | None,
+    **fields: Any,
+) -> ImportResult:
+    """The one row of a vLLM bench result: ``rate_key`` is its tokens/s; ``fields`` are
+    the format's own (mode, concurrency, version, date, note)."""
     common = _vllm_common(path, document, hints, fmt)
     if isinstance(common, ImportResult):
         return common
     gpu_id, count, model, placed = common
-    refused: list[str] = []
-    rate = _number(document.get("output_throughput"))
-    completed = _number(document.get("completed")) or _number(document.get("num_prompts"))
+    rate = _number(document.get(rate_key))
     if rate is None or rate <= 0:
-        return ImportResult([], [f"{fmt}: output_throughput is not a positive number"], fmt)
-    seq_in = seq_out = None
-    if completed:
-        total_in = _number(document.get("total_input_tokens"))
-        total_out = _number(document.get("total_output_tokens"))
-        seq_in = round(total_in / completed) if total_in else None
-        seq_out = round(total_out / completed) if total_out else None
-    concurrency = _number(document.get("max_concurrency"))
+        return ImportResult([], [f"{fmt}: {rate_key} is not a positive number"], fmt)
+    seq_in, seq_out = _vllm_mean_lengths(document, requests)
+    refused: list[str] = []
     row = _row(
         fmt,
         refused,
         gpu_id=gpu_id,
         count=count,
         engine="vllm",
-        engine_version=document.get("vllm_version")
-        if isinstance(document.get("vllm_version"), str)
-        else None,
         backend=hints.backend,
         model=model,
         model_file=hints.model_file,
         quant=hints.quant,
-        mode="serve",
         seq_in=seq_in,
         seq_out=seq_out,
-        concurrency=int(concurrency) if concurrency else None,
         tokens_per_s=rate,
-        measured_at=str(document.get("date") or "")[:40] or None,
         source=str(path),
         source_format=fmt,
-        note=f"{completed:.0f} requests" if completed else None,
+        **fields,
     )
     return ImportResult([row] if row is not None else [], refused, fmt, placed)
+
+
+def _vllm_serve(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
+    completed = _number(document.get("completed")) or _number(document.get("num_prompts"))
+    concurrency = _number(document.get("max_concurrency"))
+    version = document.get("vllm_version")
+    return _vllm_result(
+        path,
+        document,
+        hints,
+        "vllm bench serve",
+        rate_key="output_throughput",
+        requests=completed,
+        engine_version=version if isinstance(version, str) else None,
+        mode="serve",
+        concurrency=int(concurrency) if concurrency else None,
+        measured_at=str(document.get("date") or "")[:40] or None,
+        note=f"{completed:.0f} requests" if completed else None,
+    )
 
 
 def _vllm_throughput(path: Path, document: Mapping[str, Any], hints: ImportHints) -> ImportResult:
-    fmt = "vllm bench throughput"
-    common = _vllm_common(path, document, hints, fmt)
-    if isinstance(common, ImportResult):
-        return common
-    gpu_id, count, model, placed = common
-    refused: list[str] = []
-    rate = _number(document.get("tokens_per_second"))
     requests = _number(document.get("num_requests"))
-    if rate is None or rate <= 0:
-        return ImportResult([], [f"{fmt}: tokens_per_second is not a positive number"], fmt)
-    seq_in = seq_out = None
-    if requests:
-        total_in = _number(document.get("total_input_tokens"))
-        total_out = _number(document.get("total_output_tokens"))
-        seq_in = round(total_in / requests) if total_in else None
-        seq_out = round(total_out / requests) if total_out else None
-    row = _row(
-        fmt,
-        refused,
-        gpu_id=gpu_id,
-        count=count,
-        engine="vllm",
-        backend=hints.backend,
-        model=model,
-        model_file=hints.model_file,
-        quant=hints.quant,
+    return _vllm_result(
+        path,
+        document,
+        hints,
+        "vllm bench throughput",
+        rate_key="tokens_per_second",
+        requests=requests,
         mode="throughput",
-        seq_in=seq_in,
-        seq_out=seq_out,
-        tokens_per_s=rate,
-        source=str(path),
-        source_format=fmt,
         note="prompt + output tokens per second, as vLLM's throughput benchmark counts"
         + (f"; {requests:.0f} requests" if requests else ""),
     )
-    return ImportResult([row] if row is not None else [], refused, fmt, placed)
 
 
 # -- GPUDesk ---------------------------------------------------------------------------
