@@ -119,7 +119,7 @@ def test_the_catalog_date_is_not_older_than_any_price_or_rate_it_holds() -> None
 def test_issue_findings_are_fixed(entries: list[CatalogEntry]) -> None:
     by_id = {entry.id: entry for entry in entries}
     pro = by_id["rtx-pro-6000-blackwell"]
-    assert (pro.fp16_tensor_tflops, pro.fp8_tensor_tflops) == (500.0, 1000.0)
+    assert (pro.fp16_tensor_tflops, pro.fp8_tensor_tflops) == (503.8, 1007.6)
     assert "computed" in (pro.provenance or "") and pro.price_kind is not None
     assert by_id["quadro-rtx-8000"].price_usd == 10_000
     assert by_id["quadro-rtx-8000"].price_date is not None
