@@ -105,7 +105,11 @@ def test_stored_fit_matches_a_fresh_fit_of_the_data() -> None:
         assert stored[section].keys() == fresh[section].keys(), section
         for key, values in stored[section].items():
             for name, value in values.items():
-                assert fresh[section][key][name] == pytest.approx(value, rel=1e-6), (
+                # rel 1e-3, not float equality: the fixed-iteration Nelder-Mead carries
+                # last-bit differences between numpy releases into the fourth digit (numpy
+                # 2.4.6 moved a TensorRT-LLM compute fraction by 1.3e-4); a change of the
+                # data or the physics moves the fit far more than that.
+                assert fresh[section][key][name] == pytest.approx(value, rel=1e-3), (
                     f"fitted.json is stale at {section}/{key}/{name}: refit with "
                     "python -m gpudesk.planning.speed.fitting"
                 )
