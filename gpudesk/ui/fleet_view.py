@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -34,20 +33,18 @@ from PySide6.QtWidgets import (
 
 from gpudesk.bench.text import format_figure, format_fraction_of_peak
 from gpudesk.catalog.names import short_name
-from gpudesk.fleet.checks import SLOW_FRACTION, Outlier, check_label, outlier_line, summarise
+from gpudesk.fleet.checks import Outlier, check_label, outlier_line, summarise
 from gpudesk.fleet.document import SurveyFileError, SurveyView, parse_survey, read_survey
 from gpudesk.fleet.inventory import InventoryRow, inventory
 from gpudesk.progress import Progress
-from gpudesk.render.colors import series_color
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
+from gpudesk.ui.fleet_chart import OUTLIER_COLOR, draw_gemm_bars, draw_no_bars
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
 
 COLUMNS = ("Node", "GPU", "Model", "Memory", "Driver", "GEMM", "of peak", "Copy", "Checks")
-_OUTLIER_COLOR = QColor("#D55E00")  # Okabe-Ito vermillion, as the charts use
 #: Beyond this many devices per model the bars are too thin to name each.
-_MAX_LABELLED_BARS = 40
 #: Said on the Survey button and up front when this Python cannot import Ray.
 NO_RAY_TEXT = (
     "Surveying needs Ray (pip install '.[fleet]' from the GPUDesk checkout) or Slurm "
@@ -274,7 +271,7 @@ class FleetView(QWidget):
             ]
             if row.checks or row.error is not None:
                 for item in items:
-                    item.setForeground(_OUTLIER_COLOR)
+                    item.setForeground(OUTLIER_COLOR)
             self.model.appendRow(items)
         self.table.setSortingEnabled(True)
         self._fit_columns()
@@ -326,73 +323,16 @@ class FleetView(QWidget):
         return points
 
     def _draw_chart(self) -> None:
-        """Horizontal bars, one per device of the chosen model: names fit on the left."""
-        self.plot.clear()
+        """Horizontal bars, one per device of the chosen model (:mod:`gpudesk.ui.fleet_chart`)."""
         model = self.selected_model()
         points = self.model_points(model) if model else []
-        item = self.plot.getPlotItem()
-        if not points:
-            # An empty 0-1 frame reads as data: say what would be here instead.
-            item.setTitle(
-                "No benchmark figures (survey with the quick benchmark)"
-                if self.rows
-                else "Each GPU's measured GEMM appears here after a survey"
-            )
-            item.getAxis("left").setTicks(None)
-            for side in ("left", "bottom"):
-                item.hideAxis(side)
+        gemm = next((row.gemm for row in self.rows if row.model == model and row.gemm), None)
+        if not points or gemm is None:
+            draw_no_bars(self.plot, surveyed=bool(self.rows))
             return
-        for side in ("left", "bottom"):
-            item.showAxis(side)
-        gemm = next(row.gemm for row in self.rows if row.model == model and row.gemm)
-        item.setTitle(f"{gemm.label} per device, {self.model_name(model or '')}")
-        item.setLabel("bottom", gemm.unit)
-        # Top to bottom in survey order.
-        ys = [len(points) - 1 - position for position in range(len(points))]
-        values = [value for _, value, _ in points]
-        normal = series_color(0)
-        brushes = [pg.mkBrush(_OUTLIER_COLOR if outlier else normal) for *_, outlier in points]
-        bars = pg.BarGraphItem(x0=0, y=ys, height=0.7, width=values, brushes=brushes, pen=None)
-        self.plot.addItem(bars)
-        labelled = len(points) <= _MAX_LABELLED_BARS
-        if labelled:
-            # Each bar's figure just past its end, so no one reads values off the axis.
-            for y, value in zip(ys, values, strict=True):
-                text = pg.TextItem(format_figure(value), color=theme.muted_color(), anchor=(0, 0.5))
-                text.setPos(value, y)
-                self.plot.addItem(text)
-        if len(values) >= 2:
-            median = statistics.median(values)
-            pen = pg.mkPen(theme.muted_color(), style=Qt.PenStyle.DashLine)
-            # Both labels left of their lines (the median sits near the right edge),
-            # one above the other so they never overlap.
-            for x, text, height in (
-                (median, "fleet median", 0.99),
-                (SLOW_FRACTION * median, f"{SLOW_FRACTION:.0%} of median", 0.94),
-            ):
-                options = {
-                    "position": height,
-                    "color": theme.muted_color(),
-                    "anchors": [(1, 0), (1, 0)],
-                    "fill": self.plot.backgroundBrush().color(),
-                }
-                line = pg.InfiniteLine(x, angle=90, pen=pen, label=text, labelOpts=options)
-                # Over the bars, not hidden behind them.
-                line.setZValue(bars.zValue() + 10)
-                self.plot.addItem(line)
-        ticks = [(y, name) for y, (name, _, _) in zip(ys, points, strict=True)] if labelled else []
-        left = item.getAxis("left")
-        left.setTicks([ticks])
-        # The axis does not grow for text ticks on its own: make room for the longest name.
-        longest = max(
-            (self.plot.fontMetrics().horizontalAdvance(name) for _, name in ticks), default=0
+        draw_gemm_bars(
+            self.plot, points, f"{gemm.label} per device, {self.model_name(model or '')}", gemm.unit
         )
-        left.setWidth(longest + 16 if ticks else None)
-        # Room right of the longest bar for its figure.
-        item.setXRange(0, max(values) * (1.15 if labelled else 1.08))
-        # Headroom above the top bar for the median lines' labels.
-        headroom = 1.0 + 0.1 * len(points) if len(values) >= 2 else 0.0
-        item.setYRange(-0.6, len(points) - 0.4 + headroom, padding=0)
 
     def compare_selected_model(self) -> None:
         model = self.selected_model()
