@@ -205,11 +205,24 @@ def group_problems(entries: list[CatalogEntry]) -> list[str]:
     return problems
 
 
+def _ratio_class(entry: CatalogEntry) -> tuple[str, str, str] | None:
+    """The ratio checks need no unit count: data-center Blackwell (no published SM count)
+    and Intel's Xe parts are checked here though no per-unit rule covers them."""
+    key = rate_class(entry)
+    if key is not None:
+        return key
+    if entry.vendor == "NVIDIA" and entry.compute_capability in {"9.0", "10.0", "10.3"}:
+        return ("NVIDIA", entry.compute_capability, "all")
+    if entry.vendor == "Intel" and entry.architecture.startswith("Xe"):
+        return ("Intel", entry.architecture, "all")
+    return None
+
+
 def ratio_problems(entries: list[CatalogEntry]) -> list[str]:
     """Dependent figures that left the fixed ratios to FP16 (TF32 1/2, FP8 2x, INT8 2x or 4x)."""
     problems = []
     for entry in entries:
-        key = rate_class(entry)
+        key = _ratio_class(entry)
         fp16 = entry.fp16_tensor_tflops
         if key is None or fp16 is None:
             continue
@@ -217,8 +230,11 @@ def ratio_problems(entries: list[CatalogEntry]) -> list[str]:
         expected: dict[str, float] = {}
         if vendor == "NVIDIA" and arch not in {"7.0", "7.5"}:
             expected["tf32_tensor_tflops"] = 0.5
-        if vendor == "NVIDIA" and arch in {"8.9", "9.0", "12.0"}:
+        if vendor == "NVIDIA" and arch in {"8.9", "9.0", "10.0", "10.3", "12.0"}:
             expected["fp8_tensor_tflops"] = 2.0
+        if vendor == "Intel":
+            # Xe XMX: TF32 at half, INT8 at twice the FP16 rate (no FP8 on these parts).
+            expected |= {"tf32_tensor_tflops": 0.5, "int8_tensor_tops": 2.0}
         if vendor == "NVIDIA" and arch != "7.0":
             # INT8 is never halved on GeForce, so it is 4x the halved FP16 figure there.
             expected["int8_tensor_tops"] = 4.0 if product == "geforce" else 2.0
@@ -262,6 +278,8 @@ def test_the_check_reaches_the_entries_it_is_for(entries: list[CatalogEntry]) ->
         assert checked[entry_id].key == ("NVIDIA", "12.0", "pro"), entry_id
     for entry_id in EXCEPTIONS:
         assert entry_id in checked, f"exception {entry_id} is no longer checked: drop it"
+    ratio_checked = {e.id for e in entries if _ratio_class(e) and e.fp16_tensor_tflops}
+    assert {"b200", "b300", "gb200", "gh200", "h20", "h200-nvl", "arc-pro-b60"} <= ratio_checked
 
 
 @pytest.mark.parametrize(
@@ -297,3 +315,21 @@ def test_a_wrong_clock_is_caught(entries: list[CatalogEntry]) -> None:
 def test_every_rule_and_exception_says_where_it_comes_from() -> None:
     assert all(rule.source.strip() and rule.flop_per_clock > 0 for rule in RULES.values())
     assert all(reason.strip() for _, reason in EXCEPTIONS.values())
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "field"),
+    [
+        ("b200", "fp8_tensor_tflops"),
+        ("h20", "int8_tensor_tops"),
+        ("arc-pro-b60", "int8_tensor_tops"),
+    ],
+)
+def test_a_sparse_dependent_figure_is_caught_without_a_unit_count(
+    entries: list[CatalogEntry], entry_id: str, field: str
+) -> None:
+    entry = next(e for e in entries if e.id == entry_id)
+    value = getattr(entry, field)
+    assert value is not None
+    assert ratio_problems([entry]) == []
+    assert ratio_problems([entry.model_copy(update={field: value * 2})]) != []
