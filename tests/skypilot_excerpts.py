@@ -2,7 +2,10 @@
 
 Verbatim rows of skypilot-org/skypilot-catalog:
 - ``LAMBDA_V9``: catalogs/v9/lambda/vms.csv at commit 2c3d7ea7d76b (as read 2026-12-02);
-- ``NEBIUS_V9``: catalogs/v9/nebius/vms.csv at commit d9bf3aa4d21f (as read 2026-12-02).
+- ``NEBIUS_V9``: catalogs/v9/nebius/vms.csv at commit d9bf3aa4d21f (as read 2026-12-02);
+- ``GCP_V9``: catalogs/v9/gcp/vms.csv at commit 2c3d7ea7d76b (as read 2026-12-02): machine
+  rows (no accelerator) and GPU rows (no InstanceType) of zones us-central1-a and
+  us-east4-a, and the A4 machine row whose Price is 0.0 in every zone of the file.
 """
 
 LAMBDA_V9 = (
@@ -26,4 +29,25 @@ NEBIUS_V9 = (
     "gpu-h200-sxm_8gpu-128vcpu-1600gb,H200,8,128,1600,28.00,eu-north1,\"{'Gpus': [{'Name': 'H200', "
     "'Manufacturer': 'NVIDIA', 'Count': 8, 'MemoryInfo': {'SizeInMiB': 0}}], "
     "'TotalGpuMemoryInMiB': 0}\",11.60\n"
+)
+GCP_V9 = (
+    "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+    "AvailabilityZone,Price,SpotPrice\n"
+    "a2-highgpu-1g,12.0,85.0,,,,us-central1,us-central1-a,0.73948,0.38812\n"
+    "a2-highgpu-8g,96.0,680.0,,,,us-central1,us-central1-a,5.91582,3.10496\n"
+    "a3-highgpu-8g,208.0,1872.0,,,,us-central1,us-central1-a,9.46006,5.15632\n"
+    "a3-highgpu-8g,208.0,1872.0,,,,us-east4,us-east4-a,9.46006,3.68077\n"
+    "a4-highgpu-8g,224.0,3968.0,,,,us-central1,us-central1-b,0.0,0.0\n"
+    "n1-highmem-8,8.0,52.0,,,,us-central2,us-central2-b,0.47321,0.09962\n"
+    ",,,A100,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]},us-central1,us-central1-a,"
+    "2.93391,1.5399\n"
+    ",,,A100,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]},us-central1,us-central1-a,"
+    "23.47126,12.3192\n"
+    ",,,H100,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]},us-central1,us-central1-a,"
+    "33.60609,42.7096\n"
+    ",,,H100,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]},us-east4,us-east4-a,"
+    "78.37241,30.4792\n"
+    ",,,B200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 184320}}]},us-central1,us-central1-b,"
+    "90.216,37.7464\n"
+    ",,,tpu-v6e-1,1,tpu-v6e-1,us-central1,us-central1-a,2.7,0.59266\n"
 )

@@ -29,7 +29,7 @@ from gpudesk.catalog.price_snapshots import (
     load_bundled_snapshots,
 )
 from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind
-from gpudesk.catalog.skypilot import RATE_BASIS
+from gpudesk.catalog.skypilot import RATE_BASIS, rate_basis
 
 #: A rate seen longer ago than this is marked stale.
 RATE_STALE_AFTER_DAYS = 90
@@ -319,7 +319,7 @@ def _snapshot_rates(snapshot: Snapshot, gpu_id: str, cloud: str) -> Iterable[Pro
         provenance = (
             f"SkyPilot catalog {where}: {offer.instance_type} "
             f"({offer.gpu_count}x {offer.accelerator}) "
-            f"${offer.price_usd:g}/h in {offer.region}; {RATE_BASIS}; dated by {dated}"
+            f"${offer.price_usd:g}/h in {offer.region}; {rate_basis(offer)}; dated by {dated}"
         )
         link = "" if source is None else source.link()
         yield ProviderRate(

@@ -16,6 +16,13 @@ Accelerator names become catalog ids through one explicit table,
 ambiguous (Lambda's ``A100`` is a 40 GB PCIe card the catalog lacks; a ``V100``
 row does not say SXM2 or PCIe), is listed in :attr:`ParseResult.unmapped`,
 never guessed.
+
+Google Cloud's file is laid out differently (:func:`_join_gcp`): it prices a
+GPU apart from the machine it runs on. A GPU row has no ``InstanceType`` and
+holds the GPUs' own price for its count and zone; a machine row (``a2-highgpu-1g``,
+``n1-highmem-8``) has no accelerator and holds the host's CPUs and memory. The
+rate is the host's price plus its GPUs' price, both as listed for the same zone,
+divided by the GPU count (:func:`rate_basis`).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import io
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: Said wherever a per-GPU rate derived here is shown.
@@ -184,6 +192,17 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("H100-80G-PCIe", "h100-pcie", cloud="hyperstack"),
     MappingRule("H100-80G-PCIe-NVLink", "h100-pcie", cloud="hyperstack"),
     MappingRule("H100-80G-SXM5", "h100-sxm5", cloud="hyperstack"),
+    # Google Cloud: the GPU rows name the part; the host the join chose fixes the form
+    # (A2 machines join their A100s by NVSwitch, A3 and A3 Mega carry H100 SXM
+    # modules, A3 Ultra H200 SXM modules).
+    MappingRule("A100", "a100-40gb-sxm4", cloud="gcp", instance_contains="a2-"),
+    MappingRule("A100-80GB", "a100-80gb-sxm4", cloud="gcp", instance_contains="a2-ultragpu-"),
+    MappingRule("H100", "h100-sxm5", cloud="gcp", instance_contains="a3-highgpu-"),
+    MappingRule("H100-MEGA", "h100-sxm5", cloud="gcp", instance_contains="a3-megagpu-"),
+    MappingRule("H200", "h200-sxm", cloud="gcp", instance_contains="a3-ultragpu-"),
+    MappingRule("P100", None, cloud="gcp", reason="Tesla P100; not in the catalog"),
+    MappingRule("P4", None, cloud="gcp", reason="Tesla P4; not in the catalog"),
+    MappingRule("K80", None, cloud="gcp", reason="Tesla K80; not in the catalog"),
     # Names that mean one part on every cloud.
     MappingRule("A10", "a10"),
     MappingRule("A10G", "a10g"),
@@ -228,6 +247,85 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
 )
 
 
+#: Google Cloud machine types whose GPUs are fixed, by the GPU rows' accelerator name
+#: and count: the pairing SkyPilot itself prices (``_ACC_INSTANCE_TYPE_DICTS`` in
+#: skypilot-org/skypilot sky/catalog/gcp_catalog.py at commit b9dd08e76883, read
+#: 2026-12-02). Where several machines carry one count (L4 on G2), the cheapest in
+#: the zone is taken, as SkyPilot does.
+GCP_FIXED_HOSTS: dict[str, dict[int, tuple[str, ...]]] = {
+    "A100": {
+        1: ("a2-highgpu-1g",),
+        2: ("a2-highgpu-2g",),
+        4: ("a2-highgpu-4g",),
+        8: ("a2-highgpu-8g",),
+        16: ("a2-megagpu-16g",),
+    },
+    "A100-80GB": {
+        1: ("a2-ultragpu-1g",),
+        2: ("a2-ultragpu-2g",),
+        4: ("a2-ultragpu-4g",),
+        8: ("a2-ultragpu-8g",),
+    },
+    "L4": {
+        1: ("g2-standard-4", "g2-standard-8", "g2-standard-12", "g2-standard-16", "g2-standard-32"),
+        2: ("g2-standard-24",),
+        4: ("g2-standard-48",),
+        8: ("g2-standard-96",),
+    },
+    "H100": {
+        1: ("a3-highgpu-1g",),
+        2: ("a3-highgpu-2g",),
+        4: ("a3-highgpu-4g",),
+        8: ("a3-highgpu-8g",),
+    },
+    "H100-MEGA": {8: ("a3-megagpu-8g",)},
+    "H200": {8: ("a3-ultragpu-8g",)},
+    "B200": {8: ("a4-highgpu-8g",)},
+}
+#: GPUs attached to an N1 machine: the host assumed is the cheapest N1 machine
+#: (standard, highmem or highcpu) in the zone with at least this many vCPUs and
+#: :data:`GCP_N1_GIB_PER_VCPU` GiB of memory per vCPU -- SkyPilot's default host for
+#: that GPU count (``_NUM_ACC_TO_NUM_CPU`` in the same file and commit). Names not
+#: listed use ``"DEFAULT"``.
+GCP_N1_MIN_VCPUS: dict[str, dict[int, int]] = {
+    "K80": {1: 4, 2: 8, 4: 16, 8: 32, 16: 64},
+    "V100": {1: 8, 2: 16, 4: 32, 8: 64},
+    "T4": {1: 4, 2: 8, 4: 48},
+    "P100": {1: 8, 2: 16, 4: 32, 8: 64},
+    "DEFAULT": {1: 8, 2: 16, 4: 32, 8: 64, 16: 128},
+}
+GCP_N1_GIB_PER_VCPU = 4
+GCP_N1_FAMILIES: tuple[str, ...] = ("n1-standard-", "n1-highmem-", "n1-highcpu-")
+_GCP_HOST_TYPES = frozenset(
+    host for counts in GCP_FIXED_HOSTS.values() for hosts in counts.values() for host in hosts
+)
+
+
+def rate_basis(offer: Offer) -> str:
+    """How ``offer``'s per-GPU rate was made, for its provenance."""
+    if offer.cloud != "gcp":
+        return RATE_BASIS
+    n = offer.gpu_count
+    basis = (
+        f"Google Cloud lists GPUs apart from their machine: {offer.instance_type}'s price "
+        f"(its CPUs and memory) plus the price of its {n}x {offer.accelerator}, both as "
+        f"listed for one zone of {offer.region}, divided by {n}"
+    )
+    if offer.instance_type.startswith(GCP_N1_FAMILIES):
+        vcpus = _n1_min_vcpus(offer.accelerator, n) or 0
+        basis += (
+            f"; host assumed: {offer.instance_type}, the cheapest N1 machine in that zone "
+            f"with at least {vcpus} vCPUs and {vcpus * GCP_N1_GIB_PER_VCPU} GiB "
+            f"(SkyPilot's default host for {n}x {offer.accelerator})"
+        )
+    return basis
+
+
+def _n1_min_vcpus(accelerator: str, count: int) -> int | None:
+    table = GCP_N1_MIN_VCPUS.get(accelerator, GCP_N1_MIN_VCPUS["DEFAULT"])
+    return table.get(count)
+
+
 def map_accelerator(
     cloud: str, accelerator: str, instance: str, gib_per_gpu: float | None = None
 ) -> tuple[str | None, str | None]:
@@ -270,6 +368,27 @@ class Offer:
     @property
     def spot_per_gpu_hour(self) -> float | None:
         return None if self.spot_usd is None else self.spot_usd / self.gpu_count
+
+
+@dataclass(frozen=True)
+class _GcpRow:
+    """One row of Google Cloud's file kept for the join (a host or a GPU row)."""
+
+    line: int
+    name: str  # the machine type, or the accelerator name
+    zone: str
+    region: str
+    price: float | None
+    spot: float | None
+    count: int = 0  # GPUs (GPU rows)
+    vcpus: float | None = None  # host rows
+    memory_gib: float | None = None
+
+
+@dataclass
+class _GcpRows:
+    hosts: dict[str, list[_GcpRow]] = field(default_factory=dict)  # by zone
+    gpus: list[_GcpRow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -339,6 +458,7 @@ def parse_vms_csv(data: bytes, cloud: str) -> ParseResult:
     if missing:
         result.problem(0, "missing column(s) " + ", ".join(missing) + "; not a SkyPilot vms.csv")
         return result
+    gcp = _GcpRows() if cloud == "gcp" else None
     rows = 0
     while True:
         line = reader.line_num + 1
@@ -355,11 +475,19 @@ def parse_vms_csv(data: bytes, cloud: str) -> ParseResult:
         if rows > MAX_ROWS:
             result.problem(line, f"more than {MAX_ROWS:,} rows; the rest were not read")
             break
-        _read_row(result, row, columns, line)
+        _read_row(result, row, columns, line, gcp)
+    if gcp is not None:
+        _join_gcp(result, gcp)
     return result
 
 
-def _read_row(result: ParseResult, row: list[str], columns: dict[str, int], line: int) -> None:
+def _read_row(
+    result: ParseResult,
+    row: list[str],
+    columns: dict[str, int],
+    line: int,
+    gcp: _GcpRows | None = None,
+) -> None:
     if sum(len(cell) for cell in row) > MAX_ROW_CHARS:
         result.problem(line, f"row longer than {MAX_ROW_CHARS} characters")
         return
@@ -374,9 +502,12 @@ def _read_row(result: ParseResult, row: list[str], columns: dict[str, int], line
         return row[index].strip() if index is not None and index < len(row) else ""
 
     accelerator = cell("AcceleratorName")
+    instance = cell("InstanceType")
+    if gcp is not None:
+        _keep_gcp_row(result, gcp, cell, accelerator, instance, line)
+        return
     if not accelerator:
         return  # a CPU-only instance
-    instance = cell("InstanceType")
     if not instance:
         result.problem(line, "no InstanceType")
         return
@@ -443,3 +574,142 @@ def _gib_per_gpu(gpu_info: str, gpus: int) -> float | None:
         return None
     total = int(match.group(1))
     return total / 1024 / gpus if total > 0 else None
+
+
+def _keep_gcp_row(
+    result: ParseResult,
+    gcp: _GcpRows,
+    cell: Callable[[str], str],
+    accelerator: str,
+    instance: str,
+    line: int,
+) -> None:
+    """Keep a Google Cloud GPU row, or a host row the join may need."""
+    region = cell("Region")[:80] or "unspecified"
+    zone = cell("AvailabilityZone")[:80] or region  # without zones, the region joins
+    price = _number(cell("Price"))
+    spot_text = cell("SpotPrice")
+    spot = _number(spot_text) if spot_text else None
+    if accelerator and not instance:
+        if accelerator.casefold().startswith("tpu-"):
+            # Cloud TPUs are listed the same way; they are not GPUs.
+            result.unmapped["TPU (tpu-*)"] += 1
+            result.unmapped_reasons.setdefault("TPU (tpu-*)", "a Cloud TPU, not a GPU")
+            return
+        count = _number(cell("AcceleratorCount"))
+        if count is None or count < 1 or count > MAX_GPUS_PER_INSTANCE or count != int(count):
+            result.problem(
+                line, f"AcceleratorCount {cell('AcceleratorCount')[:40]!r} is not a GPU count"
+            )
+            return
+        gcp.gpus.append(_GcpRow(line, accelerator[:60], zone, region, price, spot, int(count)))
+        return
+    if accelerator or not instance:
+        # A machine row that names its own GPUs is not this file's layout: not guessed.
+        if accelerator:
+            result.problem(line, "a GPU row with an InstanceType; Google Cloud's file has none")
+        return
+    if instance in _GCP_HOST_TYPES or instance.startswith(GCP_N1_FAMILIES):
+        host = _GcpRow(
+            line,
+            instance[:120],
+            zone,
+            region,
+            price,
+            spot,
+            vcpus=_number(cell("vCPUs")),
+            memory_gib=_number(cell("MemoryGiB")),
+        )
+        gcp.hosts.setdefault(zone, []).append(host)
+
+
+def _join_gcp(result: ParseResult, gcp: _GcpRows) -> None:
+    """Each GPU row joined with its host in the same zone; one offer per host and region
+    (the cheapest zone). A row that cannot be joined is a problem saying why."""
+    best: dict[tuple[str, str, str], Offer] = {}
+    for gpu in gcp.gpus:
+        offer = _gcp_offer(result, gcp, gpu)
+        if offer is None:
+            continue
+        key = (offer.gpu_id, offer.instance_type, offer.region)
+        kept = best.get(key)
+        if kept is None or offer.price_usd < kept.price_usd:
+            best[key] = offer
+    result.offers.extend(best.values())
+
+
+def _gcp_offer(result: ParseResult, gcp: _GcpRows, gpu: _GcpRow) -> Offer | None:
+    where = f"zone {gpu.zone[:40]}"
+    fixed = GCP_FIXED_HOSTS.get(gpu.name)
+    names = fixed.get(gpu.count) if fixed is not None else None
+    # The name is mapped before any host is looked for: the machine family the
+    # name goes with decides the part, and an unmapped name is listed, not joined.
+    probe = (names or next(iter(fixed.values())))[0] if fixed is not None else "n1-"
+    gpu_id, reason = map_accelerator(result.cloud, gpu.name, probe, None)
+    if gpu_id is None:
+        result.unmapped[gpu.name] += 1
+        if reason is not None:
+            result.unmapped_reasons.setdefault(gpu.name, reason)
+        return None
+    if fixed is not None:
+        if names is None:
+            result.problem(gpu.line, f"no Google Cloud machine carries {gpu.count}x {gpu.name}")
+            return None
+        hosts = [h for h in gcp.hosts.get(gpu.zone, ()) if h.name in names]
+        wanted = " or ".join(names)
+    else:
+        vcpus = _n1_min_vcpus(gpu.name, gpu.count)
+        if vcpus is None:
+            result.problem(gpu.line, f"no N1 host is known for {gpu.count}x {gpu.name}")
+            return None
+        memory = vcpus * GCP_N1_GIB_PER_VCPU
+        hosts = [
+            h
+            for h in gcp.hosts.get(gpu.zone, ())
+            if h.name.startswith(GCP_N1_FAMILIES)
+            and h.vcpus is not None
+            and h.memory_gib is not None
+            and h.vcpus >= vcpus
+            and h.memory_gib >= memory
+        ]
+        wanted = f"an N1 machine with {vcpus}+ vCPUs and {memory}+ GiB"
+    if gpu.price is None or gpu.price <= 0:
+        result.problem(gpu.line, f"{gpu.name} price is not a positive hourly price")
+        return None
+    priced = [h for h in hosts if h.price is not None and h.price > 0]
+    if not priced:
+        if hosts:
+            result.problem(
+                gpu.line,
+                f"host {hosts[0].name} has no positive price in {where}; "
+                f"{gpu.count}x {gpu.name} not combined",
+            )
+        else:
+            result.problem(gpu.line, f"no host ({wanted}) listed in {where} for {gpu.name}")
+        return None
+    host = min(priced, key=lambda h: (h.price or 0.0, h.name))
+    assert host.price is not None
+    if host.region != gpu.region:
+        result.problem(
+            gpu.line, f"host {host.name} in {where} is listed in region {host.region[:40]}"
+        )
+        return None
+    total = host.price + gpu.price
+    if not math.isfinite(total) or total / gpu.count > MAX_USD_PER_GPU_HOUR:
+        result.problem(gpu.line, f"{host.name} + {gpu.count}x {gpu.name} is not an hourly price")
+        return None
+    spot: float | None = None
+    if gpu.spot is not None and host.spot is not None and gpu.spot > 0 and host.spot > 0:
+        spot = host.spot + gpu.spot
+        if not math.isfinite(spot) or spot / gpu.count > MAX_USD_PER_GPU_HOUR:
+            spot = None
+    return Offer(
+        cloud=result.cloud,
+        gpu_id=gpu_id,
+        accelerator=gpu.name,
+        instance_type=host.name,
+        region=gpu.region,
+        gpu_count=gpu.count,
+        price_usd=total,
+        spot_usd=spot,
+    )

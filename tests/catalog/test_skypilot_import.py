@@ -140,7 +140,10 @@ def test_every_id_in_the_accelerator_table_is_a_bundled_catalog_gpu() -> None:
         ("vast", "A100", "1x-A100_SXM4-32-65536", 80.0, "a100-80gb-sxm4"),
         ("vast", "A100", "2x-A100_SXM4-32-65536", 40.0, "a100-40gb-sxm4"),
         ("aws", "H100", "p5.48xlarge", 80.0, "h100-sxm5"),
-        ("gcp", "H100", "a3-highgpu-8g", None, None),  # no rule for GCP's instance yet
+        # GCP: the host the GPU row was joined with says the form
+        ("gcp", "H100", "a3-highgpu-8g", None, "h100-sxm5"),
+        ("gcp", "A100-80GB", "a2-ultragpu-8g", None, "a100-80gb-sxm4"),
+        ("gcp", "V100", "n1-highmem-8", None, None),
         ("vast", "V100", "1x-Tesla_V100-32-65536", 16.0, None),
         ("aws", "V100-32GB", "p3dn.24xlarge", 32.0, "v100-sxm2-32gb"),
         # Paperspace (via Shadeform) does not say SXM2 or PCIe for its 32 GB V100
