@@ -3,8 +3,10 @@
 Top: one row per GPU, a bar from the lowest to the highest provider's on-demand
 rate with a tick at the median (each provider once, at its lowest rate), the
 figures written beside it. Bottom: the lowest on-demand rate at each snapshot
-date, one line per GPU. The geometry is plain Python (:func:`range_rows`,
-:func:`history_points`); the widget only paints it.
+date, one line per GPU, named in a key under it (a line is never told by its colour
+alone; a GPU with no dated snapshot is said to have none). The geometry is plain
+Python (:func:`range_rows`, :func:`history_points`, :func:`history_key`); the
+widget only paints it.
 """
 
 from __future__ import annotations
@@ -89,6 +91,16 @@ def history_points(
     return lines, first, last, top
 
 
+def history_key(
+    names: Sequence[str], lines: Sequence[Sequence[tuple[float, float]]]
+) -> list[tuple[int, str]]:
+    """The key under the history: (GPU position, its words) for each compared GPU."""
+    return [
+        (index, name if line else f"{name}: no dated snapshot")
+        for index, (name, line) in enumerate(zip(names, lines, strict=True))
+    ]
+
+
 def _nice_ceiling(value: float) -> float:
     """1, 2 or 5 times a power of ten at or above ``value`` (an axis top)."""
     if value <= 0:
@@ -113,6 +125,7 @@ class PriceRangeChart(QWidget):
         self._lines: list[list[tuple[float, float]]] = []
         self._span: tuple[dt.date | None, dt.date | None] = (None, None)
         self._history_top = 1.0
+        self._names: list[str] = []
 
     def set_style(self, style: ChartStyle) -> None:
         self._style = style
@@ -129,10 +142,11 @@ class PriceRangeChart(QWidget):
         self._lines, first, last, self._history_top = history_points(histories)
         self._span = (first, last)
         self._colors = list(colors)
+        self._names = [short_name(entry) for entry in entries]
         self.update()
 
     def sizeHint(self) -> QSize:
-        return QSize(640, _MARGIN * 4 + _ROW_H * max(2, len(self._rows)) + _HISTORY_H)
+        return QSize(640, _MARGIN * 4 + _ROW_H * max(2, len(self._rows)) + _HISTORY_H + 40)
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
@@ -194,7 +208,7 @@ class PriceRangeChart(QWidget):
             f"Lowest on-demand rate by snapshot date, {first.isoformat()} to {last.isoformat()} "
             f"(axis to {format_usd(self._history_top)})",
         )
-        height = min(_HISTORY_H, max(60.0, self.height() - top - 44))
+        height = min(_HISTORY_H, max(60.0, self.height() - top - 64))
         box = QRectF(left, top + 24, max(60, self.width() - left - _MARGIN * 2), height)
         painter.setPen(QPen(style.grid, 1))
         painter.drawRect(box)
@@ -224,3 +238,21 @@ class PriceRangeChart(QWidget):
                 painter.drawLine(start, end)
             for point in points:
                 painter.drawEllipse(point, 3, 3)
+        self._paint_key(painter, box.left(), box.bottom() + 34)
+
+    def _paint_key(self, painter: QPainter, left: float, baseline: float) -> None:
+        """A swatch and the name of each line, left to right (muted: no history)."""
+        if len(self._names) != len(self._lines):
+            return
+        metrics = painter.fontMetrics()
+        x = left
+        for index, words in history_key(self._names, self._lines):
+            has_line = bool(self._lines[index])
+            color = self._colors[index] if index < len(self._colors) else self._style.text
+            if has_line:
+                painter.setPen(QPen(color, 2))
+                painter.drawLine(QPointF(x, baseline - 4), QPointF(x + 16, baseline - 4))
+                x += 20
+            painter.setPen(self._style.text if has_line else self._style.muted)
+            painter.drawText(QPointF(x, baseline), words)
+            x += metrics.horizontalAdvance(words) + 18

@@ -58,3 +58,41 @@ def test_the_cloud_rates_tab_paints_without_errors(qtbot: QtBot, book: RateBook)
         image.pixelColor(x, 42).name() == "#0072b2" for x in range(0, 900, 2)
     )
     assert found
+
+
+def test_each_history_line_is_named_and_a_gpu_without_one_says_so() -> None:
+    from gpudesk.ui.price_chart import history_key
+
+    lines = [[(0.0, 0.5), (1.0, 0.2)], []]
+    assert history_key(["H100 SXM5 80GB", "RTX 4090"], lines) == [
+        (0, "H100 SXM5 80GB"),
+        (1, "RTX 4090: no dated snapshot"),
+    ]
+
+
+def test_the_history_key_is_painted_under_the_lines(qtbot: QtBot, book: RateBook) -> None:
+    from PySide6.QtGui import QColor
+
+    chart = PriceRangeChart()
+    qtbot.addWidget(chart)
+    entries = [make_entry("h100-sxm5"), make_entry("rtx-4090")]
+    chart.set_data(
+        entries,
+        [book.summary(e.id) for e in entries],
+        [book.history(e.id) for e in entries],
+        [QColor("#0072b2"), QColor("#e69f00")],
+    )
+    chart.resize(900, 560)
+    image = chart.grab().toImage()
+
+    # the key's swatch: a short level stroke in the H100's colour in the lower half,
+    # left of where the line itself is still that low (it falls from the top left)
+    def stroke(y: int) -> bool:
+        run = 0
+        for x in range(0, 300):
+            run = run + 1 if image.pixelColor(x, y).name() == "#0072b2" else 0
+            if run >= 12:
+                return True
+        return False
+
+    assert any(stroke(y) for y in range(image.height() // 2, image.height()))
