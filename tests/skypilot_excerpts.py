@@ -38,6 +38,8 @@ GCP_V9 = (
     "a3-highgpu-8g,208.0,1872.0,,,,us-central1,us-central1-a,9.46006,5.15632\n"
     "a3-highgpu-8g,208.0,1872.0,,,,us-east4,us-east4-a,9.46006,3.68077\n"
     "a4-highgpu-8g,224.0,3968.0,,,,us-central1,us-central1-b,0.0,0.0\n"
+    "g2-standard-12,12.0,48.0,,,,us-central1,us-central1-a,0.44038,0.22505\n"
+    "g2-standard-4,4.0,16.0,,,,us-central1,us-central1-a,0.14679,0.07502\n"
     "n1-highmem-8,8.0,52.0,,,,us-central2,us-central2-b,0.47321,0.09962\n"
     ",,,A100,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]},us-central1,us-central1-a,"
     "2.93391,1.5399\n"
@@ -49,5 +51,7 @@ GCP_V9 = (
     "78.37241,30.4792\n"
     ",,,B200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 184320}}]},us-central1,us-central1-b,"
     "90.216,37.7464\n"
+    ",,,L4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 24576}}]},us-central1,us-central1-a,"
+    "0.56004,0.2862\n"
     ",,,tpu-v6e-1,1,tpu-v6e-1,us-central1,us-central1-a,2.7,0.59266\n"
 )

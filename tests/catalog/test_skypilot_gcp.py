@@ -50,6 +50,8 @@ def _offers() -> dict[tuple[str, str, str], Offer]:
         ("a100-40gb-sxm4", "a2-highgpu-8g", "A100", 8, "us-central1-a"),
         ("h100-sxm5", "a3-highgpu-8g", "H100", 8, "us-central1-a"),
         ("h100-sxm5", "a3-highgpu-8g", "H100", 8, "us-east4-a"),
+        # 1x L4 comes on five G2 machines; the cheapest in the zone is taken
+        ("l4", "g2-standard-4", "L4", 1, "us-central1-a"),
     ],
 )
 def test_the_rate_is_host_plus_gpus_in_one_zone_per_gpu(
@@ -69,6 +71,14 @@ def test_the_rate_is_host_plus_gpus_in_one_zone_per_gpu(
     assert offer.usd_per_gpu_hour > float(gpu_row["Price"]) / count
     basis = rate_basis(offer)
     assert host in basis and f"{count}x {accelerator}" in basis
+
+
+def test_a_gpu_on_several_machines_takes_the_cheapest_one_in_the_zone() -> None:
+    hosts = [r for r in _rows() if r["InstanceType"].startswith("g2-standard-")]
+    assert len(hosts) >= 2  # g2-standard-4 and g2-standard-12 both carry 1x L4
+    cheapest = min(hosts, key=lambda r: float(r["Price"]))
+    offers = [o for o in _offers().values() if o.gpu_id == "l4"]
+    assert [o.instance_type for o in offers] == [cheapest["InstanceType"]]
 
 
 def test_unjoinable_rows_are_problems_or_listed_never_rates() -> None:
