@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.catalog.schema import CatalogEntry, PriceKind
 
 
 class MetricGroup(StrEnum):
@@ -77,8 +77,21 @@ def fp16_tensor_tflops_per_kusd(entry: CatalogEntry) -> float | None:
     return _per_thousand_usd(entry.fp16_tensor_tflops, entry.price_usd)
 
 
+def priced_memory_gb(entry: CatalogEntry) -> float | None:
+    """The memory of what the catalog price buys; None where that is not recorded.
+
+    A ``system`` price is a whole computer's in its base configuration, which often
+    has less memory than ``memory_gb`` (the most the chip is sold with): a $1,399
+    Mac mini has 24 GB, not the M4 Pro's 64.
+    """
+    if entry.price_kind is PriceKind.SYSTEM:
+        return entry.price_system_memory_gb
+    return entry.memory_gb
+
+
 def memory_gb_per_kusd(entry: CatalogEntry) -> float | None:
-    return _per_thousand_usd(entry.memory_gb, entry.price_usd)
+    """Memory per 1,000 USD, of the machine that price buys (:func:`priced_memory_gb`)."""
+    return _per_thousand_usd(priced_memory_gb(entry), entry.price_usd)
 
 
 def fp32_tflops_per_w(entry: CatalogEntry) -> float | None:

@@ -230,6 +230,10 @@ class CatalogEntry(BaseModel):
     #: the computer a ``system`` price is for, e.g. "Mac Studio (2023), 12-core CPU,
     #: 30-core GPU, 32 GB, 512 GB SSD"; required for that kind, refused for others
     price_system: Text | None = None
+    #: the memory of the computer a ``system`` price is for (its base configuration's,
+    #: often less than ``memory_gb``, the largest the chip is sold with): memory per
+    #: price is computed from it, never from ``memory_gb``
+    price_system_memory_gb: Annotated[Number, Field(ge=MIN_MEMORY_GB, le=2048)] | None = None
     cloud_rates: Annotated[tuple[CloudRate, ...], Field(max_length=50)] = ()
     #: why there is no price (dated), where there is none
     price_unavailable: Statement | None = None
@@ -331,6 +335,13 @@ class CatalogEntry(BaseModel):
             )
         if self.price_system is not None and self.price_kind is not PriceKind.SYSTEM:
             raise ValueError("price_system is only for price_kind 'system'")
+        if self.price_system_memory_gb is not None:
+            if self.price_kind is not PriceKind.SYSTEM:
+                raise ValueError("price_system_memory_gb is only for price_kind 'system'")
+            if self.price_system_memory_gb > self.memory_gb:
+                raise ValueError(
+                    "price_system_memory_gb is more than memory_gb, the most this chip is sold with"
+                )
         if self.legacy_cloud_hourly_source is not None or self.legacy_cloud_hourly_date is not None:
             raise ValueError("cloud_hourly_source and cloud_hourly_date need cloud_hourly_usd")
         if self.price_unavailable is not None and self.price_unavailable.offered is not None:

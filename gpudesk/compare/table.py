@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from gpudesk.catalog.metrics import METRICS, Metric, MetricGroup
+from gpudesk.catalog.metrics import METRICS, Metric, MetricGroup, priced_memory_gb
 from gpudesk.catalog.prices import entry_price_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.csv_text import csv_text
@@ -75,6 +75,17 @@ def _price_kind(entry: CatalogEntry) -> TextValue:
     return entry_price_label(entry, short=True)
 
 
+def _priced_memory(entry: CatalogEntry) -> TextValue:
+    # Memory per price is of this memory: a system price's base machine often has
+    # less than the chip's largest configuration, so the row says which was priced.
+    if entry.price_usd is None:
+        return None
+    memory = priced_memory_gb(entry)
+    if memory is None:
+        return "not recorded (memory per price n/a)"
+    return f"{memory:g} GB"
+
+
 _G = MetricGroup
 #: Text rows, in the order shown inside their group (before the group's figures).
 TEXT_FIELDS: tuple[TextField, ...] = (
@@ -95,6 +106,7 @@ TEXT_FIELDS: tuple[TextField, ...] = (
     TextField("nvlink", "NVLink", _G.FEATURES, _attr("nvlink")),
     TextField("price_kind", "Price kind", _G.PRICE, _price_kind),
     TextField("price_date", "Price seen", _G.PRICE, _attr("price_date")),
+    TextField("priced_memory", "Memory of what was priced", _G.PRICE, _priced_memory),
 )
 
 

@@ -15,9 +15,11 @@ from pydantic import ValidationError
 
 from gpudesk.catalog import load_catalog
 from gpudesk.catalog.loader import load_directory
+from gpudesk.catalog.metrics import METRICS, fp16_tensor_tflops_per_kusd, memory_gb_per_kusd
 from gpudesk.catalog.prices import entry_price_label, price_kind_label
 from gpudesk.catalog.schema import PriceKind
 from gpudesk.catalog.sourcing import sourcing_issues
+from gpudesk.compare.table import build_comparison
 from gpudesk.planning.cost import catalog_cost_figures
 
 MACHINE = "Mac Studio (2023), M2 Max 12-core CPU, 30-core GPU, 32 GB, 512 GB SSD"
@@ -109,3 +111,66 @@ def test_hostile_system_fields_in_a_file_are_a_named_problem_never_a_crash(
             assert entry.price_system is None
     else:
         assert catalog.problems
+
+
+def test_memory_per_price_is_of_the_priced_machine_not_the_largest_configuration() -> None:
+    # the chip is sold with up to 64 GB; the $1,399 price is of a 24 GB machine
+    entry = make_entry(memory_gb=64, price_system_memory_gb=24, **_system(price_usd=1399))
+    assert memory_gb_per_kusd(entry) == pytest.approx(24 / 1.399)
+    assert METRICS["memory_gb_per_kusd"].format(METRICS["memory_gb_per_kusd"].value(entry)) == (
+        "17.16"
+    )
+    # compute per price is of the same chip, so it keeps the chip's figure
+    chip = make_entry(memory_gb=64, fp16_tensor_tflops=10.0, **_system(price_usd=1000))
+    assert fp16_tensor_tflops_per_kusd(chip) == pytest.approx(10.0)
+
+
+def test_memory_per_price_is_na_where_the_priced_machine_memory_is_not_recorded() -> None:
+    entry = make_entry(memory_gb=64, **_system())
+    assert memory_gb_per_kusd(entry) is None
+    comparison = build_comparison([entry, make_entry("card", name="Card", memory_gb=24)])
+    row = comparison.row("priced_memory")
+    assert comparison.value_text(row, 0) == "not recorded (memory per price n/a)"
+
+
+def test_a_chip_price_keeps_the_entry_memory() -> None:
+    entry = make_entry(
+        memory_gb=24, price_usd=1599, price_date=dt.date(2024, 1, 1), price_kind="launch_msrp"
+    )
+    assert memory_gb_per_kusd(entry) == pytest.approx(24 / 1.599)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"price_system_memory_gb": 128}, "more than memory_gb"),
+        ({"price_kind": "launch_msrp", "price_system": None}, "only for price_kind 'system'"),
+        ({"price_system_memory_gb": 0}, "greater than or equal"),
+        ({"price_system_memory_gb": "24"}, "valid number"),
+    ],
+)
+def test_a_wrong_priced_machine_memory_is_refused(
+    overrides: dict[str, object], message: str
+) -> None:
+    fields = {"memory_gb": 64, "price_system_memory_gb": 24, **_system()}
+    fields.update(overrides)
+    with pytest.raises(ValidationError, match=message):
+        make_entry(**fields)
+
+
+def test_every_bundled_system_price_records_the_priced_machine_memory() -> None:
+    # the bundled M4 Pro once read 45.75 GB per 1k USD (64 GB / $1,399) and was marked
+    # best; the $1,399 Mac mini has 24 GB
+    catalog = load_catalog()
+    for entry in catalog.entries:
+        if entry.price_kind is not PriceKind.SYSTEM:
+            continue
+        memory = entry.price_system_memory_gb
+        assert memory is not None, entry.id
+        assert entry.price_system is not None and f"{memory:g} GB" in entry.price_system, entry.id
+    m4_pro, rtx_4090 = catalog.by_id("apple-m4-pro-16c"), catalog.by_id("rtx-4090")
+    assert m4_pro is not None and rtx_4090 is not None
+    assert memory_gb_per_kusd(m4_pro) == pytest.approx(24 / 1.399)
+    comparison = build_comparison([m4_pro, rtx_4090])
+    assert comparison.value_text(comparison.row("priced_memory"), 0) == "24 GB"
+    assert comparison.value_text(comparison.row("memory_gb_per_kusd"), 0) == "17.16"
