@@ -94,6 +94,7 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "price_usd",
             "price_kind",
             "price_system",
+            "price_system_memory_gb",
             "price_date",
             "price_note",
             "price_unavailable",
@@ -123,6 +124,7 @@ _LABELS = {
     "nvlink": "NVLink",
     "price_kind": "Price kind",
     "price_system": "Computer priced",
+    "price_system_memory_gb": "Memory of the computer priced",
     "price_date": "Price seen on",
     "price_note": "Price note",
     "price_unavailable": "No price",
@@ -142,7 +144,7 @@ def field_label(name: str) -> str:
 #: dated statements that stand in for a missing price or cloud rate
 _STATEMENTS = ("price_unavailable", "rates_unavailable")
 #: rows that only apply to some entries: left out, not shown as "n/a", where they don't
-_ONLY_WHEN_SET = (*_STATEMENTS, "price_system")
+_ONLY_WHEN_SET = (*_STATEMENTS, "price_system", "price_system_memory_gb")
 
 
 def field_text(entry: CatalogEntry, name: str) -> str | None:
@@ -164,6 +166,8 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
         return f"{value.reason} (as of {value.date.isoformat()})"
     if name == "sparsity_speedup":
         return f"{value:g}×"
+    if name == "price_system_memory_gb":
+        return f"{value:g} GB"
     if isinstance(value, tuple):
         return ", ".join(str(item) for item in value)
     return str(value)

@@ -251,3 +251,19 @@ def test_the_computer_priced_row_shows_only_for_a_system_price() -> None:
     )
     text = entry_details_html(system, today=dt.date(2026, 12, 1))
     assert "Computer priced" in text and "Example 8-GPU server" in text
+
+
+def test_a_system_price_shows_the_memory_of_the_computer_priced() -> None:
+    entry = make_entry(
+        memory_gb=64,
+        price_usd=1399,
+        price_date=dt.date(2024, 10, 29),
+        price_kind="system",
+        price_system="Mac mini (2024), M4 Pro, 24 GB",
+        price_system_memory_gb=24,
+    )
+    assert details_pane.field_text(entry, "price_system_memory_gb") == "24 GB"
+    page = entry_details_html(entry)
+    assert "Memory of the computer priced" in page
+    # a chip's own price has no such row
+    assert "Memory of the computer priced" not in entry_details_html(_entry())
