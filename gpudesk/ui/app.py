@@ -23,6 +23,16 @@ def no_display_message(problem: str) -> str:
     return f"gpudesk: no display available ({problem}).\nhint: {NO_DISPLAY_HINT}"
 
 
+def qt_libraries_message(exc: ImportError) -> str:
+    """What to say when PySide6 is there but a system library Qt loads is not."""
+    return (
+        f"gpudesk: the desktop app cannot load Qt's libraries ({exc}).\n"
+        "hint: install the Debian libraries of the README's Quick start (libegl1, libgl1, "
+        "libfontconfig1, libxkbcommon-x11-0, libxcb-cursor0, ...); every command but the "
+        "GUI works without them"
+    )
+
+
 #: Qt platforms that draw no window anyone can see.
 INVISIBLE_PLATFORMS = ("offscreen", "minimal")
 
@@ -76,10 +86,16 @@ def run_gui(extra_dirs: Sequence[Path] = (), *, startup_check: bool = False) -> 
         return 1
     started_at = process_start_time()
 
-    from PySide6.QtCore import QEvent, QObject, QTimer
-    from PySide6.QtWidgets import QApplication
+    try:
+        # QtWidgets loads QtGui, which links libEGL, libGL, fontconfig and xkbcommon:
+        # without one of them this import fails, and a traceback would say nothing useful
+        from PySide6.QtCore import QEvent, QObject, QTimer
+        from PySide6.QtWidgets import QApplication
 
-    from gpudesk.ui.main_window import MainWindow
+        from gpudesk.ui.main_window import MainWindow
+    except ImportError as exc:
+        print(qt_libraries_message(exc), file=sys.stderr)
+        return 1
 
     app = create_application()
     assert isinstance(app, QApplication)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -100,3 +101,26 @@ def test_an_invisible_qt_platform_is_refused_instead_of_running_forever(platform
     assert result.returncode == 1, result.stderr
     assert f"QT_QPA_PLATFORM={platform} draws the window nowhere" in result.stderr
     assert "env -u QT_QPA_PLATFORM gpudesk" in result.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="shared-library loading")
+def test_a_missing_qt_system_library_is_named_and_exits_1_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # an unloadable libEGL.so.1 first on the search path stands in for one not installed
+    (tmp_path / "libEGL.so.1").write_bytes(b"not a shared library")
+    env = {key: value for key, value in os.environ.items() if key != "QT_QPA_PLATFORM"}
+    env["LD_LIBRARY_PATH"] = str(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "gpudesk", "--startup-check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "cannot load Qt's libraries" in result.stderr
+    assert "libEGL.so.1" in result.stderr
+    assert "Quick start" in result.stderr
+    assert "Traceback" not in result.stderr
