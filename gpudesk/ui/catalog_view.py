@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import json
-
 from PySide6.QtCore import (
-    QByteArray,
     QItemSelectionModel,
     QModelIndex,
     QPoint,
     QSettings,
-    QSize,
     Qt,
     QTimer,
     Signal,
 )
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -25,30 +20,28 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
 
-from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED
-from gpudesk.ui.catalog_columns import (
-    COLUMN_KEYS,
-    COLUMNS,
-    KEY_COLUMNS_END,
-    NARROW_HIDDEN,
-    Column,
-    column_index,
-)
+from gpudesk.ui import catalog_table
+from gpudesk.ui.catalog_columns import COLUMNS, NARROW_HIDDEN, column_index
+from gpudesk.ui.catalog_layout_settings import restore_layout, save_layout
 from gpudesk.ui.catalog_model import (
     COMPARE_COLUMN_INDEX,
     NAME_COLUMN_INDEX,
     CatalogProxyModel,
     CatalogTableModel,
+)
+
+# Names the table module holds, importable from here as before the split.
+from gpudesk.ui.catalog_table import (  # noqa: F401
+    ARCHITECTURE_MAX_WIDTH_PX,
+    FIT_SAMPLE_ROWS,
+    column_menu_label,
 )
 from gpudesk.ui.compare_bar import CompareBar
 from gpudesk.ui.compare_delegate import CompareDelegate
@@ -58,27 +51,8 @@ from gpudesk.ui.frozen_table import FrozenColumnsTableView
 from gpudesk.ui.state import AppState
 from gpudesk.ui.text_cell_delegate import TextCellDelegate
 
-_SETTINGS_HEADER = "catalog/header"
-_SETTINGS_COLUMNS = "catalog/columns"
-_SETTINGS_SPLITTER = "catalog/splitter"
-_SETTINGS_FILTERS = "catalog/filters"
-_NAME_MAX_WIDTH_PX = 210
-#: Architecture names ("Xe HPC (Ponte Vecchio)") elide past this; the tooltip has it all.
-ARCHITECTURE_MAX_WIDTH_PX = 170
-#: Rows the column widths are measured on (Qt's resizeContentsPrecision).
-FIT_SAMPLE_ROWS = 200
 #: The details pane's first width when the table is narrow (it starts at 330 px).
 NARROW_DETAILS_WIDTH_PX = 280
-
-
-def column_menu_label(column: Column) -> str:
-    """A column's label in View → Columns: a name ("FP64 (TFLOPS)", "ECC", "From
-    (USD/GPU-h)"), never the sentence its tooltip holds."""
-    if column.key in METRICS:
-        return METRICS[column.key].header
-    if column.key == "compare":
-        return "Compare tick"
-    return column.header.replace("\n", " ")
 
 
 class CatalogView(QWidget):
@@ -189,32 +163,9 @@ class CatalogView(QWidget):
     # the table -------------------------------------------------------------
     def _setup_table(self) -> None:
         table = self.table
-        assert isinstance(table, FrozenColumnsTableView)
-        table.setModel(self.proxy)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        table.setAlternatingRowColors(True)
-        table.setWordWrap(False)
-        table.setCornerButtonEnabled(False)
-        table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.verticalHeader().setVisible(False)
-        table.set_row_height(table.fontMetrics().height() + 8)
-        # A long name elides in its middle: the end of the cell keeps a search's
-        # "· in notes" (and a model suffix such as "Superchip") in view.
-        table.frozen_view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        catalog_table.configure_table(table, self.proxy)
         header = table.horizontalHeader()
-        header.setSectionsMovable(True)
-        header.setFirstSectionMovable(False)
-        header.setHighlightSections(False)
-        header.setStretchLastSection(False)
-        header.setMinimumSectionSize(28)
-        header.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter)
-        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._header_menu)
-        for index, column in enumerate(COLUMNS):
-            table.setColumnHidden(index, not column.visible_by_default)
         self._fit_column_widths()
         header.setSortIndicator(NAME_COLUMN_INDEX, Qt.SortOrder.AscendingOrder)
         table.setSortingEnabled(True)
@@ -224,74 +175,11 @@ class CatalogView(QWidget):
         selection.currentRowChanged.connect(self._on_current_row_changed)
 
     def _fit_column_widths(self) -> None:
-        header = self.table.horizontalHeader()
-        # Sample rows: a 10,000-row catalog must not measure every cell.
-        header.setResizeContentsPrecision(FIT_SAMPLE_ROWS)
-        if self.table.isVisible():
-            # Shown, Qt samples the rows on screen first, then outwards from them.
-            self.table.resizeColumnsToContents()
-        else:
-            self._resize_columns_to_contents_unshown()
-        if header.sectionSize(NAME_COLUMN_INDEX) > _NAME_MAX_WIDTH_PX:
-            header.resizeSection(NAME_COLUMN_INDEX, _NAME_MAX_WIDTH_PX)
-        architecture = column_index("architecture")
-        if header.sectionSize(architecture) > ARCHITECTURE_MAX_WIDTH_PX:
-            header.resizeSection(architecture, ARCHITECTURE_MAX_WIDTH_PX)
-        header.resizeSection(
-            COMPARE_COLUMN_INDEX, max(30, header.sectionSize(COMPARE_COLUMN_INDEX))
-        )
+        catalog_table.fit_column_widths(self.table, self._resize_columns_to_contents_unshown)
 
     def _resize_columns_to_contents_unshown(self) -> None:
-        """What ``resizeColumnsToContents()`` does to a table not yet shown, measured per string.
-
-        Qt's delegate asks the model, for each sampled cell, its size hint, text,
-        font, alignment, check state, decoration and colours: seven calls into
-        this Python model per cell, about 0.1 s of start-up for the bundled
-        catalog (a sixth of it). A text cell's size follows from its text alone,
-        so each distinct string is measured once, by the style, as
-        QStyledItemDelegate.sizeHint measures it. The tick column (a check
-        state) is left to Qt.
-        """
-        table = self.table
-        header = table.horizontalHeader()
-        proxy = self.proxy
-        style = table.style()
-        delegate = table.itemDelegate()
-        assert isinstance(delegate, QStyledItemDelegate)  # Qt's own, until __init__ sets ours
-        locale = table.locale()
-        option = QStyleOptionViewItem()
-        table.initViewItemOption(option)
-        plain = option.features
-        with_text = plain | QStyleOptionViewItem.ViewItemFeature.HasDisplay
-        item = QStyle.ContentsType.CT_ItemViewItem
-        no_size = QSize()
-        grid = 1 if table.showGrid() else 0
-        widths: dict[str, int] = {}
-        rows = range(min(proxy.rowCount(), header.resizeContentsPrecision()))
-        display = Qt.ItemDataRole.DisplayRole
-        for column in range(proxy.columnCount()):
-            if header.isSectionHidden(column):
-                continue  # as Qt does: a hidden column keeps its width
-            if column == COMPARE_COLUMN_INDEX:
-                table.resizeColumnToContents(column)
-                continue
-            content = 0
-            for row in rows:
-                text = proxy.data(proxy.index(row, column), display)
-                text = "" if text is None else str(text)
-                width = widths.get(text)
-                if width is None:
-                    option.text = delegate.displayText(
-                        text, locale
-                    )  # line breaks, as Qt shows them
-                    option.features = with_text if text else plain
-                    width = style.sizeFromContents(item, option, no_size, table).width()
-                    widths[text] = width
-                content = max(content, width)
-            width = max(content + grid, header.sectionSizeHint(column))
-            header.resizeSection(
-                column, min(max(width, header.minimumSectionSize()), header.maximumSectionSize())
-            )
+        """:func:`~gpudesk.ui.catalog_table.resize_columns_to_contents_unshown` on this table."""
+        catalog_table.resize_columns_to_contents_unshown(self.table, self.proxy)
 
     def _header_menu(self, position: QPoint) -> None:
         menu = QMenu(self)
@@ -300,20 +188,9 @@ class CatalogView(QWidget):
 
     def populate_columns_menu(self, menu: QMenu) -> None:
         """Fill ``menu`` with one checkable action per column (View → Columns)."""
-        menu.clear()
-        menu.setToolTipsVisible(True)
-        for index, column in enumerate(COLUMNS):
-            if index == NAME_COLUMN_INDEX:
-                continue  # a row must stay recognisable
-            action = menu.addAction(column_menu_label(column))
-            action.setToolTip(column.tooltip.replace("\n", " "))
-            action.setCheckable(True)
-            action.setChecked(not self.table.isColumnHidden(index))
-            action.toggled.connect(
-                lambda shown, key=column.key: self.set_column_visible(key, shown)
-            )
-        menu.addSeparator()
-        menu.addAction("Default columns", self.reset_columns)
+        catalog_table.populate_columns_menu(
+            menu, self.table, self.set_column_visible, self.reset_columns
+        )
 
     def set_column_visible(self, key: str, visible: bool) -> None:
         index = column_index(key)
@@ -338,13 +215,7 @@ class CatalogView(QWidget):
     def key_columns_width(self) -> int:
         """Pixels the default columns up to the cloud rate take side by side: what must be
         on screen without scrolling (tick, name, memory, bandwidth, tensor, price, rate)."""
-        header = self.table.horizontalHeader()
-        last = column_index(KEY_COLUMNS_END)
-        return sum(
-            header.sectionSize(index)
-            for index, column in enumerate(COLUMNS[: last + 1])
-            if column.visible_by_default
-        )
+        return catalog_table.key_columns_width(self.table)
 
     def apply_narrow_defaults(self) -> bool:
         """On first layout with default columns, leave out :data:`NARROW_HIDDEN` when the
@@ -523,29 +394,8 @@ class CatalogView(QWidget):
 
     # settings ----------------------------------------------------------------
     def save_settings(self, settings: QSettings) -> None:
-        settings.setValue(_SETTINGS_HEADER, self.table.horizontalHeader().saveState())
-        settings.setValue(_SETTINGS_COLUMNS, ",".join(COLUMN_KEYS))
-        settings.setValue(_SETTINGS_SPLITTER, self.splitter.saveState())
-        settings.setValue(_SETTINGS_FILTERS, json.dumps(self.filters.save_state()))
+        save_layout(settings, self.table, self.splitter, self.filters)
 
     def restore_settings(self, settings: QSettings) -> None:
-        header_state = settings.value(_SETTINGS_HEADER)
-        # A saved layout from a build with other columns would scramble them.
-        if isinstance(header_state, QByteArray) and settings.value(_SETTINGS_COLUMNS) == ",".join(
-            COLUMN_KEYS
-        ):
-            header = self.table.horizontalHeader()
-            if header.restoreState(header_state):
-                self._narrow_defaults_done = True  # the user's own layout stays as it was
-                self.table.sortByColumn(header.sortIndicatorSection(), header.sortIndicatorOrder())
-        splitter_state = settings.value(_SETTINGS_SPLITTER)
-        if isinstance(splitter_state, QByteArray):
-            self.splitter.restoreState(splitter_state)
-        saved_filters = settings.value(_SETTINGS_FILTERS)
-        if isinstance(saved_filters, str):
-            try:
-                record = json.loads(saved_filters)
-            except ValueError:
-                record = None
-            if isinstance(record, dict):
-                self.filters.restore_state(record)
+        if restore_layout(settings, self.table, self.splitter, self.filters):
+            self._narrow_defaults_done = True  # the user's own layout stays as it was
