@@ -53,14 +53,28 @@ were read from and the rows held out to check them):
 - **CUDA graphs**: up to vLLM 0.20 they are captured after the KV cache is allocated
   and come out of the remaining ``1 - gpu_memory_utilization``; from 0.21 vLLM
   profiles them first and takes its estimate off the pool ("CUDA graph memory profiling
-  is enabled (default since v0.21.0)", noonghunna/club-3090 issue 104).
-  :data:`CUDA_GRAPH_BYTES` (0.84 GiB) is vLLM 0.19's own estimate for Llama 3.1 8B on an
-  H100 ("Estimated CUDA graph memory: 0.84 GiB total"); other models' estimates in the
-  same logs run 0.49-1.82 GiB, so this term is the roughest of the five, and later
+  is enabled (default since v0.21.0)", noonghunna/club-3090 issue 104; one log of the
+  vllm/vllm-openai:v0.20.0 image, a public file the search index names only by id
+  51830815744, already prints that line and takes its estimate off, so 0.20.0 may
+  belong to the later era). vLLM's estimate
+  is a cost per captured graph times the number of graphs (vllm PR 45197 quotes
+  ``per_graph * (len(descs) - 1)``), and the number follows ``max_num_seqs``: with the
+  default compilation config PIECEWISE graphs are captured for the sizes 1, 2, 4, 8..256
+  by 8 and 272..512 by 16 up to ``min(2 x max_num_seqs, 512)`` and FULL decode graphs up
+  to ``min(max_num_seqs, 512)`` (logged "Profiling CUDA graph memory: PIECEWISE=51
+  (largest=512), FULL=51 (largest=512)" with 1024 sequences, "PIECEWISE=51
+  (largest=512), FULL=35 (largest=256)" with 256, "PIECEWISE=35 (largest=256), FULL=19
+  (largest=128)" with 128). :data:`CUDA_GRAPH_BYTES` (0.84 GiB) is vLLM 0.19's own
+  estimate for Llama 3.1 8B on an H100 over those 102 graphs ("Estimated CUDA graph
+  memory: 0.84 GiB total", llm-d-planner's v0.19.0 log), 8.4 MiB a graph; other models'
+  estimates at 102 graphs in the same logs run 0.61 (Qwen2.5 7B) to 0.84 GiB (Qwen3 8B)
+  and vLLM 0.21/0.22 logged 0.52 GiB over 86 graphs (Qwen3 8B, RTX A5000) and 0.37 over
+  54 (Qwen2.5 7B, a 48 GB card), so this term is the roughest of the five. Later
   versions changed the estimate itself: vllm issue 50780 reports it charging a
   profiling transient that grows with ``max_num_batched_tokens`` since 0.26.0 (pools
-  18-24% smaller on hybrid GDN models), issue 53013 a 118.65 GiB estimate; neither
-  is modelled.
+  18-24% smaller on hybrid GDN models), issue 53013 a 118.65 GiB estimate, issue 49224
+  a 0 from the V2 model runner (the default for dense models from 0.25.1) until it was
+  fixed; none is modelled.
 - **per rank, then the minimum**: every TP worker profiles its own GPU and the engine
   takes the smallest block count (V0 ``DistributedExecutorBase.determine_num_available_
   blocks``: ``num_gpu_blocks = min(b[0] for b in num_blocks)``; V1's
@@ -93,8 +107,12 @@ DRIVER_HELD_BYTES = int(24 * GIB - 23.58 * GIB)
 NON_TORCH_BYTES = int(0.25 * GIB)
 #: what tensor parallelism over NVLink adds to every GPU's non-torch memory (see module)
 NVLINK_TP_BYTES = int(1.84 * GIB)
-#: vLLM 0.21+'s CUDA graph estimate taken off the pool (see module)
+#: vLLM 0.21+'s CUDA graph estimate taken off the pool for the default 102 graphs (see module)
 CUDA_GRAPH_BYTES = int(0.84 * GIB)
+#: the graphs :data:`CUDA_GRAPH_BYTES` was estimated over: 51 PIECEWISE + 51 FULL
+CUDA_GRAPHS_MEASURED = 102
+#: the default compilation config's capture sizes (vLLM 0.19-0.22 logs, see module)
+CUDA_GRAPH_CAPTURE_SIZES = (1, 2, 4, *range(8, 257, 8), *range(272, 513, 16))
 VLLM_BLOCK_TOKENS = 16
 #: V1's profiling sampler before vLLM 0.17, per request per vocabulary entry (see module)
 SAMPLER_BYTES_PER_LOGIT = 38.0
@@ -165,6 +183,21 @@ def default_max_num_seqs(total_bytes: int, gpu_name: str) -> int:
     if total_bytes >= 70 * GIB and "a100" not in gpu_name.lower():
         return 1024
     return 256
+
+
+def cuda_graph_count(max_num_seqs: int) -> int:
+    """Graphs vLLM captures by default for ``max_num_seqs``: PIECEWISE up to twice it and
+    FULL decode graphs up to it, both at most 512 (see module)."""
+    piecewise = min(2 * max_num_seqs, CUDA_GRAPH_CAPTURE_SIZES[-1])
+    full = min(max_num_seqs, CUDA_GRAPH_CAPTURE_SIZES[-1])
+    return sum(1 for size in CUDA_GRAPH_CAPTURE_SIZES if size <= piecewise) + sum(
+        1 for size in CUDA_GRAPH_CAPTURE_SIZES if size <= full
+    )
+
+
+def cuda_graph_bytes(max_num_seqs: int) -> float:
+    """vLLM 0.21+'s CUDA graph estimate: :data:`CUDA_GRAPH_BYTES` per measured graph."""
+    return CUDA_GRAPH_BYTES * cuda_graph_count(max_num_seqs) / CUDA_GRAPHS_MEASURED
 
 
 def sampler_profile_bytes(
@@ -274,7 +307,7 @@ def vllm_kv_pool(
     sampler = sampler_profile_bytes(shape, seqs, era=era, held_tokens=tokens_profiled)
     activation = max(forward, sampler)
     non_torch = non_torch_bytes(tensor_parallel, nvlink=nvlink)
-    graphs = CUDA_GRAPH_BYTES if era is VllmEra.V1 else 0
+    graphs = cuda_graph_bytes(seqs) if era is VllmEra.V1 else 0.0
     kv = total * utilisation - weights - activation - non_torch - graphs
     per_token = kv_bytes_per_token(shape, tensor_parallel, kv_dtype_bytes)
     blocks = max(0, math.floor(kv / (per_token * VLLM_BLOCK_TOKENS)))
