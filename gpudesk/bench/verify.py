@@ -112,6 +112,16 @@ def run_llama_cpp(
             "llama.cpp from source where no wheel fits: minutes)"
         ) from None
     version = str(getattr(llama_cpp, "__version__", "unknown"))
+    # A CPU-only build (pip's default source build) ignores n_gpu_layers, so a GPU run
+    # would time the CPU and store it under the GPU's name.
+    supports_offload = getattr(llama_cpp, "llama_supports_gpu_offload", None)
+    if settings.n_gpu_layers > 0 and callable(supports_offload) and not supports_offload():
+        raise VerifyError(
+            f"llama-cpp-python {version} was built without GPU offload, so llama.cpp "
+            "would run every layer on the CPU; rebuild it for the GPU, e.g. "
+            'CMAKE_ARGS="-DGGML_CUDA=on" pip install --no-cache-dir --force-reinstall '
+            "llama-cpp-python"
+        )
     start = clock()
     try:
         llm: Any = llama_cpp.Llama(

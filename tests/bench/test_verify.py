@@ -122,6 +122,21 @@ def test_runner_stops_cleanly_on_ctrl_c(fake_llama: type[_FakeLlama], tmp_path: 
     assert result.n_gen_done == 10  # warm-up, prefill, then 10 decoded before the 13th eval
 
 
+def test_a_gpu_run_on_a_build_without_gpu_offload_is_refused(
+    fake_llama: type[_FakeLlama], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        sys.modules["llama_cpp"], "llama_supports_gpu_offload", lambda: False, raising=False
+    )
+    on_gpu = VerifySettings(model_path=tmp_path / "m.gguf", n_prompt=10, n_gen=5, n_gpu_layers=33)
+    with pytest.raises(VerifyError, match="built without GPU offload"):
+        run_llama_cpp(on_gpu, clock=lambda: fake_llama.clock[0])
+    assert fake_llama.evals == 0
+    # the CPU needs no offload: the same build measures it
+    on_cpu = VerifySettings(model_path=tmp_path / "m.gguf", n_prompt=10, n_gen=5)
+    assert run_llama_cpp(on_cpu, clock=lambda: fake_llama.clock[0]).n_gen_done == 5
+
+
 def test_speed_verify_without_llama_cpp_is_exit_2(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
