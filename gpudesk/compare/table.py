@@ -17,7 +17,7 @@ are different kinds of number.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -38,6 +38,8 @@ NOT_MEASURED_TEXT = "—"
 NO_RATIO_KEYS = frozenset({"release_year"})
 #: Figures with a direction for charts but no "best" in the table (see above).
 NO_BEST_KEYS = frozenset({"tdp_w"})
+#: the sign in a cell whose price or rate may be out of date (the words go with it)
+STALE_SIGN = "⚠"
 #: Relative tolerance under which two values count as tied for best.
 TIE_REL_TOL = 1e-9
 
@@ -340,13 +342,16 @@ class Comparison:
             data["measured"] = measured
         return data
 
-    def to_csv(self) -> str:
+    def to_csv(self, stale: Mapping[tuple[str, str], str] | None = None) -> str:
         """The table as CSV: one line per figure, one value column per GPU.
 
         Columns: ``group, key, label, unit``, one per GPU (raw values, empty
         where missing), then with a baseline one ``NAME / BASELINE`` ratio
-        column per other GPU, then ``best`` (ids joined by ";"). No cell can
-        become a spreadsheet formula (:func:`gpudesk.csv_text.safe_cell`).
+        column per other GPU, then ``best`` (ids joined by ";"); given
+        ``stale`` (:func:`gpudesk.compare.stale.stale_marks`), a last
+        ``out_of_date`` column says in words which GPUs' value in the row may
+        be old ("RTX 4090: price from 2022-10, ..."; "; " between GPUs). No cell
+        can become a spreadsheet formula (:func:`gpudesk.csv_text.safe_cell`).
         """
         baseline = self._baseline_column()
         ratio_indices = [
@@ -359,6 +364,8 @@ class Comparison:
         if baseline is not None:
             header += [f"{self.columns[index].name} / {baseline.name}" for index in ratio_indices]
         header.append("best")
+        if stale is not None:
+            header.append("out_of_date")
         lines: list[list[str]] = [header]
         for row in self.rows:
             line: list[str] = [row.group.value, row.key, row.label, row.unit]
@@ -368,11 +375,19 @@ class Comparison:
                     _csv_value(row.ratios[index]) if row.ratios else "" for index in ratio_indices
                 ]
             line.append(";".join(row.best_ids))
+            if stale is not None:
+                line.append("; ".join(self._stale_words(row, stale)))
             lines.append(line)
         return csv_text(lines)
 
-    def to_text(self) -> str:
-        """The table as aligned plain text (Copy as text), best values marked with "*"."""
+    def to_text(self, stale: Mapping[tuple[str, str], str] | None = None) -> str:
+        """The table as aligned plain text (Copy as text), best values marked with "*".
+
+        ``stale`` (:func:`gpudesk.compare.stale.stale_marks`) marks a price or
+        rate that may be old with the sign, as on screen, and a line under the
+        table says why in words.
+        """
+        stale = stale or {}
         header = ["", *(column.name for column in self.columns)]
         lines: list[list[str]] = []
         for group, all_rows in self.groups():
@@ -384,6 +399,8 @@ class Comparison:
                 cells = []
                 for index in range(len(self.columns)):
                     text = self.cell_text(row, index)
+                    if (row.key, self.columns[index].id) in stale:
+                        text = f"{STALE_SIGN} {text}"
                     if self.is_best(row, index):
                         text += " *"
                     cells.append(text)
@@ -405,7 +422,18 @@ class Comparison:
             notes.append(f"×N: ratio to {baseline.name} (baseline)")
         out.append("")
         out.append("; ".join(notes))
+        for row in self.rows:
+            for words in self._stale_words(row, stale):
+                out.append(f"{STALE_SIGN} {row.label}, {words}")
         return "\n".join(out) + "\n"
+
+    def _stale_words(self, row: Row, stale: Mapping[tuple[str, str], str]) -> list[str]:
+        """ "GPU name: the warning" for each column whose value in ``row`` may be old."""
+        return [
+            f"{column.name}: {stale[(row.key, column.id)]}"
+            for column in self.columns
+            if (row.key, column.id) in stale
+        ]
 
     def _baseline_column(self) -> Column | None:
         if self.baseline_id is None:

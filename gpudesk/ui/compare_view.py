@@ -73,6 +73,8 @@ class CompareView(CompareLayout):
         super().__init__(parent)
         self.state = state
         self.comparison: Comparison | None = None
+        #: (row key, GPU id) -> why its price or rate may be old (:func:`stale_cells`)
+        self._stale: dict[tuple[str, str], str] = {}
         self._style: ChartStyle = chart_style(theme.is_dark())
         self._build()
         state.compare_changed.connect(self.refresh)
@@ -344,6 +346,7 @@ class CompareView(CompareLayout):
             headers.append(measured.label)
             colors.append(measured_color(False))
         stale = stale_cells(entries, dt.date.today())
+        self._stale = stale
         self.table_model.set_comparison(
             self.comparison, headers, colors, self._style.dark, stale=stale
         )
@@ -370,14 +373,14 @@ class CompareView(CompareLayout):
     def copy_as_text(self) -> None:
         if self.comparison is None:
             return
-        QGuiApplication.clipboard().setText(self.comparison.to_text())
+        QGuiApplication.clipboard().setText(self.comparison.to_text(self._stale))
         self.status_message.emit("Comparison copied as text")
 
     def export_csv(self, path: Path) -> None:
         """Write the table as CSV (raises OSError)."""
         if self.comparison is None:
             raise ValueError("nothing to export: fewer than two GPUs selected")
-        atomic_write_text(path, self.comparison.to_csv())
+        atomic_write_text(path, self.comparison.to_csv(self._stale))
 
     def _export_csv_dialog(self) -> None:
         name, _ = QFileDialog.getSaveFileName(

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -17,42 +16,21 @@ from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPixmap
 from PySide6.QtWidgets import QComboBox, QListWidget, QListWidgetItem, QWidget
 
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.prices import STALE_AFTER_MONTHS, is_stale, stale_note
+from gpudesk.catalog.prices import STALE_AFTER_MONTHS
 from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS
-from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import DEFAULT_RADAR_AXES, MAX_AXES, MIN_AXES, RADAR_AXES
-from gpudesk.compare.table import Comparison, Row, RowKind
+from gpudesk.compare.stale import stale_marks
+from gpudesk.compare.table import STALE_SIGN, Comparison, Row, RowKind
 from gpudesk.render.text import plain_tooltip
 
 _GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
-#: the sign in a cell whose price or rate may be out of date (its tooltip says why)
-STALE_SIGN = "⚠"
+#: (row key, GPU id) -> the warning in words (moved to gpudesk.compare.stale)
+stale_cells = stale_marks
 #: what the sign means, for the note under the table
 STALE_WORDS = (
     f"{STALE_SIGN}: price seen over {STALE_AFTER_MONTHS} months ago or cloud rate over "
     f"{RATE_STALE_AFTER_DAYS} days old (may be out of date; hover for the date)."
 )
-
-
-def stale_cells(entries: Sequence[CatalogEntry], today: dt.date) -> dict[tuple[str, str], str]:
-    """(row key, GPU id) -> the warning in words, for each price or rate that may be old.
-
-    The purchase price's date row ("Price seen") carries the price's warning and
-    the "Cloud price" row its rate's: the same limits as the catalog and the
-    details pane (12 months, 90 days).
-    """
-    marks: dict[tuple[str, str], str] = {}
-    for entry in entries:
-        if entry.price_usd is not None and is_stale(entry.price_date, today):
-            marks[("price_date", entry.id)] = stale_note("price", entry.price_date)
-        rate = entry.lowest_on_demand_rate
-        if rate is not None and (
-            rate.date is None or (today - rate.date).days > RATE_STALE_AFTER_DAYS
-        ):
-            marks[("cloud_hourly_usd", entry.id)] = (
-                f"{stale_note('rate', rate.date)} (over {RATE_STALE_AFTER_DAYS} days old)"
-            )
-    return marks
 
 
 def _best_colors(dark: bool) -> tuple[QColor, QColor]:
