@@ -16,9 +16,10 @@ from gpudesk.planning.speed.estimate import (
     SpeedInputError,
     SpeedRequest,
     backend_for,
+    kernel_precision,
     model_costs,
 )
-from gpudesk.planning.speed.hardware import rates_for
+from gpudesk.planning.speed.hardware import DeviceRates, Precision, rates_for
 from gpudesk.planning.speed.planner import estimate_for
 from gpudesk.planning.speed.shapes import shape_for
 
@@ -27,11 +28,59 @@ def _catalog_rates():  # type: ignore[no-untyped-def]
     return [rates_for(entry) for entry in load_catalog([], include_user=False).entries]
 
 
+def _order_violations(
+    rates: list[DeviceRates],
+    speed: dict[str, float],
+    request: SpeedRequest,
+    backend: Backend | None,
+) -> tuple[int, list[str]]:
+    """(pairs checked, pairs where the GPU with the lower peak and lower bandwidth is
+    estimated faster), within one backend and vendor family. The peak is the dense rate
+    the engine's kernels run at for the format (:func:`kernel_precision`: llama.cpp's CUDA
+    F16 matmuls accumulate in FP16, twice the stored FP32-accumulate figure on GeForce,
+    the same elsewhere; every other case the stored 16-bit figure), derived from catalog
+    figures by one rule for every GPU: a per-generation factor still breaks the order."""
+    groups: dict[tuple[str, str], list[DeviceRates]] = {}
+    for item in rates:
+        key = backend_for(item.vendor, backend).value if request.engine is Engine.LLAMA_CPP else "-"
+        groups.setdefault((key, item.vendor), []).append(item)
+    checked = 0
+    bad: list[str] = []
+    for members in groups.values():
+        for low, high in itertools.permutations(members, 2):
+            low_peak = low.peak_tflops(kernel_precision(low, request))
+            high_peak = high.peak_tflops(kernel_precision(high, request))
+            if low_peak < high_peak and low.bandwidth_gbs < high.bandwidth_gbs:
+                checked += 1
+                if speed[low.gpu_id] > speed[high.gpu_id] * (1 + 1e-9):
+                    bad.append(
+                        f"{low.gpu_id} ({low_peak:g} TFLOPS, {low.bandwidth_gbs:g} GB/s) "
+                        f"estimated faster than {high.gpu_id} ({high_peak:g} TFLOPS, "
+                        f"{high.bandwidth_gbs:g} GB/s): {speed[low.gpu_id]:,.0f} > "
+                        f"{speed[high.gpu_id]:,.0f}"
+                    )
+    return checked, bad
+
+
+def _prefill_speeds(
+    model: str, quant: str, engine: Engine, backend: Backend | None
+) -> tuple[list[DeviceRates], dict[str, float], SpeedRequest]:
+    costs = model_costs(shape_for(model), QuantFormat(quant), KvFormat.FP16)
+    request = SpeedRequest(
+        mode=Mode.PREFILL, engine=engine, quant=QuantFormat(quant), backend=backend, seq_in=4096
+    )
+    rates = _catalog_rates()
+    speed = {item.gpu_id: estimate_for(item, costs, request).tokens_per_s for item in rates}
+    return rates, speed, request
+
+
 @pytest.mark.parametrize(
     ("model", "quant", "engine", "backend"),
     [
         ("llama-3.1-8b", "q4_k_m", Engine.LLAMA_CPP, Backend.CUDA),
         ("llama-3.1-8b", "fp16", Engine.LLAMA_CPP, Backend.VULKAN),
+        ("llama-3.1-8b", "fp16", Engine.LLAMA_CPP, None),
+        ("llama-3.1-8b", "bf16", Engine.LLAMA_CPP, Backend.CUDA),
         ("tinyllama-1.1b", "q4_k_m", Engine.LLAMA_CPP, Backend.VULKAN),
         ("llama-3.1-8b", "q4_k_m", Engine.LLAMA_CPP, None),
         ("llama-3.1-8b", "bf16", Engine.VLLM, None),
@@ -40,30 +89,57 @@ def _catalog_rates():  # type: ignore[no-untyped-def]
 def test_no_gpu_with_a_lower_peak_and_lower_bandwidth_prefills_faster(
     model: str, quant: str, engine: Engine, backend: Backend | None
 ) -> None:
-    costs = model_costs(shape_for(model), QuantFormat(quant), KvFormat.FP16)
-    request = SpeedRequest(
-        mode=Mode.PREFILL, engine=engine, quant=QuantFormat(quant), backend=backend, seq_in=4096
-    )
-    rates = _catalog_rates()
-    speed = {item.gpu_id: estimate_for(item, costs, request).tokens_per_s for item in rates}
     # one backend (a vendor's default, or the one given) and one vendor family: the
     # curves are per backend, weight format and vendor, never per generation
-    groups: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
-    for item in rates:
-        key = backend_for(item.vendor, backend).value if engine is Engine.LLAMA_CPP else "-"
-        groups.setdefault((key, item.vendor), []).append(item)
-    checked = 0
-    for members in groups.values():
-        for low, high in itertools.permutations(members, 2):
-            if low.fp16_tflops < high.fp16_tflops and low.bandwidth_gbs < high.bandwidth_gbs:
-                checked += 1
-                assert speed[low.gpu_id] <= speed[high.gpu_id] * (1 + 1e-9), (
-                    f"{low.gpu_id} ({low.fp16_tflops:g} TFLOPS, {low.bandwidth_gbs:g} GB/s) "
-                    f"estimated faster than {high.gpu_id} ({high.fp16_tflops:g} TFLOPS, "
-                    f"{high.bandwidth_gbs:g} GB/s): {speed[low.gpu_id]:,.0f} > "
-                    f"{speed[high.gpu_id]:,.0f}"
-                )
+    rates, speed, request = _prefill_speeds(model, quant, engine, backend)
+    checked, bad = _order_violations(rates, speed, request, backend)
     assert checked > 50
+    assert not bad, bad[:5]
+
+
+def test_the_order_check_catches_a_per_generation_factor() -> None:
+    # The check is not vacuous: lifting one generation by 1.5x (what a per-generation
+    # efficiency did, an RTX 2080 Ti outrunning an RTX 4090) breaks it.
+    rates, speed, request = _prefill_speeds("llama-3.1-8b", "fp16", Engine.LLAMA_CPP, None)
+    family = {item.gpu_id: item.family for item in rates}
+    fudged = {gpu: value * (1.5 if family[gpu] == "ada" else 1.0) for gpu, value in speed.items()}
+    _, bad = _order_violations(rates, fudged, request, None)
+    assert bad
+
+
+def test_llama_cpp_cuda_f16_runs_at_the_fp16_accumulate_rate() -> None:
+    by_id = {item.gpu_id: item for item in _catalog_rates()}
+    f16 = SpeedRequest(mode=Mode.PREFILL, engine=Engine.LLAMA_CPP, quant=QuantFormat.FP16)
+    # NVIDIA Ada whitepaper appendix: RTX 4090 330.3 dense with FP16 accumulate, 165.2 with
+    # FP32 accumulate (stored); RTX 6000 Ada and A100 run both at one rate
+    assert by_id["rtx-4090"].peak_tflops(kernel_precision(by_id["rtx-4090"], f16)) == (
+        pytest.approx(330.3, rel=1e-3)
+    )
+    for gpu in ("rtx-6000-ada", "a100-80gb-pcie", "h100-pcie"):
+        assert by_id[gpu].peak_tflops(kernel_precision(by_id[gpu], f16)) == pytest.approx(
+            by_id[gpu].fp16_tflops, rel=2e-3
+        )
+    # BF16 goes through cuBLAS with FP32 accumulation; Vulkan and vLLM are not cuBLAS F16
+    for request in (
+        f16.model_copy(update={"quant": QuantFormat.BF16}),
+        f16.model_copy(update={"backend": Backend.VULKAN}),
+        f16.model_copy(update={"engine": Engine.VLLM}),
+        f16.model_copy(update={"quant": QuantFormat.Q4_K_M}),
+    ):
+        assert kernel_precision(by_id["rtx-4090"], request) is Precision.FP16
+
+
+def test_rtx_4090_prefills_f16_faster_than_a100_pcie_with_llama_cpp() -> None:
+    # llama-bench pp512, Llama 3 8B F16 (measurements.toml): RTX 4090 9,382 tokens/s,
+    # A100 PCIe 80GB 7,741: GeForce's FP16-accumulate rate, not the stored 165 TFLOPS
+    by_id = {item.gpu_id: item for item in _catalog_rates()}
+    costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.FP16, KvFormat.FP16, gguf=True)
+    request = SpeedRequest(
+        mode=Mode.PREFILL, engine=Engine.LLAMA_CPP, quant=QuantFormat.FP16, seq_in=512
+    )
+    geforce = estimate_for(by_id["rtx-4090"], costs, request).tokens_per_s
+    a100 = estimate_for(by_id["a100-80gb-pcie"], costs, request).tokens_per_s
+    assert geforce > a100
 
 
 def test_rtx_2080_ti_is_not_estimated_faster_than_rtx_4090_at_prefill() -> None:

@@ -416,13 +416,41 @@ def _gpus(rates: DeviceRates, request: SpeedRequest, precision: Precision) -> Gp
     )
 
 
+def kernel_precision(rates: DeviceRates, request: SpeedRequest) -> Precision:
+    """The dense tensor rate the engine's matrix kernels run at: what fitted compute
+    shares are shares of.
+
+    llama.cpp's CUDA backend multiplies F16 weights through cuBLAS with
+    ``CUBLAS_COMPUTE_16F`` unless the op asks for F32 precision (BF16 weights with
+    ``CUBLAS_COMPUTE_32F``; ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu at
+    00108827, ``ggml_cuda_mul_mat_cublas``). GeForce cards run FP16-accumulate tensor math
+    at twice the FP32-accumulate rate the catalog's 16-bit figure is (RTX 4090: 330.3 vs
+    165.2 TFLOPS dense, NVIDIA Ada whitepaper); professional and data-centre cards at the
+    same rate (:attr:`DeviceRates.fp16_acc16_tflops`). Everything else is a share of the
+    dense 16-bit (FP32-accumulate) peak, a format's own gain being in its curve. Quantised
+    GGUF weights stay on that peak although MMQ multiplies them on int8 tensor cores: as a
+    share of the int8 peak (4x the 16-bit one on GeForce, 2x elsewhere) the out-of-source
+    llama.cpp CUDA Q4_K_M estimates fell from 0.57 to 0.33 of measured on an RTX 4090 and
+    from 0.83 to 0.40 on an A100 SXM (prefill median miss x1.30 -> x1.68), so MMQ is not
+    bound by the int8 rate.
+    """
+    if (
+        request.engine is Engine.LLAMA_CPP
+        and request.quant is QuantFormat.FP16
+        and rates.vendor == "nvidia"
+        and backend_for(rates.vendor, request.backend) is Backend.CUDA
+    ):
+        return Precision.FP16_ACC16
+    return Precision.FP16
+
+
 def fitted_gpus(rates: DeviceRates, request: SpeedRequest) -> Gpus:
     """The GPUs as the fitted efficiencies see them: every efficiency is a share of the
-    dense 16-bit tensor peak, whatever the weight format (a format's own gain is in its
-    curve), so a GPU with a lower 16-bit peak and lower bandwidth is never faster."""
+    dense peak the engine's kernels run at (:func:`kernel_precision`), the same rule for
+    every GPU, so a GPU with a lower such peak and lower bandwidth is never faster."""
     return Gpus(
         bandwidth_gbs=rates.bandwidth_gbs,
-        peak_tflops=rates.fp16_tflops,
+        peak_tflops=rates.peak_tflops(kernel_precision(rates, request)),
         count=request.count,
         layer_split=request.engine.splits_layers,
         hbm=rates.memory_class == "hbm",
@@ -438,10 +466,10 @@ def compute_cap(rates: DeviceRates, precision: Precision) -> float:
 
 
 def within_peak(eff: Efficiency, rates: DeviceRates, precision: Precision) -> Efficiency:
-    """``eff`` with its compute share of the 16-bit peak at most 1, or for FP8 tensor cores
-    the FP8 peak over the 16-bit one: no curve makes a GPU beat its datasheet, and the
-    cap is the same for every GPU of a format (int8 and FP16-accumulate rates, which
-    differ between GeForce and data-centre cards, never lift it)."""
+    """``eff`` with its compute share of the peak the kernels run at
+    (:func:`kernel_precision`) at most 1, or for FP8 tensor cores the FP8 peak over the
+    16-bit one: no curve makes a GPU beat its datasheet, and the cap is the same share
+    for every GPU of a format."""
     cap = compute_cap(rates, precision)
     if eff.compute <= cap:
         return eff
@@ -540,7 +568,8 @@ def estimate_speed(
         basis = (
             f"{flops / 1e12:,.2f} TFLOP for {tokens:,} prompt tokens (2 × "
             f"{costs.matmul_params_active / 1e9:.2f}B active parameters × tokens + attention) at "
-            f"{_share_words(share, rates)} ({in_flight:,} "
+            f"{_share_words(share, rates, fit.peak_tflops, kernel_precision(rates, request))} "
+            f"({in_flight:,} "
             f"tokens × {costs.hidden:,} wide in flight; bound at {peak_text}) × "
             f"{_gpu_words(gpus)} + {costs.layers} layers × {eff.layer_s * 1e6:.0f} us"
             + _comm_words(times.comm_s, rates, fit)
@@ -592,11 +621,18 @@ def _comm_words(comm_s: float, rates: DeviceRates, fit: Gpus) -> str:
     )
 
 
-def _share_words(share: float, rates: DeviceRates, peak_tflops: float | None = None) -> str:
-    """A compute share of the dense 16-bit peak in words; above 100% (FP8 matmuls outrun
-    16-bit ones) also as a share of the FP8 peak, so that it does not read as a slip."""
+def _share_words(
+    share: float,
+    rates: DeviceRates,
+    peak_tflops: float | None = None,
+    kind: Precision = Precision.FP16,
+) -> str:
+    """A compute share of the dense 16-bit peak (or of the FP16-accumulate one the
+    kernels run at, ``kind``) in words; above 100% (FP8 matmuls outrun 16-bit ones) also
+    as a share of the FP8 peak, so that it does not read as a slip."""
     peak = rates.fp16_tflops if peak_tflops is None else peak_tflops
-    words = f"{share:.0%} of {peak:,.0f} TFLOPS dense 16-bit"
+    what = "FP16 with FP16 accumulation" if kind is Precision.FP16_ACC16 else "16-bit"
+    words = f"{share:.0%} of {peak:,.0f} TFLOPS dense {what}"
     if share > 1 and rates.fp16_tflops > 0 and rates.fp8_tflops > rates.fp16_tflops:
         ratio = rates.fp8_tflops / rates.fp16_tflops
         words += f" ({share / ratio:.0%} of the {peak * ratio:,.0f} TFLOPS dense FP8 peak)"
@@ -747,7 +783,8 @@ def _serve(
         )
         + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth_share(fit):.0%} of "
         f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
-        f"{_share_words(eff.compute, rates, fit.flops_s / 1e12)}; prefill takes "
+        f"{_share_words(eff.compute, rates, fit.flops_s / 1e12, kernel_precision(rates, request))}"
+        "; prefill takes "
         f"{times.prefill_share:.0%} of the time{comm_words}; {eff_basis}"
     )
     return SpeedEstimate(
