@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -74,6 +75,8 @@ def test_plain_starts_take_the_shortcut() -> None:
         assert _gui_start(argv) is None, argv
 
 
+# The start-up check opens the window: it needs PySide6, absent from the Qt-free job.
+@pytest.mark.gui
 def test_a_gui_start_imports_no_subcommand_module() -> None:
     script = (
         "import sys\n"
