@@ -29,4 +29,18 @@ def run() -> None:
         print("gpudesk: interrupted", file=sys.stderr)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _forget_caught_interrupt()
     sys.exit(code)
+
+
+def _forget_caught_interrupt() -> None:
+    """Clear CPython's "a KeyboardInterrupt went unhandled" flag: we handled it.
+
+    Under ``python -m`` the interpreter kills itself with SIGINT at exit (status
+    -2, not our 130) when any string ``exec``/``eval`` ever ended in a
+    KeyboardInterrupt, caught or not: ``run_eval_code_obj`` sets the flag and
+    ``Py_RunMain`` reads it after our ``SystemExit``. Libraries run strings while
+    they import (dataclasses, namedtuple), so a Ctrl-C there hit it. Every string
+    evaluation clears the flag first, so one that ends normally clears it.
+    """
+    exec("", {})
