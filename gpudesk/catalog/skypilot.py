@@ -146,6 +146,10 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     # Azure: NCads H100 v5 machines carry H100 NVL cards, ND H100 v5 SXM modules.
     MappingRule("H100", "h100-nvl", cloud="azure", instance_contains="ads_H100_v5"),
     MappingRule("H100", "h100-sxm5", cloud="azure", instance_contains="ND96isr_H100_v5"),
+    # IBM Cloud: its gx2 "-v100" profiles carry "NVIDIA V100 PCIe 16 GB GPUs" (IBM's
+    # x86-64 instance profiles page, cloud.ibm.com/docs/vpc?topic=vpc-profiles, GPU
+    # section; ibm-cloud-docs/vpc vsi_is_profiles.md @ 63f33e1c, read 2026-12-02).
+    MappingRule("V100", "v100-pcie-16gb", cloud="ibm", instance_contains="gx2-"),
     # Nebius names SXM parts in the instance type.
     MappingRule("H100", "h100-sxm5", cloud="nebius", instance_contains="h100-sxm"),
     MappingRule("H200", "h200-sxm", cloud="nebius", instance_contains="h200-sxm"),
@@ -176,6 +180,8 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("A100", "a100-40gb-sxm4", cloud="shadeform", instance_contains="A100-sxm4"),
     MappingRule("H100", "h100-sxm5", cloud="shadeform", instance_contains="H100-sxm5"),
     MappingRule("RTXPro6000", None, reason="Workstation or Server Edition?"),
+    # RunPod's "RTX PRO 4500 SE" is the Server Edition, not the workstation card.
+    MappingRule("RTXPRO4500-SE", None, reason="RTX PRO 4500 Server Edition; not in the catalog"),
     MappingRule("GAUDI2", None, reason="Gaudi 2 is not in the catalog"),
     # RunPod: "A100-80GB" rows say 'A100 PCIe' in GpuInfo (its SXM part has its own name).
     MappingRule("A100-80GB", "a100-80gb-pcie", cloud="runpod"),

@@ -146,6 +146,10 @@ def test_every_id_in_the_accelerator_table_is_a_bundled_catalog_gpu() -> None:
         ("gcp", "V100", "n1-highmem-8", None, None),
         ("vast", "V100", "1x-Tesla_V100-32-65536", 16.0, None),
         ("aws", "V100-32GB", "p3dn.24xlarge", 32.0, "v100-sxm2-32gb"),
+        # IBM's gx2 profiles are V100 PCIe 16 GB; the name alone stays unmapped elsewhere
+        ("ibm", "V100", "gx2-8x64x1v100", None, "v100-pcie-16gb"),
+        ("ibm", "V100", "bx2-8x32", None, None),
+        ("runpod", "RTXPRO4500-SE", "1x_RTXPRO4500-SE_SECURE", 32.0, None),
         # Paperspace (via Shadeform) does not say SXM2 or PCIe for its 32 GB V100
         ("shadeform", "V100-32GB", "paperspace_V100-32GB", None, None),
         ("any", "L40S", "whatever", None, "l40s"),
