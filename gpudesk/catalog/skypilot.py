@@ -185,6 +185,9 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("GAUDI2", None, reason="Gaudi 2 is not in the catalog"),
     # RunPod: "A100-80GB" rows say 'A100 PCIe' in GpuInfo (its SXM part has its own name).
     MappingRule("A100-80GB", "a100-80gb-pcie", cloud="runpod"),
+    # RunPod's "RTX PRO 5000" rows give 48 (GB, in the MiB field) per GPU: the 48 GB
+    # RTX PRO 5000 Blackwell workstation card (the 72 GB one would not read 48).
+    MappingRule("RTXPRO5000", "rtx-pro-5000-blackwell", cloud="runpod"),
     # Cudo and Hyperstack say PCIe in the name.
     MappingRule(
         "A100", "a100-80gb-pcie", cloud="cudo", instance_contains="a100-pci", gib_per_gpu=_80GB
