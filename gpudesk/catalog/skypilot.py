@@ -188,6 +188,13 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     # RunPod's "RTX PRO 5000" rows give 48 (GB, in the MiB field) per GPU: the 48 GB
     # RTX PRO 5000 Blackwell workstation card (the 72 GB one would not read 48).
     MappingRule("RTXPRO5000", "rtx-pro-5000-blackwell", cloud="runpod"),
+    # RunPod's GPU types name the three RTX PRO 6000 parts apart (GPU id -> display
+    # name, docs.runpod.io/references/gpu-types): "...Blackwell Workstation Edition" is
+    # "RTX PRO 6000 WK", "...Max-Q Workstation Edition" "RTX PRO 6000 MaxQ", and
+    # "...Server Edition" plain "RTX PRO 6000"; SkyPilot drops the spaces.
+    MappingRule("RTXPRO6000-WK", "rtx-pro-6000-blackwell", cloud="runpod"),
+    MappingRule("RTXPRO6000-MaxQ", "rtx-pro-6000-blackwell-max-q", cloud="runpod"),
+    MappingRule("RTXPRO6000", "rtx-pro-6000-blackwell-server", cloud="runpod"),
     # Cudo and Hyperstack say PCIe in the name.
     MappingRule(
         "A100", "a100-80gb-pcie", cloud="cudo", instance_contains="a100-pci", gib_per_gpu=_80GB

@@ -152,6 +152,16 @@ def test_every_id_in_the_accelerator_table_is_a_bundled_catalog_gpu() -> None:
         ("runpod", "RTXPRO4500-SE", "1x_RTXPRO4500-SE_SECURE", 32.0, None),
         ("runpod", "RTXPRO5000", "1x_RTXPRO5000_SECURE", None, "rtx-pro-5000-blackwell"),
         ("vast", "RTXPRO5000", "1x-RTX_PRO_5000-32-65536", None, None),
+        ("runpod", "RTXPRO6000-WK", "1x_RTXPRO6000-WK_SECURE", None, "rtx-pro-6000-blackwell"),
+        ("runpod", "RTXPRO6000", "1x_RTXPRO6000_SECURE", None, "rtx-pro-6000-blackwell-server"),
+        (
+            "runpod",
+            "RTXPRO6000-MaxQ",
+            "1x_RTXPRO6000-MaxQ_SECURE",
+            None,
+            "rtx-pro-6000-blackwell-max-q",
+        ),
+        ("verda", "RTX-PRO-6000", "1RTXPRO6000.30V", None, None),
         # Paperspace (via Shadeform) does not say SXM2 or PCIe for its 32 GB V100
         ("shadeform", "V100-32GB", "paperspace_V100-32GB", None, None),
         ("any", "L40S", "whatever", None, "l40s"),
