@@ -195,6 +195,11 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("RTXPRO6000-WK", "rtx-pro-6000-blackwell", cloud="runpod"),
     MappingRule("RTXPRO6000-MaxQ", "rtx-pro-6000-blackwell-max-q", cloud="runpod"),
     MappingRule("RTXPRO6000", "rtx-pro-6000-blackwell-server", cloud="runpod"),
+    # Also on RunPod's GPU-type list, not yet priced in the file the snapshot read:
+    # "NVIDIA RTX 5000 Ada Generation" (RTX 5000 Ada) and "NVIDIA RTX PRO 4500
+    # Blackwell" (RTX PRO 4500, the workstation card; the Server Edition is "SE").
+    MappingRule("RTX5000-Ada", "rtx-5000-ada", cloud="runpod"),
+    MappingRule("RTXPRO4500", "rtx-pro-4500-blackwell", cloud="runpod"),
     # Cudo and Hyperstack say PCIe in the name.
     MappingRule(
         "A100", "a100-80gb-pcie", cloud="cudo", instance_contains="a100-pci", gib_per_gpu=_80GB

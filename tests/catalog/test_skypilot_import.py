@@ -162,6 +162,8 @@ def test_every_id_in_the_accelerator_table_is_a_bundled_catalog_gpu() -> None:
             "rtx-pro-6000-blackwell-max-q",
         ),
         ("verda", "RTX-PRO-6000", "1RTXPRO6000.30V", None, None),
+        ("runpod", "RTX5000-Ada", "1x_RTX5000-Ada_SECURE", None, "rtx-5000-ada"),
+        ("runpod", "RTXPRO4500", "1x_RTXPRO4500_SECURE", None, "rtx-pro-4500-blackwell"),
         # Paperspace (via Shadeform) does not say SXM2 or PCIe for its 32 GB V100
         ("shadeform", "V100-32GB", "paperspace_V100-32GB", None, None),
         ("any", "L40S", "whatever", None, "l40s"),
