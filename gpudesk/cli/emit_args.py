@@ -1,6 +1,6 @@
 """``--emit vllm|sglang|llama.cpp|ollama`` for ``fit`` and ``speed``: a launch command
-sized to the chosen GPUs, vLLM's KV pool as vLLM would log it, and the command that
-checks it (:mod:`gpudesk.planning.engine_launch`)."""
+sized to the chosen GPUs, the KV pool as vLLM or SGLang would log it, and the command
+that checks it (:mod:`gpudesk.planning.engine_launch`, :mod:`gpudesk.planning.sglang_pool`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ def add_emit_arguments(parser: argparse.ArgumentParser, *, with_gpu: bool) -> No
     group.add_argument(
         "--emit",
         choices=ENGINES,
-        help="print a launch command sized to the GPU (--gpu) and, for vLLM, the KV pool it "
-        "will log",
+        help="print a launch command sized to the GPU (--gpu) and, for vLLM and SGLang, the "
+        "KV pool it will log",
     )
     if with_gpu:
         group.add_argument(
@@ -86,6 +86,7 @@ def emit_for(
         verify_command,
         vllm_kv_pool,
     )
+    from gpudesk.planning.sglang_pool import SglangKvPool, predicted_sglang_pool
     from gpudesk.planning.usable import usable_memory
 
     utilisation = _utilisation(args)
@@ -93,8 +94,9 @@ def emit_for(
     length = context or shape.context
     notes: list[str] = []
     pool = None
-    if engine in ("vllm", "sglang"):
-        nvlink = bool(getattr(entry, "nvlink", False))
+    sglang_pool = None
+    nvlink = bool(getattr(entry, "nvlink", False))
+    if engine == "vllm":
 
         def pool_for(max_model_len: int, era: VllmEra = VllmEra.V1) -> VllmKvPool:
             return vllm_kv_pool(
@@ -112,20 +114,45 @@ def emit_for(
             )
 
         pool = pool_for(length)
-        if pool.tokens == 0:
-            raise CliError(
-                f"--emit {engine}: {tensor_parallel}× {entry.id} leaves no room for a KV cache "
-                f"({pool.working()}); use more GPUs or a smaller format",
-                EXIT_USAGE,
-            )
+        _check_room(engine, tensor_parallel, entry.id, pool.tokens, pool.working())
         if pool.tokens < length:
-            fitted = max(VLLM_MIN_LEN, pool.tokens // 1024 * 1024 or pool.tokens)
+            fitted = _fitted_length(pool.tokens)
             notes.append(
                 f"the model's {length:,}-token context does not fit the {pool.tokens:,}-token "
                 f"pool: vLLM would refuse to start, so --max-model-len is {fitted:,}"
             )
             length = fitted
             pool = pool_for(length)
+    elif engine == "sglang":
+
+        def sglang_for(max_model_len: int) -> SglangKvPool:
+            return predicted_sglang_pool(
+                shape,
+                weights_bytes,
+                nvidia_smi_total_bytes=usable.runtime_total_bytes,
+                tensor_parallel=tensor_parallel,
+                mem_fraction_static=utilisation,
+                kv_dtype_bytes=kv_dtype_bytes,
+                max_model_len=max_model_len,
+            )
+
+        sglang_pool = sglang_for(length)
+        _check_room(engine, tensor_parallel, entry.id, sglang_pool.tokens, sglang_pool.working())
+        if sglang_pool.tokens < length:
+            fitted = _fitted_length(sglang_pool.tokens)
+            notes.append(
+                f"the model's {length:,}-token context does not fit the "
+                f"{sglang_pool.tokens:,}-token pool: one request that long could not be held, "
+                f"so --context-length is {fitted:,}"
+            )
+            length = fitted
+            sglang_pool = sglang_for(length)
+        if tensor_parallel > 1 and nvlink:
+            notes.append(
+                "with tensor parallelism over NVLink SGLang's custom all-reduce buffers come "
+                "out of the free memory before the weights load; no published log gave that "
+                "figure, so the pool may be smaller than this"
+            )
     pool_0_17 = None
     if pool is not None and engine == "vllm":
         pool_0_17 = pool_for(pool.max_model_len, VllmEra.V1_0_17)
@@ -183,8 +210,45 @@ def emit_for(
             "log_lines": pool.log_lines(),
             "working": pool.working(),
             "sources": list(SOURCES),
+            "predicted_for": "vllm",
+        }
+    if sglang_pool is not None:
+        from gpudesk.planning.sglang_pool import SOURCES as SGLANG_SOURCES
+
+        # the same keys as vLLM's pool; the terms SGLang does not have are null
+        document["kv_pool"] = {
+            "gpu_kv_cache_tokens": sglang_pool.tokens,
+            "max_model_len": sglang_pool.max_model_len,
+            "max_concurrency": round(sglang_pool.max_concurrency, 2),
+            "available_kv_cache_gib": round(sglang_pool.kv_bytes / 2**30, 2),
+            "total_gib": round(usable.runtime_total_bytes / 2**30, 2),
+            "weights_gib": round(sglang_pool.weights_bytes / 2**30, 2),
+            "peak_activation_gib": None,
+            "non_torch_gib": None,
+            "cuda_graph_gib": None,
+            "vllm_versions": None,
+            "gpu_kv_cache_tokens_vllm_0_17_to_0_20": None,
+            "bytes_per_token": sglang_pool.bytes_per_token,
+            "log_lines": sglang_pool.log_lines(),
+            "working": sglang_pool.working(),
+            "sources": list(SGLANG_SOURCES),
+            "predicted_for": "sglang",
+            "free_before_weights_gib": round(sglang_pool.free_at_start_bytes / 2**30, 2),
         }
     return document
+
+
+def _check_room(engine: str, tensor_parallel: int, gpu_id: str, tokens: int, working: str) -> None:
+    if tokens == 0:
+        raise CliError(
+            f"--emit {engine}: {tensor_parallel}× {gpu_id} leaves no room for a KV cache "
+            f"({working}); use more GPUs or a smaller format",
+            EXIT_USAGE,
+        )
+
+
+def _fitted_length(tokens: int) -> int:
+    return max(VLLM_MIN_LEN, tokens // 1024 * 1024 or tokens)
 
 
 VLLM_MIN_LEN = 256
@@ -201,7 +265,10 @@ def emit_text(document: dict[str, Any]) -> str:
     pool = document.get("kv_pool")
     if pool is not None:
         lines.append("")
-        lines.append("KV pool as vLLM will log it (predicted, per GPU):")
+        engine_name = {"vllm": "vLLM", "sglang": "SGLang"}.get(
+            pool.get("predicted_for", "vllm"), "vLLM"
+        )
+        lines.append(f"KV pool as {engine_name} will log it (predicted, per GPU):")
         lines.extend(f"  {line}" for line in pool["log_lines"])
         lines.append(
             textwrap.fill(pool["working"], 100, initial_indent="  ", subsequent_indent="  ")
