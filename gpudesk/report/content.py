@@ -21,7 +21,8 @@ from gpudesk.bench.summary import run_summary
 from gpudesk.bench.text import format_fraction_of_peak
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.prices import default_cloud_rate, entry_price_label, is_stale, stale_note
+from gpudesk.catalog.prices import entry_price_label, is_stale, stale_note
+from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
@@ -363,23 +364,31 @@ def _price_note(entry: CatalogEntry, today: dt.date) -> str:
             text += f" ({stale_note('price', entry.price_date)})"
         if entry.price_note:
             text += f". {entry.price_note.rstrip('.')}"
-    rate = default_cloud_rate(entry)
+    # the same rate book as the table's "Cloud price" row (entry.cloud_hourly_usd)
+    summary = rate_summary(entry)
+    rate = summary.lowest
     if rate is not None:
         cloud = f"; cloud rental {rate.usd_per_gpu_hour:,.2f} USD/h, the lowest on-demand rate"
-        details = [rate.provider, rate.date.isoformat() if rate.date else None]
+        details = [rate.provider, rate.region or None, rate.date.isoformat() if rate.date else None]
         cloud += f" ({', '.join(part for part in details if part)})"
-        if is_stale(rate.date, today):
-            cloud += f", {stale_note('rate', rate.date)}"
-        others = len(entry.cloud_rates) - 1
+        if rate.is_stale(today):  # rates go stale after 90 days, as Compare marks them
+            cloud += f", {stale_note('rate', rate.date)} (over {RATE_STALE_AFTER_DAYS} days old)"
+        median = summary.median_usd
+        if len(summary.on_demand) > 1 and median is not None:
+            cloud += f"; median {median:,.2f} USD/h over {len(summary.on_demand)} providers"
+        others = len(summary.on_demand) + len(summary.spot) + len(summary.marketplace) - 1
         if others:
-            cloud += f"; {others} more rate{'s' if others > 1 else ''} in the catalog"
+            cloud += (
+                f"; {others} more rate{'s' if others > 1 else ''} held (gpudesk prices {entry.id})"
+            )
         text += cloud
-    elif entry.cloud_rates:
-        cheapest = min(entry.cloud_rates, key=lambda item: item.usd_per_gpu_hour)
-        text += (
-            f"; no on-demand cloud rate, {cheapest.kind.value.replace('_', '-')} from "
-            f"{cheapest.usd_per_gpu_hour:,.2f} USD/h ({cheapest.provider})"
-        )
+    else:
+        cheapest = summary.lowest_any
+        if cheapest is not None:
+            text += (
+                f"; no on-demand cloud rate, {cheapest.kind.replace('_', '-')} from "
+                f"{cheapest.usd_per_gpu_hour:,.2f} USD/h ({cheapest.provider})"
+            )
     return text + "."
 
 

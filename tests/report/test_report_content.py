@@ -14,6 +14,7 @@ from report_factory import CATALOG_DATE, catalog, entry
 from gpudesk import __version__
 from gpudesk.bench.backends.base import DeviceInfo
 from gpudesk.bench.results import BenchResult, Measurement
+from gpudesk.catalog.loader import load_directory
 from gpudesk.hardware.models import (
     CpuInfo,
     DetectionResult,
@@ -21,6 +22,7 @@ from gpudesk.hardware.models import (
     NvmlStatus,
     hint_for,
 )
+from gpudesk.paths import bundled_catalog_dir
 from gpudesk.report.content import (
     BestFor,
     LocalData,
@@ -203,10 +205,26 @@ def test_price_notes_name_the_default_rate_and_flag_stale_ones() -> None:
     assert prices[0] == (
         "Beta 200: 20,000 USD, estimate, seen 2024-03-01 (price from 2024-03, may be out of "
         "date). range $15k-$25k reported; midpoint; cloud rental 4.00 USD/h, the lowest "
-        "on-demand rate (BigCloud, 2024-03-05), rate from 2024-03, may be out of date; "
-        "1 more rate in the catalog."
+        "on-demand rate (BigCloud, 2024-03-05), rate from 2024-03, may be out of date (over 90 "
+        "days old); 1 more rate held (gpudesk prices beta-200)."
     )
     assert "no on-demand cloud rate, marketplace from 0.90 USD/h (Market)" in prices[1]
+
+
+def test_the_price_note_gives_the_tables_cloud_rate() -> None:
+    """The Notes named a hand-entered rate (A100 80GB PCIe 3.67 USD/h, 'the lowest')
+    while the table's Cloud price row showed the rate book's lowest (1.35)."""
+    cat = load_directory(bundled_catalog_dir())
+    gpus = [cat.by_id(gpu) for gpu in ("rtx-4090", "a100-80gb-pcie", "h100-sxm5")]
+    at_catalog_date = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.UTC)
+    report = build_report(gpus, cat, created_at=at_catalog_date)
+    prices = next(section for section in report.notes if section.title == "Prices").items
+    for gpu, note in zip(gpus, prices, strict=True):
+        assert gpu.cloud_hourly_usd is not None
+        assert f"cloud rental {gpu.cloud_hourly_usd:,.2f} USD/h, the lowest" in note, note
+    assert "median" in prices[2]  # several providers rent the H100
+    # RunPod's RTX 4090 rate of 2026-05-27 is over 90 days older than the catalog
+    assert "(over 90 days old)" in prices[0]
 
 
 @pytest.mark.parametrize("count", [1, 7])
