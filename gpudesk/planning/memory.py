@@ -1078,8 +1078,9 @@ def _compares_with(spec: WorkloadSpec) -> str:
         )
     if spec.engine is Engine.LLAMA_CPP:
         return (
-            "The tensors compare with the sum of llama.cpp's logged CUDA model, KV and "
-            "compute buffers; the total adds the CUDA context."
+            "The tensors compare with the sum of llama.cpp's logged model, KV and compute "
+            "buffers (CUDA0, ROCm0, Vulkan0, Metal, SYCL0); the total adds the runtime's "
+            "context."
         )
     return (
         "TensorRT-LLM sizes its KV pool from free memory (free_gpu_memory_fraction 0.9); "
@@ -1140,11 +1141,14 @@ def estimate_memory(model: ModelArchitecture, spec: WorkloadSpec) -> MemoryEstim
         fragmented_gb, what = 0.0, ""
     fragmentation = FRAGMENTATION_FRACTION * fragmented_gb
     overhead_gb = fixed + fragmentation
+    # The workload is sized before a GPU is chosen, so llama.cpp's words cover every
+    # backend it runs on (an Apple row must not read "CUDA context").
     fixed_text = {
         Engine.TRANSFORMERS: "the CUDA context",
         Engine.VLLM: "the CUDA context + 0.5 GB of CUDA graphs",
         Engine.TENSORRT_LLM: "the CUDA context",
-        Engine.LLAMA_CPP: "the CUDA context (no PyTorch)",
+        Engine.LLAMA_CPP: "the GPU runtime's context (CUDA, ROCm, Vulkan, Metal or SYCL, "
+        "no PyTorch)",
     }[engine]
     formula = f"{fixed:g} GB per GPU for {fixed_text}"
     if fragmentation:

@@ -13,6 +13,7 @@ from gpudesk.planning.memory import (
     OVERHEAD_FIXED_GB,
     CrossEntropy,
     DType,
+    Engine,
     KvDType,
     Optimizer,
     PartKey,
@@ -417,3 +418,12 @@ def test_estimate_is_frozen() -> None:
     with pytest.raises(Exception, match="frozen"):
         estimate.trainable_params = 3  # type: ignore[misc]
     assert isinstance(estimate.model, ModelArchitecture)
+
+
+def test_llama_cpp_overhead_names_no_cuda_context_alone() -> None:
+    # llama.cpp's workload is sized before a GPU is chosen (Apple and AMD rows read it too)
+    spec = WorkloadSpec(workload=Workload.INFERENCE, engine=Engine.LLAMA_CPP)
+    formula = estimate_memory(find_preset("llama-3.1-8b"), spec).part(PartKey.OVERHEAD).formula
+    assert "the CUDA context" not in formula
+    assert "Metal" in formula and "ROCm" in formula
+    assert "CUDA context" not in estimate_memory(find_preset("llama-3.1-8b"), spec).compares_with
