@@ -50,8 +50,10 @@ def test_readme_decode_example(capsys: pytest.CaptureFixture[str]) -> None:
     (result,) = data["results"]
     assert list(result)[: len(RESULT_KEYS)] == list(RESULT_KEYS)
     assert result["gpu_id"] == "rtx-4090" and result["count"] == 1
-    # Published llama.cpp figures for this card and model are 110-130 tokens/s.
-    assert 95 < result["tokens_per_s"] < 160
+    # Published llama.cpp figures for this card and model: 130.6 tokens/s on a May 2024
+    # build (XiongjieDai), 193 for the smaller Q4_0 on a 2025+ build (llama.cpp PR #20586);
+    # an estimate is for a current build.
+    assert 120 < result["tokens_per_s"] < 200
     assert result["low"] <= result["tokens_per_s"] <= result["high"] <= result["bound_tokens_per_s"]
     assert result["limited_by"] in ("memory", "overhead")
     assert result["time_s"] is None and result["usd_total"] is None

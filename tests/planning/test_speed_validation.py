@@ -32,7 +32,7 @@ from gpudesk.planning.speed.validation import (
 )
 
 #: The out-of-source medians against the issue's targets (TOLERANCE): decode ×1.15
-#: (×1.09 measured), prefill ×1.35 (×1.30), train ×1.20 (×1.17).
+#: (×1.08 measured), prefill ×1.35 (×1.28), train ×1.20 (×1.17).
 CURRENT_LIMIT = {
     Workload.DECODE: TOLERANCE[Workload.DECODE],
     Workload.SERVE: TOLERANCE[Workload.SERVE],
@@ -91,7 +91,8 @@ def test_the_model_is_not_a_lookup_table(checked) -> None:  # type: ignore[no-un
 def test_vectorised_errors_match_the_physics_row_by_row() -> None:
     rows = [row for row in fresh_rows() if row.request is not None]
     batch = RowBatch(rows)
-    for eff in (START, replace(START, compute=1.8, gemm_half=0.0), replace(START, hbm=0.3)):
+    variants = (replace(START, compute=1.8, gemm_half=0.0), replace(START, hbm=0.3))
+    for eff in (START, *variants, replace(START, older_layer_s=2e-4)):
         fast = batch.log_errors(eff)
         for value, row in zip(fast, rows, strict=True):
             assert value == pytest.approx(log_error(row, eff), abs=1e-9)

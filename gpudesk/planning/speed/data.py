@@ -54,6 +54,12 @@ class MeasuredModel(BaseModel):
     sources: tuple[str, ...] = Field(min_length=1)
 
 
+#: llama.cpp builds from this year on are "current": estimates are for them. Its CUDA
+#: backend gained CUDA graphs (2024-05), int8 tensor-core MMQ (2024-06) and fused kernels
+#: since, so a 2024 build decodes and prefills more slowly on the same GPU.
+CURRENT_BUILDS_FROM = 2025
+
+
 class Measurement(BaseModel):
     """One published figure and the conditions it was measured under."""
 
@@ -83,6 +89,9 @@ class Measurement(BaseModel):
     value: float = Field(gt=0)
     unit: Literal["tokens/s", "s", "TFLOPS"]
     held_out: bool = False
+    #: the year of the llama.cpp build measured; builds before CURRENT_BUILDS_FROM are
+    #: fitted with an older-build factor (estimates are for current builds)
+    build_year: int | None = Field(default=None, ge=2023, le=2100)
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -108,6 +117,15 @@ class Measurement(BaseModel):
         if self.unit not in expected:
             raise ValueError(f"a {self.workload} row's unit must be {' or '.join(expected)}")
         return self
+
+    @property
+    def older_build(self) -> bool:
+        """A llama.cpp build from before :data:`CURRENT_BUILDS_FROM`."""
+        return (
+            self.engine == "llama.cpp"
+            and self.build_year is not None
+            and self.build_year < CURRENT_BUILDS_FROM
+        )
 
     @property
     def label(self) -> str:

@@ -33,6 +33,7 @@ from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.quant import QuantFormat
 from gpudesk.planning.speed.data import (
+    CURRENT_BUILDS_FROM,
     Checkpointing,
     Measurement,
     MeasurementFile,
@@ -94,6 +95,7 @@ START = Efficiency(
     gemm_half=5000.0,
     attention=0.5,
     hbm=0.7,
+    older_layer_s=30e-6,
 )
 
 
@@ -227,6 +229,19 @@ def train_unit(row: Row) -> float:
     return row.rates.fp16_tflops * 1e12 / flops
 
 
+def older_factor(row: Row, eff: Efficiency) -> float:
+    """How many times a current build's decode step ``row``'s older llama.cpp build took
+    (1 for every other row)."""
+    request = row.request
+    if not row.measurement.older_build or row.measurement.workload is not Workload.DECODE:
+        return 1.0
+    assert request is not None and request.context is not None
+    gpus = fitted_gpus(row.rates, request)
+    eff = within_peak(eff, row.rates, row.precision)
+    step = decode_step(row.costs, gpus, eff, batch=request.batch, context=request.context)
+    return 1 + row.costs.layers * eff.older_layer_s / step.total_s
+
+
 def predict(row: Row, eff: Efficiency) -> float:
     """The model's figure for ``row`` in the row's unit, at efficiency ``eff``."""
     item = row.measurement
@@ -241,7 +256,7 @@ def predict(row: Row, eff: Efficiency) -> float:
     if item.workload is Workload.DECODE:
         assert request.context is not None
         step = decode_step(row.costs, gpus, eff, batch=request.batch, context=request.context)
-        return request.batch / step.total_s
+        return request.batch / (step.total_s * older_factor(row, eff))
     if item.workload is Workload.PREFILL:
         times = prefill_time(
             row.costs,
@@ -251,9 +266,10 @@ def predict(row: Row, eff: Efficiency) -> float:
             batch=request.batch,
             chunk=prefill_chunk(request.engine),
         )
+        seconds = times.total_s
         if item.unit == "s":
-            return times.total_s
-        return request.batch * request.seq_in / times.total_s
+            return seconds
+        return request.batch * request.seq_in / seconds
     concurrency = max(1, serve_concurrency(row.rates, row.costs, request))
     return serve_times(
         row.costs,
@@ -283,6 +299,10 @@ def _sigmoid(value: float) -> float:
     return 1 / (1 + math.exp(-max(-40.0, min(40.0, value))))
 
 
+#: where :attr:`Efficiency.older_layer_s` sits in the unconstrained vector
+OLDER_DECODE_INDEX = 9
+
+
 def _to_vector(eff: Efficiency) -> list[float]:
     return [
         _logit(eff.bandwidth),
@@ -294,6 +314,7 @@ def _to_vector(eff: Efficiency) -> list[float]:
         math.log(eff.gemm_half),
         _logit(eff.attention),
         _logit(eff.hbm),
+        math.log(max(eff.older_layer_s, 1e-13)),
     ]
 
 
@@ -309,6 +330,8 @@ def _from_vector(z: Sequence[float]) -> Efficiency:
         gemm_half=math.exp(max(-10.0, min(20.0, z[6]))),
         attention=_sigmoid(z[7]),
         hbm=_sigmoid(z[8]),
+        # an older build is never faster
+        older_layer_s=math.exp(max(-30.0, min(0.0, z[9]))),
     )
 
 
@@ -398,6 +421,7 @@ class RowBatch:
                 "x1",
                 "cap",
                 "hbm",
+                "older",
                 "prompt_tokens",
                 "comm_step",
                 "comm_prefill",
@@ -451,6 +475,7 @@ class RowBatch:
                 "x1": max(1.0, tokens) * costs.hidden,
                 "cap": compute_cap(row.rates, row.precision),
                 "hbm": 1.0 if gpus.hbm else 0.0,
+                "older": 1.0 if item.older_build else 0.0,
                 "prompt_tokens": request.batch * tokens,
                 "comm_step": tp_comm_s(costs, gpus, batch),
                 "comm_prefill": tp_comm_s(costs, gpus, request.batch * tokens),
@@ -483,7 +508,7 @@ class RowBatch:
         compute = a["f_step"] / (a["flops"] * plain)
         over = a["layers"] * eff.layer_s + a["batch"] * eff.sequence_s + a["hops"] * eff.hop_s
         step = np.maximum(memory, compute) + over + a["comm_step"]
-        decode = a["batch"] / step
+        decode = a["batch"] / (step + a["older"] * a["layers"] * eff.older_layer_s)
         p_compute = (a["f_matmul"] + a["f_attention"] / eff.attention) / (
             a["flops"] * share(a["x_prefill"])
         )
@@ -511,8 +536,17 @@ def fit_efficiency(
     prior_z = _to_vector(prior)
     batch = RowBatch(rows)
     scale2 = ROBUST_SCALE**2
+    # The older-build factor is only told apart from the rest where the rows hold decode
+    # steps of both an older and a current llama.cpp build; elsewhere it keeps the prior's.
+    decoded = [row for row in rows if row.measurement.workload is Workload.DECODE]
+    older = {
+        row.measurement.older_build for row in decoded if row.measurement.engine == "llama.cpp"
+    }
+    pinned = None if older == {True, False} else prior_z[OLDER_DECODE_INDEX]
 
     def loss(z: list[float]) -> float:
+        if pinned is not None:
+            z = [*z[:OLDER_DECODE_INDEX], pinned, *z[OLDER_DECODE_INDEX + 1 :]]
         errors = batch.log_errors(_from_vector(z))
         total = float(np.sum(scale2 * np.log1p(errors * errors / scale2)))
         if not math.isfinite(total):
@@ -523,6 +557,8 @@ def fit_efficiency(
     best = nelder_mead(loss, prior_z, iterations=iterations)
     # a restart escapes a collapsed simplex
     best = nelder_mead(loss, best, step=0.2, iterations=iterations // 2)
+    if pinned is not None:
+        best[OLDER_DECODE_INDEX] = pinned
     return _from_vector(best)
 
 
@@ -827,6 +863,7 @@ def _fitted_dict(eff: Efficiency, rows: Sequence[Row]) -> dict[str, float | int]
         "gemm_half": eff.gemm_half,
         "attention": eff.attention,
         "hbm": eff.hbm,
+        "older_layer_s": eff.older_layer_s,
         "rows": len(rows),
     }
 
@@ -879,6 +916,7 @@ class FittedParams:
                 gemm_half=item["gemm_half"],
                 attention=item["attention"],
                 hbm=item["hbm"],
+                older_layer_s=item.get("older_layer_s", 0.0),
             )
             level_engine, level_vendor, level_dtype = level.split("/")
             words = {
@@ -891,6 +929,11 @@ class FittedParams:
             # "llama.cpp-vulkan" is llama.cpp's own; "tensorrt-llm" has a hyphen of its own.
             own = level_engine == engine.value or level_engine.startswith(f"{engine.value}-")
             note = f"fitted to {item['rows']} published measurements ({words})"
+            if engine is Engine.LLAMA_CPP and eff.older_layer_s > 0:
+                note += (
+                    f"; for a {CURRENT_BUILDS_FROM}+ build (older builds' rows add "
+                    f"{eff.older_layer_s * 1e6:.0f} us per layer)"
+                )
             missing = []
             if level_dtype == "*" and steps:
                 missing.append(f"{dtype} weights")

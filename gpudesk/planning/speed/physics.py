@@ -227,6 +227,12 @@ class Efficiency:
     attention: float = 1.0
     #: the bandwidth share on HBM GPUs, relative to ``bandwidth`` (<= 1)
     hbm: float = 1.0
+    #: seconds an older llama.cpp build (before ``data.CURRENT_BUILDS_FROM``) adds per
+    #: layer per decode step: the kernel launches CUDA graphs and fused kernels have since
+    #: removed (fitted from rows that say their build's year; an estimate is for a current
+    #: build). Prefill has no such term: no current build's prefill on these GPUs is in
+    #: the data to set it against.
+    older_layer_s: float = 0.0
 
     def bandwidth_share(self, gpus: Gpus) -> float:
         return self.bandwidth * (self.hbm if gpus.hbm else 1.0)

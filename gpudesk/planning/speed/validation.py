@@ -26,6 +26,7 @@ from gpudesk.planning.speed.fitting import (
     fitted_params,
     held_out_sources,
     loso_fits,
+    older_factor,
     sources,
 )
 from gpudesk.planning.speed.planner import estimate_for
@@ -92,9 +93,11 @@ def check_row(row: Row, fitted: FittedParams) -> Checked:
         per_gpu = result.tokens_per_s / result.count
         scale = per_gpu / result.tokens_per_s
         return Checked(row, per_gpu, result.low * scale, result.high * scale)
+    # an estimate is for a current llama.cpp build; an older build's row took longer
+    slower = older_factor(row, fitted.efficiency_for_row(row)[0])
     if item.workload is Workload.PREFILL and item.unit == "s":
         assert result.time_to_first_token_s is not None
-        ttft = result.time_to_first_token_s
+        ttft = result.time_to_first_token_s * slower
         # time = tokens / rate: the range flips
         return Checked(
             row,
@@ -102,7 +105,7 @@ def check_row(row: Row, fitted: FittedParams) -> Checked:
             ttft * result.tokens_per_s / result.high,
             ttft * result.tokens_per_s / result.low,
         )
-    return Checked(row, result.tokens_per_s, result.low, result.high)
+    return Checked(row, result.tokens_per_s / slower, result.low / slower, result.high / slower)
 
 
 @dataclass(frozen=True, slots=True)
