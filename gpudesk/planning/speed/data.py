@@ -55,8 +55,8 @@ class MeasuredModel(BaseModel):
 
 
 #: llama.cpp builds from this year on are "current": estimates are for them. Its CUDA
-#: backend gained CUDA graphs (2024-05), int8 tensor-core MMQ (2024-06) and fused kernels
-#: since, so a 2024 build decodes and prefills more slowly on the same GPU.
+#: backend gained CUDA graphs (2024-05) and fused kernels since, so a 2024 build spends
+#: more time per layer of each decode step on the same GPU.
 CURRENT_BUILDS_FROM = 2025
 
 
@@ -89,8 +89,9 @@ class Measurement(BaseModel):
     value: float = Field(gt=0)
     unit: Literal["tokens/s", "s", "TFLOPS"]
     held_out: bool = False
-    #: the year of the llama.cpp build measured; builds before CURRENT_BUILDS_FROM are
-    #: fitted with an older-build factor (estimates are for current builds)
+    #: the year of the llama.cpp build measured; a decode row of a build before
+    #: CURRENT_BUILDS_FROM adds the fitted older-build cost per layer (estimates are for
+    #: current builds)
     build_year: int | None = Field(default=None, ge=2023, le=2100)
     notes: str | None = None
 

@@ -266,10 +266,9 @@ def predict(row: Row, eff: Efficiency) -> float:
             batch=request.batch,
             chunk=prefill_chunk(request.engine),
         )
-        seconds = times.total_s
         if item.unit == "s":
-            return seconds
-        return request.batch * request.seq_in / seconds
+            return times.total_s
+        return request.batch * request.seq_in / times.total_s
     concurrency = max(1, serve_concurrency(row.rates, row.costs, request))
     return serve_times(
         row.costs,
@@ -300,7 +299,7 @@ def _sigmoid(value: float) -> float:
 
 
 #: where :attr:`Efficiency.older_layer_s` sits in the unconstrained vector
-OLDER_DECODE_INDEX = 9
+OLDER_LAYER_INDEX = 9
 
 
 def _to_vector(eff: Efficiency) -> list[float]:
@@ -542,11 +541,11 @@ def fit_efficiency(
     older = {
         row.measurement.older_build for row in decoded if row.measurement.engine == "llama.cpp"
     }
-    pinned = None if older == {True, False} else prior_z[OLDER_DECODE_INDEX]
+    pinned = None if older == {True, False} else prior_z[OLDER_LAYER_INDEX]
 
     def loss(z: list[float]) -> float:
         if pinned is not None:
-            z = [*z[:OLDER_DECODE_INDEX], pinned, *z[OLDER_DECODE_INDEX + 1 :]]
+            z = [*z[:OLDER_LAYER_INDEX], pinned, *z[OLDER_LAYER_INDEX + 1 :]]
         errors = batch.log_errors(_from_vector(z))
         total = float(np.sum(scale2 * np.log1p(errors * errors / scale2)))
         if not math.isfinite(total):
@@ -558,7 +557,7 @@ def fit_efficiency(
     # a restart escapes a collapsed simplex
     best = nelder_mead(loss, best, step=0.2, iterations=iterations // 2)
     if pinned is not None:
-        best[OLDER_DECODE_INDEX] = pinned
+        best[OLDER_LAYER_INDEX] = pinned
     return _from_vector(best)
 
 
