@@ -423,7 +423,8 @@ def test_estimate_is_frozen() -> None:
 def test_llama_cpp_overhead_names_no_cuda_context_alone() -> None:
     # llama.cpp's workload is sized before a GPU is chosen (Apple and AMD rows read it too)
     spec = WorkloadSpec(workload=Workload.INFERENCE, engine=Engine.LLAMA_CPP)
-    formula = estimate_memory(find_preset("llama-3.1-8b"), spec).part(PartKey.OVERHEAD).formula
+    estimate = estimate_memory(find_preset("llama-3.1-8b"), spec)
+    formula = estimate.part(PartKey.OVERHEAD).formula
     assert "the CUDA context" not in formula
     assert "Metal" in formula and "ROCm" in formula
-    assert "CUDA context" not in estimate_memory(find_preset("llama-3.1-8b"), spec).compares_with
+    assert "CUDA context" not in estimate.compares_with

@@ -229,17 +229,26 @@ def train_unit(row: Row) -> float:
     return row.rates.fp16_tflops * 1e12 / flops
 
 
+def older_step_s(row: Row, eff: Efficiency) -> float:
+    """Seconds ``row``'s older llama.cpp build adds to each decode step (0 for every other
+    row)."""
+    if not row.measurement.older_build or row.measurement.workload is not Workload.DECODE:
+        return 0.0
+    return row.costs.layers * eff.older_layer_s
+
+
 def older_factor(row: Row, eff: Efficiency) -> float:
     """How many times a current build's decode step ``row``'s older llama.cpp build took
     (1 for every other row)."""
-    request = row.request
-    if not row.measurement.older_build or row.measurement.workload is not Workload.DECODE:
+    extra = older_step_s(row, eff)
+    if extra == 0:
         return 1.0
+    request = row.request
     assert request is not None and request.context is not None
     gpus = fitted_gpus(row.rates, request)
     eff = within_peak(eff, row.rates, row.precision)
     step = decode_step(row.costs, gpus, eff, batch=request.batch, context=request.context)
-    return 1 + row.costs.layers * eff.older_layer_s / step.total_s
+    return 1 + extra / step.total_s
 
 
 def predict(row: Row, eff: Efficiency) -> float:
@@ -256,7 +265,7 @@ def predict(row: Row, eff: Efficiency) -> float:
     if item.workload is Workload.DECODE:
         assert request.context is not None
         step = decode_step(row.costs, gpus, eff, batch=request.batch, context=request.context)
-        return request.batch / (step.total_s * older_factor(row, eff))
+        return request.batch / (step.total_s + older_step_s(row, eff))
     if item.workload is Workload.PREFILL:
         times = prefill_time(
             row.costs,
@@ -535,8 +544,9 @@ def fit_efficiency(
     prior_z = _to_vector(prior)
     batch = RowBatch(rows)
     scale2 = ROBUST_SCALE**2
-    # The older-build factor is only told apart from the rest where the rows hold decode
-    # steps of both an older and a current llama.cpp build; elsewhere it keeps the prior's.
+    # The older-build cost per layer is only told apart from the rest where the rows hold
+    # decode steps of both an older and a current llama.cpp build; elsewhere it keeps the
+    # prior's.
     decoded = [row for row in rows if row.measurement.workload is Workload.DECODE]
     older = {
         row.measurement.older_build for row in decoded if row.measurement.engine == "llama.cpp"

@@ -230,8 +230,8 @@ class Efficiency:
     #: seconds an older llama.cpp build (before ``data.CURRENT_BUILDS_FROM``) adds per
     #: layer per decode step: the kernel launches CUDA graphs and fused kernels have since
     #: removed (fitted from rows that say their build's year; an estimate is for a current
-    #: build). Prefill has no such term: no current build's prefill on these GPUs is in
-    #: the data to set it against.
+    #: build). Prefill has no such term: the one current-build prefill row (held out)
+    #: cannot fit one.
     older_layer_s: float = 0.0
 
     def bandwidth_share(self, gpus: Gpus) -> float:
