@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import reach
+from hypothesis import HealthCheck, settings
 
 QT_AVAILABLE = all(
     importlib.util.find_spec(name) is not None for name in ("PySide6", "pyqtgraph", "pytestqt")
@@ -44,9 +46,64 @@ def pytest_ignore_collect(collection_path: Path) -> bool | None:
     return bool(_QT_IMPORT.search(collection_path.read_text(encoding="utf-8"))) or None
 
 
+# Hypothesis runs the same examples on every run, wherever it runs: derandomised (no
+# example database, no random seed), with no deadline and no too-slow check that a loaded
+# two-CPU machine would trip. HYPOTHESIS_PROFILE=explore searches afresh, for local hunting;
+# a bug it finds becomes an explicit example test next to the property.
+settings.register_profile(
+    "gpudesk",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gpudesk"))
+
 # Before any QApplication exists: tests never need a display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_QUICK_BACKEND", "software")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "reaches(**floors): at least this many examples reach each named check (tests/reach.py)",
+    )
+
+
+def pytest_assertion_pass(item: pytest.Item, lineno: int, orig: str, expl: str) -> None:
+    reach.assert_passed()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Count a property test's examples and those that reached its check (tests/reach.py)."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    if handle is None:
+        return (yield)
+    inner = handle.inner_test
+    tally = reach.Tally()
+
+    def counted(*args: object, **kwargs: object) -> object:
+        tally.start_example()
+        result = inner(*args, **kwargs)
+        tally.end_example()  # only examples that passed: a failing one fails the test anyway
+        return result
+
+    handle.inner_test = counted
+    reach.begin(tally)
+    try:
+        result = yield
+    finally:
+        reach.end()
+        handle.inner_test = inner
+    marker = item.get_closest_marker("reaches")
+    floors = {str(label): int(floor) for label, floor in (marker.kwargs if marker else {}).items()}
+    missing = reach.shortfall(tally, floors)
+    assert missing is None, f"property test reached its check too rarely: {missing}"
+    return result
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
