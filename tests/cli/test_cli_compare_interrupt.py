@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from signal_dispositions import default_sigint_in_child
 
 pytest.importorskip("PySide6")
 
@@ -90,6 +91,7 @@ def test_sigint_at_each_point_exits_130_and_keeps_the_old_file(
         timeout=120,
         env=_env(),
         check=False,
+        preexec_fn=default_sigint_in_child,
     )
     _check_interrupted(result, out, writing=point == "writing")
 
@@ -126,6 +128,7 @@ def test_a_real_ctrl_c_exits_130_or_finishes(tmp_path: Path, library: str) -> No
         stderr=subprocess.PIPE,
         text=True,
         env=_env(),
+        preexec_fn=default_sigint_in_child,
     )
     if _wait_until_loaded(process.pid, library):
         process.send_signal(signal.SIGINT)

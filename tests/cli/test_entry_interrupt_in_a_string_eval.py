@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from signal_dispositions import default_sigint_in_child
+
 # The command's work is a string exec that SIGINTs its own process and keeps
 # running, so the KeyboardInterrupt is raised inside the evaluated string.
 _PROGRAM = """
@@ -39,5 +41,6 @@ def test_an_interrupt_inside_a_string_exec_exits_130_under_dash_m(tmp_path: Path
         timeout=120,
         env=env,
         check=False,
+        preexec_fn=default_sigint_in_child,
     )
     assert (result.returncode, result.stderr) == (130, "gpudesk: interrupted\n")
