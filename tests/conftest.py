@@ -126,6 +126,14 @@ def _isolated_user_data(
 
 
 @pytest.fixture(autouse=True)
+def _fixed_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test sees an 80-column terminal, not the one pytest was started in (or none,
+    under xdist or a CI runner): a test about other widths sets COLUMNS itself."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("LINES", "24")
+
+
+@pytest.fixture(autouse=True)
 def _no_host_gpus(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -353,9 +353,22 @@ def test_copy_runs_on_a_thread_per_cpu_and_copies_everything() -> None:
 
     seen: set[int] = set()
     real_copyto = np.copyto
+    first_thread: list[int] = []
+    another_thread_copied = threading.Event()
+    lock = threading.Lock()
 
     def spying_copyto(dst: object, src: object) -> None:
-        seen.add(threading.get_ident())
+        # The first thread to copy waits for another one: on a loaded machine one pool
+        # thread could otherwise take every chunk before the others start (a flaky test).
+        # With it held, a pool that runs its chunks on one thread times out instead.
+        me = threading.get_ident()
+        with lock:
+            seen.add(me)
+            first_thread[:] = first_thread or [me]
+            if first_thread[0] != me:
+                another_thread_copied.set()
+        if first_thread[0] == me:
+            another_thread_copied.wait(timeout=30)
         real_copyto(dst, src)  # type: ignore[call-overload]
 
     workload = NumpyCopy(4 * 2**20, threads=3)

@@ -48,11 +48,17 @@ def test_list_filters_and_sorts(capsys: pytest.CaptureFixture[str]) -> None:
     assert memories == sorted(memories, reverse=True)
 
 
-def test_list_table_and_csv(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_list_table_and_csv(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_entry(tmp_path, "only-one", name="Zqxv Only GPU")
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough for the long headings
     code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv")
     assert code == 0
     assert "Zqxv Only GPU" in out and "Memory (GB)" in out
+    monkeypatch.setenv("COLUMNS", "80")  # the short ones
+    code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv")
+    assert code == 0 and "Mem GB" in out and "Memory (GB)" not in out
     assert "1 of" in out
     code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv", "--csv")
     lines = out.strip().splitlines()
