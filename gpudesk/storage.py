@@ -18,6 +18,16 @@ Every file GPUDesk saves (history, exports, user catalog) goes through
   node (as root, ``/dev/null`` itself) or the shell's redirection.
 - Anything else that is not a regular file (a directory, a block device, a
   socket) is refused with :class:`UnsafeTargetError`, and nothing is touched.
+- An existing file the user may not write (``0444``, or another user's
+  ``0644``) is refused with :class:`NotWritableError`, as ``cp`` and a shell's
+  ``>`` refuse it: a writable folder lets the rename replace it, but the user
+  could not have written it. (Root may write anything, as with ``cp``.)
+- A file the user may write but does not own (root replacing another user's
+  file, a group-writable one) keeps its owner, group and mode: the temporary
+  file is given them before the rename. Where that ``chown`` is not permitted
+  (an unprivileged user writing a group-writable file of someone else's) the
+  file is written in place instead, as ``cp`` does: its owner and mode stay,
+  but a crash or a full disk mid-write can leave it truncated.
 - A kill between creating the temporary file and renaming it leaves a hidden
   ``.NAME.gpudesk-TOKEN.tmp`` behind; the next write to that folder removes
   such files older than :data:`STALE_TEMP_AGE_S` -- only ours: the token is a
@@ -57,6 +67,24 @@ _FD_FOLDERS = ("/proc/", "/dev/fd/")
 class UnsafeTargetError(OSError):
     """The target exists and is not something GPUDesk may write (a directory, a
     block device, a socket, a FIFO with no reader); ``strerror`` says which."""
+
+
+class NotWritableError(UnsafeTargetError):
+    """The target is a file the user has no write permission on (``cp`` would refuse it)."""
+
+
+def _may_write(path: Path) -> bool:
+    """Whether the effective user may write ``path`` (root may write any file)."""
+    if os.access in os.supports_effective_ids:
+        return os.access(path, os.W_OK, effective_ids=True)
+    return os.access(path, os.W_OK)
+
+
+def _refuse_unwritable(path: Path) -> None:
+    if not _may_write(path):
+        raise NotWritableError(
+            errno.EACCES, "permission denied: you may not write this file", str(path)
+        )
 
 
 def _process_umask() -> int:
@@ -230,6 +258,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     usual ones for a new file (mkstemp alone would leave it private, 0600).
 
     Raises:
+        NotWritableError: ``path`` is a file the user has no write permission
+            on; nothing was written.
         UnsafeTargetError: ``path`` is a directory, a block device, a socket
             or a FIFO nobody reads; nothing was written.
         OSError: the folder is missing or unwritable, the name is too long or
@@ -258,21 +288,62 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if _is_fd_view(path):
             _write_directly(path, data, truncate=True)
             return
+        _refuse_unwritable(path)
     # Through any symlinks to the file they name (which may not exist yet).
     mode = stat.S_IMODE(info.st_mode) if info is not None else _new_file_mode()
     remove_stale_temporaries(target.parent)
     fd, tmp_name = _create_temporary(target)
     try:
         with os.fdopen(fd, "wb") as tmp:
-            os.fchmod(tmp.fileno(), mode)
-            tmp.write(data)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.replace(tmp_name, target)
+            owned = info is None or _take_owner(tmp.fileno(), info)
+            if owned:
+                os.fchmod(tmp.fileno(), mode)  # after fchown, which clears setuid/setgid
+                tmp.write(data)
+                tmp.flush()
+                os.fsync(tmp.fileno())
+        if owned:
+            os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+    if not owned:
+        # The replacement could not be given the file's owner: keep the file, rewrite it.
+        os.unlink(tmp_name)
+        _write_in_place(target, data)
+
+
+def _take_owner(fd: int, info: os.stat_result) -> bool:
+    """Give the temporary file ``fd`` the replaced file's owner and group.
+
+    Returns False where that is not permitted (only root may give a file away;
+    a user may set only a group they belong to): the caller writes in place.
+    """
+    uid = -1 if info.st_uid == os.geteuid() else info.st_uid
+    gid = -1 if info.st_gid == os.getegid() else info.st_gid
+    if uid == -1 and gid == -1:
+        return True
+    try:
+        os.fchown(fd, uid, gid)
+    except PermissionError:
+        return False
+    return True
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    """Truncate and rewrite the regular file ``target`` (what ``cp`` does), never through a link."""
+    flags = os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(target, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeTargetError(errno.EINVAL, "it is not a regular file", str(target))
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _create_temporary(target: Path) -> tuple[int, str]:
@@ -360,6 +431,7 @@ def check_writable(path: Path) -> None:
     """Fail early, before any work, for a target :func:`atomic_write_bytes` would refuse.
 
     Raises:
+        NotWritableError: an existing file the user has no write permission on.
         UnsafeTargetError: a directory, block device, socket; an empty name.
         OSError: the name is too long, a symlink loop, the folder is missing,
             not a folder or not writable (``strerror`` says which).
@@ -381,6 +453,7 @@ def check_writable(path: Path) -> None:
             raise UnsafeTargetError(errno.EINVAL, f"it is {_kind_of(info.st_mode)}", str(path))
         if not stat.S_ISREG(info.st_mode) or _is_fd_view(path):
             return  # written in place; opening it is the check
+        _refuse_unwritable(path)
     folder = resolve_for_writing(path).parent
     try:
         folder_info = os.stat(folder)

@@ -62,7 +62,7 @@ def check_output_path(path: Path) -> None:
     try:
         check_writable(path)
     except OSError as exc:
-        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise write_error(path, exc) from exc
 
 
 def write_output(path: Path, action: Callable[[], object]) -> None:
@@ -70,7 +70,16 @@ def write_output(path: Path, action: Callable[[], object]) -> None:
     try:
         action()
     except OSError as exc:
-        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise write_error(path, exc) from exc
+
+
+def write_error(path: Path, exc: OSError) -> CliError:
+    """The one-line error for a failed write of ``path``: exit 2 for a file the
+    user may not write (the user named it), exit 1 for anything else."""
+    from gpudesk.storage import NotWritableError
+
+    code = EXIT_USAGE if isinstance(exc, NotWritableError) else EXIT_FAILURE
+    return CliError(f"cannot write {path}: {exc.strerror or exc}", code)
 
 
 def load_catalog_for(args: argparse.Namespace, *, report_problems: bool = True) -> Catalog:

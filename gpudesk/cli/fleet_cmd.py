@@ -24,6 +24,7 @@ from gpudesk.cli.common import (
     EXIT_USAGE,
     CliError,
     path_argument,
+    write_output,
 )
 from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
 
@@ -246,10 +247,7 @@ def run_survey(args: argparse.Namespace) -> int:
         document = _ray_survey(args)
     text = _dump(document)
     if args.out is not None:
-        try:
-            atomic_write_text(args.out, text)
-        except OSError as exc:
-            raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
+        write_output(args.out, lambda: atomic_write_text(args.out, text))
     view, _ = parse_survey(text, "survey")
     if args.json:
         sys.stdout.write(text)
