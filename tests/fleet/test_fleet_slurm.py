@@ -28,11 +28,15 @@ from slurm_cluster import (
     start_cluster,
 )
 
-pytestmark = pytest.mark.skipif(
-    bool(missing_programs()) or os.geteuid() != 0,
-    reason=f"needs Slurm and munge ({', '.join(missing_programs()) or 'installed'}) "
-    "and root (the test cluster runs SlurmUser=root); .ci/run installs them",
-)
+pytestmark = [
+    # Slurm clusters share munged and the host: one worker runs them in turn (.ci/run)
+    pytest.mark.xdist_group("slurm"),
+    pytest.mark.skipif(
+        bool(missing_programs()) or os.geteuid() != 0,
+        reason=f"needs Slurm and munge ({', '.join(missing_programs()) or 'installed'}) "
+        "and root (the test cluster runs SlurmUser=root); .ci/run installs them",
+    ),
+]
 
 #: What n1 and n2 have (the fake's two GPUs), declared as Slurm would name them.
 MIXED = "gpu:h100:1,gpu:rtx4090:1"

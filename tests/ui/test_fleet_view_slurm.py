@@ -16,10 +16,14 @@ from ui_catalog_fixtures import small_catalog
 from gpudesk.ui.fleet_view import FleetView
 from gpudesk.ui.state import AppState
 
-pytestmark = pytest.mark.skipif(
-    bool(missing_programs()) or os.geteuid() != 0,
-    reason="needs Slurm and munge and root (the test cluster runs SlurmUser=root)",
-)
+pytestmark = [
+    # Slurm clusters share munged and the host: one worker runs them in turn (.ci/run)
+    pytest.mark.xdist_group("slurm"),
+    pytest.mark.skipif(
+        bool(missing_programs()) or os.geteuid() != 0,
+        reason="needs Slurm and munge and root (the test cluster runs SlurmUser=root)",
+    ),
+]
 
 
 @pytest.fixture
