@@ -21,6 +21,7 @@ from gpudesk.storage import (
     atomic_write_text,
     read_regular_file,
 )
+from gpudesk.terminal_text import scrub
 
 
 def history_dir() -> Path:
@@ -117,8 +118,9 @@ def import_run(source: Path, directory: Path | None = None) -> HistoryItem:
         OSError: the history folder cannot be written.
     """
     result = load_run(source)
-    # The path as valid text within the field's limit, so the saved copy reloads.
-    where = str(source).encode("utf-8", "backslashreplace").decode("utf-8")[:2000]
+    # The path as printable text within the field's limit, so the saved copy reloads:
+    # a name that is not UTF-8, or holds a control character, is shown escaped.
+    where = scrub(str(source).encode("utf-8", "backslashreplace").decode("utf-8"))[:2000]
     imported = result.model_copy(update={"imported_from": where})
     return HistoryItem(save_run(imported, directory), imported)
 

@@ -226,8 +226,9 @@ def parse_result(data: bytes | str, source: str) -> BenchResult:
 
     Types are strict (``true`` is not a number, ``"1"`` is not a schema
     version), nesting is at most :data:`MAX_JSON_DEPTH` levels, text holds no
-    lone surrogates (they cannot be saved or shown), and times lie between
-    :data:`EARLIEST_START` and :data:`LATEST_START`.
+    lone surrogates (they cannot be saved or shown), times lie between
+    :data:`EARLIEST_START` and :data:`LATEST_START`, and figures, whole numbers
+    and text are possible (:func:`gpudesk.bench.plausible.check_result`).
 
     Raises:
         ResultFileError: not JSON, not an object, a newer schema, or a field
@@ -270,13 +271,21 @@ def parse_result(data: bytes | str, source: str) -> BenchResult:
         raw["started_at"] = EARLIEST_START.isoformat()
     try:
         # Strict JSON-mode validation: no bool-as-number, no number-as-string.
-        return BenchResult.model_validate_json(json.dumps(raw), strict=True)
+        result = BenchResult.model_validate_json(json.dumps(raw), strict=True)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         location = ".".join(str(part) for part in first["loc"]) or "(file)"
         more = exc.error_count() - 1
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         raise ResultFileError(source, location, f"{first['msg']}{suffix}") from exc
+    # Imported here: plausible reads the catalog's peaks, which import this module.
+    from gpudesk.bench.plausible import Implausible, check_result
+
+    try:
+        check_result(result)
+    except Implausible as exc:
+        raise ResultFileError(source, exc.field, exc.message) from None
+    return result
 
 
 def _check_shape(raw: dict[str, object], source: str) -> None:
