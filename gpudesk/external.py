@@ -134,13 +134,19 @@ class CallTimeoutError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A program that exited within its time: its exit status and what it printed."""
+    """A program that exited within its time: its exit status and what it printed.
+
+    ``left_running`` is True when a process it started still held its pipes
+    open after it exited (that process group was killed; the output is the
+    program's own).
+    """
 
     argv: tuple[str, ...]
     returncode: int
     stdout: bytes
     stderr: bytes
     duration_s: float
+    left_running: bool = False
 
     @property
     def stdout_text(self) -> str:
@@ -374,7 +380,10 @@ def run_tool(
             tool.kill()
             raise ToolTimeoutError(argv, timeout_s, bytes(kept["stdout"]), bytes(kept["stderr"]))
         took = time.monotonic() - tool.started
-    return ToolResult(tuple(argv), code, bytes(kept["stdout"]), bytes(kept["stderr"]), took)
+        left_running = bool(tool.open_streams)
+    return ToolResult(
+        tuple(argv), code, bytes(kept["stdout"]), bytes(kept["stderr"]), took, left_running
+    )
 
 
 class LineBuffer:

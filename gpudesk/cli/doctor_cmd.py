@@ -1,8 +1,9 @@
 """``gpudesk doctor``: a health check of this machine's NVIDIA GPUs.
 
 Exit codes: 0 when NVML and nvidia-smi agree on every field and nothing is an
-error; 1 when a field disagrees or an error is found (both named); 3 when
-there is no NVIDIA GPU or no nvidia-smi; 2 on bad usage.
+error; 1 when a field disagrees or an error is found (both named), NVML or
+nvidia-smi not answering in time included; 3 when there is no NVIDIA GPU or
+no nvidia-smi; 2 on bad usage. With --skip-bench it answers within 30 s.
 
 With ``--expect SPEC`` it is an acceptance gate (:mod:`gpudesk.health.expect`):
 0 when every declared-against-detected check passes, 1 with one line per
@@ -30,7 +31,7 @@ from gpudesk.cli.common import (
 from gpudesk.cli.textwidth import wrap_paragraph
 
 if TYPE_CHECKING:
-    from gpudesk.health.doctor import DoctorReport
+    from gpudesk.health.doctor import DoctorReport, Finding
     from gpudesk.health.expect import ExpectCheck, ExpectSpec
 
 
@@ -188,8 +189,27 @@ def _print_text(report: DoctorReport, spec: ExpectSpec | None, checks: list[Expe
         print(wrap_paragraph(line, subsequent_indent="    "))
 
 
+def _stuck(args: argparse.Namespace, spec: ExpectSpec | None, finding: Finding) -> int:
+    """Exit 1 with the report of a detection that did not answer (NVML stuck in the driver)."""
+    from gpudesk.health.doctor import DoctorReport
+    from gpudesk.health.expect import ExpectCheck
+
+    report = DoctorReport(ok=False, gpus=[], findings=[finding])
+    checks = (
+        [] if spec is None else [ExpectCheck(check="health", passed=False, detail=finding.message)]
+    )
+    if args.json:
+        data = report.model_dump(mode="json")
+        if spec is not None:
+            data["expect"] = _expect_json(spec, checks, detected=False)
+        print_json(data)
+    else:
+        _print_text(report, spec, checks)
+    print("gpudesk: doctor found: " + "; ".join(report.errors), file=sys.stderr)
+    return EXIT_FAILURE
+
+
 def run_doctor(args: argparse.Namespace) -> int:
-    from gpudesk.hardware.detect import detect
     from gpudesk.hardware.models import title_for
     from gpudesk.health import doctor
     from gpudesk.health.expect import ExpectLink, check_expectations
@@ -197,7 +217,9 @@ def run_doctor(args: argparse.Namespace) -> int:
     catalog = load_catalog_for(args)
     spec = _spec(args, [entry.id for entry in catalog.entries])
     try:
-        detection = detect()
+        detection = doctor.detect_within()
+    except doctor.DetectionTimeoutError as exc:  # a health problem, not a usage one
+        return _stuck(args, spec, exc.finding)
     except Exception as exc:  # the contract: 1 on an unexpected failure, never a traceback
         raise CliError(f"detection failed unexpectedly: {type(exc).__name__}: {exc}") from exc
     try:

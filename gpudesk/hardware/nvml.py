@@ -225,10 +225,16 @@ def _mib(value_bytes: Any) -> int:
 _live_instances: weakref.WeakSet[Nvml] = weakref.WeakSet()
 
 
+#: At exit, how long to wait for a query in flight before leaving NVML as it is.
+EXIT_SHUTDOWN_WAIT_S = 2.0
+
+
 @atexit.register
 def _shutdown_all() -> None:
+    # A query stuck in the driver (a GPU off the bus), abandoned by a caller with a
+    # deadline, holds the lock for good: exit without shutting NVML down then.
     for nvml in list(_live_instances):
-        nvml.shutdown()
+        nvml.shutdown(wait_s=EXIT_SHUTDOWN_WAIT_S)
 
 
 class Nvml:
@@ -310,9 +316,17 @@ class Nvml:
             raise NvmlUnavailableError(failure.status, failure.detail) from exc
         _log.info("initialised NVML through nvmlInit_v2 (the driver lacks nvmlInitWithFlags)")
 
-    def shutdown(self) -> None:
-        """Shut NVML down; waits for a query in flight. Safe to call twice."""
-        with self._lock:
+    def shutdown(self, wait_s: float | None = None) -> None:
+        """Shut NVML down; waits for a query in flight. Safe to call twice.
+
+        Args:
+            wait_s: wait at most this long for a query in flight, then leave NVML
+                initialised (None: as long as it takes).
+        """
+        if not self._lock.acquire(timeout=-1 if wait_s is None else max(0.0, wait_s)):
+            _log.info("an NVML query is still in flight after %g s: NVML left as it is", wait_s)
+            return
+        try:
             if not self._initialised:
                 return
             self._initialised = False
@@ -321,6 +335,8 @@ class Nvml:
             except Exception as exc:
                 # At exit nothing useful can be done about a failed shutdown.
                 _log.debug("nvmlShutdown failed: %s", exc)
+        finally:
+            self._lock.release()
 
     # -- calls --------------------------------------------------------------------
 

@@ -23,21 +23,27 @@ from __future__ import annotations
 
 import csv
 import os
-import subprocess
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudesk.bench.reference import References, load_references
 from gpudesk.bench.typical import TypicalFraction, TypicalFractions, load_typical_fractions
+from gpudesk.external import (
+    CallTimeoutError,
+    ToolOutputLimitError,
+    ToolStartError,
+    ToolTimeoutError,
+    call_with_deadline,
+    run_tool,
+)
 from gpudesk.hardware.models import DetectionResult, DeviceKind, DeviceSource, GpuSnapshot
 from gpudesk.health import rules
 from gpudesk.health.rules import Finding, Severity
+from gpudesk.progress import Progress, ProgressState
 
 __all__ = [
     "Finding",
@@ -69,10 +75,14 @@ SMI_ARGUMENTS: tuple[str, ...] = (
 _SMI_MISSING = frozenset({"[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[Unknown]"})
 MAX_SMI_OUTPUT_BYTES = 1024 * 1024
 MAX_SMI_STDERR_BYTES = 64 * 1024
-_SMI_CHUNK_BYTES = 64 * 1024
 MAX_SMI_ROWS = 256
 MAX_SMI_VALUE_CHARS = 256
-SMI_TIMEOUT_S = 30.0
+#: How long nvidia-smi, and NVML (the whole detection), may each take. A GPU that fell
+#: off the bus leaves both stuck, and a stuck tool on a GPU node is a finding, not a
+#: hang: the two, with start-up, keep ``doctor --skip-bench`` under 30 s. A healthy
+#: 8-GPU node without persistence mode answers in a few seconds.
+SMI_TIMEOUT_S = 12.0
+NVML_TIMEOUT_S = 12.0
 #: Power limits agree within this (nvidia-smi prints 2 decimals, NVML gives mW).
 POWER_TOLERANCE_W = 0.5
 
@@ -98,6 +108,22 @@ class NvidiaSmiUnusableError(Exception):
 
 class NvidiaSmiFailedError(Exception):
     """nvidia-smi ran but failed (non-zero exit, timeout, unreadable output)."""
+
+
+class NvidiaSmiTimeoutError(NvidiaSmiFailedError):
+    """nvidia-smi gave no answer in time: on a GPU node, a health problem in itself."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(f"nvidia-smi did not answer within {timeout_s:g} s")
+        self.timeout_s = timeout_s
+
+
+class DetectionTimeoutError(Exception):
+    """Detection (NVML, as a rule) gave no answer in time; ``finding`` says so."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
 
 
 class NvidiaSmiOutputError(Exception):
@@ -213,88 +239,55 @@ def find_nvidia_smi(path: Path | None = None, search_path: str | None = None) ->
     raise NvidiaSmiNotFoundError("not on PATH")
 
 
-def _read_capped(stream: IO[bytes], cap: int, kept: list[bytes], over: threading.Event) -> None:
-    """Read ``stream`` in chunks, keeping at most ``cap`` bytes; past that, say so and stop."""
-    total = 0
-    while chunk := stream.read1(_SMI_CHUNK_BYTES):  # type: ignore[attr-defined]
-        room = cap - total
-        if room > 0:
-            kept.append(chunk[:room])
-        total += len(chunk)
-        if total > cap:
-            over.set()
-            return
+def read_nvidia_smi(executable: Path, timeout_s: float = SMI_TIMEOUT_S) -> tuple[str, bool]:
+    """nvidia-smi's CSV for :data:`SMI_FIELDS`, and whether it left a process behind.
+
+    It runs through :func:`gpudesk.external.run_tool`: in its own process
+    group, its output read as it comes and never held past
+    :data:`MAX_SMI_OUTPUT_BYTES` (stderr: :data:`MAX_SMI_STDERR_BYTES`), and
+    stopped at ``timeout_s`` with everything it started. The flag is True when
+    it exited but a process it started still held its output open (that
+    process is stopped; the answer is what nvidia-smi itself printed).
+
+    Raises:
+        NvidiaSmiTimeoutError: no answer within ``timeout_s``.
+        NvidiaSmiFailedError: not startable, a non-zero exit (with its message),
+            or more output than any machine prints.
+    """
+    try:
+        done = run_tool(
+            [str(executable), *SMI_ARGUMENTS],
+            timeout_s,
+            max_stdout_bytes=MAX_SMI_OUTPUT_BYTES,
+            max_stderr_bytes=MAX_SMI_STDERR_BYTES,
+        )
+    except ToolTimeoutError as exc:
+        raise NvidiaSmiTimeoutError(timeout_s) from exc
+    except ToolOutputLimitError as exc:
+        if exc.stream == "stdout":
+            raise NvidiaSmiFailedError(
+                f"printed more than {MAX_SMI_OUTPUT_BYTES // 1024} KiB"
+            ) from exc
+        raise NvidiaSmiFailedError(
+            f"printed more than {MAX_SMI_STDERR_BYTES // 1024} KiB of errors"
+        ) from exc
+    except ToolStartError as exc:
+        raise NvidiaSmiFailedError(f"could not run it: {exc.os_error}") from exc
+    text = done.stdout_text
+    if done.returncode != 0:
+        message = (done.stderr_text or text).strip()
+        first = message.splitlines()[0][:300] if message else "no message"
+        raise NvidiaSmiFailedError(f"exit status {done.returncode}: {first}")
+    return text, done.left_running
 
 
 def run_nvidia_smi(executable: Path, timeout_s: float = SMI_TIMEOUT_S) -> str:
-    """nvidia-smi's CSV for :data:`SMI_FIELDS`.
-
-    Its output is read as it comes and never held past :data:`MAX_SMI_OUTPUT_BYTES`
-    (stderr: :data:`MAX_SMI_STDERR_BYTES`): a tool that prints more is stopped
-    there, so a broken or hostile one costs a megabyte, not its whole output.
+    """nvidia-smi's CSV for :data:`SMI_FIELDS` (:func:`read_nvidia_smi` without the flag).
 
     Raises:
-        NvidiaSmiFailedError: a non-zero exit (with its message), a timeout, or
-            more output than any machine prints.
+        NvidiaSmiTimeoutError, NvidiaSmiFailedError: as :func:`read_nvidia_smi`.
     """
-    try:
-        process = subprocess.Popen(
-            [str(executable), *SMI_ARGUMENTS],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-        )
-    except OSError as exc:
-        raise NvidiaSmiFailedError(f"could not run it: {exc}") from exc
-    assert process.stdout is not None and process.stderr is not None
-    out: list[bytes] = []
-    err: list[bytes] = []
-    out_over, err_over = threading.Event(), threading.Event()
-    readers = [
-        threading.Thread(
-            target=_read_capped,
-            args=(process.stdout, MAX_SMI_OUTPUT_BYTES, out, out_over),
-            daemon=True,
-        ),
-        threading.Thread(
-            target=_read_capped,
-            args=(process.stderr, MAX_SMI_STDERR_BYTES, err, err_over),
-            daemon=True,
-        ),
-    ]
-    for reader in readers:
-        reader.start()
-    deadline = time.monotonic() + timeout_s
-    try:
-        while any(reader.is_alive() for reader in readers):
-            if out_over.is_set() or err_over.is_set() or time.monotonic() > deadline:
-                break
-            readers[0].join(0.05)
-            readers[1].join(0.0)
-        if out_over.is_set():
-            raise NvidiaSmiFailedError(f"printed more than {MAX_SMI_OUTPUT_BYTES // 1024} KiB")
-        if err_over.is_set():
-            raise NvidiaSmiFailedError(
-                f"printed more than {MAX_SMI_STDERR_BYTES // 1024} KiB of errors"
-            )
-        try:
-            returncode = process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired as exc:
-            raise NvidiaSmiFailedError(f"no answer within {timeout_s:.0f} s") from exc
-        if any(reader.is_alive() for reader in readers):  # exited, but a child holds the pipe
-            raise NvidiaSmiFailedError(f"no answer within {timeout_s:.0f} s")
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        process.stdout.close()
-        process.stderr.close()
-    text = b"".join(out).decode("utf-8", errors="replace")
-    if returncode != 0:
-        message = (b"".join(err).decode("utf-8", errors="replace") or text).strip()
-        first = message.splitlines()[0][:300] if message else "no message"
-        raise NvidiaSmiFailedError(f"exit status {returncode}: {first}")
-    return text
+    return read_nvidia_smi(executable, timeout_s)[0]
 
 
 def parse_smi_csv(text: str) -> list[dict[str, str | None]]:
@@ -797,6 +790,59 @@ def verdict_lines(report: DoctorReport, describe: Callable[[str], str] | None = 
     return lines
 
 
+#: Detection's progress messages while it waits on NVML (hardware.detect and Nvml.read_all):
+#: "reading the CPU" is reported just before NVML is first asked.
+_NVML_STAGES = ("reading the CPU", "reading GPU")
+
+
+def detect_within(
+    detector: Callable[[Progress], DetectionResult] | None = None,
+    timeout_s: float = NVML_TIMEOUT_S,
+) -> DetectionResult:
+    """Detect this machine's GPUs, giving up at ``timeout_s``.
+
+    A GPU that fell off the bus can leave an NVML call stuck in the driver
+    for good; the call cannot be interrupted, so it runs in a worker thread
+    that is abandoned at the deadline (:func:`gpudesk.external.call_with_deadline`).
+
+    Args:
+        detector: detection taking a progress (``hardware.detect.detect`` when None).
+
+    Raises:
+        DetectionTimeoutError: no answer in time; its finding names what was stuck
+            (NVML, or the rest of detection) and where.
+    """
+    if detector is None:
+        from gpudesk.hardware.detect import detect
+
+        def detector(progress: Progress) -> DetectionResult:
+            return detect(progress=progress)
+
+    progress = ProgressState()
+    run = detector
+    try:
+        return call_with_deadline(lambda: run(progress), timeout_s, "GPU detection")
+    except CallTimeoutError as exc:
+        progress.cancel()  # should it come back, it stops at its next check
+        stage = progress.message or "starting"
+        if stage.startswith(_NVML_STAGES):
+            finding = Finding(
+                severity="error",
+                check="nvml",
+                message=(
+                    f"NVML did not answer within {timeout_s:g} s (while {stage}): a GPU or the "
+                    "driver may be hung; look for Xid errors in `dmesg`"
+                ),
+            )
+        else:
+            finding = Finding(
+                severity="error",
+                check="detection",
+                message=f"GPU detection did not answer within {timeout_s:g} s (after {stage})",
+            )
+        raise DetectionTimeoutError(finding) from exc
+
+
 class NoNvidiaGpuError(Exception):
     """Nothing for ``doctor`` to check: NVML found no NVIDIA GPU (``status`` says why)."""
 
@@ -814,8 +860,12 @@ def check_machine(
     progress: Any | None = None,
     runtimes: Sequence[CudaRuntime] | None = None,
     backends: Sequence[Any] | None = None,
+    smi_timeout_s: float = SMI_TIMEOUT_S,
 ) -> DoctorReport:
     """The whole check, as ``gpudesk doctor`` and the GUI's "Check health" run it.
+
+    nvidia-smi gets ``smi_timeout_s``; past it, "nvidia-smi did not answer" is
+    an error finding (a stuck tool on a GPU node is a health problem).
 
     Raises:
         NoNvidiaGpuError: NVML found no physical NVIDIA GPU.
@@ -829,15 +879,32 @@ def check_machine(
     executable = find_nvidia_smi(nvidia_smi)
     rows: list[dict[str, str | None]] | None = None
     problem: str | None = None
+    extra: list[Finding] = []
     try:
-        rows = parse_smi_csv(run_nvidia_smi(executable))
+        text, left_running = read_nvidia_smi(executable, smi_timeout_s)
+        rows = parse_smi_csv(text)
+    except NvidiaSmiTimeoutError as exc:
+        problem = (
+            f"{exc} ({executable}): a GPU or the driver may be hung; look for Xid errors in `dmesg`"
+        )
     except (NvidiaSmiFailedError, NvidiaSmiOutputError) as exc:
         problem = f"{executable} failed: {exc}"
+    else:
+        if left_running:
+            extra.append(
+                Finding(
+                    severity="warning",
+                    check="nvidia_smi",
+                    message=(
+                        f"nvidia-smi ({executable}) exited but left a process holding its "
+                        "output open (stopped); is it a wrapper script?"
+                    ),
+                )
+            )
     matches = match_devices(detection.gpus, entries)
     catalog_ids = {position: match.catalog_id for position, match in enumerate(matches)}
     throughput: dict[int, list[ThroughputFigure]] | None = None
     benchmark: Literal["skipped", "run", "unavailable"] = "skipped"
-    extra: list[Finding] = []
     if not skip_bench:
         throughput, why_not = measure_throughput(detection, entries, progress, backends)
         benchmark = "unavailable" if why_not else "run"

@@ -29,11 +29,14 @@
  *   FAKE_NVML_COMPUTE_MODE  0 default, 2 prohibited, 3 exclusive process (GPU 0)
  *   FAKE_NVML_MEMORY_TOTAL_MIB  GPU 0's total memory
  *   FAKE_NVML_GPU_COUNT   at most this many GPUs of the scenario (1: the H100 alone)
+ *   FAKE_NVML_HANG_S      nvmlDeviceGetCount_v2 sleeps this many seconds first (a GPU
+ *                         that fell off the bus leaves NVML calls stuck in the driver)
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -284,6 +287,8 @@ EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *version) {
 
 EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
     if (!initialised) return UNINITIALIZED;
+    unsigned long long hang_s = env_number("FAKE_NVML_HANG_S", 0);
+    if (hang_s) sleep((unsigned int)hang_s);
     *count = gpu_count;
     return OK;
 }
