@@ -7,12 +7,14 @@ headless GPU servers may lack Qt's system libraries.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from gpudesk import __version__
 from gpudesk.cli.common import (
@@ -24,6 +26,9 @@ from gpudesk.cli.common import (
     path_argument,
 )
 from gpudesk.cli.output import scrubbed_streams
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 #: The subcommands' modules (gpudesk.cli.NAME), in --help's order. Imported when
 #: the parser is built: a plain GUI start needs none of them (see _gui_start).
@@ -46,8 +51,33 @@ def _command_modules() -> list[ModuleType]:
     return [importlib.import_module(f"{__name__}.{name}") for name in _COMMAND_MODULE_NAMES]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that a failed write of ``--help`` or ``--version`` is raised.
+
+    argparse ignores an ``OSError`` while it prints, so ``gpudesk fleet --help >
+    /dev/full`` printed nothing and exited 0, or ended in a traceback when the
+    interpreter flushed the text at exit. Raised here, :func:`_main` words it as
+    every other output error. What goes to stderr (a usage error) still ignores a
+    failed write, so a usage error keeps its exit 2. Every subparser is one of
+    these: ``add_subparsers`` makes them of the parent's class.
+    """
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if not message:
+            return
+        stream = sys.stderr if file is None else file
+        if stream is sys.stderr:
+            with contextlib.suppress(OSError, ValueError):
+                stream.write(message)
+            return
+        stream.write(message)
+        flush = getattr(stream, "flush", None)
+        if flush is not None:
+            flush()  # a full disk or a closed pipe is seen now, inside our handlers
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpudesk",
         description="Choose, compare and check GPUs for machine learning.",
     )
@@ -127,38 +157,62 @@ def _gui_start(argv: Sequence[str]) -> argparse.Namespace | None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = _gui_start(sys.argv[1:] if argv is None else argv)
-    if args is None:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        problem = non_finite_flag(args)
-        if problem is not None:
-            parser.error(problem)  # exits 2, like every other bad argument
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        handler = _run_gui
+    """Parse and run; every failure is one line on stderr and its exit code.
+
+    Writing the output can fail in any command, ``--help`` and ``--version``
+    included: a full disk or ``/dev/full`` is one line and exit 1, a closed pipe
+    (``gpudesk list | head``) a quiet exit 0, as for other Unix tools.
+    """
     try:
-        result: int = handler(args)
-        sys.stdout.flush()  # so that a full disk or a closed pipe is seen here
+        return _parse_and_run(argv)
     except CliError as exc:
-        print(f"gpudesk: {exc}", file=sys.stderr)
+        _say(f"gpudesk: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
-        print("gpudesk: interrupted", file=sys.stderr)
+        _say("gpudesk: interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `gpudesk list | head` closes the pipe early; that is not a failure.
         _silence_stdout()
-        sys.stderr.close()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.close()
         return 0
     except OSError as exc:
         # Writing our own output failed (`gpudesk list > /dev/full`) or a file
         # we did not expect to touch misbehaved: one line, never a traceback.
         _silence_stdout()
         where = f" {exc.filename}" if exc.filename else " the output"
-        print(f"gpudesk: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"gpudesk: cannot write{where}: {exc.strerror or exc}")
         return EXIT_FAILURE
+
+
+def _parse_and_run(argv: Sequence[str] | None) -> int:
+    args = _gui_start(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+            problem = non_finite_flag(args)
+            if problem is not None:
+                parser.error(problem)  # exits 2, like every other bad argument
+        except SystemExit:
+            # --help, --version or a usage error: what it printed is flushed here,
+            # where a failure is worded, not by the interpreter at exit.
+            sys.stdout.flush()
+            raise
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        handler = _run_gui
+    result: int = handler(args)
+    sys.stdout.flush()  # so that a full disk or a closed pipe is seen here
     return result
+
+
+def _say(line: str) -> None:
+    """Print ``line`` on stderr; if stderr itself cannot be written, there is no one to tell."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr)
+        sys.stderr.flush()
 
 
 def _silence_stdout() -> None:
