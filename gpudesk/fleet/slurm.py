@@ -29,23 +29,32 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
-import queue
 import re
 import secrets
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
+from gpudesk.external import (
+    LineBuffer,
+    Stream,
+    ToolError,
+    ToolOutputLimitError,
+    ToolProcess,
+    ToolResult,
+    ToolStartError,
+    ToolTimeoutError,
+    read_many,
+    run_tool,
+)
 from gpudesk.fleet.checks import summarise
 from gpudesk.fleet.document import SURVEY_SCHEMA_VERSION, NodeView
 from gpudesk.fleet.node import BENCH_MODES, REPORT_BEGIN, REPORT_END, BenchMode
@@ -54,6 +63,13 @@ from gpudesk.progress import NullProgress, Progress
 
 #: Seconds a query command (scontrol, scancel) may take before Slurm counts as unreachable.
 COMMAND_TIMEOUT_S = 6.0
+#: The most a query command may print (``scontrol show node -o`` of a 10,000-node cluster
+#: is about 20 MB).
+MAX_QUERY_OUTPUT_BYTES = 64 * 1024 * 1024
+#: Seconds srun gets after SIGTERM (it cancels its step on the nodes) before SIGKILL.
+SRUN_TERM_WAIT_S = 3.0
+#: The longest stdout line kept (a report's base64 lines are far shorter).
+MAX_LINE_CHARS = 100_000
 #: The most one node's report may hold (a node with 8 benchmarked GPUs sends about 200 kB).
 MAX_REPORT_BYTES = 16 * 1024 * 1024
 #: Node states (any of the ``+``-joined flags) in which a node is not asked to run anything.
@@ -254,10 +270,8 @@ def _program(name: str) -> str:
     return path
 
 
-def _run_slurm(
-    arguments: list[str], timeout_s: float, no_answer: str
-) -> subprocess.CompletedProcess[str]:
-    """Run a Slurm command (found on PATH) with its output captured as text.
+def _run_slurm(arguments: list[str], timeout_s: float, no_answer: str) -> ToolResult:
+    """Run a Slurm command (found on PATH) through :func:`gpudesk.external.run_tool`.
 
     Raises:
         SlurmUnavailableError: missing, not startable, or no answer within ``timeout_s``
@@ -265,19 +279,20 @@ def _run_slurm(
     """
     program = _program(arguments[0])
     try:
-        return subprocess.run(
-            [program, *arguments[1:]],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout_s,
-            stdin=subprocess.DEVNULL,
-            check=False,
+        return run_tool(
+            [program, *arguments[1:]], timeout_s, max_stdout_bytes=MAX_QUERY_OUTPUT_BYTES
         )
-    except subprocess.TimeoutExpired as exc:
+    except ToolTimeoutError as exc:
         raise SlurmUnavailableError(no_answer) from exc
-    except OSError as exc:
-        raise SlurmUnavailableError(f"cannot run {arguments[0]}: {exc.strerror or exc}") from exc
+    except ToolOutputLimitError as exc:
+        raise SlurmUnavailableError(
+            f"{arguments[0]} printed more than {MAX_QUERY_OUTPUT_BYTES // (1024 * 1024)} MiB"
+        ) from exc
+    except ToolStartError as exc:
+        error = exc.os_error
+        raise SlurmUnavailableError(
+            f"cannot run {arguments[0]}: {error.strerror or error}"
+        ) from exc
 
 
 def _query(
@@ -297,13 +312,13 @@ def _query(
     )
     if done.returncode != 0:
         # scontrol says "Node n9 not found" on stdout, other errors on stderr.
-        said = done.stderr.strip() or done.stdout.strip()
+        said = done.stderr_text.strip() or done.stdout_text.strip()
         message = " ".join(said.split())[:300] or f"exit {done.returncode}"
         lowered = message.lower()
         if "not found" in lowered or "invalid" in lowered:
             raise FleetUsageError(usage_field, f"{arguments[0]}: {message}")
         raise SlurmUnavailableError(f"{arguments[0]} failed: {message}")
-    return done.stdout
+    return done.stdout_text
 
 
 def check_controller(timeout_s: float = COMMAND_TIMEOUT_S) -> None:
@@ -318,9 +333,9 @@ def check_controller(timeout_s: float = COMMAND_TIMEOUT_S) -> None:
         f"`scontrol ping` gave no answer within {timeout_s:g} s: no Slurm controller reachable",
     )
     # "Slurmctld(primary) at head is UP"; a backup that is UP serves the cluster too.
-    if re.search(r"\bis UP\b", done.stdout) is None:
-        first = next((line for line in done.stdout.splitlines() if " at " in line), "")
-        text = " ".join((first or done.stderr).split())[:300] or f"exit {done.returncode}"
+    if re.search(r"\bis UP\b", done.stdout_text) is None:
+        first = next((line for line in done.stdout_text.splitlines() if " at " in line), "")
+        text = " ".join((first or done.stderr_text).split())[:300] or f"exit {done.returncode}"
         raise SlurmUnavailableError(f"no Slurm controller reachable: {text}")
 
 
@@ -365,23 +380,23 @@ class _Step:
     """One srun step and what its tasks said."""
 
     nodes: list[SlurmNode]
-    process: subprocess.Popen[str]
+    tool: ToolProcess
     name: str
     started: float
     tasks: dict[int, _Task] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
-    open_streams: int = 2
-    readers: list[threading.Thread] = field(default_factory=list)
+    lines: dict[Stream, LineBuffer] = field(
+        default_factory=lambda: {
+            "stdout": LineBuffer(MAX_LINE_CHARS),
+            "stderr": LineBuffer(MAX_LINE_CHARS),
+        }
+    )
 
     def close(self) -> None:
-        """End srun if it still runs, let the readers finish, close the pipes."""
-        if self.process.poll() is None:
+        """End srun if it still runs, and whatever it left holding its output."""
+        if self.tool.poll() is None:
             _cancel(self)
-        for reader in self.readers:
-            reader.join(timeout=5)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
+        self.tool.close()
 
 
 def node_command(bench: BenchMode, nonce: str, python: str) -> list[str]:
@@ -423,14 +438,6 @@ def srun_command(
     if request:
         command.append(f"--gres={request}")
     return [*command, *task]
-
-
-def _reader(step: _Step, stream: IO[str], kind: str, lines: queue.Queue[Any]) -> None:
-    try:
-        for line in stream:
-            lines.put((step, kind, line.rstrip("\r\n")[:100_000]))
-    finally:
-        lines.put((step, kind, None))
 
 
 class _Collector:
@@ -515,25 +522,17 @@ def _reject_constant(name: str) -> float:
 
 
 def _cancel(step: _Step) -> None:
-    """Cancel the step's job by its (unique) name, then end srun by its PID."""
-    try:
-        scancel = shutil.which("scancel")
-        if scancel is not None:
-            subprocess.run(
-                [scancel, f"--name={step.name}"],
-                capture_output=True,
-                timeout=COMMAND_TIMEOUT_S,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    if step.process.poll() is None:
-        step.process.send_signal(signal.SIGTERM)
-        try:
-            step.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            step.process.kill()
+    """Cancel the step's job by its (unique) name, then end srun and what it started.
+
+    srun, sent SIGTERM, cancels its step on the nodes; SIGKILL follows after
+    :data:`SRUN_TERM_WAIT_S` (a wrapper script may ignore SIGTERM), and waiting
+    for it is bounded (:mod:`gpudesk.external`).
+    """
+    scancel = shutil.which("scancel")
+    if scancel is not None:
+        with contextlib.suppress(ToolError):
+            run_tool([scancel, f"--name={step.name}"], COMMAND_TIMEOUT_S)
+    step.tool.stop(term_wait_s=SRUN_TERM_WAIT_S)
 
 
 def survey_slurm(
@@ -667,37 +666,37 @@ def _survey_nodes(
             finish(node, None, reason, 0.0)
     nonce = secrets.token_hex(8)
     collector = _Collector(nonce, {node.name for node in usable})
-    lines: queue.Queue[Any] = queue.Queue()
     steps: list[_Step] = []
     started = time.monotonic()
     srun = _program("srun")
+    by_name = {node.name: node for node in usable}
+
+    def take(step: _Step, stream: Stream, lines: list[str]) -> None:
+        for line in lines:
+            if stream == "stderr":
+                collector.stderr(step, line)
+                continue
+            done = collector.stdout(step, line)
+            if done is not None and done not in rows:
+                value, error = collector.reports[done]
+                finish(by_name[done], value, error, time.monotonic() - step.started)
+
     try:
         for number, group in enumerate(_groups(usable, bench)):
             job_name = f"gpudesk-survey-{nonce}-{number}"
             command = srun_command(
                 group, bench, timeout_s, job_name, partition, node_command(bench, nonce, python)
             )
-            process = subprocess.Popen(
-                [srun, *command[1:]],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                errors="replace",
-                env=dict(env) if env is not None else None,
-                start_new_session=True,
-            )
-            step = _Step(group, process, job_name, time.monotonic())
-            steps.append(step)
-            assert process.stdout is not None and process.stderr is not None
-            for stream, kind in ((process.stdout, "out"), (process.stderr, "err")):
-                reader = threading.Thread(
-                    target=_reader, args=(step, stream, kind, lines), daemon=True
-                )
-                reader.start()
-                step.readers.append(reader)
-        by_name = {node.name: node for node in usable}
-        while any(step.open_streams for step in steps):
+            try:
+                tool = ToolProcess([srun, *command[1:]], env=env)
+            except ToolStartError as exc:
+                why = exc.os_error.strerror or exc.os_error
+                raise SlurmUnavailableError(f"cannot run srun: {why}") from exc
+            steps.append(_Step(group, tool, job_name, time.monotonic()))
+        by_tool = {step.tool: step for step in steps}
+        # Read until every srun has exited and said all it had to say: a process a
+        # wrapper script left behind may hold the pipes open for good (gpudesk.external).
+        while listening := [step for step in steps if not step.tool.done_reading()]:
             if progress.is_cancelled():
                 for step in steps:
                     _cancel(step)
@@ -706,24 +705,15 @@ def _survey_nodes(
                 for step in steps:
                     _cancel(step)
                 break
-            try:
-                step, kind, line = lines.get(timeout=poll_s)
-            except queue.Empty:
-                continue
-            if line is None:
-                step.open_streams -= 1
-            elif kind == "out":
-                done = collector.stdout(step, line)
-                if done is not None and done not in rows:
-                    value, error = collector.reports[done]
-                    finish(by_name[done], value, error, time.monotonic() - step.started)
-            else:
-                collector.stderr(step, line)
+            for tool, stream, data in read_many([step.tool for step in listening], poll_s):
+                step = by_tool[tool]
+                buffer = step.lines[stream]
+                take(step, stream, buffer.feed(data) if data else buffer.finish())
         timed_out = time.monotonic() - started > timeout_s
         for step in steps:
-            try:
-                step.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
+            for stream, buffer in step.lines.items():
+                take(step, stream, buffer.finish())  # a last line without its newline
+            if step.tool.wait(SRUN_TERM_WAIT_S) is None:
                 _cancel(step)
             for node in step.nodes:
                 if node.name not in rows:
@@ -746,7 +736,7 @@ def _missing_reason(step: _Step, node: SlurmNode, timed_out: bool, timeout_s: fl
         if task.node == node.name and task.stderr:
             return f"the task failed: {task.stderr[-1]}"
     general = step.errors.get("")
-    code = step.process.returncode
+    code = step.tool.returncode
     if general:
         return f"srun: {general}"
     return f"srun ended (exit {code}) before the node sent its report"
