@@ -39,7 +39,9 @@ from typing import Any
 
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.measured_model import parameter_count, place_model, quant_from_type
+from gpudesk.planning.measurement_checks import ImpossibleValue, check_fields
 from gpudesk.planning.user_measurements import EXPORT_FORMAT, Measurement
+from gpudesk.terminal_text import scrub
 
 MAX_IMPORT_BYTES = 16 * 1024 * 1024
 MAX_ROWS = 100_000
@@ -118,8 +120,28 @@ def parse_file(path: Path, hints: ImportHints) -> ImportResult:
     """The measurements in one file.
 
     Raises:
-        ImportFileError: unreadable, too large, not UTF-8, or no format this reads.
+        ImportFileError: unreadable, too large, not UTF-8, no format this reads, or
+            a row with a value no real run writes (:mod:`.measurement_checks`): then
+            none of the file's rows is returned.
     """
+    try:
+        return _parse_file(path, hints)
+    except _RowImpossible as exc:
+        raise ImportFileError(
+            path,
+            f"{exc.where}: {exc.field}: {exc.message}; nothing in this file was imported",
+        ) from None
+
+
+class _RowImpossible(ImpossibleValue):
+    """An impossible value in one row, which refuses the whole file."""
+
+    def __init__(self, where: str, error: ImpossibleValue) -> None:
+        super().__init__(error.field, error.message)
+        self.where = where
+
+
+def _parse_file(path: Path, hints: ImportHints) -> ImportResult:
     text = _read_text(path)
     stripped = text.strip()
     if not stripped:
@@ -299,7 +321,7 @@ def _llama_records(
         n_gen = _number(record.get("n_gen")) or 0
         depth = _number(record.get("n_depth")) or 0
         rate = _number(record.get("avg_ts"))
-        if rate is None or not 0 < rate < 1e9:
+        if rate is None:  # absent or not a number; an impossible one refuses the file
             refused.append(f"{where}: no avg_ts tokens/s")
             continue
         if n_prompt and n_gen:
@@ -413,6 +435,13 @@ def _llama_row(
 
 
 def _row(where: str, refused: list[str], **fields: Any) -> Any:
+    if isinstance(fields.get("source"), str):
+        # the path the user gave (or an export's): shown escaped, not refused
+        fields["source"] = scrub(fields["source"])
+    try:
+        check_fields(fields)
+    except ImpossibleValue as exc:
+        raise _RowImpossible(where, exc) from None
     try:
         return Measurement(**fields)
     except ValueError as exc:
