@@ -16,11 +16,11 @@ from collections.abc import Mapping
 
 from gpudesk.terminal_text import UNSAFE
 
-#: The fastest tokens/s one GPU can give: prefill costs at least 2 FLOPs per
-#: parameter per token, so even a 15M-parameter toy model (3e7 FLOPs a token)
-#: on the fastest catalogued GPU (B200, 2,500 dense BF16 TFLOPS; 4,500 at FP8)
-#: stays under 1.5e8 tokens/s at its peak, and llama.cpp and vLLM reach a
-#: fraction of that. Real runs of the smallest preset models are under 1e6.
+#: The fastest tokens/s one GPU can give: a token costs at least 2 FLOPs per
+#: parameter, so a 15M-parameter toy model (3e7 FLOPs a token) on the fastest
+#: catalogued GPU (B200, 2,500 dense BF16 TFLOPS) peaks at 8.3e7 tokens/s, and
+#: llama.cpp and vLLM reach a fraction of peak on a model that small. Real runs
+#: of the smallest preset models are under 1e6.
 MAX_TOKENS_PER_S_PER_GPU = 1e8
 #: Names, versions, ids, labels: one printable line of at most this many characters.
 MAX_NAME_CHARS = 256
