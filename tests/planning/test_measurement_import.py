@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import reach
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -168,8 +169,24 @@ def test_files_that_are_not_results_are_refused(tmp_path: Path, content: bytes, 
     assert words in caught.value.reason
 
 
+@st.composite
+def _result_texts(draw: st.DrawFn) -> str:
+    """Any text, or a real result file (tests/planning/measurement_files) kept whole or
+    with a span cut, replaced or inserted: random text alone is never a result file."""
+    if draw(st.integers(0, 3)) == 0:
+        return draw(st.text(max_size=400))
+    files = sorted(FILES.iterdir())
+    text = draw(st.sampled_from(files)).read_text(encoding="utf-8")
+    if draw(st.booleans()):
+        return text
+    start = draw(st.integers(0, len(text)))
+    end = draw(st.integers(start, min(len(text), start + 40)))
+    return text[:start] + draw(st.text(max_size=20)) + text[end:]
+
+
 @settings(max_examples=80, deadline=None)
-@given(text=st.text(max_size=400), gpu=st.sampled_from([None, "rtx-4090"]))
+@given(text=_result_texts(), gpu=st.sampled_from([None, "rtx-4090"]))
+@pytest.mark.reaches(imported=20, rows=9, refused=20)
 def test_any_text_is_imported_or_refused_cleanly(text: str, gpu: str | None) -> None:
     import tempfile
 
@@ -178,9 +195,14 @@ def test_any_text_is_imported_or_refused_cleanly(text: str, gpu: str | None) -> 
         path.write_text(text, encoding="utf-8")
         try:
             result = parse_file(path, ImportHints(gpu_id=gpu))
-        except ImportFileError:
+        except ImportFileError as exc:
+            reach.reached("refused")
+            assert exc.reason
             return
+        reach.reached("imported")
+        assert result.rows or result.refused  # a file read gives rows or says why not
         for row in result.rows:
+            reach.reached("rows")
             assert row.tokens_per_s > 0
 
 

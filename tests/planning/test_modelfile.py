@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 import tracemalloc
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import gguf
 import pytest
+import reach
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from model_file_factory import expected_bytes, write_safetensors_folder, write_tiny_gguf
@@ -232,15 +234,67 @@ def test_a_folder_without_safetensors_files_is_refused(tmp_path: Path) -> None:
         read_safetensors(tmp_path)
 
 
+@st.composite
+def _safetensors_files(draw: st.DrawFn) -> tuple[bytes, int]:
+    """A safetensors file's header and data size: a valid one, one with a field mutated,
+    or raw bytes (a generator of raw bytes alone never makes a header that is read)."""
+    kind = draw(st.sampled_from(["valid", "mutated", "raw"]))
+    if kind == "raw":
+        return draw(st.binary(max_size=300)), draw(st.integers(min_value=0, max_value=64))
+    entries: dict[str, object] = {}
+    offset = 0
+    for index in range(draw(st.integers(min_value=0, max_value=4))):
+        dtype = draw(st.sampled_from(["F16", "BF16", "F32", "U8", "I64"]))
+        shape = draw(st.lists(st.integers(min_value=0, max_value=4), max_size=3))
+        nbytes = math.prod(shape) * {"F16": 2, "BF16": 2, "F32": 4, "U8": 1, "I64": 8}[dtype]
+        entries[f"layers.{index}.weight"] = {
+            "dtype": dtype,
+            "shape": shape,
+            "data_offsets": [offset, offset + nbytes],
+        }
+        offset += nbytes
+    if draw(st.booleans()):
+        entries["__metadata__"] = {"format": "pt"}
+    data = offset + draw(st.integers(min_value=0, max_value=8))
+    if kind == "mutated":
+        hostile = st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(min_value=-(2**70), max_value=2**70),
+            st.floats(allow_nan=False),
+            st.text(max_size=5),
+            st.lists(st.integers(min_value=-3, max_value=2**40), max_size=10),
+        )
+        tensors = [name for name in entries if name != "__metadata__"]
+        if tensors:
+            name = draw(st.sampled_from(tensors))
+            field = draw(st.sampled_from(["dtype", "shape", "data_offsets", "whole"]))
+            if field == "whole":
+                entries[name] = draw(hostile)
+            else:
+                entries[name][field] = draw(hostile)  # type: ignore[index]
+        else:
+            entries["x"] = draw(hostile)
+        data = draw(st.integers(min_value=0, max_value=max(64, data)))
+    return json.dumps(entries).encode(), data
+
+
 @settings(max_examples=60, deadline=None)
-@given(header=st.binary(max_size=300), data=st.integers(min_value=0, max_value=64))
-def test_any_safetensors_header_is_read_or_refused_cleanly(header: bytes, data: int) -> None:
+@given(file=_safetensors_files())
+@pytest.mark.reaches(read=15, refused=15)
+def test_any_safetensors_header_is_read_or_refused_cleanly(file: tuple[bytes, int]) -> None:
     import tempfile
 
+    header, data = file
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "x.safetensors").write_bytes(_safetensors(header, data))
         try:
             model = read_safetensors(folder)
-        except ModelFileError:
+        except ModelFileError as exc:
+            reach.reached("refused")
+            assert "x.safetensors" in str(exc) or "config.json" in str(exc)
             return
+        reach.reached("read")
+        assert model.format == "safetensors"
         assert model.tensor_bytes <= data
+        assert model.tensor_bytes == sum(tensor.nbytes for tensor in model.tensors)

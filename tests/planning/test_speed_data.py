@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import reach
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,15 +61,33 @@ def test_a_bad_row_names_table_row_and_field() -> None:
         parse_measurements(_TABLE.replace("seq_out = 128, ", "").format(value="1.0"))
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    st.dictionaries(
-        st.sampled_from(["value", "count", "batch", "workload", "unit"]),
-        st.one_of(
-            st.integers(-5, 5), st.text(max_size=5), st.booleans(), st.floats(allow_nan=True)
-        ),
-    )
+#: a plausible value for each row field the property test sets (a row of hostile values
+#: alone is always refused, so nothing would ever load)
+_PLAUSIBLE_ROW_FIELDS: dict[str, st.SearchStrategy[object]] = {
+    "value": st.floats(min_value=0.01, max_value=1e5),
+    "count": st.integers(1, 16),
+    "batch": st.integers(1, 64),
+    "workload": st.sampled_from(["decode", "decode", "prefill", "matmul"]),
+    "unit": st.sampled_from(["tokens/s", "tokens/s", "s", "TFLOPS"]),
+}
+_HOSTILE_ROW_VALUES = st.one_of(
+    st.integers(-5, 5), st.text(max_size=5), st.booleans(), st.floats(allow_nan=True)
 )
+
+
+@st.composite
+def _row_fields(draw: st.DrawFn) -> dict[str, object]:
+    keys = draw(st.lists(st.sampled_from(sorted(_PLAUSIBLE_ROW_FIELDS)), unique=True))
+    hostile = draw(st.sampled_from([0, 0, 1, 2]))  # how many fields get a hostile value
+    return {
+        key: draw(_HOSTILE_ROW_VALUES if index < hostile else _PLAUSIBLE_ROW_FIELDS[key])
+        for index, key in enumerate(keys)
+    }
+
+
+@settings(max_examples=40, deadline=None)
+@given(_row_fields())
+@pytest.mark.reaches(loaded=8, refused=12)
 def test_arbitrary_row_fields_load_or_raise_value_error(fields: dict[str, object]) -> None:
     def toml(value: object) -> str:
         if isinstance(value, bool):
@@ -88,7 +107,13 @@ def test_arbitrary_row_fields_load_or_raise_value_error(fields: dict[str, object
     )
     try:
         parsed = parse_measurements(text)
-    except ValueError:
+    except ValueError as exc:
+        reach.reached("refused")
+        assert str(exc)
         return
+    reach.reached("loaded")
     row = parsed.measurements[0]
-    assert row.value > 0 and row.count >= 1
+    assert row.value > 0 and row.count >= 1 and row.batch >= 1
+    for key in ("value", "count", "batch"):
+        if key in fields:
+            assert getattr(row, key) == fields[key]
