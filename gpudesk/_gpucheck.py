@@ -25,11 +25,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from gpudesk.external import ToolError, ToolTimeoutError, run_tool
 
 #: The targets on an H200 (issue 12), checked on whatever GPU this runs on.
 TARGETS = {
@@ -45,26 +46,25 @@ def _gpudesk(arguments: list[str], timeout_s: float = STEP_TIMEOUT_S) -> dict[st
     """``python -m gpudesk ARGUMENTS``: exit code, seconds, and the JSON it printed."""
     started = time.perf_counter()
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "gpudesk", *arguments],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-            stdin=subprocess.DEVNULL,
+        # Only the tails are kept, but a long --full run may print much progress.
+        done = run_tool(
+            [sys.executable, "-m", "gpudesk", *arguments], timeout_s, max_stderr_bytes=64 << 20
         )
-    except subprocess.TimeoutExpired:
+    except ToolTimeoutError:
         return {"exit": None, "seconds": timeout_s, "error": f"no answer in {timeout_s:.0f} s"}
+    except ToolError as exc:
+        return {"exit": None, "seconds": round(time.perf_counter() - started, 3), "error": str(exc)}
     step: dict[str, Any] = {
         "exit": done.returncode,
         "seconds": round(time.perf_counter() - started, 3),
     }
+    stdout, stderr = done.stdout_text, done.stderr_text
     try:
-        step["json"] = json.loads(done.stdout)
+        step["json"] = json.loads(stdout)
     except ValueError:
-        step["stdout_tail"] = done.stdout[-2000:]
-    if done.stderr.strip():
-        step["stderr_tail"] = done.stderr[-2000:]
+        step["stdout_tail"] = stdout[-2000:]
+    if stderr.strip():
+        step["stderr_tail"] = stderr[-2000:]
     return step
 
 

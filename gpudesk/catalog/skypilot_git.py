@@ -19,16 +19,26 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 from gpudesk.catalog.skypilot import parse_vms_csv, valid_cloud_name
+from gpudesk.external import (
+    ToolError,
+    ToolNotFoundError,
+    ToolOutputLimitError,
+    ToolTimeoutError,
+    run_tool,
+)
 
 #: A commit as this accepts it: 7 to 40 hex digits (no ref names, options or ranges).
 COMMIT_PATTERN = re.compile(r"^[0-9a-f]{7,40}$")
 _VMS = re.compile(r"^catalogs/v(\d{1,3})/([a-z0-9][a-z0-9_-]{0,39})/vms\.csv$")
 REPOSITORY = "https://github.com/skypilot-org/skypilot-catalog"
+GIT_TIMEOUT_S = 300.0
+#: More than any one file or listing of the catalog repository (its vms.csv files are a
+#: few MB each).
+MAX_GIT_OUTPUT_BYTES = 512 * 1024 * 1024
 
 
 class GitSourceError(Exception):
@@ -41,19 +51,24 @@ def valid_commit(text: str) -> bool:
 
 def _git(git_dir: Path, *args: str) -> bytes:
     try:
-        done = subprocess.run(
+        done = run_tool(
             ["git", f"--git-dir={git_dir}", *args],
-            check=True,
-            capture_output=True,
-            timeout=300,
+            GIT_TIMEOUT_S,
+            max_stdout_bytes=MAX_GIT_OUTPUT_BYTES,
         )
-    except FileNotFoundError as exc:
+    except ToolNotFoundError as exc:
         raise GitSourceError("git is not installed") from exc
-    except subprocess.CalledProcessError as exc:
-        message = exc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitSourceError(f"git {args[0]}: {message[-1] if message else 'failed'}") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise GitSourceError(f"git {args[0]} took longer than 300 s") from exc
+    except ToolTimeoutError as exc:
+        raise GitSourceError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:g} s") from exc
+    except ToolOutputLimitError as exc:
+        raise GitSourceError(
+            f"git {args[0]} printed more than {MAX_GIT_OUTPUT_BYTES // (1024 * 1024)} MiB"
+        ) from exc
+    except ToolError as exc:
+        raise GitSourceError(str(exc)) from exc
+    if done.returncode != 0:
+        message = done.stderr_text.strip().splitlines()
+        raise GitSourceError(f"git {args[0]}: {message[-1] if message else 'failed'}")
     return done.stdout
 
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpudesk.external import ToolError, run_tool
 from gpudesk.hardware.models import DeviceSource, GpuSnapshot
 
 #: The JSON of both data types is a few KiB; more than this is not system_profiler's.
@@ -169,19 +169,15 @@ def parse_sysctl(text: str) -> tuple[str | None, int | None, int | None]:
 
 
 def run_command(command: Sequence[str]) -> str | None:
-    """Run a command with a timeout; its stdout, or None when it failed or ran long."""
+    """Run a command with a timeout; its stdout, or None when it failed, ran long or
+    printed more than :data:`MAX_OUTPUT_BYTES` (:func:`gpudesk.external.run_tool`)."""
     try:
-        completed = subprocess.run(
-            list(command),
-            capture_output=True,
-            timeout=COMMAND_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        completed = run_tool(command, COMMAND_TIMEOUT_S, max_stdout_bytes=MAX_OUTPUT_BYTES)
+    except ToolError:
         return None
-    if completed.returncode != 0 or len(completed.stdout) > MAX_OUTPUT_BYTES:
+    if completed.returncode != 0:
         return None
-    return completed.stdout.decode("utf-8", errors="replace")
+    return completed.stdout_text
 
 
 def read_apple(runner: Runner = run_command, *, profiler_json: str | None = None) -> AppleReading:
