@@ -169,9 +169,11 @@ def emit_for(
             "memory per GPU) and vLLM logs the smallest rank's: a GPU that holds anything "
             "else (another process, a display) lowers every rank's pool"
         )
+    model_ref = _model_ref(model, model_file, args, engine)
+    _check_printable(engine, model_ref)
     plan = LaunchPlan(
         engine=engine,
-        model_ref=_model_ref(model, model_file, args, engine),
+        model_ref=model_ref,
         tensor_parallel=tensor_parallel,
         context=length,
         dtype=dtype,
@@ -188,7 +190,7 @@ def emit_for(
         "gpu_id": entry.id,
         "tensor_parallel": tensor_parallel,
         "command": COMMANDS[engine](plan),
-        "check": verify_command(plan),
+        "check": verify_command(plan, entry.id),
         "notes": notes,
     }
     if pool is not None:
@@ -238,6 +240,26 @@ def emit_for(
     return document
 
 
+def _check_printable(engine: str, model_ref: str) -> None:
+    """Refuse a model path that the printed command or Modelfile could not carry as printed."""
+    from gpudesk.planning.engine_launch import unprintable
+    from gpudesk.terminal_text import scrub
+
+    bad = unprintable(model_ref)
+    if bad is None:
+        return
+    where = (
+        "a Modelfile line (Ollama would read what follows as instructions of its own)"
+        if engine == "ollama"
+        else "a command printed to paste on one line"
+    )
+    raise CliError(
+        f"--emit {engine}: the model path '{scrub(model_ref)}' holds a control character "
+        f"({bad}), which {where} cannot carry; rename it",
+        EXIT_USAGE,
+    )
+
+
 def _check_room(engine: str, tensor_parallel: int, gpu_id: str, tokens: int, working: str) -> None:
     if tokens == 0:
         raise CliError(
@@ -278,7 +300,13 @@ def emit_text(document: dict[str, Any]) -> str:
             textwrap.fill(f"Note: {note}", 100, initial_indent="  ", subsequent_indent="  ")
         )
     lines.append("")
-    lines.append(textwrap.fill(f"Check it: {document['check']}", 100, subsequent_indent="  "))
+    # Commands are never wrapped: a line broken at a space would run its first half alone.
+    checks = document["check"].split("\n")
+    if len(checks) > 1:
+        lines.append("Check it (the second line in another shell, once the server is up):")
+    else:
+        lines.append("Check it:")
+    lines.extend(f"  {command}" for command in checks)
     return "\n".join(lines)
 
 

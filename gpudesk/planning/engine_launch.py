@@ -99,6 +99,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gpudesk.planning.architecture import ModelShape
+from gpudesk.terminal_text import is_clean
 
 GIB = 2**30
 #: nvidia-smi's total less cudaMemGetInfo's: 24576 MiB vs 23.58 GiB (RTX 3090, vllm#10517)
@@ -354,7 +355,27 @@ _VLLM_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 _LLAMA_KV = {"fp16": "f16", "bf16": "bf16", "fp8": "q8_0", "int8": "q8_0", "int4": "q4_0"}
 
 
+def unprintable(value: str) -> str | None:
+    """The first character of ``value`` that no printed command or Modelfile may hold, as
+    ``U+XXXX``, or None.
+
+    Every command is printed to be pasted as printed: on one line, each word quoted
+    with :func:`shlex.quote`. A control character cannot be: a newline would put the
+    quoted word across lines and a tab shows as blanks, and the terminal shows the
+    others (ESC, bidi marks, lone surrogates) as ``\\uXXXX`` escapes
+    (:mod:`gpudesk.terminal_text`), which pasted would name another file. In a
+    Modelfile, which Ollama reads line by line and never shell-parses (quotes would
+    become part of the path), a newline in ``FROM`` would start an instruction of
+    its own (``SYSTEM``, ``ADAPTER``).
+    """
+    for char in value:
+        if char in "\t\n" or not is_clean(char):
+            return f"U+{ord(char):04X}"
+    return None
+
+
 def _join(words: list[str]) -> str:
+    """``words`` as one shell command line, each quoted (checked by :func:`unprintable` first)."""
     return " ".join(shlex.quote(word) for word in words)
 
 
@@ -422,18 +443,32 @@ COMMANDS = {
 }
 
 
-def verify_command(plan: LaunchPlan) -> str:
-    """The command that checks the emitted figures on the machine."""
-    if plan.engine in ("vllm",):
-        return (
-            f"{vllm_command(plan)} 2>&1 | grep -E 'GPU KV cache size|Maximum concurrency'; "
-            f"then: vllm bench serve --model {shlex.quote(plan.model_ref)} --dataset-name random "
-            f"--random-input-len 1024 --random-output-len 256 --save-result "
-            f"(and gpudesk measurements import the saved JSON --gpu ...)"
-        )
+def verify_commands(plan: LaunchPlan, gpu_id: str | None = None) -> list[str]:
+    """The shell commands that check the emitted figures on the machine, one line each.
+
+    For vLLM the first starts the server and shows its KV pool lines; the second,
+    run in another shell once it serves, measures it and keeps the result
+    (``gpudesk measurements import``, for ``gpu_id`` where given).
+    """
+    bench = "bench.json"
+    keep = ["gpudesk", "measurements", "import", bench]
+    if gpu_id is not None:
+        keep += ["--gpu", gpu_id]
+    if plan.tensor_parallel > 1:
+        keep += ["--count", str(plan.tensor_parallel)]
+    if plan.engine == "vllm":
+        serve = f"{vllm_command(plan)} 2>&1 | grep -E 'GPU KV cache size|Maximum concurrency'"
+        measure = ["vllm", "bench", "serve", "--model", plan.model_ref]
+        measure += ["--dataset-name", "random", "--random-input-len", "1024"]
+        measure += ["--random-output-len", "256", "--save-result", "--result-filename", bench]
+        return [serve, f"{_join(measure)} && {_join(keep)}"]
     if plan.engine == "sglang":
-        return f"{sglang_command(plan)} 2>&1 | grep 'KV Cache is allocated'"
-    return (
-        f"llama-bench -m {shlex.quote(plan.model_ref)} -ngl {plan.gpu_layers} -p 512 -n 128 "
-        "-o json > bench.json && gpudesk measurements import bench.json"
-    )
+        return [f"{sglang_command(plan)} 2>&1 | grep 'KV Cache is allocated'"]
+    measure = ["llama-bench", "-m", plan.model_ref, "-ngl", str(plan.gpu_layers)]
+    measure += ["-p", "512", "-n", "128", "-o", "json"]
+    return [f"{_join(measure)} > {bench} && {_join(keep)}"]
+
+
+def verify_command(plan: LaunchPlan, gpu_id: str | None = None) -> str:
+    """:func:`verify_commands` as one text, a command a line."""
+    return "\n".join(verify_commands(plan, gpu_id))
