@@ -91,7 +91,9 @@ def svg_bytes(paint: Painter, size: QSizeF, background: QColor, title: str = "")
     generator.setSize(QSize(round(size.width()), round(size.height())))
     generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
     generator.setResolution(96)
-    generator.setTitle(title or "GPUDesk chart")
+    # Scrubbed before Qt sees it: PySide reads a str that starts with U+FFFE as UTF-16 with
+    # a reversed byte-order mark, so "\ufffeab" became the title "\u6100\u6200".
+    generator.setTitle(_NOT_XML_TEXT.sub("\ufffd", title) or "GPUDesk chart")
     generator.setDescription("Written by GPUDesk")
     painter = QPainter(generator)
     try:
