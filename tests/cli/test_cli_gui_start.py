@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+import reach
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -52,11 +53,46 @@ def full_parse(argv: list[str]) -> dict[str, object] | None:
             return None
 
 
-@given(argv_strategy)
+#: A folder name the shortcut takes (a folder named gui or list included).
+_catalog_value = st.one_of(
+    st.sampled_from(["x", "gui", "list", "my catalog", "/tmp/c", "~/c", "c=d"]),
+    st.text(st.characters(codec="ascii", categories=["L", "N"]), min_size=1, max_size=6),
+)
+#: A plain GUI start (what the shortcut takes): random tokens alone make one in 1 of 3.
+_gui_start_argv = st.lists(
+    st.one_of(
+        st.just(["--startup-check"]),
+        st.builds(lambda value: ["--catalog", value], _catalog_value),
+        st.builds(lambda value: [f"--catalog={value}"], _catalog_value),
+    ),
+    max_size=4,
+).map(lambda pieces: [token for piece in pieces for token in piece])
+
+
+@st.composite
+def _gui_start_or_not(draw: st.DrawFn) -> list[str]:
+    """A plain GUI start, one with a random token put in or put in place of one, or
+    random tokens."""
+    kind = draw(st.sampled_from(["start", "start", "mutated", "random"]))
+    if kind == "random":
+        return draw(argv_strategy)
+    argv = draw(_gui_start_argv)
+    if kind == "mutated":
+        token = draw(st.sampled_from(TOKENS) | st.text(max_size=6))
+        index = draw(st.integers(0, len(argv)))
+        argv[index : index + draw(st.integers(0, 1))] = [token]
+    return argv
+
+
+@given(_gui_start_or_not())
+@pytest.mark.reaches(shortcut=30, stepped_aside=15)
 def test_the_shortcut_reads_what_the_whole_parser_reads_or_steps_aside(argv: list[str]) -> None:
     fast = _gui_start(argv)
     if fast is not None:
+        reach.reached("shortcut")
         assert vars(fast) == full_parse(argv)
+    else:
+        reach.reached("stepped_aside")  # nothing to check: the whole parser reads it
 
 
 def test_plain_starts_take_the_shortcut() -> None:
