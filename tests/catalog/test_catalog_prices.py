@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
+import reach
 from catalog_factory import make_entry
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -86,13 +87,36 @@ def test_is_stale_after_twelve_months() -> None:
     assert is_stale(dt.date(2026, 5, 1), today, months=6)
 
 
-@given(seen=st.dates(), today=st.dates(min_value=dt.date(2, 1, 1)))
-@example(seen=dt.date.min, today=dt.date(2026, 12, 1))
-def test_staleness_is_monotonic(seen: dt.date, today: dt.date) -> None:
+@st.composite
+def _seen_and_today(draw: st.DrawFn) -> tuple[dt.date, dt.date]:
+    """Two dates, most of them within a few years of each other (either way round), so
+    that both sides of the twelve-month line come often; two random dates are decades
+    apart."""
+    today = draw(st.dates(min_value=dt.date(2, 1, 1)))
+    if draw(st.integers(0, 3)) == 0:
+        return draw(st.dates()), today
+    days_back = draw(st.integers(-400, 400) | st.integers(340, 2000) | st.integers(360, 370))
+    try:
+        return today - dt.timedelta(days=days_back), today
+    except OverflowError:
+        return dt.date.max if days_back < 0 else dt.date.min, today
+
+
+@given(_seen_and_today())
+@example((dt.date.min, dt.date(2026, 12, 1)))
+@example((dt.date(2025, 11, 30), dt.date(2026, 12, 1)))
+@pytest.mark.reaches(stale=19, fresh=32)
+def test_staleness_is_monotonic(dates: tuple[dt.date, dt.date]) -> None:
+    seen, today = dates
     if is_stale(seen, today):
+        reach.reached("stale")
         assert seen < today
         # date.min has no day before it (subtracting would overflow).
         assert seen == dt.date.min or is_stale(seen - dt.timedelta(days=1), today)
+    else:
+        reach.reached("fresh")
+        assert seen >= months_before(today, 12)
+        assert seen == dt.date.max or not is_stale(seen + dt.timedelta(days=1), today)
 
 
 def test_stale_note_reads_month_and_year() -> None:
