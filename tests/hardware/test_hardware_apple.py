@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import reach
 from hardware import fake_pynvml as fakes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -137,8 +138,51 @@ _JSON = st.recursive(
 )
 
 
+def _places(node: object) -> list[tuple[dict[str, object] | list[object], object]]:
+    """Every (container, key or index) in a JSON document, depth first."""
+    found: list[tuple[dict[str, object] | list[object], object]] = []
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    for key, child in items:
+        found.append((node, key))  # type: ignore[arg-type]
+        found.extend(_places(child))
+    return found
+
+
+@st.composite
+def _profiler_documents(draw: st.DrawFn) -> object:
+    """A real system_profiler document with one value replaced by any JSON or removed,
+    or any JSON at all: random JSON alone names an Apple chip in no example."""
+    if draw(st.integers(0, 3)) == 0:
+        return draw(_JSON)
+    name = draw(st.sampled_from(["m1.json", "m2-pro.json", "m3-max.json", "m4-max.json"]))
+    document = json.loads(_text(name))
+    kind = draw(st.sampled_from(["whole", "chip", "any", "any"]))
+    if kind == "whole":
+        return document
+    if kind == "chip":  # what names the chip, in both places it is read from
+        chip = st.sampled_from(
+            ["Apple M4 Max (Virtual)", "Intel Iris Plus Graphics", "Apple", " Apple M2 ", "M3"]
+        ) | st.text(max_size=12)
+        document["SPHardwareDataType"][0]["chip_type"] = draw(chip)
+        document["SPDisplaysDataType"][0]["sppci_model"] = draw(chip)
+        return document
+    container, key = draw(st.sampled_from(_places(document)))
+    if isinstance(container, dict) and draw(st.booleans()):
+        del container[key]  # type: ignore[arg-type]
+    else:
+        container[key] = draw(_JSON)  # type: ignore[index]
+    return document
+
+
 @settings(max_examples=200, deadline=None)
-@given(data=_JSON)
+@given(data=_profiler_documents())
+@pytest.mark.reaches(gpu=44, no_gpu=25, refused=30)
 def test_any_json_shape_never_crashes(data: object) -> None:
     try:
         text = json.dumps(data)
@@ -146,10 +190,20 @@ def test_any_json_shape_never_crashes(data: object) -> None:
         return
     try:
         gpu = apple.parse_profiler(text)
-    except apple.AppleParseError:
+    except apple.AppleParseError as exc:
+        reach.reached("refused")
+        assert str(exc)
         return
-    if gpu is not None:
-        gpu.model_dump_json()
+    if gpu is None:
+        reach.reached("no_gpu")  # an Intel Mac, a virtual machine, or no chip we trust
+        return
+    reach.reached("gpu")
+    assert (gpu.vendor, gpu.source, gpu.index) == ("Apple", DeviceSource.SYSTEM_PROFILER, 0)
+    assert gpu.name.startswith("Apple ") and gpu.name == gpu.name.strip()
+    assert gpu.gpu_core_count is None or 0 < gpu.gpu_core_count <= 1024
+    assert gpu.memory_total_mib is None or gpu.memory_total_mib > 0
+    assert (gpu.memory_for_models_mib is None) == (gpu.memory_total_mib is None)
+    assert json.loads(gpu.model_dump_json())["name"] == gpu.name
 
 
 @settings(max_examples=100, deadline=None)
