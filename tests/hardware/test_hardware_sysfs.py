@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pynvml
 import pytest
+import reach
 from hardware import fake_pynvml as fakes
 from hardware import fake_sysfs as trees
 from hypothesis import HealthCheck, given, settings
@@ -227,16 +228,31 @@ _FILES = [
 ]
 
 
+#: What the kernel writes in such files (numbers, ids, link speeds, clock levels), or
+#: any bytes: a file of random bytes is rarely a number, so no value was ever read.
+_SYSFS_CONTENT = st.one_of(
+    st.binary(max_size=300),
+    st.integers(0, 100).map(lambda n: b"%d\n" % n),
+    st.integers(0, 100).map(lambda n: b"%d" % n),
+    st.integers(-(2**70), 2**70).map(lambda n: b"%d\n" % n),
+    st.integers(0, 0xFFFF).map(lambda n: b"0x%04x\n" % n),
+    st.sampled_from([b"16.0 GT/s PCIe\n", b"Unknown\n", b"0: 500Mhz\n1: 1800Mhz *\n", b""]),
+    st.text(max_size=20).map(lambda text: text.encode("utf-8", "surrogatepass")),
+)
+
+
 @settings(
     max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
-    name=st.sampled_from(_FILES),
-    content=st.binary(max_size=300),
-    device=st.sampled_from(["mi300x", "arc", "rtx"]),
+    # The two files whose value the test checks, drawn more often than the rest.
+    name=st.sampled_from(_FILES) | st.sampled_from(["gpu_busy_percent", "max_link_width"]),
+    content=_SYSFS_CONTENT,
+    device=st.sampled_from(["mi300x", "mi300x", "arc", "rtx"]),
 )
+@pytest.mark.reaches(found=68, dropped=6, value_read=4)
 def test_any_bytes_in_any_file_never_crash(
     tmp_path_factory: pytest.TempPathFactory, name: str, content: bytes, device: str
 ) -> None:
@@ -246,11 +262,36 @@ def test_any_bytes_in_any_file_never_crash(
     tree.add(made)
     tree.write(made.address, name, content)
     reader = SysfsReader(root)
-    for gpu in reader.read_all():
-        reader.sample(gpu)
+    gpus = reader.read_all()
+    if not gpus:  # only a garbled PCI class or id can hide the device
+        reach.reached("dropped")
+        assert name in {"class", "vendor", "device"}
+    for gpu in gpus:
+        reach.reached("found")
+        assert gpu.pci_bus_id == made.address and gpu.source is DeviceSource.SYSFS
+        sample = reader.sample(gpu)
+        assert not sample.lost
+        for value in (gpu.utilization_gpu_percent, gpu.fan_percent, sample.utilization_gpu_percent):
+            assert value is None or 0 <= value <= 100
+        assert gpu.pcie_width_max is None or 0 < gpu.pcie_width_max <= 32
+        assert (
+            gpu.memory_used_mib is None
+            or gpu.memory_total_mib is None
+            or (gpu.memory_used_mib <= gpu.memory_total_mib)
+        )
         gpu.model_dump_json()  # every field is of its declared type
+        # A number the kernel could have written is read as written.
+        number = content.strip()
+        if number.isdigit() and int(number) <= 100:
+            if name == "gpu_busy_percent" and device == "mi300x":
+                reach.reached("value_read")
+                assert gpu.utilization_gpu_percent == int(number)
+            elif name == "max_link_width" and 0 < int(number) <= 32:
+                reach.reached("value_read")
+                assert gpu.pcie_width_max == int(number)
     fake = fakes.FakePynvml([])
     result = detect(Nvml(module=fake), sysfs_root=root)
+    assert len(result.gpus) == len(gpus)
     result.model_dump_json()
 
 
