@@ -153,3 +153,88 @@ def write_safetensors_folder(folder: Path, dtype: str = "BF16", shards: int = 2)
             safetensors_bytes(part)
         )
     return total
+
+
+# -- hand-made GGUF headers (for crafted, hostile files) -------------------------------
+
+#: GGUF value types (gguf.GGUFValueType), written out so a test does not take them from
+#: the reader's own table
+GGUF_U8, GGUF_U32, GGUF_I32, GGUF_STRING, GGUF_ARRAY, GGUF_U64, GGUF_I64 = 0, 4, 5, 8, 9, 10, 11
+_INT_FORMATS = {GGUF_U8: "<B", GGUF_U32: "<I", GGUF_I32: "<i", GGUF_U64: "<Q", GGUF_I64: "<q"}
+
+
+def gguf_string(text: bytes) -> bytes:
+    return struct.pack("<Q", len(text)) + text
+
+
+def gguf_header(tensors: int, keys: int) -> bytes:
+    return b"GGUF" + struct.pack("<IQQ", 3, tensors, keys)
+
+
+def _int_kind(values: list[int]) -> int:
+    low, high = min(values, default=0), max(values, default=0)
+    if low < 0:
+        return GGUF_I32 if low >= -(2**31) and high < 2**31 else GGUF_I64
+    return GGUF_U32 if high < 2**32 else GGUF_U64
+
+
+def gguf_value(value: int | str | list[int]) -> bytes:
+    """A value's type and bytes: the narrowest integer type that holds it."""
+    if isinstance(value, str):
+        return struct.pack("<I", GGUF_STRING) + gguf_string(value.encode())
+    if isinstance(value, list):
+        kind = _int_kind(value)
+        items = b"".join(struct.pack(_INT_FORMATS[kind], item) for item in value)
+        return struct.pack("<IIQ", GGUF_ARRAY, kind, len(value)) + items
+    kind = _int_kind([value])
+    return struct.pack("<I", kind) + struct.pack(_INT_FORMATS[kind], value)
+
+
+def metadata_gguf(
+    path: Path,
+    metadata: dict[str, int | str | list[int]],
+    tensors: dict[str, tuple[int, ...]] | None = None,
+) -> None:
+    """A GGUF of the given keys and F32 tensors (dimensions in ggml's order), zero data.
+
+    Written by hand, so any value can be written (0 heads, negative widths). The data
+    is a hole (the file is sparse), so large tensors cost no disk.
+    """
+    tensors = {"token_embd.weight": (64, 256)} if tensors is None else tensors
+    head = gguf_header(len(tensors), len(metadata))
+    for key, value in metadata.items():
+        head += gguf_string(key.encode()) + gguf_value(value)
+    offset = 0
+    for name, dims in tensors.items():
+        head += gguf_string(name.encode()) + struct.pack(
+            f"<I{len(dims)}QIQ", len(dims), *dims, 0, offset
+        )
+        offset += -(-int(np.prod(dims)) * 4 // 32) * 32
+    head += bytes(-len(head) % 32)
+    with path.open("wb") as handle:
+        handle.write(head)
+        handle.truncate(len(head) + offset)
+
+
+def llama_metadata(**values: int | str | list[int]) -> dict[str, int | str | list[int]]:
+    """A small llama shape's GGUF keys (hidden 64, 4 heads, 2 KV heads), some replaced.
+
+    ``values`` names keys without the ``llama.`` prefix and with ``_`` for ``.``
+    (``attention_head_count=0``); a value of None removes the key.
+    """
+    metadata: dict[str, int | str | list[int]] = {
+        "general.architecture": "llama",
+        "llama.block_count": 2,
+        "llama.embedding_length": 64,
+        "llama.feed_forward_length": 128,
+        "llama.attention.head_count": 4,
+        "llama.attention.head_count_kv": 2,
+        "llama.context_length": 512,
+    }
+    for name, value in values.items():
+        key = "llama." + name.replace("attention_", "attention.").replace("rope_", "rope.")
+        if value is None:
+            metadata.pop(key, None)
+        else:
+            metadata[key] = value
+    return metadata

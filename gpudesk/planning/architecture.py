@@ -441,6 +441,22 @@ def make_shape(fields: Mapping[str, Any]) -> ModelShape:
         raise ShapeError(field, value, message) from None
 
 
+def _check_given(values: Mapping[str, Any]) -> None:
+    """Given fields must be shape fields, and counts and widths positive.
+
+    Checked before the widths are divided (hidden / heads), so that a 0 is a
+    :class:`ShapeError`, not a ZeroDivisionError.
+    """
+    for key, value in values.items():
+        if key not in ModelShape.model_fields:
+            raise ShapeError(key, value, "not a shape field")
+        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            if key not in ("shared_experts", "dense_layers", "sliding_layers"):
+                raise ShapeError(key, value, "must be positive")
+            if value < 0:
+                raise ShapeError(key, value, "cannot be negative")
+
+
 def with_overrides(shape: ModelShape, overrides: Mapping[str, int | None]) -> ModelShape:
     """``shape`` with the given fields replaced (None values are skipped).
 
@@ -448,9 +464,7 @@ def with_overrides(shape: ModelShape, overrides: Mapping[str, int | None]) -> Mo
         ShapeError: an unknown field, or a result that cannot be.
     """
     update = {key: value for key, value in overrides.items() if value is not None}
-    for key in update:
-        if key not in ModelShape.model_fields:
-            raise ShapeError(key, update[key], "not a shape field")
+    _check_given(update)
     # A head_dim that was hidden / heads follows new widths; an explicit one (Gemma's 256)
     # stays. Multi-head attention stays multi-head when only the heads change.
     derived_head_dim = shape.head_dim * shape.heads == shape.hidden
@@ -486,9 +500,7 @@ def assumed_shape(
         ShapeError: a given value out of range, or an inconsistent result.
     """
     chosen = {key: value for key, value in (given or {}).items() if value is not None}
-    for key in chosen:
-        if key not in ModelShape.model_fields:
-            raise ShapeError(key, chosen[key], "not a shape field")
+    _check_given(chosen)
     fields: dict[str, Any] = dict(chosen)
     if "layers" not in fields:
         if "hidden" in fields:

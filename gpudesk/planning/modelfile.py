@@ -22,13 +22,16 @@ could hold, a tensor beyond the end of the file, huge strings, unknown types) ra
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import json
 import math
 import os
 import stat
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,22 +50,47 @@ from gpudesk.planning.quant import QuantFormat
 #: GGUF versions this reader knows (llama.cpp writes 3; 2 differs only in nothing we read)
 GGUF_VERSIONS = (2, 3)
 GGUF_MAGIC = b"GGUF"
-#: more tensors than any published model has (DeepSeek-V3: ~1,800; unfused MoE ~100k)
-MAX_TENSORS = 1_000_000
-MAX_KEYS = 100_000
-#: a key or tensor name longer than this is not a real one (llama.cpp caps names at 64)
-MAX_NAME_BYTES = 65_536
+# Every cap below bounds the reader's work, not only its memory: each is checked on a
+# count before the items it counts are read, so a crafted header of any shape is refused
+# or read within a couple of seconds (tests/planning/test_modelfile_bounds.py times them).
+#: more tensors than any published GGUF has (DeepSeek-V3: 1,025 with fused experts; an
+#: unfused mixture of experts a few tens of thousands)
+MAX_TENSORS = 100_000
+#: real GGUF files have ~30-60 metadata keys
+MAX_KEYS = 16_384
+#: a key or tensor name longer than this is not a real one (llama.cpp caps tensor names
+#: at 64 bytes, GGML_MAX_NAME)
+MAX_NAME_BYTES = 256
 #: a string value longer than this is skipped, not kept (chat templates are ~10 KB)
 KEEP_STRING_BYTES = 4_096
-#: arrays up to this length are kept (per-layer head counts); longer ones skipped
+#: arrays of numbers up to this length are kept (per-layer head counts); longer skipped
 KEEP_ARRAY_LENGTH = 4_096
-#: the longest array accepted at all (vocabularies are ~262k tokens, merges ~500k)
-MAX_ARRAY_LENGTH = 16_777_216
+#: the longest array accepted at all: the largest vocabularies are ~262k tokens
+#: (Gemma 3: 262,144), merges ~515k (Gemma 3's GGUF), so no real array comes near
+MAX_ARRAY_LENGTH = 1_000_000
+#: strings in arrays are walked one by one (their lengths vary), so a header holds at
+#: most this many of them in all (Gemma 3's tokens and merges: ~777k) ...
+MAX_ARRAY_STRINGS = 2_000_000
+#: ... and at most this many bytes of them (real tokenizers: ~10 MB)
+MAX_ARRAY_STRING_BYTES = 64 * 1024 * 1024
+#: bytes of small values kept in memory (short strings; numbers in short arrays at 8
+#: bytes each); real headers keep a few KB
+MAX_KEPT_BYTES = 4 * 1024 * 1024
 #: GGML_MAX_DIMS
 MAX_DIMS = 4
 MAX_ELEMENTS = 2**50
-#: safetensors: the header of one shard (DeepSeek-V3's largest is a few MB)
-MAX_SAFETENSORS_HEADER = 32 * 1024 * 1024
+#: safetensors: the header of one shard (DeepSeek-V3's are ~100 KB; the format's own
+#: reader allows 100 MB, but parsing that much JSON takes seconds)
+MAX_SAFETENSORS_HEADER = 16 * 1024 * 1024
+#: safetensors: the headers of all shards together (Kimi K2's ~210k tensor entries are
+#: ~27 MB of JSON)
+MAX_SAFETENSORS_HEADERS_TOTAL = 64 * 1024 * 1024
+#: safetensors: tensor entries in all shards together (Kimi K2 INT4: ~210k); counted as
+#: the JSON objects in each header before it is parsed (each entry is one)
+MAX_SAFETENSORS_TENSORS = 300_000
+#: safetensors: JSON values in all headers together, counted as commas before parsing
+#: (parsing costs per value; a real entry has 5, Kimi K2's headers ~1.1M in all)
+MAX_SAFETENSORS_JSON_VALUES = 2_000_000
 MAX_SHARDS = 4_096
 
 _SCALARS: dict[int, str] = {
@@ -113,10 +141,14 @@ class ModelFileError(PlanningInputError):
         super().__init__(f"{path}: {reason}")
 
 
-class FileTensor(BaseModel):
-    """One tensor as the file stores it: ``shape`` in the file's own order."""
+@dataclass(frozen=True, slots=True)
+class FileTensor:
+    """One tensor as the file stores it: ``shape`` in the file's own order.
 
-    model_config = ConfigDict(frozen=True)
+    A plain dataclass, not a pydantic model: a header holds up to :data:`MAX_TENSORS`
+    of them, already checked field by field, and pydantic's construction costs ~5 us
+    each (a 100k-tensor header: 0.5 s more).
+    """
 
     name: str
     dtype: str
@@ -169,31 +201,78 @@ class ModelFile(BaseModel):
         )
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a header is read.
+
+    A header builds up to ~10^6 small objects, none in a cycle, and the collector's
+    repeated passes over them cost more than the reading (Kimi K2's 210k safetensors
+    entries: 1.8 s of CPU with it, 0.8 s without).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 # -- GGUF ------------------------------------------------------------------------------
 
 
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_STRUCTS = {kind: struct.Struct(fmt) for kind, fmt in _SCALARS.items()}
+_DIMS = {count: struct.Struct(f"<{count}Q") for count in range(1, MAX_DIMS + 1)}
+_TYPE_OFFSET = struct.Struct("<IQ")
+#: bytes read at a time; small, so that a header of many long skipped values costs a
+#: seek and a small read each, not a large read each
+_WINDOW = 64 * 1024
+
+
 class _Reader:
-    """Bounded sequential reads from a file; every short read is a ModelFileError."""
+    """Bounded sequential reads through a small window; a short read is a ModelFileError.
+
+    Every read is checked against the bytes left in the file before it is made, and the
+    header's totals (strings walked in arrays, bytes kept) against their caps.
+    """
 
     def __init__(self, handle: IO[bytes], path: Path, size: int) -> None:
         self.handle = handle
         self.path = path
         self.size = size
+        #: file offset of the next byte
         self.offset = 0
+        self._window = b""
+        self._pos = 0  # where ``offset`` is in ``_window``
+        self.array_strings = 0
+        self.array_string_bytes = 0
+        self.kept_bytes = 0
 
     def left(self) -> int:
         return self.size - self.offset
 
-    def read(self, count: int, what: str) -> bytes:
+    def _ends(self, what: str) -> ModelFileError:
+        return ModelFileError(self.path, f"ends inside the header ({what} at byte {self.offset:,})")
+
+    def _have(self, count: int, what: str) -> None:
+        """Make the next ``count`` bytes (within the file) available in the window."""
         if count > self.left():
-            raise ModelFileError(
-                self.path, f"ends inside the header ({what} at byte {self.offset:,})"
-            )
-        data = self.handle.read(count)
-        if len(data) != count:
-            raise ModelFileError(
-                self.path, f"ends inside the header ({what} at byte {self.offset:,})"
-            )
+            raise self._ends(what)
+        held = len(self._window) - self._pos
+        if held >= count:
+            return
+        more = self.handle.read(max(_WINDOW, count - held))
+        self._window = self._window[self._pos :] + more
+        self._pos = 0
+        if len(self._window) < count:  # the file shrank while it was read
+            raise self._ends(what)
+
+    def read(self, count: int, what: str) -> bytes:
+        self._have(count, what)
+        data = self._window[self._pos : self._pos + count]
+        self._pos += count
         self.offset += count
         return data
 
@@ -203,15 +282,42 @@ class _Reader:
                 self.path,
                 f"ends inside the header ({what} of {count:,} bytes at byte {self.offset:,})",
             )
-        self.handle.seek(count, os.SEEK_CUR)
         self.offset += count
+        if count <= len(self._window) - self._pos:
+            self._pos += count
+            return
+        self.handle.seek(self.offset)
+        self._window, self._pos = b"", 0
 
-    def unpack(self, fmt: str, what: str) -> Any:
-        return struct.unpack(fmt, self.read(struct.calcsize(fmt), what))[0]
+    def unpack(self, layout: struct.Struct, what: str) -> Any:
+        """The one value ``layout`` holds."""
+        self._have(layout.size, what)
+        value = layout.unpack_from(self._window, self._pos)[0]
+        self._pos += layout.size
+        self.offset += layout.size
+        return value
+
+    def values(self, layout: struct.Struct, what: str) -> tuple[Any, ...]:
+        """Every value ``layout`` holds."""
+        self._have(layout.size, what)
+        found = layout.unpack_from(self._window, self._pos)
+        self._pos += layout.size
+        self.offset += layout.size
+        return found
+
+    def keep(self, count: int, what: str) -> None:
+        """Count ``count`` more bytes kept in memory against :data:`MAX_KEPT_BYTES`."""
+        self.kept_bytes += count
+        if self.kept_bytes > MAX_KEPT_BYTES:
+            raise ModelFileError(
+                self.path,
+                f"keeps more than {MAX_KEPT_BYTES:,} bytes of short values (at {what}); "
+                "no model's header needs that many",
+            )
 
     def string(self, what: str, limit: int) -> str | None:
         """A GGUF string; None (skipped) when longer than ``limit`` but within the file."""
-        length = self.unpack("<Q", f"{what} length")
+        length = self.unpack(_U64, f"{what} length")
         if length > self.left():
             raise ModelFileError(
                 self.path,
@@ -227,6 +333,58 @@ class _Reader:
             raise ModelFileError(
                 self.path, f"{what} at byte {self.offset:,} is not UTF-8"
             ) from None
+
+    def skip_strings(self, count: int, what: str) -> None:
+        """Walk past ``count`` strings of an array, within the header's string caps.
+
+        Their lengths differ, so each is looked at; the walk runs over the window's bytes
+        (no call per string) and is bounded by :data:`MAX_ARRAY_STRINGS` and
+        :data:`MAX_ARRAY_STRING_BYTES`, checked before each step.
+        """
+        self.array_strings += count
+        if self.array_strings > MAX_ARRAY_STRINGS:
+            raise ModelFileError(
+                self.path,
+                f"{what} takes the header past {MAX_ARRAY_STRINGS:,} strings in arrays; "
+                "no model's header holds that many",
+            )
+        budget = MAX_ARRAY_STRING_BYTES - self.array_string_bytes
+        unpack_from = _U64.unpack_from
+        while count:
+            self._have(8, f"string length in {what}")
+            window, pos = self._window, self._pos
+            end = len(window)
+            start = pos
+            while count and pos + 8 <= end:
+                length = unpack_from(window, pos)[0]
+                after = pos + 8 + length
+                if after > end or length > budget:
+                    break
+                budget -= length
+                pos = after
+                count -= 1
+            self._pos = pos
+            self.offset += pos - start
+            if count and pos + 8 <= end:
+                # the next string runs past the window (or past the budget): the budget
+                # bounds what is read, so it is read, not seeked over
+                length = unpack_from(window, pos)[0]
+                if length > budget:
+                    raise ModelFileError(
+                        self.path,
+                        f"{what} takes the header past {MAX_ARRAY_STRING_BYTES:,} bytes of "
+                        "strings in arrays; no model's header holds that many",
+                    )
+                if 8 + length > self.left():
+                    raise ModelFileError(
+                        self.path,
+                        f"a string in {what} claims {length:,} bytes at byte "
+                        f"{self.offset:,}, past the end",
+                    )
+                self.skip(8 + length, what)
+                budget -= length
+                count -= 1
+        self.array_string_bytes = MAX_ARRAY_STRING_BYTES - budget
 
 
 def _open_regular(path: Path) -> tuple[IO[bytes], int]:
@@ -245,42 +403,54 @@ def _open_regular(path: Path) -> tuple[IO[bytes], int]:
     return os.fdopen(fd, "rb", buffering=1 << 16), info.st_size
 
 
-def _value(reader: _Reader, kind: int, key: str, depth: int = 0) -> Any:
-    """One metadata value; long strings and long arrays come back as None (skipped)."""
-    if kind in _SCALARS:
-        return reader.unpack(_SCALARS[kind], f"value of {key!r}")
+def _value(reader: _Reader, kind: int, key: str, lengths: dict[str, int]) -> Any:
+    """One metadata value; long strings and arrays come back as None (skipped).
+
+    Arrays of strings are never kept (no shape needs one): their length goes into
+    ``lengths``. Every array is refused by its count before any item is read.
+    """
+    layout = _STRUCTS.get(kind)
+    if layout is not None:
+        return reader.unpack(layout, f"value of {key!r}")
     if kind == _STRING:
-        return reader.string(f"value of {key!r}", KEEP_STRING_BYTES)
+        text = reader.string(f"value of {key!r}", KEEP_STRING_BYTES)
+        if text is not None:
+            reader.keep(len(text), f"key {key!r}")
+        return text
     if kind != _ARRAY:
         raise ModelFileError(reader.path, f"key {key!r} has unknown value type {kind}")
-    if depth > 0:
-        raise ModelFileError(reader.path, f"key {key!r} nests arrays in arrays")
-    item = reader.unpack("<I", f"array type of {key!r}")
-    length = reader.unpack("<Q", f"array length of {key!r}")
-    if length > MAX_ARRAY_LENGTH or length > reader.left():
+    item = reader.unpack(_U32, f"array type of {key!r}")
+    length = reader.unpack(_U64, f"array length of {key!r}")
+    if length > MAX_ARRAY_LENGTH:
+        raise ModelFileError(
+            reader.path,
+            f"key {key!r} claims an array of {length:,} items, more than {MAX_ARRAY_LENGTH:,} "
+            "(no model's vocabulary or merges come near)",
+        )
+    item_layout = _STRUCTS.get(item)
+    # an item is at least one byte (a string at least its 8-byte length)
+    if length * (item_layout.size if item_layout else 8) > reader.left():
         raise ModelFileError(
             reader.path, f"key {key!r} claims an array of {length:,} items, more than it can hold"
         )
-    if item in _SCALARS:
-        width = struct.calcsize(_SCALARS[item])
+    if item_layout is not None:
+        size = length * item_layout.size
         if length > KEEP_ARRAY_LENGTH:
-            reader.skip(length * width, f"array {key!r}")
+            reader.skip(size, f"array {key!r}")
             return None
-        raw = reader.read(length * width, f"array {key!r}")
-        return list(struct.unpack(f"<{length}{_SCALARS[item][1]}", raw))
+        reader.keep(8 * length, f"key {key!r}")
+        raw = reader.read(size, f"array {key!r}")
+        return [value for (value,) in item_layout.iter_unpack(raw)]
     if item == _STRING:
-        keep = length <= KEEP_ARRAY_LENGTH
-        values = []
-        for _ in range(length):
-            text = reader.string(f"string in array {key!r}", KEEP_STRING_BYTES if keep else 0)
-            if keep:
-                values.append(text)
-        return values if keep else None
+        reader.skip_strings(length, f"array {key!r}")
+        lengths[key] = length
+        return None
     if item == _ARRAY:
         raise ModelFileError(reader.path, f"key {key!r} nests arrays in arrays")
     raise ModelFileError(reader.path, f"key {key!r} is an array of unknown type {item}")
 
 
+@_collector_paused()
 def read_gguf(path: Path | str) -> ModelFile:
     """Read a GGUF file's header: metadata, every tensor's type and exact byte size.
 
@@ -295,46 +465,58 @@ def read_gguf(path: Path | str) -> ModelFile:
         reader = _Reader(handle, target, size)
         if reader.left() < 4 or reader.read(4, "magic") != GGUF_MAGIC:
             raise ModelFileError(target, "is not a GGUF file (it does not start with 'GGUF')")
-        version = reader.unpack("<I", "version")
+        version = reader.unpack(_U32, "version")
         if version & 0xFFFF == 0 and version:
             raise ModelFileError(target, "is a big-endian GGUF file, which is not supported")
         if version not in GGUF_VERSIONS:
             raise ModelFileError(target, f"is GGUF version {version}; this reader knows 2 and 3")
-        tensor_count = reader.unpack("<Q", "tensor count")
-        key_count = reader.unpack("<Q", "key count")
+        tensor_count = reader.unpack(_U64, "tensor count")
+        key_count = reader.unpack(_U64, "key count")
         # the smallest key is 8 + 0 + 4 + 1 bytes, the smallest tensor info 8 + 4 + 4 + 8
-        if key_count > MAX_KEYS or key_count * 13 > reader.left():
+        if key_count * 13 > reader.left():
             raise ModelFileError(
                 target, f"claims {key_count:,} metadata keys, more than the file can hold"
             )
-        if tensor_count > MAX_TENSORS or tensor_count * 24 > reader.left():
+        if key_count > MAX_KEYS:
+            raise ModelFileError(
+                target, f"claims {key_count:,} metadata keys, more than {MAX_KEYS:,}"
+            )
+        if tensor_count * 24 > reader.left():
             raise ModelFileError(
                 target, f"claims {tensor_count:,} tensors, more than the file can hold"
             )
+        if tensor_count > MAX_TENSORS:
+            raise ModelFileError(
+                target,
+                f"claims {tensor_count:,} tensors, more than {MAX_TENSORS:,} "
+                "(no published model has that many)",
+            )
         metadata: dict[str, Any] = {}
+        string_arrays: dict[str, int] = {}
         for index in range(key_count):
             key = reader.string(f"key #{index + 1}", MAX_NAME_BYTES)
             if key is None:
                 raise ModelFileError(target, f"key #{index + 1} is longer than {MAX_NAME_BYTES:,}")
             if key in metadata:
                 raise ModelFileError(target, f"key {key!r} appears twice")
-            kind = reader.unpack("<I", f"type of {key!r}")
-            metadata[key] = _value(reader, kind, key)
+            kind = reader.unpack(_U32, f"type of {key!r}")
+            metadata[key] = _value(reader, kind, key, string_arrays)
         raw_tensors: list[tuple[str, int, tuple[int, ...], int]] = []
         names: set[str] = set()
         for index in range(tensor_count):
             name = reader.string(f"tensor name #{index + 1}", MAX_NAME_BYTES)
             if name is None:
-                raise ModelFileError(target, f"tensor name #{index + 1} is too long")
+                raise ModelFileError(
+                    target, f"tensor name #{index + 1} is longer than {MAX_NAME_BYTES:,}"
+                )
             if name in names:
                 raise ModelFileError(target, f"tensor {name!r} appears twice")
             names.add(name)
-            n_dims = reader.unpack("<I", f"dimensions of {name!r}")
+            n_dims = reader.unpack(_U32, f"dimensions of {name!r}")
             if not 1 <= n_dims <= MAX_DIMS:
                 raise ModelFileError(target, f"tensor {name!r} has {n_dims} dimensions (1-4)")
-            dims = tuple(reader.unpack("<Q", f"dimension of {name!r}") for _ in range(n_dims))
-            kind = reader.unpack("<I", f"type of {name!r}")
-            offset = reader.unpack("<Q", f"offset of {name!r}")
+            dims = reader.values(_DIMS[n_dims], f"dimensions of {name!r}")
+            kind, offset = reader.values(_TYPE_OFFSET, f"type and offset of {name!r}")
             raw_tensors.append((name, kind, dims, offset))
         alignment = metadata.get("general.alignment", 32)
         if (
@@ -348,12 +530,17 @@ def read_gguf(path: Path | str) -> ModelFile:
     data_bytes = size - data_start
     tensors: list[FileTensor] = []
     spans: list[tuple[int, int, str]] = []
+    types: dict[int, tuple[str, int, int]] = {}  # one enum look-up per type, not per tensor
     for name, kind, dims, offset in raw_tensors:
-        try:
-            ggml_type = GGMLQuantizationType(kind)
-            block, block_bytes = GGML_QUANT_SIZES[ggml_type]
-        except (ValueError, KeyError):
-            raise ModelFileError(target, f"tensor {name!r} has unknown GGML type {kind}") from None
+        if kind not in types:
+            try:
+                ggml_type = GGMLQuantizationType(kind)
+                types[kind] = (ggml_type.name, *GGML_QUANT_SIZES[ggml_type])
+            except (ValueError, KeyError):
+                raise ModelFileError(
+                    target, f"tensor {name!r} has unknown GGML type {kind}"
+                ) from None
+        type_name, block, block_bytes = types[kind]
         if any(dim < 1 for dim in dims):
             raise ModelFileError(target, f"tensor {name!r} has an empty dimension {list(dims)}")
         elements = math.prod(dims)
@@ -362,8 +549,7 @@ def read_gguf(path: Path | str) -> ModelFile:
         if dims[0] % block:
             raise ModelFileError(
                 target,
-                f"tensor {name!r}: rows of {dims[0]} are not whole {ggml_type.name} blocks "
-                f"of {block}",
+                f"tensor {name!r}: rows of {dims[0]} are not whole {type_name} blocks of {block}",
             )
         nbytes = elements // block * block_bytes
         if offset % alignment:
@@ -376,9 +562,7 @@ def read_gguf(path: Path | str) -> ModelFile:
             )
         spans.append((offset, offset + nbytes, name))
         tensors.append(
-            FileTensor(
-                name=name, dtype=ggml_type.name, shape=dims, elements=elements, nbytes=nbytes
-            )
+            FileTensor(name=name, dtype=type_name, shape=dims, elements=elements, nbytes=nbytes)
         )
     spans.sort()
     for (_, end, first), (start, _, second) in itertools.pairwise(spans):
@@ -395,7 +579,7 @@ def read_gguf(path: Path | str) -> ModelFile:
         quant = _FILE_TYPE_QUANT.get(file_type_id)
     arch = metadata.get("general.architecture")
     arch = arch if isinstance(arch, str) else None
-    shape, problem = _gguf_shape(metadata, arch, tensors)
+    shape, problem = _gguf_shape(target, metadata, arch, tensors, string_arrays)
     read = _model_file(
         target,
         "gguf",
@@ -421,27 +605,70 @@ def _dominant(tensors: list[FileTensor]) -> str | None:
     return max(totals, key=lambda key: totals[key]) if totals else None
 
 
-def _number(metadata: Mapping[str, Any], key: str) -> int | None:
-    """An integer key; a per-layer array gives its largest value."""
+#: GGUF shape keys (after ``{arch}.``) that may be 0: 0 experts is a dense model, a
+#: window or rank of 0 is none. Every other shape key is refused when 0 (an array: when
+#: every item is 0; hybrid models give their recurrent layers 0 heads).
+_ZERO_MEANS_NONE = frozenset(
+    {
+        "expert_count",
+        "expert_shared_count",
+        "leading_dense_block_count",
+        "attention.sliding_window",
+        "attention.kv_lora_rank",
+        "attention.q_lora_rank",
+    }
+)
+
+
+def _number(path: Path, metadata: Mapping[str, Any], key: str, zero_ok: bool) -> int | None:
+    """An integer key; a per-layer array gives its largest value.
+
+    Raises:
+        ModelFileError: a negative value, or 0 where no model can have 0.
+    """
     value = metadata.get(key)
     if isinstance(value, list):
         numbers = [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
-        return max(numbers) if numbers and len(numbers) == len(value) else None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return None
+        if not numbers or len(numbers) != len(value):
+            return None
+        if min(numbers) < 0:
+            raise ModelFileError(path, f"{key} holds {min(numbers)}; it cannot be negative")
+        number = max(numbers)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        return None
+    if number < 0:
+        raise ModelFileError(path, f"{key} is {number}; it cannot be negative")
+    if number == 0 and not zero_ok:
+        shown = "every item 0" if isinstance(value, list) else "0"
+        raise ModelFileError(path, f"{key} is {shown}; a model needs at least 1")
+    return number
 
 
 def _gguf_shape(
-    metadata: Mapping[str, Any], arch: str | None, tensors: list[FileTensor]
+    path: Path,
+    metadata: Mapping[str, Any],
+    arch: str | None,
+    tensors: list[FileTensor],
+    string_arrays: Mapping[str, int],
 ) -> tuple[ModelShape | None, str | None]:
+    """The shape the metadata gives, or why there is none.
+
+    Every value is checked before it is divided or subtracted (one place, here): none
+    negative, heads and widths positive, KV heads dividing the heads, the embedding width
+    a multiple of the heads when the head size follows from it.
+
+    Raises:
+        ModelFileError: a value no model can have, naming its key.
+    """
     if arch is None:
         return None, "general.architecture is missing"
     by_name = {tensor.name: tensor for tensor in tensors}
     embedding = by_name.get("token_embd.weight")
 
     def key(name: str) -> int | None:
-        return _number(metadata, f"{arch}.{name}")
+        return _number(path, metadata, f"{arch}.{name}", zero_ok=name in _ZERO_MEANS_NONE)
 
     fields: dict[str, Any] = {
         "layers": key("block_count"),
@@ -457,14 +684,29 @@ def _gguf_shape(
     ) if v is None]  # fmt: skip
     if missing:
         return None, f"{', '.join(missing)} missing"
-    fields["kv_heads"] = key("attention.head_count_kv") or fields["heads"]
-    fields["head_dim"] = key("attention.key_length") or fields["hidden"] // fields["heads"]
+    heads, hidden = fields["heads"], fields["hidden"]
+    kv_heads = key("attention.head_count_kv") or heads
+    if kv_heads > heads or heads % kv_heads:
+        raise ModelFileError(
+            path,
+            f"{arch}.attention.head_count_kv {kv_heads} does not divide "
+            f"{arch}.attention.head_count {heads}",
+        )
+    head_dim = key("attention.key_length")
+    if head_dim is None:
+        if hidden % heads:
+            raise ModelFileError(
+                path,
+                f"{arch}.embedding_length {hidden} is not a multiple of "
+                f"{arch}.attention.head_count {heads} (and no {arch}.attention.key_length)",
+            )
+        head_dim = hidden // heads
+    fields["kv_heads"], fields["head_dim"] = kv_heads, head_dim
     vocab = key("vocab_size")
-    tokens = metadata.get("tokenizer.ggml.tokens")
     if vocab is None and embedding is not None and len(embedding.shape) == 2:
         vocab = embedding.shape[1]
-    if vocab is None and isinstance(tokens, list):
-        vocab = len(tokens)
+    if vocab is None:
+        vocab = string_arrays.get("tokenizer.ggml.tokens") or None
     fields["vocab"] = vocab
     fields["tied_embeddings"] = "output.weight" not in by_name
     fields["gated_mlp"] = any(name.startswith("blk.") and ".ffn_gate" in name for name in by_name)
@@ -472,7 +714,13 @@ def _gguf_shape(
     experts = key("expert_count")
     if experts:
         fields["experts"] = experts
-        fields["active_experts"] = key("expert_used_count") or 1
+        active = key("expert_used_count") or 1
+        if active > experts:
+            raise ModelFileError(
+                path,
+                f"{arch}.expert_used_count {active} is more than {arch}.expert_count {experts}",
+            )
+        fields["active_experts"] = active
         fields["shared_experts"] = key("expert_shared_count") or 0
         fields["dense_layers"] = key("leading_dense_block_count") or 0
         fields["expert_intermediate"] = key("expert_feed_forward_length")
@@ -488,7 +736,7 @@ def _gguf_shape(
         if rope and value_dim and fields["head_dim"] > rope:
             fields.update(
                 kv_lora_rank=kv_lora,
-                q_lora_rank=key("attention.q_lora_rank"),
+                q_lora_rank=key("attention.q_lora_rank") or None,
                 qk_rope_head_dim=rope,
                 qk_nope_head_dim=fields["head_dim"] - rope,
                 v_head_dim=value_dim,
@@ -520,19 +768,25 @@ def _model_file(
     head: Any,
     expert: Any,
 ) -> ModelFile:
-    total = sum(tensor.nbytes for tensor in tensors)
-    embed = sum(tensor.nbytes for tensor in tensors if embedding(tensor.name))
-    lm_head = sum(tensor.nbytes for tensor in tensors if head(tensor.name))
-    experts = sum(tensor.nbytes for tensor in tensors if expert(tensor.name))
+    # one pass, not one per sum: a header holds up to MAX_TENSORS tensors
+    total = embed = lm_head = experts = 0
+    by_type: dict[str, int] = {}
+    for tensor in tensors:
+        name, nbytes = tensor.name, tensor.nbytes
+        total += nbytes
+        by_type[tensor.dtype] = by_type.get(tensor.dtype, 0) + nbytes
+        if embedding(name):
+            embed += nbytes
+        if head(name):
+            lm_head += nbytes
+        if expert(name):
+            experts += nbytes
     share = 1.0
     if shape is not None and shape.experts and shape.active_experts:
         share = shape.active_experts / shape.experts
     streamed = total - embed - experts + round(experts * share)
     if shape is not None and shape.tied_embeddings:
         streamed += embed  # the tied table is the output head too: read whole per token
-    by_type: dict[str, int] = {}
-    for tensor in tensors:
-        by_type[tensor.dtype] = by_type.get(tensor.dtype, 0) + tensor.nbytes
     return ModelFile(
         path=str(path),
         format=fmt,
@@ -558,7 +812,48 @@ def _model_file(
 # -- safetensors -----------------------------------------------------------------------
 
 
-def _safetensors_header(path: Path) -> tuple[dict[str, Any], int, int]:
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)  # in C; the loop below runs only when a key repeats
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"key {key[:80]!r} appears twice")
+            seen.add(key)
+    return result
+
+
+class _Budget:
+    """What the shards of one folder may still hold, checked before each is parsed."""
+
+    def __init__(self) -> None:
+        self.header_bytes = MAX_SAFETENSORS_HEADERS_TOTAL
+        self.tensors = MAX_SAFETENSORS_TENSORS
+        self.values = MAX_SAFETENSORS_JSON_VALUES
+
+    def spend(self, path: Path, raw: bytes) -> None:
+        """Count a header's objects and values (C-speed scans) before it is parsed.
+
+        Raises:
+            ModelFileError: the folder's headers hold more than the caps allow.
+        """
+        self.tensors -= raw.count(b"{") - 1  # every entry is an object; less the outer one
+        if self.tensors < 0:
+            raise ModelFileError(
+                path,
+                f"takes the folder past {MAX_SAFETENSORS_TENSORS:,} tensor entries in all; "
+                "no published model has that many",
+            )
+        self.values -= raw.count(b",") + 1
+        if self.values < 0:
+            raise ModelFileError(
+                path,
+                f"takes the folder's headers past {MAX_SAFETENSORS_JSON_VALUES:,} JSON values "
+                "in all; no model's headers come near",
+            )
+
+
+def _safetensors_header(path: Path, budget: _Budget) -> tuple[dict[str, Any], int, int]:
     handle, size = _open_regular(path)
     with handle:
         head = handle.read(8)
@@ -575,20 +870,19 @@ def _safetensors_header(path: Path) -> tuple[dict[str, Any], int, int]:
             raise ModelFileError(
                 path, f"is truncated: a {length:,}-byte header in a {size:,}-byte file"
             )
+        if length > budget.header_bytes:
+            raise ModelFileError(
+                path,
+                f"takes the folder's headers past {MAX_SAFETENSORS_HEADERS_TOTAL:,} bytes in "
+                "all; no model's headers come near",
+            )
+        budget.header_bytes -= length
         raw = handle.read(length)
     if len(raw) != length:
         raise ModelFileError(path, "is truncated inside its header")
-
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in result:
-                raise ValueError(f"key {key!r} appears twice")
-            result[key] = value
-        return result
-
+    budget.spend(path, raw)
     try:
-        document = json.loads(raw.decode("utf-8"), object_pairs_hook=no_duplicates)
+        document = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError:
         raise ModelFileError(path, "its header is not UTF-8 text") from None
     except RecursionError:
@@ -600,35 +894,42 @@ def _safetensors_header(path: Path) -> tuple[dict[str, Any], int, int]:
     return document, 8 + length, size
 
 
-def _safetensors_tensors(path: Path) -> tuple[list[FileTensor], int]:
-    document, data_start, size = _safetensors_header(path)
+def _bad_ints(values: Any, most: int) -> bool:
+    """Not a list of at most ``most`` whole numbers >= 0 (a JSON true is not one)."""
+    if type(values) is not list or len(values) > most:
+        return True
+    # a loop, not any() over a generator: this runs twice per tensor entry, and the
+    # generator's frame costs ~0.1 s over a 300k-entry folder
+    for value in values:  # noqa: SIM110
+        if type(value) is not int or value < 0:
+            return True
+    return False
+
+
+def _safetensors_tensors(path: Path, budget: _Budget) -> tuple[list[FileTensor], int]:
+    document, data_start, size = _safetensors_header(path, budget)
     data_bytes = size - data_start
     tensors: list[FileTensor] = []
     spans: list[tuple[int, int, str]] = []
     for name, info in document.items():
         if name == "__metadata__":
             continue
-        if not isinstance(info, dict):
+        if type(info) is not dict:
             raise ModelFileError(path, f"tensor {name[:80]!r} is not an object")
-        dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-        if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPES:
+        dtype: Any = info.get("dtype")
+        shape: Any = info.get("shape")
+        offsets: Any = info.get("data_offsets")
+        width = SAFETENSORS_DTYPES.get(dtype) if type(dtype) is str else None
+        if width is None:
             raise ModelFileError(path, f"tensor {name[:80]!r} has unknown dtype {dtype!r:.40}")
-        if (
-            not isinstance(shape, list)
-            or len(shape) > 8
-            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
-        ):
+        if _bad_ints(shape, 8):
             raise ModelFileError(path, f"tensor {name[:80]!r} has no valid shape")
-        if (
-            not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets)
-        ):
+        if _bad_ints(offsets, 2) or len(offsets) != 2:
             raise ModelFileError(path, f"tensor {name[:80]!r} has no valid data_offsets")
         elements = math.prod(shape)
         if elements > MAX_ELEMENTS:
             raise ModelFileError(path, f"tensor {name[:80]!r} claims {elements:,} elements")
-        nbytes = elements * SAFETENSORS_DTYPES[dtype]
+        nbytes = elements * width
         begin, end = offsets
         if end - begin != nbytes:
             raise ModelFileError(
@@ -641,11 +942,7 @@ def _safetensors_tensors(path: Path) -> tuple[list[FileTensor], int]:
                 path, f"is truncated: tensor {name[:80]!r} ends past the end of the file"
             )
         spans.append((begin, end, name))
-        tensors.append(
-            FileTensor(
-                name=name, dtype=dtype, shape=tuple(shape), elements=elements, nbytes=int(nbytes)
-            )
-        )
+        tensors.append(FileTensor(name, dtype, tuple(shape), elements, int(nbytes)))
     spans.sort()
     for (_, end, first), (start, _, second) in itertools.pairwise(spans):
         if start < end:
@@ -653,6 +950,7 @@ def _safetensors_tensors(path: Path) -> tuple[list[FileTensor], int]:
     return tensors, size
 
 
+@_collector_paused()
 def read_safetensors(folder: Path | str) -> ModelFile:
     """Read every ``*.safetensors`` header in ``folder`` and its ``config.json``.
 
@@ -679,8 +977,9 @@ def read_safetensors(folder: Path | str) -> ModelFile:
     tensors: list[FileTensor] = []
     seen: set[str] = set()
     size = 0
+    budget = _Budget()
     for file in files:
-        found, file_size = _safetensors_tensors(file)
+        found, file_size = _safetensors_tensors(file, budget)
         size += file_size
         for tensor in found:
             if tensor.name in seen:
@@ -694,8 +993,11 @@ def read_safetensors(folder: Path | str) -> ModelFile:
     if config.is_file():
         try:
             shape = load_hf_config(config)
-        except (ConfigFileError, ShapeError) as exc:
-            raise ModelFileError(config, str(getattr(exc, "reason", exc))) from None
+        except ConfigFileError as exc:
+            where = f"field {exc.field!r}: " if exc.field else ""
+            raise ModelFileError(config, where + exc.reason) from None
+        except ShapeError as exc:
+            raise ModelFileError(config, str(exc)) from None
         arch = _config_model_type(config)
     else:
         problem = f"no config.json beside the safetensors files in {root}"
