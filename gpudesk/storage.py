@@ -46,6 +46,7 @@ import secrets
 import stat
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 #: A temporary file of ours this old is a leftover of a killed write, never one in use.
 STALE_TEMP_AGE_S = 60.0
@@ -382,28 +383,72 @@ def _kind_of(mode: int) -> str:
     return "not a regular file"
 
 
+class NotRegularFileError(UnsafeTargetError):
+    """A path given to be read is not a regular file; ``kind`` says what it is
+    ("a FIFO", "a directory", "a symlink loop"), ``strerror`` is "it is <kind>"."""
+
+    kind = "not a regular file"
+
+
+def _not_regular(path: str | os.PathLike[str], mode: int | None) -> NotRegularFileError:
+    """The refusal of ``path``, of file type ``mode`` (None: a symlink loop)."""
+    kind = "a symlink loop" if mode is None else _kind_of(mode)
+    code = errno.ELOOP if mode is None else errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+    error = NotRegularFileError(code, f"it is {kind}", os.fspath(path))
+    error.kind = kind
+    return error
+
+
+def _open_regular(path: str | os.PathLike[str], max_bytes: int) -> int:
+    """A read-only descriptor on ``path``, checked as :func:`read_regular_file` says."""
+    try:
+        # Looked at before opening: opening some devices does something (a tape
+        # rewinds, a watchdog starts), and a FIFO or device is refused anyway.
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _not_regular(path, None) from None
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        raise _not_regular(path, info.st_mode)
+    limit = f"larger than the {_size_text(max_bytes)} limit"
+    if info.st_size > max_bytes:
+        raise FileTooLargeError(errno.EFBIG, limit, os.fspath(path))
+    # O_NONBLOCK: the name may have become a FIFO since the stat; opening one must
+    # not wait for a writer. O_NOCTTY: a terminal never becomes ours.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)  # what was opened is what is read: checked again
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(path, info.st_mode)
+        if info.st_size > max_bytes:
+            raise FileTooLargeError(errno.EFBIG, limit, os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``max_bytes``.
 
-    Untrusted files are read only through here: a FIFO would block the reader
+    Every file a user names (an import, a folder's files, a config) is read
+    through here or :func:`open_regular_file`: a FIFO would block the reader
     forever, ``/dev/zero`` would never end, a huge file would fill memory. The
-    file is opened without blocking and checked on the open descriptor, so a
-    file swapped for a FIFO between a check and the read cannot hang us.
+    path is checked before it is opened, opened without blocking and checked
+    again on the open descriptor, so a file swapped for a FIFO between the
+    check and the open cannot hang us. Nothing is read before both checks.
 
     Raises:
-        UnsafeTargetError: not a regular file (a directory, FIFO, device, socket).
-        FileTooLargeError: larger than ``max_bytes``.
-        OSError: missing, unreadable, a symlink loop, a name too long.
+        NotRegularFileError: not a regular file (a directory, FIFO, device,
+            socket) or a symlink loop; ``kind`` says which.
+        FileTooLargeError: larger than ``max_bytes`` (also if it grows past
+            that while being read).
+        OSError: missing, unreadable, a name too long.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    fd = _open_regular(path, max_bytes)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeTargetError(errno.EINVAL, f"it is {_kind_of(info.st_mode)}", str(path))
-        limit = f"larger than the {_size_text(max_bytes)} limit"
-        if info.st_size > max_bytes:
-            raise FileTooLargeError(errno.EFBIG, limit, str(path))
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
@@ -413,10 +458,38 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
         if total > max_bytes:  # it grew while we read
-            raise FileTooLargeError(errno.EFBIG, limit, str(path))
+            limit = f"larger than the {_size_text(max_bytes)} limit"
+            raise FileTooLargeError(errno.EFBIG, limit, os.fspath(path))
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def open_regular_file(path: str | os.PathLike[str], max_bytes: int) -> BinaryIO:
+    """``path`` opened for reading in binary, checked as :func:`read_regular_file` does.
+
+    For readers that stream a large file rather than hold it: the size is
+    checked when it is opened, and the caller bounds what it reads after that.
+
+    Raises:
+        NotRegularFileError, FileTooLargeError, OSError: as :func:`read_regular_file`.
+    """
+    return os.fdopen(_open_regular(path, max_bytes), "rb")
+
+
+def read_refusal(error: OSError) -> str:
+    """What follows a path's name when reading it failed: "is a FIFO, not a regular
+    file", "is larger than the 1 MiB limit", "cannot be read (Permission denied)"."""
+    if isinstance(error, NotRegularFileError):
+        kind = error.kind
+        return (
+            "is not a regular file"
+            if kind == "not a regular file"
+            else f"is {kind}, not a regular file"
+        )
+    if isinstance(error, FileTooLargeError):
+        return f"is {error.strerror}"
+    return f"cannot be read ({error.strerror or error})"
 
 
 def _size_text(size: int) -> str:

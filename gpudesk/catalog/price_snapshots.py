@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sqlite3
 import tomllib
 import urllib.error
@@ -38,6 +39,7 @@ from gpudesk.catalog.skypilot import (
     valid_cloud_name,
 )
 from gpudesk.paths import resources_dir, user_data_dir
+from gpudesk.storage import NotRegularFileError, read_refusal, read_regular_file
 
 #: Where SkyPilot's catalog lives (for links and the default download).
 CATALOG_REPOSITORY = "https://github.com/skypilot-org/skypilot-catalog"
@@ -63,6 +65,8 @@ DEFAULT_CLOUDS: tuple[str, ...] = (
 #: Seconds to wait for a server before giving up on it.
 FETCH_TIMEOUT_S = 20.0
 MANIFEST = "SNAPSHOT.toml"
+#: A manifest is a few lines; anything far larger is not one.
+MAX_MANIFEST_BYTES = 1024 * 1024
 BUNDLE_FORMAT = 1
 SCHEMA_VERSION = 1
 _HOSTS_WITHOUT_TLS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -141,8 +145,9 @@ def read_folder(
     if not folder.is_dir():
         raise PriceSourceError(f"{folder}: not a folder")
     report = ImportReport()
-    dated = sorted(path.parent for path in folder.glob(f"*/{MANIFEST}"))
-    if (folder / MANIFEST).is_file():
+    # lexists, not is_file: a manifest that is a FIFO or a link loop is refused, not skipped.
+    dated = sorted(path for path in _entries(folder) if _lexists(path / MANIFEST))
+    if _lexists(folder / MANIFEST):
         dated = [folder]
     if dated:
         for snapshot_folder in dated:
@@ -163,23 +168,29 @@ def read_folder(
 def _read_one(
     folder: Path, report: ImportReport, *, clouds: Sequence[str] | None, today: dt.date
 ) -> None:
-    manifest = _read_manifest(folder / MANIFEST) if (folder / MANIFEST).is_file() else None
+    manifest = _read_manifest(folder / MANIFEST) if _lexists(folder / MANIFEST) else None
     if manifest is None:
         snapshot = Snapshot(taken=today, basis="retrieved", label=str(folder))
     else:
         snapshot = manifest
+    # Every <cloud>/vms.csv name there is, whatever it is: glob would leave out a link
+    # loop silently, and the read below refuses anything that is not a regular file.
     names = sorted(
-        path.parent.name for path in folder.glob("*/vms.csv") if valid_cloud_name(path.parent.name)
+        path.name
+        for path in _entries(folder)
+        if valid_cloud_name(path.name) and _lexists(path / "vms.csv")
     )
     for cloud in names:
         if clouds is not None and cloud not in clouds:
             continue
         path = folder / cloud / "vms.csv"
         try:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            report.problems.append(RowProblem(cloud, 0, f"cannot read {path}: {exc.strerror}"))
+            data = read_regular_file(path, MAX_FILE_BYTES)
+        except NotRegularFileError as exc:
+            # The user named a folder holding a FIFO or device here: bad input, stop.
+            raise PriceSourceError(f"{path}: {read_refusal(exc)}") from exc
+        except OSError as exc:  # too large or unreadable: this cloud keeps its last data
+            report.problems.append(RowProblem(cloud, 0, f"{path} {read_refusal(exc)}"))
             report.failed_clouds.append(cloud)
             continue
         result = parse_vms_csv(data, cloud)
@@ -208,10 +219,37 @@ def _keep(
     snapshot.offers.extend(result.offers)
 
 
+def _entries(folder: Path) -> list[Path]:
+    """What ``folder`` holds.
+
+    Raises:
+        PriceSourceError: it cannot be listed (no permission, gone).
+    """
+    try:
+        return list(folder.iterdir())
+    except OSError as exc:
+        raise PriceSourceError(f"{folder}: {read_refusal(exc)}") from exc
+
+
+def _lexists(path: Path) -> bool:
+    """Whether anything at all has this name (a dangling or looping link included)."""
+    try:
+        os.lstat(path)
+    except OSError:
+        return False
+    return True
+
+
 def _read_manifest(path: Path) -> Snapshot | None:
     """A dated folder's manifest; a broken one is an error (it is ours, not input)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = read_regular_file(path, MAX_MANIFEST_BYTES)
+    except NotRegularFileError as exc:
+        raise PriceSourceError(f"{path}: {read_refusal(exc)}") from exc
+    except OSError as exc:
+        raise PriceDataError(f"{path}: not a snapshot manifest ({read_refusal(exc)})") from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
         taken = data["taken"]
         basis = str(data["basis"])
         if not isinstance(taken, dt.date) or basis not in ("commit", "retrieved"):

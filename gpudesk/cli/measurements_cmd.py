@@ -215,6 +215,11 @@ def run_import(args: argparse.Namespace) -> int:
                 )
         print(f"Added {added}, already stored {duplicates} ({document['database']}).")
     if not rows:
+        errors = [item for item in files if "error" in item]
+        if len(files) == 1 and errors:  # one file: its reason, in the one line on stderr
+            raise CliError(
+                f"nothing could be imported: {errors[0]['file']} {errors[0]['error']}", EXIT_USAGE
+            )
         raise CliError(
             "nothing could be imported" + (": see the reasons above" if not args.json else ""),
             EXIT_USAGE,

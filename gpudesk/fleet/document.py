@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
-import stat
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,6 +20,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
 from gpudesk.bench.results import measurement_label
+from gpudesk.storage import read_refusal, read_regular_file
 
 #: Generous for 1,000 nodes with 8 benchmarked GPUs each (about 20 kB a run).
 MAX_SURVEY_BYTES = 256 * 1024 * 1024
@@ -396,24 +395,7 @@ def read_survey(path: Path) -> tuple[SurveyView, dict[str, Any]]:
     """
     source = str(path)
     try:
-        # O_NONBLOCK: opening a FIFO must not hang; it is refused below.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        raw = read_regular_file(path, MAX_SURVEY_BYTES)
     except OSError as exc:
-        raise SurveyFileError(source, f"cannot open: {exc.strerror or exc}") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SurveyFileError(source, "not a regular file")
-        if info.st_size > MAX_SURVEY_BYTES:
-            raise SurveyFileError(
-                source, f"{info.st_size} bytes, more than a survey can be ({MAX_SURVEY_BYTES})"
-            )
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(MAX_SURVEY_BYTES + 1)
-    except OSError as exc:
-        raise SurveyFileError(source, f"cannot read: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_SURVEY_BYTES:
-        raise SurveyFileError(source, f"more than {MAX_SURVEY_BYTES} bytes")
+        raise SurveyFileError(source, read_refusal(exc)) from exc
     return parse_survey(raw, source)

@@ -38,6 +38,7 @@ from gpudesk.hardware.models import (
 from gpudesk.hardware.nvml import Nvml, default_nvml
 from gpudesk.hardware.sysfs import SysfsReader
 from gpudesk.progress import NullProgress, Progress
+from gpudesk.storage import read_refusal, read_regular_file
 
 if TYPE_CHECKING:
     from gpudesk.catalog.schema import CatalogEntry
@@ -75,11 +76,10 @@ def default_apple_reading() -> apple.AppleReading | None:
     captured = os.environ.get(apple.PROFILER_JSON_ENV)
     if captured:
         try:
-            with open(captured, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(apple.MAX_OUTPUT_BYTES + 1)
+            data = read_regular_file(captured, apple.MAX_OUTPUT_BYTES)
         except OSError as exc:
-            return apple.AppleReading(gpu=None, detail=f"cannot read {captured}: {exc}")
-        return apple.read_apple(profiler_json=text)
+            return apple.AppleReading(gpu=None, detail=f"{captured} {read_refusal(exc)}")
+        return apple.read_apple(profiler_json=data.decode("utf-8", errors="replace"))
     if apple.is_macos():
         return apple.read_apple()
     return None

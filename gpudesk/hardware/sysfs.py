@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpudesk.hardware.models import DeviceSample, DeviceSource, GpuSnapshot
+from gpudesk.storage import read_regular_file
 
 #: sysfs attributes are at most a page (4 KiB); anything longer is not an attribute.
 MAX_ATTRIBUTE_BYTES = 4096
@@ -89,18 +89,11 @@ def read_attribute(path: Path) -> str | None:
     :data:`MAX_ATTRIBUTE_BYTES`; invalid UTF-8, NUL bytes and over-long files are None.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
+        # sysfs gives every attribute a size of one page: the limit is that page.
+        data = read_regular_file(path, MAX_ATTRIBUTE_BYTES)
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, MAX_ATTRIBUTE_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_ATTRIBUTE_BYTES or b"\x00" in data:
+    if b"\x00" in data:
         return None
     try:
         return data.decode("utf-8").strip()

@@ -41,6 +41,7 @@ from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.measured_model import parameter_count, place_model, quant_from_type
 from gpudesk.planning.measurement_checks import ImpossibleValue, check_fields
 from gpudesk.planning.user_measurements import EXPORT_FORMAT, Measurement
+from gpudesk.storage import read_refusal, read_regular_file
 from gpudesk.terminal_text import scrub
 
 MAX_IMPORT_BYTES = 16 * 1024 * 1024
@@ -92,14 +93,10 @@ _BACKENDS.update({"rocm": "rocm", "hip": "rocm", "sycl": "sycl", "cann": "cann"}
 
 def _read_text(path: Path) -> str:
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_IMPORT_BYTES + 1)
-    except IsADirectoryError:
-        raise ImportFileError(path, "is a folder, not a file") from None
+        # The guarded read: a FIFO, a device or a folder is refused unopened or unread.
+        data = read_regular_file(path, MAX_IMPORT_BYTES)
     except OSError as exc:
-        raise ImportFileError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if len(data) > MAX_IMPORT_BYTES:
-        raise ImportFileError(path, f"is larger than {MAX_IMPORT_BYTES:,} bytes")
+        raise ImportFileError(path, read_refusal(exc)) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -12,15 +12,17 @@ from __future__ import annotations
 import atexit
 import contextlib
 import datetime as dt
+import errno
 import json
 import os
-import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from platformdirs import user_config_path
 from PySide6.QtCore import QSettings
+
+from gpudesk.storage import FileTooLargeError, NotRegularFileError, open_regular_file
 
 #: A settings file is a few KiB; anything this large was not written by GPUDesk.
 MAX_SETTINGS_BYTES = 1024 * 1024
@@ -69,22 +71,24 @@ def load_settings(path: Path | None = None) -> LoadedSettings:
     target = settings_path() if path is None else Path(path)
     problems: list[str] = []
     try:
-        info: os.stat_result | None = os.stat(target)
+        # The guarded open every user file gets (storage.py), then closed: Qt reads the
+        # file itself, but only once it is known to be a regular file of a sane size.
+        open_regular_file(target, MAX_SETTINGS_BYTES).close()
     except (FileNotFoundError, NotADirectoryError):
-        info = None  # none yet; whether one can be saved is checked below
+        pass  # none yet; whether one can be saved is checked below
+    except NotRegularFileError as exc:
+        kind = "a folder" if exc.errno == errno.EISDIR else exc.kind
+        problems.append(
+            f"The settings file {target} is {kind}, not a regular file: GPUDesk started with "
+            "default settings and cannot save them until it is moved away."
+        )
+        return _session_only(problems)
+    except FileTooLargeError:
+        problems.append(_set_aside(target, "is larger than 1 MiB"))
+        return _checked(target, problems)
     except OSError as exc:
         problems.append(f"The settings file {target} cannot be read ({exc.strerror}).")
         return _session_only(problems)
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-        problems.append(
-            f"The settings file {target} is {kind}: GPUDesk started with default settings "
-            "and cannot save them until it is moved away."
-        )
-        return _session_only(problems)
-    if info is not None and info.st_size > MAX_SETTINGS_BYTES:
-        problems.append(_set_aside(target, "is larger than 1 MiB"))
-        return _checked(target, problems)
     settings = QSettings(str(target), QSettings.Format.IniFormat)
     reason = _unreadable_reason(settings)
     if reason is not None:

@@ -78,7 +78,7 @@ def test_fifo_directory_and_missing_file_are_refused_without_hanging(tmp_path: P
         read_survey(fifo)
     with pytest.raises(SurveyFileError, match=r"not a regular file|cannot"):
         read_survey(tmp_path)
-    with pytest.raises(SurveyFileError, match="cannot open"):
+    with pytest.raises(SurveyFileError, match="cannot be read"):
         read_survey(tmp_path / "missing.json")
 
 
