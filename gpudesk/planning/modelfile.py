@@ -18,6 +18,16 @@ Weights are never loaded. What is read:
 A file that is not what it claims (wrong magic, truncated, counts larger than the file
 could hold, a tensor beyond the end of the file, huge strings, unknown types) raises
 :class:`ModelFileError` naming the file and what was wrong.
+
+The work is bounded, not only the bytes: every count is refused before the items it
+counts are read, at caps well above any published model (any GGUF array: 1,000,000 items,
+:data:`MAX_ARRAY_LENGTH`, where the largest vocabularies are ~262k tokens and merges
+~515k; strings in arrays: 2,000,000 and 64 MiB per header; 16,384 keys; 100,000 tensors;
+safetensors: a 16 MiB header per shard, 64 MiB, 300,000 tensor entries and 2,000,000
+JSON values over all shards, 4,096 shards), so any crafted header is refused or read
+within about a second. A shape that cannot be (0 or negative heads or widths, KV heads
+that do not divide the heads, a width the heads do not divide) is refused before any
+arithmetic, naming the key and its value.
 """
 
 from __future__ import annotations
