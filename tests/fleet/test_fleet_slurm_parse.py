@@ -9,8 +9,10 @@ import stat
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+import reach
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from survey_factory import gpu, node, survey
@@ -90,10 +92,48 @@ def test_gres_forms() -> None:
     assert parse_gres("gpu:h100:lots,gpu:$(rm):1") == ()
 
 
+_SCONTROL_FIELDS = {
+    "NodeName": st.sampled_from(["gpu7", "n1", "-bad", "a" * 250, ""]),
+    "Gres": st.sampled_from(["gpu:h100:8(S:0-1),shard:16", "(null)", "gpu:2", "gpu:x:-1"]),
+    "State": st.sampled_from(["IDLE", "MIXED+DRAIN", "DOWN*", ""]),
+    "RealMemory": st.sampled_from(["2063000", "-5", "9" * 30, "lots"]),
+    "AvailableFeatures": st.sampled_from(["h100,ib", "(null)", ",,"]),
+    "Partitions": st.sampled_from(["gpu,long", ""]),
+    "Reason": st.sampled_from(["xid 79 on GPU 3 [root@2026-12-01T10:00:00]", "a=b c"]),
+}
+
+
+@st.composite
+def _scontrol_texts(draw: st.DrawFn) -> str:
+    """Any text, or scontrol records built of real and odd values with random text put
+    in: random text alone holds a node record in few examples."""
+    if draw(st.integers(0, 3)) == 0:
+        return draw(st.text(max_size=400))
+    records = []
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(st.sampled_from(["gpu7", "n1", "n2"]) | _SCONTROL_FIELDS["NodeName"])
+        keys = draw(
+            st.lists(st.sampled_from(sorted(set(_SCONTROL_FIELDS) - {"NodeName"})), unique=True)
+        )
+        if "Gres" not in keys and draw(st.booleans()):
+            keys.append("Gres")  # the field the GPU checks read: in most records
+        values = [draw(_SCONTROL_FIELDS[key] | st.text(max_size=12)) for key in keys]
+        records.append(" ".join([f"NodeName={name}", *map("{}={}".format, keys, values)]))
+    text = "\n".join(records)
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.text(max_size=20)) + text[at:]
+    return text
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.text(max_size=400))
+@given(_scontrol_texts())
+@pytest.mark.reaches(node=78, gres=15)
 def test_scontrol_parser_takes_any_text(text: str) -> None:
     for item in parse_nodes(text):
+        reach.reached("node")
+        if item.gres:
+            reach.reached("gres")
         assert item.name and not item.name.startswith("-") and len(item.name) <= 200
         assert all(gres.count >= 0 for gres in item.gres)
         item.unusable()
@@ -172,15 +212,85 @@ def test_a_forged_or_damaged_report_is_refused(monkeypatch: pytest.MonkeyPatch) 
     assert _feed(other, _step(), 0, "\n".join(block)) == []
 
 
+_REPORT_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _srun_output(
+    draw: st.DrawFn,
+) -> tuple[list[tuple[int, str]], dict[str, list[object]], set[str]]:
+    """Labelled srun output lines: report blocks of nodes n1, n2 and n3 (not asked for)
+    on tasks 0-2, whole or damaged (a line lost, doubled, changed or put in), with noise
+    on task 3, or random lines; the reports sent with this survey's nonce, by node; and
+    the nodes whose block arrived intact. Random lines alone hold no report."""
+    if draw(st.integers(0, 3)) == 0:
+        lines = draw(st.lists(st.text(max_size=120), max_size=30))
+        return [(position % 3, line) for position, line in enumerate(lines)], {}, set()
+    streams: list[list[tuple[int, str]]] = []
+    sent: dict[str, list[object]] = {}
+    intact: set[str] = set()
+    for task in range(draw(st.integers(1, 3))):
+        node = draw(st.sampled_from(["n1", "n2", "n1", "n2", "n3"]))
+        report = (  # a survey's report, or the error row of a node whose survey failed
+            draw(st.dictionaries(st.sampled_from(["hostname", "gpus", "x"]), _REPORT_VALUES))
+            if draw(st.integers(0, 3))
+            else {"error": draw(st.text(max_size=20))}
+        )
+        nonce = draw(st.sampled_from(["abc", "abc", "abc", "zzz"]))
+        with mock.patch.dict(os.environ, {"SLURMD_NODENAME": node}):
+            block = encode_report(report, nonce).splitlines()
+        damage = draw(st.sampled_from(["none"] * 4 + ["lose", "double", "change", "insert"]))
+        at = draw(st.integers(1, len(block) - 2) | st.integers(0, len(block) - 1))
+        if damage == "lose":
+            del block[at]
+        elif damage == "double":
+            block.insert(at, block[at])
+        elif damage == "change":
+            block[at] = draw(st.text(max_size=80))
+        elif damage == "insert":
+            block.insert(at, draw(st.text(max_size=80)))
+        elif nonce == "abc":
+            intact.add(node)
+        if nonce == "abc":
+            sent.setdefault(node, []).append(report)
+        streams.append([(task, line) for line in block])
+    streams.append([(3, line) for line in draw(st.lists(st.text(max_size=120), max_size=5))])
+    lines: list[tuple[int, str]] = []
+    while any(streams):  # interleaved, each stream in its order
+        stream = draw(st.sampled_from([stream for stream in streams if stream]))
+        lines.append(stream.pop(0))
+    return lines, sent, intact
+
+
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.text(max_size=120), max_size=30))
-def test_the_collector_takes_any_output(lines: list[str]) -> None:
+@given(_srun_output())
+@pytest.mark.reaches(report=14, refused=19)
+def test_the_collector_takes_any_output(
+    output: tuple[list[tuple[int, str]], dict[str, list[object]], set[str]],
+) -> None:
+    lines, sent, intact = output
     collector, step = _Collector("abc", {"n1", "n2"}), _step()
-    for position, line in enumerate(lines):
-        collector.stdout(step, f"{position % 3}: {line}")
+    for task, line in lines:
+        collector.stdout(step, f"{task}: {line}")
         collector.stderr(step, line)
-    for value, error in collector.reports.values():
+    assert set(collector.reports) <= {"n1", "n2"}  # n3 was not asked for
+    for name, (value, error) in collector.reports.items():
         assert (value is None) != (error is None)
+        if value is not None:
+            reach.reached("report")
+            # Damage is caught by the checksum: what is taken is what a node sent.
+            assert value in sent.get(name, [])
+        else:
+            reach.reached("refused")
+            assert error
+    # An intact block always arrives (as the report, or the error the node sent).
+    assert intact - {"n3"} <= set(collector.reports)
 
 
 def _slurm(gres: list[tuple[str | None, int]], **fields: Any) -> dict[str, Any]:
