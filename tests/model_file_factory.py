@@ -216,7 +216,9 @@ def metadata_gguf(
         handle.truncate(len(head) + offset)
 
 
-def llama_metadata(**values: int | str | list[int]) -> dict[str, int | str | list[int]]:
+def llama_metadata(
+    **values: int | str | list[int] | None,
+) -> dict[str, int | str | list[int]]:
     """A small llama shape's GGUF keys (hidden 64, 4 heads, 2 KV heads), some replaced.
 
     ``values`` names keys without the ``llama.`` prefix and with ``_`` for ``.``
