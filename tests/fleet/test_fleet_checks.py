@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+import reach
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from survey_factory import cpu_run, gemm_run, gpu, node, survey
@@ -155,33 +157,68 @@ _HOSTILE = st.one_of(
 )
 
 
+#: What a node reports in each field the health rules read; with these the rules flag
+#: (a capped power limit, a slow clock under load, a link below its gen, a throttle
+#: reason, a prohibited compute mode). _HOSTILE values alone flag nothing.
+_PLAUSIBLE_RULE_FIELDS = {
+    "utilization_gpu_percent": st.integers(0, 100),
+    "compute_mode": st.sampled_from(["default", "prohibited", "exclusive_process"]),
+    "power_limit_w": st.floats(100, 700),
+    "power_default_limit_w": st.floats(100, 700),
+    "sm_clock_mhz": st.integers(200, 2000),
+    "sm_clock_max_mhz": st.integers(200, 2000),
+    "pcie_gen_current": st.integers(1, 6),
+    "pcie_gen_max": st.integers(1, 6),
+    "clock_event_reasons": st.lists(
+        st.sampled_from(["gpu_idle", "sw_power_cap", "hw_slowdown", "sw_thermal_slowdown"]),
+        max_size=2,
+    ),
+}
+
+
+@st.composite
+def _rule_fields(draw: st.DrawFn) -> tuple[dict[str, object], bool]:
+    """Fields the health rules read, each plausible or (sometimes) hostile; and whether
+    every one is plausible."""
+    keys = draw(st.lists(st.sampled_from(sorted(_PLAUSIBLE_RULE_FIELDS)), unique=True, max_size=6))
+    fields: dict[str, object] = {}
+    plausible = True
+    for key in keys:
+        if draw(st.integers(0, 4)) == 0:
+            fields[key] = draw(_HOSTILE)
+            plausible = False
+        else:
+            fields[key] = draw(_PLAUSIBLE_RULE_FIELDS[key])
+    return fields, plausible
+
+
 @settings(max_examples=150, deadline=None)
-@given(
-    st.dictionaries(
-        st.sampled_from(
-            [
-                "utilization_gpu_percent",
-                "compute_mode",
-                "power_limit_w",
-                "power_default_limit_w",
-                "sm_clock_mhz",
-                "sm_clock_max_mhz",
-                "pcie_gen_current",
-                "pcie_gen_max",
-                "clock_event_reasons",
-            ]
-        ),
-        _HOSTILE,
-        max_size=5,
-    )
-)
-def test_any_value_the_health_rules_read_is_refused_or_judged(fields: dict) -> None:
+@given(_rule_fields())
+@pytest.mark.reaches(judged=46, flagged=12, left_out=28, prohibited=5)
+def test_any_value_the_health_rules_read_is_refused_or_judged(
+    drawn: tuple[dict[str, object], bool],
+) -> None:
+    fields, plausible = drawn
     document = survey([node("a", [gpu(0, **fields)], [gemm_run(0, 780.0)])])
     try:
         view, _ = parse_survey(json.dumps(document), "fuzz.json")
-    except SurveyFileError:
+    except SurveyFileError as exc:
+        reach.reached("refused")
+        assert not plausible and "fuzz.json" in str(exc)
         return
     summary = summarise(view.nodes)  # a GPU whose fields do not validate is left out
     json.dumps(summary, allow_nan=False)
+    if summary["gpus"] == 0:
+        reach.reached("left_out")
+        assert not plausible
+        return
+    reach.reached("judged")
+    assert summary["gpus"] == 1
+    if summary["outliers"]:
+        reach.reached("flagged")
     for outlier in summary["outliers"]:
         assert outlier["severity"] in ("warning", "error") and outlier["message"]
+    if fields.get("compute_mode") == "prohibited":  # one rule's verdict, checked
+        reach.reached("prohibited")
+        verdicts = {(item["check"], item["severity"]) for item in summary["outliers"]}
+        assert ("compute_mode", "error") in verdicts
