@@ -643,6 +643,29 @@ _ZERO_MEANS_NONE = frozenset(
 )
 
 
+#: the GGUF key (after ``{arch}.``) each shape field comes from, to name it in errors
+_GGUF_KEYS = {
+    "layers": "block_count",
+    "hidden": "embedding_length",
+    "heads": "attention.head_count",
+    "kv_heads": "attention.head_count_kv",
+    "head_dim": "attention.key_length",
+    "intermediate": "feed_forward_length",
+    "vocab": "vocab_size",
+    "context": "context_length",
+    "experts": "expert_count",
+    "active_experts": "expert_used_count",
+    "shared_experts": "expert_shared_count",
+    "dense_layers": "leading_dense_block_count",
+    "expert_intermediate": "expert_feed_forward_length",
+    "sliding_window": "attention.sliding_window",
+    "kv_lora_rank": "attention.kv_lora_rank",
+    "q_lora_rank": "attention.q_lora_rank",
+    "qk_rope_head_dim": "rope.dimension_count",
+    "v_head_dim": "attention.value_length",
+}
+
+
 def _number(path: Path, metadata: Mapping[str, Any], key: str, zero_ok: bool) -> int | None:
     """An integer key; a per-layer array gives its largest value.
 
@@ -771,7 +794,8 @@ def _gguf_shape(
     try:
         shape = make_shape({k: v for k, v in fields.items() if v is not None})
     except ShapeError as exc:
-        return None, f"its shape cannot be: {exc}"
+        name = f"{arch}.{_GGUF_KEYS[exc.field]}" if exc.field in _GGUF_KEYS else exc.field
+        return None, f"its shape cannot be: {name} = {exc.value!r}: {exc.reason}"
     return shape, None
 
 

@@ -119,6 +119,23 @@ def test_a_gguf_shape_that_cannot_be_is_refused_naming_the_key(
     assert str(path) in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ({"block_count": 5_000}, "llama.block_count = 5000: Input should be less than or equal"),
+        ({"context_length": 2**63 - 1}, "llama.context_length = 9223372036854775807"),
+    ],
+)
+def test_a_gguf_shape_out_of_range_has_no_shape_and_says_which_key(
+    tmp_path: Path, values: dict[str, Any], words: str
+) -> None:
+    path = tmp_path / "big.gguf"
+    metadata_gguf(path, llama_metadata(**values))
+    model = read_gguf(path)
+    assert model.shape is None
+    assert model.shape_problem is not None and words in model.shape_problem
+
+
 def test_per_layer_zero_heads_of_a_hybrid_model_are_read(tmp_path: Path) -> None:
     # Hybrid models (Jamba, Nemotron-H) give their recurrent layers 0 heads: the
     # largest value is the attention layers' count.
