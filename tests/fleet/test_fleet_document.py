@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
 
 import pytest
+import reach
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from survey_factory import gemm_run, gpu, node, survey
@@ -91,27 +91,80 @@ _json_values = st.recursive(
 )
 
 
+_SURVEY_BYTES = json.dumps(
+    survey([node("a", [gpu(0)], [gemm_run(0, 700.0)]), node("b", [gpu(0)])])
+).encode()
+
+
+@st.composite
+def _survey_bytes(draw: st.DrawFn) -> bytes:
+    """Any bytes, or a real survey document whole, cut short, or with bytes changed or
+    put in: random bytes alone are never a survey."""
+    kind = draw(st.sampled_from(["random", "whole", "cut", "changed", "changed", "put in"]))
+    if kind == "random":
+        return draw(st.binary(max_size=400))
+    raw = _SURVEY_BYTES
+    at = draw(st.integers(0, len(raw)))
+    if kind == "cut":
+        return raw[:at]
+    if kind == "changed":
+        return raw[:at] + draw(st.binary(min_size=1, max_size=3)) + raw[at + 1 :]
+    if kind == "put in":
+        return raw[:at] + draw(st.binary(max_size=8)) + raw[at:]
+    return raw
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=400))
+@given(_survey_bytes())
+@pytest.mark.reaches(survey=28, refused=72)
 def test_any_bytes_give_a_survey_or_a_survey_file_error(raw: bytes) -> None:
-    with contextlib.suppress(SurveyFileError):
-        parse_survey(raw, "fuzz.json")
+    try:
+        view, data = parse_survey(raw, "fuzz.json")
+    except SurveyFileError as exc:
+        reach.reached("refused")
+        assert exc.source == "fuzz.json" and exc.message
+        return
+    reach.reached("survey")
+    assert isinstance(data, dict)
+    json.dumps(summarise(view.nodes), allow_nan=False)
+    if raw == _SURVEY_BYTES:
+        assert [item.node_id for item in view.nodes] == ["a", "b"]
+
+
+#: What a node really has in each field (another node's, or a plausible one).
+_NODE_FIELD_VALUES = {
+    "node_id": st.sampled_from(["c", "gpu-node-7", "a"]) | st.text(max_size=8),
+    "detection": st.builds(
+        lambda count: node("x", [gpu(index) for index in range(count)])["detection"],
+        st.integers(0, 3),
+    ),
+    "bench": st.none() | st.builds(lambda tflops: gemm_run(0, tflops), st.floats(1, 900)),
+    "benches": st.lists(st.builds(lambda tflops: gemm_run(0, tflops), st.floats(1, 900))),
+    "error": st.none() | st.sampled_from(["no answer within 5 s"]) | st.text(max_size=20),
+    "hostname": st.sampled_from(["host-c", "gpu7.example.org"]) | st.text(max_size=20),
+}
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    field=st.sampled_from(["node_id", "detection", "bench", "benches", "error", "hostname"]),
-    value=_json_values,
+    field_value=st.sampled_from(sorted(_NODE_FIELD_VALUES)).flatmap(
+        lambda field: st.tuples(st.just(field), _NODE_FIELD_VALUES[field] | _json_values)
+    ),
 )
+@pytest.mark.reaches(summarised=46, refused=53)
 def test_any_value_in_a_node_field_is_refused_cleanly_or_summarised(
-    field: str, value: object
+    field_value: tuple[str, object],
 ) -> None:
+    field, value = field_value
     document = survey([node("a", [gpu(0)], [gemm_run(0, 700.0)]), node("b", [gpu(0)])])
     document["nodes"][0][field] = value
     try:
         view, _ = parse_survey(json.dumps(document), "fuzz.json")
-    except SurveyFileError:
+    except SurveyFileError as exc:
+        reach.reached("refused")
+        assert exc.source == "fuzz.json" and exc.message
         return
+    reach.reached("summarised")
     summary = summarise(view.nodes)
     json.dumps(summary, allow_nan=False)
     assert summary["nodes"] == 2
