@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
+import reach
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,9 +65,29 @@ def _resolvable_spelling(host: str) -> None:
         host.encode("idna")
 
 
+#: Addresses a user types: host names, IP literals, ray:// and auto (random text and
+#: odd labels alone almost never parse).
+_PLAUSIBLE_ADDRESSES = st.one_of(
+    st.builds(
+        lambda scheme, labels, port: scheme + ".".join(labels) + f":{port}",
+        st.sampled_from(["", "", "ray://"]),
+        st.lists(
+            st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True),
+            min_size=1,
+            max_size=4,
+        ),
+        st.integers(min_value=1, max_value=65535),
+    ),
+    st.builds(lambda ip, port: f"{ip}:{port}", st.ip_addresses(v=4), st.integers(1, 65535)),
+    st.builds(lambda ip, port: f"[{ip}]:{port}", st.ip_addresses(v=6), st.integers(1, 65535)),
+    st.sampled_from(["auto", " auto "]),
+)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.one_of(
+        _PLAUSIBLE_ADDRESSES,
         st.text(max_size=80),
         st.builds(
             lambda labels, port: ".".join(labels) + f":{port}",
@@ -75,14 +96,20 @@ def _resolvable_spelling(host: str) -> None:
         ),
     )
 )
+@pytest.mark.reaches(parsed=100, usage_error=45, auto=1)
 def test_any_address_parses_to_a_resolvable_host_or_is_a_usage_error(address: str) -> None:
     try:
         parsed = parse_address(address)
-    except FleetUsageError:
+    except FleetUsageError as exc:
+        reach.reached("usage_error")
+        assert str(exc)
         return
     if parsed is None:
+        reach.reached("auto")
         assert address.strip() == "auto"
         return
+    reach.reached("parsed")
     host, port = parsed
-    assert 0 < port < 65536
+    assert 0 < port < 65536 and str(port) in address
+    assert host and host.strip("[]") in address
     _resolvable_spelling(host)  # raises UnicodeError on today's code for a..b
