@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
+import reach
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,14 +26,33 @@ def test_plain_numbers_and_text_stay() -> None:
         assert safe_cell(text) == text
 
 
-@given(st.lists(st.lists(st.text(max_size=30), max_size=5), max_size=5))
+#: Any text, a formula (or a number) behind a sign, or a plain number: st.text() alone
+#: starts a cell with a formula character in few examples.
+_CELLS = st.one_of(
+    st.text(max_size=30),
+    st.builds(
+        lambda start, rest: start + rest,
+        st.sampled_from(["=", "+", "-", "@", " =", "\t=", "\r+", "  @"]),
+        st.sampled_from(["1+1", "SUM(A1:A9)", "3.5", "1e9", "cmd|' /C calc'!A0"])
+        | st.text(max_size=20),
+    ),
+    st.floats(allow_nan=False).map(str),
+)
+
+
+@given(st.lists(st.lists(_CELLS, max_size=5), max_size=5))
+@pytest.mark.reaches(number=23, quoted=34)
 def test_no_cell_of_any_row_reads_back_as_a_formula(rows: list[list[str]]) -> None:
     parsed = list(csv.reader(io.StringIO(csv_text(rows), newline="")))
     assert [len(row) for row in parsed] == [len(row) for row in rows]
-    for row in parsed:
-        for cell in row:
+    for original, row in zip(rows, parsed, strict=True):
+        for given_cell, cell in zip(original, row, strict=True):
             if cell.lstrip(" ").startswith(("=", "+", "-", "@", "\t", "\r")):
+                reach.reached("number")
                 float(cell)  # only a plain number may start so
+            elif cell.startswith("'") and not given_cell.startswith("'"):
+                reach.reached("quoted")  # the quote goes only in front of a formula start
+                assert cell[1:].lstrip(" ").startswith(("=", "+", "-", "@"))
 
 
 # -- issue 39 item 6: no control bytes in a cell -------------------------------------------
