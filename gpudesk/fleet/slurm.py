@@ -60,6 +60,7 @@ from gpudesk.fleet.document import SURVEY_SCHEMA_VERSION, NodeView
 from gpudesk.fleet.node import BENCH_MODES, REPORT_BEGIN, REPORT_END, BenchMode
 from gpudesk.fleet.survey import FleetUsageError, NodeDone
 from gpudesk.progress import NullProgress, Progress
+from gpudesk.terminal_text import scrub
 
 #: Seconds a query command (scontrol, scancel) may take before Slurm counts as unreachable.
 COMMAND_TIMEOUT_S = 6.0
@@ -235,6 +236,13 @@ def parse_records(text: str) -> list[dict[str, str]]:
     return records
 
 
+def _one_line(text: str, limit: int = 200) -> str:
+    """A Slurm value as the survey document's views take it: one printable line (a
+    control character as its ``\\uXXXX`` escape, a tab a space), at most ``limit``
+    characters."""
+    return scrub(text.replace("\t", " "))[:limit]
+
+
 def parse_nodes(text: str) -> list[SlurmNode]:
     """The nodes of ``scontrol show node -o``; records without a usable NodeName are left out."""
     nodes: list[SlurmNode] = []
@@ -248,13 +256,15 @@ def parse_nodes(text: str) -> list[SlurmNode]:
         nodes.append(
             SlurmNode(
                 name=name,
-                state=(record.get("State") or "UNKNOWN")[:200],
+                state=_one_line(record.get("State") or "UNKNOWN"),
                 gres=parse_gres(record.get("Gres")),
                 features=tuple(
-                    item for item in (part.strip() for part in features.split(",")) if item
+                    _one_line(item)
+                    for item in (part.strip() for part in features.split(","))
+                    if item
                 )[:200],
                 real_memory_mb=memory,
-                partitions=tuple(item for item in partitions.split(",") if item)[:200],
+                partitions=tuple(_one_line(item) for item in partitions.split(",") if item)[:200],
                 reason=(_null(record.get("Reason")) or "")[:400] or None,
                 address=(_null(record.get("NodeAddr")) or "")[:200] or None,
                 hostname=(_null(record.get("NodeHostName")) or "")[:200] or None,

@@ -92,6 +92,18 @@ def test_gres_forms() -> None:
     assert parse_gres("gpu:h100:lots,gpu:$(rm):1") == ()
 
 
+def test_control_characters_in_slurm_values_reach_the_survey_escaped() -> None:
+    # Found by test_scontrol_parser_takes_any_text: a feature "\x1b" made a node row the
+    # survey document's strict view refuses (names are one printable line).
+    (item,) = parse_nodes(
+        "NodeName=gpu7 AvailableFeatures=h100,\x1b[31m,a\tb State=IDLE\x07 Partitions=gpu,\x9b"
+    )
+    assert item.features == ("h100", "\\u001b[31m", "a b")
+    assert item.state == "IDLE\\u0007" and item.partitions == ("gpu", "\\u009b")
+    view = SlurmNodeView.model_validate_json(json.dumps(item.to_json()), strict=True)
+    assert view.features == item.features
+
+
 _SCONTROL_FIELDS = {
     "NodeName": st.sampled_from(["gpu7", "n1", "-bad", "a" * 250, ""]),
     "Gres": st.sampled_from(["gpu:h100:8(S:0-1),shard:16", "(null)", "gpu:2", "gpu:x:-1"]),
