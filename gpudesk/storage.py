@@ -465,16 +465,19 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def open_regular_file(path: str | os.PathLike[str], max_bytes: int) -> BinaryIO:
+def open_regular_file(
+    path: str | os.PathLike[str], max_bytes: int, buffering: int = -1
+) -> BinaryIO:
     """``path`` opened for reading in binary, checked as :func:`read_regular_file` does.
 
     For readers that stream a large file rather than hold it: the size is
     checked when it is opened, and the caller bounds what it reads after that.
+    ``buffering`` is :func:`open`'s (the reader's buffer size; -1 the default).
 
     Raises:
         NotRegularFileError, FileTooLargeError, OSError: as :func:`read_regular_file`.
     """
-    return os.fdopen(_open_regular(path, max_bytes), "rb")
+    return os.fdopen(_open_regular(path, max_bytes), "rb", buffering=buffering)
 
 
 def read_refusal(error: OSError) -> str:

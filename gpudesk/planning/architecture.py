@@ -17,8 +17,6 @@ naming the :class:`ModelShape` field. Neither knows about command-line flags.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpudesk.planning.errors import PlanningInputError
+from gpudesk.storage import FileTooLargeError, read_refusal, read_regular_file
 
 #: config.json files are a few KB; a megabyte leaves room for label maps.
 MAX_CONFIG_BYTES = 1_000_000
@@ -595,28 +594,14 @@ def _depth(value: Any, limit: int) -> int:
 
 
 def _read_regular_file(path: Path) -> bytes:
-    """The file's bytes: a regular file (symlinks followed, as in the HF cache) only."""
+    """The file's bytes: a regular file (symlinks followed, as in the HF cache) only,
+    through the shared guarded reader (never blocks on a FIFO, names what it is)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_regular_file(path, MAX_CONFIG_BYTES)
+    except FileTooLargeError:
+        raise ConfigFileError(path, None, f"is more than {MAX_CONFIG_BYTES:,} bytes") from None
     except OSError as exc:
-        raise ConfigFileError(path, None, f"cannot be read ({exc.strerror})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigFileError(path, None, "is not a regular file")
-        if info.st_size > MAX_CONFIG_BYTES:
-            raise ConfigFileError(
-                path, None, f"is {info.st_size:,} bytes, more than {MAX_CONFIG_BYTES:,}"
-            )
-        with os.fdopen(fd, "rb", closefd=True) as handle:
-            fd = -1
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigFileError(path, None, f"is more than {MAX_CONFIG_BYTES:,} bytes")
-    return data
+        raise ConfigFileError(path, None, read_refusal(exc)) from None
 
 
 def parse_hf_config(data: bytes, path: Path = Path(CONFIG_NAME)) -> ModelShape:

@@ -38,7 +38,6 @@ import itertools
 import json
 import math
 import os
-import stat
 import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict
 
 from gpudesk.planning.architecture import (
+    MAX_CONFIG_BYTES,
     ConfigFileError,
     ModelShape,
     ShapeError,
@@ -56,6 +56,7 @@ from gpudesk.planning.architecture import (
 )
 from gpudesk.planning.errors import PlanningInputError
 from gpudesk.planning.quant import QuantFormat
+from gpudesk.storage import open_regular_file, read_refusal, read_regular_file
 
 #: GGUF versions this reader knows (llama.cpp writes 3; 2 differs only in nothing we read)
 GGUF_VERSIONS = (2, 3)
@@ -102,6 +103,8 @@ MAX_SAFETENSORS_TENSORS = 300_000
 #: (parsing costs per value; a real entry has 5, Kimi K2's headers ~1.1M in all)
 MAX_SAFETENSORS_JSON_VALUES = 2_000_000
 MAX_SHARDS = 4_096
+#: Model files are read by seeking, never whole: their size alone is no reason to refuse.
+_NO_SIZE_LIMIT = 2**62
 
 _SCALARS: dict[int, str] = {
     0: "<B",
@@ -410,20 +413,18 @@ class _Reader:
 
 
 def _open_regular(path: Path, buffering: int = 1 << 16) -> tuple[IO[bytes], int]:
-    """``path`` opened for reading, and its size; a regular file only."""
+    """``path`` opened for reading, and its size; a regular file only (the shared
+    guarded reader: never blocks on a FIFO, names what the path is instead)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        handle = open_regular_file(path, _NO_SIZE_LIMIT, buffering)
     except OSError as exc:
-        raise ModelFileError(path, f"cannot be read ({exc.strerror})") from None
+        raise ModelFileError(path, read_refusal(exc)) from None
     try:
-        info = os.fstat(fd)
+        size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
-        os.close(fd)
+        handle.close()
         raise ModelFileError(path, f"cannot be read ({exc.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise ModelFileError(path, "is not a regular file")
-    return os.fdopen(fd, "rb", buffering=buffering), info.st_size
+    return handle, size
 
 
 def _value(reader: _Reader, kind: int, key: str, lengths: dict[str, int]) -> Any:
@@ -1042,7 +1043,7 @@ def read_safetensors(folder: Path | str) -> ModelFile:
     problem: str | None = None
     arch: str | None = None
     config = root / "config.json"
-    if config.is_file():
+    if os.path.lexists(config):  # a FIFO or a loop there is refused, not taken for none
         try:
             shape = load_hf_config(config)
         except ConfigFileError as exc:
@@ -1075,7 +1076,7 @@ def read_safetensors(folder: Path | str) -> ModelFile:
 
 def _config_model_type(config: Path) -> str | None:
     try:
-        document = json.loads(config.read_bytes()[:1_000_000])
+        document = json.loads(read_regular_file(config, MAX_CONFIG_BYTES))
     except (OSError, ValueError):
         return None
     value = document.get("model_type") if isinstance(document, dict) else None

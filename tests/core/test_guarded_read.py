@@ -310,9 +310,6 @@ RAW_READERS = {
     "cli/desktop_cmd.py": "bundled resources",
     "catalog/price_snapshots.py": "the bundled prices (a user's folder: read_regular_file)",
     "cli/__init__.py": "os.devnull",
-    # Bounded by their own change of issue 39 (GGUF, safetensors, config.json readers).
-    "planning/modelfile.py": "its own O_NONBLOCK open and fstat check",
-    "planning/architecture.py": "its own O_NONBLOCK open and fstat check",
 }
 
 
@@ -326,3 +323,4 @@ def test_no_other_module_reads_a_file_without_the_guard() -> None:
         if _RAW_READ.search(path.read_text("utf-8"))
     }
     assert readers - RAW_READERS.keys() == set()
+    assert RAW_READERS.keys() - readers == set(), "a listed module no longer reads raw"
