@@ -6,6 +6,17 @@ only if it is a regular file under :data:`MAX_SURVEY_BYTES`, nested at most
 parts are validated with strict types. What the checks and the inventory
 need is read through narrow views; everything else in a node's detection or
 benchmark document is kept as it was but never trusted.
+
+Names, ids and labels in the views are at most
+:data:`~gpudesk.bench.plausible.MAX_NAME_CHARS` characters. A benchmark run is
+read as :mod:`gpudesk.bench.plausible` reads a result file (the checks
+``measurements import`` makes): its names one printable line, its figures
+finite, positive, at most twice the catalog peak of the GPU it names (or under
+an absolute ceiling), a fraction of peak at most 2 and equal to value ÷ peak.
+A run that is unreadable or impossible is left out, and
+:meth:`NodeView.bench_refusals` says why. A control character in a node's own
+fields or its detection is kept, and escaped where it is shown
+(:mod:`gpudesk.terminal_text`): refusing it would hide the node, or the survey.
 """
 
 from __future__ import annotations
@@ -17,18 +28,57 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    ValidationError,
+)
 
-from gpudesk.bench.results import measurement_label
+from gpudesk.bench.peaks import peak_for
+from gpudesk.bench.plausible import (
+    ABSOLUTE_CEILING,
+    FRACTION_TOLERANCE,
+    MAX_DEVICE_INDEX,
+    MAX_FRACTION_OF_PEAK,
+    MAX_NAME_CHARS,
+    PEAK_MULTIPLE,
+    catalog_entry,
+    figure_problem,
+    text_problem,
+)
+from gpudesk.bench.results import UNIT_FOR_TEST, measurement_label
+from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.storage import read_refusal, read_regular_file
+from gpudesk.terminal_text import UNSAFE
 
 #: Generous for 1,000 nodes with 8 benchmarked GPUs each (about 20 kB a run).
 MAX_SURVEY_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 64
 SURVEY_SCHEMA_VERSION = 1
 
+#: What :func:`gpudesk.bench.plausible.text_problem` refuses in one-line text: a
+#: quick look first (a survey holds many names); text_problem words the refusal.
+_NOT_ONE_LINE = re.compile(f"{UNSAFE.pattern}|[\n\t\u2028\u2029]")
+
+
+def _one_printable_line(text: str) -> str:
+    if len(text) <= MAX_NAME_CHARS and _NOT_ONE_LINE.search(text) is None:
+        return text
+    problem = text_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
+    return text
+
+
 _Text = Annotated[str, Field(max_length=4000)]
-_Name = Annotated[str, Field(max_length=400)]
+#: Names, ids, versions and labels: as long as plausible.py lets them be.
+_Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+#: The same in a benchmark run, which is a result file: also one printable line.
+_RunName = Annotated[str, AfterValidator(_one_printable_line)]
 _VIEW = ConfigDict(frozen=True, extra="ignore", strict=True, allow_inf_nan=False)
 
 
@@ -105,22 +155,22 @@ class DetectionView(BaseModel):
 class BenchDeviceView(BaseModel):
     model_config = _VIEW
 
-    kind: _Name
-    index: int = 0
-    name: _Name
-    uuid: _Name | None = None
+    kind: _RunName
+    index: Annotated[int, Field(ge=0, le=MAX_DEVICE_INDEX)] = 0
+    name: _RunName
+    uuid: _RunName | None = None
 
 
 class MeasurementView(BaseModel):
     model_config = _VIEW
 
-    test: _Name
-    dtype: _Name
+    test: _RunName
+    dtype: _RunName
     value: Annotated[float, Field(ge=0)] | None = None
-    unit: _Name
+    unit: _RunName
     peak: Annotated[float, Field(gt=0)] | None = None
     fraction_of_peak: Annotated[float, Field(ge=0)] | None = None
-    host_memory: _Name | None = None
+    host_memory: _RunName | None = None
 
     @property
     def key(self) -> str:
@@ -139,9 +189,9 @@ class MeasurementView(BaseModel):
 class BenchView(BaseModel):
     model_config = _VIEW
 
-    backend: _Name
+    backend: _RunName
     device: BenchDeviceView | None = None
-    catalog_id: _Name | None = None
+    catalog_id: _RunName | None = None
     results: tuple[MeasurementView, ...] = Field(default=(), max_length=10_000)
     error: _Text | None = None
 
@@ -253,27 +303,127 @@ class NodeView(BaseModel):
         return self.parsed_detection[1]
 
     @cached_property
-    def parsed_benches(self) -> tuple[BenchView, ...]:
-        """Every benchmark run that can be read, read once."""
+    def read_benches(self) -> tuple[tuple[BenchView, ...], tuple[str, ...]]:
+        """The benchmark runs that can be read and are possible, and why each other
+        run was left out ("benchmark run 2 left out: results.0.value: ..."), read once."""
         runs = list(self.benches) or ([self.bench] if self.bench is not None else [])
         try:  # all at once (a node sends one run per GPU); one by one if any is unreadable
-            return _BENCH_RUNS.validate_json(json.dumps(runs), strict=True)
+            parsed: list[BenchView | str] = list(
+                _BENCH_RUNS.validate_json(json.dumps(runs), strict=True)
+            )
         except ValidationError:
-            pass
+            parsed = []
+            for run in runs:
+                try:
+                    parsed.append(BenchView.model_validate_json(json.dumps(run), strict=True))
+                except ValidationError as exc:
+                    parsed.append(f"unreadable: {_first_error(exc, 'run')}")
         views: list[BenchView] = []
-        for run in runs:
-            try:
-                views.append(BenchView.model_validate_json(json.dumps(run), strict=True))
-            except ValidationError:
-                continue
-        return tuple(views)
+        refusals: list[str] = []
+        for number, item in enumerate(parsed, start=1):
+            problem = item if isinstance(item, str) else bench_problem(item)
+            if problem is None and not isinstance(item, str):
+                views.append(item)
+            else:
+                refusals.append(f"benchmark run {number}{_run_device(item)} left out: {problem}")
+        return tuple(views), tuple(refusals)
+
+    @property
+    def parsed_benches(self) -> tuple[BenchView, ...]:
+        """Every benchmark run that can be read and is possible, read once."""
+        return self.read_benches[0]
 
     def bench_views(self) -> list[BenchView]:
-        """Every benchmark run that can be read (unreadable ones are left out)."""
-        return list(self.parsed_benches)
+        """Every benchmark run that can be read and is possible (others are left out:
+        :meth:`bench_refusals` says why)."""
+        return list(self.read_benches[0])
+
+    def bench_refusals(self) -> tuple[str, ...]:
+        """Why each benchmark run not in :meth:`bench_views` was left out, in run order."""
+        return self.read_benches[1]
 
 
 _BENCH_RUNS: TypeAdapter[tuple[BenchView, ...]] = TypeAdapter(tuple[BenchView, ...])
+
+
+#: The ceilings by unit, for a unit read as text.
+_ABSOLUTE_CEILING: dict[str, float] = {unit: value for unit, value in ABSOLUTE_CEILING.items()}
+
+
+def _first_error(exc: ValidationError, whole: str) -> str:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or whole
+    return f"{field}: {first['msg']}"
+
+
+def _run_device(item: BenchView | str) -> str:
+    if isinstance(item, str) or item.device is None:
+        return ""
+    return f" ({item.device.kind} {item.device.index}, {item.device.name})"
+
+
+def bench_problem(run: BenchView) -> str | None:
+    """Why a run's figures are impossible ("results.0.value: ..."), or None.
+
+    The checks of :func:`gpudesk.bench.plausible.check_result` on the fields the
+    view reads: each figure finite, positive and at most
+    :data:`~gpudesk.bench.plausible.PEAK_MULTIPLE` times the catalog peak of the
+    GPU the run names (an absolute ceiling where the catalog has none), the
+    file's peak likewise, ``fraction_of_peak`` at most
+    :data:`~gpudesk.bench.plausible.MAX_FRACTION_OF_PEAK` and equal to value ÷ peak.
+    """
+    entry = catalog_entry(run.catalog_id)
+    for index, row in enumerate(run.results):
+        problem = measurement_problem(row, entry)
+        if problem is not None:
+            return f"results.{index}.{problem}"
+    return None
+
+
+def measurement_problem(row: MeasurementView, entry: CatalogEntry | None) -> str | None:
+    """Why one row's figures are impossible ("value: ..."), or None."""
+    expected_unit = UNIT_FOR_TEST.get(row.test)
+    if expected_unit is not None and row.unit != expected_unit:
+        return f"unit: a {row.test} result is in {expected_unit}, not {row.unit}"
+    if row.unit not in _ABSOLUTE_CEILING:
+        if row.value is None and row.peak is None and row.fraction_of_peak is None:
+            return None  # nothing shown, nothing to bound
+        return f"unit: {row.unit} is not a unit GPUDesk measures in"
+    absolute = _ABSOLUTE_CEILING[row.unit]
+    catalog_peak = peak_for(entry, row.test, row.dtype)
+    ceiling = absolute if catalog_peak is None else PEAK_MULTIPLE * catalog_peak
+    value = row.value
+    if value is not None and not 0 < value <= ceiling:  # worded only when refused
+        if catalog_peak is not None and entry is not None:
+            what = (
+                f"{PEAK_MULTIPLE:g}× the catalog peak of the {entry.name} "
+                f"({catalog_peak:,.6g} {row.unit} for {row.label})"
+            )
+        else:
+            what = f"any device reaches in {row.unit} (no catalog peak for it)"
+        return f"value: {figure_problem(value, ceiling, what)}"
+    if row.peak is not None and not 0 < row.peak <= ceiling:
+        return f"peak: {figure_problem(row.peak, ceiling, f'a {row.unit} peak can be')}"
+    fraction = row.fraction_of_peak
+    if fraction is not None and not 0 < fraction <= MAX_FRACTION_OF_PEAK:
+        problem = figure_problem(fraction, MAX_FRACTION_OF_PEAK, "any fraction of peak can be")
+        return f"fraction_of_peak: {problem}"
+    if row.value is not None and row.peak is not None:
+        expected = row.value / row.peak
+        if expected > MAX_FRACTION_OF_PEAK:
+            return (
+                f"value: {row.value:.6g} is {expected:.3g}× the file's own peak "
+                f"({row.peak:.6g}); more than {MAX_FRACTION_OF_PEAK:g}× is not a possible "
+                "measurement"
+            )
+        if fraction is not None and abs(fraction - expected) > max(
+            0.001, FRACTION_TOLERANCE * expected
+        ):
+            return (
+                f"fraction_of_peak: {fraction:.6g} is not value ÷ peak ({row.value:.6g} ÷ "
+                f"{row.peak:.6g} = {expected:.6g})"
+            )
+    return None
 
 
 class SurveyView(BaseModel):
