@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpudesk.bench.backends import AUTO_ORDER
-from gpudesk.bench.backends.base import Backend, BackendStatus, DeviceInfo
+from gpudesk.bench.backends.base import Backend, BackendStatus
+from gpudesk.bench.devices import DeviceInfo
 from gpudesk.bench.plan import Capabilities
 from gpudesk.hardware.models import DeviceKind, GpuSnapshot, pci_address_key
 from gpudesk.progress import Progress

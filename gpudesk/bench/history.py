@@ -13,7 +13,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudesk.bench.results import MAX_RESULT_BYTES, BenchResult, ResultFileError, parse_result
+from gpudesk.bench.result_file import parse_result
+from gpudesk.bench.results import MAX_RESULT_BYTES, BenchResult, ResultFileError
 from gpudesk.paths import user_data_dir
 from gpudesk.storage import (
     FileTooLargeError,

@@ -1,6 +1,6 @@
 """Physics checks on a benchmark result read from a file (issue 39 item 5).
 
-:func:`gpudesk.bench.results.parse_result` validates types; this module checks
+:func:`gpudesk.bench.result_file.parse_result` validates types; this module checks
 that what the types allow is also possible: every measured figure finite,
 positive and at most :data:`PEAK_MULTIPLE` times the catalog's peak for the
 GPU the file names (or under an absolute ceiling where the catalog has no

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from gpudesk.bench.backends.base import DeviceInfo
+from gpudesk.bench.devices import DeviceInfo
 from gpudesk.bench.results import Telemetry, TelemetrySample
 from gpudesk.catalog.schema import CatalogEntry
 

@@ -1,6 +1,6 @@
 """``--emit vllm|sglang|llama.cpp|ollama`` for ``fit`` and ``speed``: a launch command
 sized to the chosen GPUs, the KV pool as vLLM or SGLang would log it, and the command
-that checks it (:mod:`gpudesk.planning.engine_launch`, :mod:`gpudesk.planning.sglang_pool`)."""
+that checks it (:mod:`gpudesk.engines.launch`, :mod:`gpudesk.engines.sglang_pool`)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def emit_for(
     cpu_moe: int = 0,
 ) -> dict[str, Any]:
     """The ``emit`` document: command, KV pool (vLLM), the check, and the working."""
-    from gpudesk.planning.engine_launch import (
+    from gpudesk.engines.launch import (
         COMMANDS,
         SOURCES,
         LaunchPlan,
@@ -86,8 +86,8 @@ def emit_for(
         verify_command,
         vllm_kv_pool,
     )
-    from gpudesk.planning.sglang_pool import SglangKvPool, predicted_sglang_pool
-    from gpudesk.planning.usable import usable_memory
+    from gpudesk.engines.sglang_pool import SglangKvPool, predicted_sglang_pool
+    from gpudesk.memory.usable import usable_memory
 
     utilisation = _utilisation(args)
     usable = usable_memory(entry, "vllm")
@@ -215,7 +215,7 @@ def emit_for(
             "predicted_for": "vllm",
         }
     if sglang_pool is not None:
-        from gpudesk.planning.sglang_pool import SOURCES as SGLANG_SOURCES
+        from gpudesk.engines.sglang_pool import SOURCES as SGLANG_SOURCES
 
         # the same keys as vLLM's pool; the terms SGLang does not have are null
         document["kv_pool"] = {
@@ -242,7 +242,7 @@ def emit_for(
 
 def _check_printable(engine: str, model_ref: str) -> None:
     """Refuse a model path that the printed command or Modelfile could not carry as printed."""
-    from gpudesk.planning.engine_launch import unprintable
+    from gpudesk.engines.launch import unprintable
     from gpudesk.terminal_text import scrub
 
     bad = unprintable(model_ref)
@@ -320,7 +320,7 @@ def fit_emit(
     if getattr(args, "emit", None) is None:
         return None
     from gpudesk.catalog.query import NameLookupError, find_entry
-    from gpudesk.planning.memory import PartKey
+    from gpudesk.memory.breakdown import PartKey
 
     if args.gpu is None:
         raise CliError("--emit needs --gpu NAME: the GPU to size the command for", EXIT_USAGE)
@@ -386,9 +386,9 @@ def shape_from_args(args: argparse.Namespace) -> Any:
     model_file = getattr(args, "model_file", None)
     if model_file is not None:
         return model_file.shape
-    from gpudesk.planning.architecture import assumed_shape, load_hf_config
-    from gpudesk.planning.memory import parse_param_count
-    from gpudesk.planning.speed.shapes import shape_for
+    from gpudesk.memory.breakdown import parse_param_count
+    from gpudesk.speed.shapes import shape_for
+    from gpudesk.workload.architecture import assumed_shape, load_hf_config
 
     if args.model is not None:
         return shape_for(args.model)
@@ -405,7 +405,7 @@ def speed_emit(
         return None
     if not results:
         raise CliError("--emit: no GPU holds this workload", EXIT_USAGE)
-    from gpudesk.planning.quant import weight_bytes
+    from gpudesk.workload.quant import weight_bytes
 
     first = results[0]
     entry = next((e for e in catalog.entries if e.id == first.gpu_id), None)
@@ -421,7 +421,7 @@ def speed_emit(
     kv_bytes = {"fp16": 2.0, "bf16": 2.0, "fp32": 4.0, "fp8": 1.0, "q8_0": 1.0625, "q4_0": 0.5625}
     model = None
     if args.model is not None:
-        from gpudesk.planning.presets import find_preset
+        from gpudesk.workload.presets import find_preset
 
         try:
             model = find_preset(args.model)

@@ -1,7 +1,7 @@
 """``gpudesk measurements``: import, list, show, export and remove the user's measurements.
 
 The rows live in a SQLite file in the user's data folder
-(:mod:`gpudesk.planning.user_measurements`); ``speed`` calibrates with them.
+(:mod:`gpudesk.measurements.store`); ``speed`` calibrates with them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from gpudesk.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from gpudesk.planning.user_measurements import Measurement, StoredMeasurement
+    from gpudesk.measurements.store import Measurement, StoredMeasurement
 
 _BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl", "cpu")
 _QUANTS = (
@@ -98,13 +98,13 @@ def _missing(parser: argparse.ArgumentParser) -> int:
 
 
 def _store() -> Any:
-    from gpudesk.planning.user_measurements import MeasurementStore
+    from gpudesk.measurements.store import MeasurementStore
 
     return MeasurementStore()
 
 
 def _store_call(action: Any) -> Any:
-    from gpudesk.planning.user_measurements import StoreError
+    from gpudesk.measurements.store import StoreError
 
     try:
         return action()
@@ -119,7 +119,7 @@ def _store_call(action: Any) -> Any:
 
 def run_import(args: argparse.Namespace) -> int:
     from gpudesk.catalog.query import NameLookupError, find_entry
-    from gpudesk.planning.measurement_import import ImportFileError, ImportHints, parse_file
+    from gpudesk.measurements.file_import import ImportFileError, ImportHints, parse_file
 
     catalog = load_catalog_for(args)
     gpu_id = None
@@ -144,8 +144,8 @@ def run_import(args: argparse.Namespace) -> int:
         shape = model_file.shape
         model_name = model_file.name or Path(model_file.path).stem
     elif args.config is not None:
-        from gpudesk.planning.architecture import load_hf_config
-        from gpudesk.planning.errors import PlanningInputError
+        from gpudesk.workload.architecture import load_hf_config
+        from gpudesk.workload.errors import PlanningInputError
 
         try:
             shape = load_hf_config(args.config)
@@ -229,7 +229,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 def _with_estimate(row: Measurement, shape: Any, model_file: Any, entries: Any) -> Measurement:
     """The row with GPUDesk's estimate for the same workload, when it can be made."""
-    from gpudesk.planning.measured_rows import with_estimate_for
+    from gpudesk.measurements.rows import with_estimate_for
 
     return with_estimate_for(row, entries, shape, model_file)
 
@@ -238,7 +238,7 @@ def estimate_tokens_per_s(
     row: Measurement, shape: Any, model_file: Any, entry: Any
 ) -> float | None:
     """GPUDesk's uncalibrated speed estimate for the measured workload, or None."""
-    from gpudesk.planning.measured_rows import estimate_for_measurement
+    from gpudesk.measurements.rows import estimate_for_measurement
 
     return estimate_for_measurement(row, shape, entry, model_file)
 
@@ -306,7 +306,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     import json
 
-    from gpudesk.planning.user_measurements import export_document
+    from gpudesk.measurements.store import export_document
 
     rows = _store_call(lambda: _store().rows())
     text = json.dumps(export_document(rows), indent=2, ensure_ascii=False) + "\n"
@@ -347,8 +347,8 @@ def calibrated_results(args: argparse.Namespace, results: list[Any]) -> list[Any
     (same GPU, count, engine, mode and backend); unchanged with ``--no-calibration``."""
     if getattr(args, "no_calibration", False) or not results:
         return results
-    from gpudesk.planning.calibration import calibrate_all
-    from gpudesk.planning.user_measurements import StoreError
+    from gpudesk.measurements.calibration import calibrate_all
+    from gpudesk.measurements.store import StoreError
 
     try:
         rows = _store().rows()

@@ -1,7 +1,7 @@
 """``--gguf FILE`` and ``--safetensors DIR`` for ``fit`` and ``speed``: the real model file.
 
 The flags join each command's "which model" group; the file is read header only
-(:mod:`gpudesk.planning.modelfile`) and a file that is not what it claims is exit 2.
+(:mod:`gpudesk.workload.modelfile`) and a file that is not what it claims is exit 2.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from gpudesk.cli.common import EXIT_USAGE, CliError, path_argument
 
 if TYPE_CHECKING:
-    from gpudesk.planning.modelfile import ModelFile
-    from gpudesk.planning.presets import ModelArchitecture
+    from gpudesk.workload.modelfile import ModelFile
+    from gpudesk.workload.presets import ModelArchitecture
 
 
 def add_model_file_arguments(group: Any) -> None:
@@ -42,7 +42,7 @@ def load_model_file(args: argparse.Namespace) -> ModelFile | None:
     Raises:
         CliError: exit 2, naming the file and what is wrong with it.
     """
-    from gpudesk.planning.modelfile import ModelFileError, read_gguf, read_safetensors
+    from gpudesk.workload.modelfile import ModelFileError, read_gguf, read_safetensors
 
     try:
         if getattr(args, "gguf", None) is not None:
@@ -66,7 +66,7 @@ def require_shape(model_file: ModelFile, flag: str) -> Any:
 
 def file_architecture(model_file: ModelFile, shape: Any) -> ModelArchitecture:
     """The model the file holds, for the memory estimate: its shape and exact parameters."""
-    from gpudesk.planning.presets import ModelArchitecture, ModelKind
+    from gpudesk.workload.presets import ModelArchitecture, ModelKind
 
     return ModelArchitecture(
         id=model_file.format,
@@ -133,7 +133,7 @@ def fit_file_defaults(args: argparse.Namespace) -> ModelFile | None:
 
 def file_model(args: argparse.Namespace, model_file: ModelFile) -> ModelArchitecture:
     """The file's model, with any shape flags (``--layers`` ...) applied on top."""
-    from gpudesk.planning.architecture import with_overrides
+    from gpudesk.workload.architecture import with_overrides
 
     shape = model_file.shape
     changed = {
@@ -149,7 +149,7 @@ def file_model(args: argparse.Namespace, model_file: ModelFile) -> ModelArchitec
 def with_file_weights(estimate: Any, model_file: ModelFile | None) -> Any:
     if model_file is None:
         return estimate
-    from gpudesk.planning.modelfile import with_file_weights as exact
+    from gpudesk.memory.file_weights import with_file_weights as exact
 
     return exact(estimate, model_file)
 
@@ -217,8 +217,8 @@ def speed_file_costs(args: argparse.Namespace, model_file: ModelFile) -> tuple[A
     (held, streamed per token, input embedding) exact from its tensors."""
     import dataclasses
 
-    from gpudesk.planning.quant import QuantFormat
-    from gpudesk.planning.speed.estimate import KvFormat, model_costs
+    from gpudesk.speed.estimate import KvFormat, model_costs
+    from gpudesk.workload.quant import QuantFormat
 
     shape = model_file.shape
     assert shape is not None

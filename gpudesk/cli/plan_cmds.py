@@ -23,10 +23,10 @@ from gpudesk.cli.textwidth import output_width, terminal_table, wrap_paragraph
 
 if TYPE_CHECKING:
     from gpudesk.catalog.schema import CatalogEntry
-    from gpudesk.planning.cost import CostResult
-    from gpudesk.planning.errors import PlanningInputError
-    from gpudesk.planning.fit import FitReport
-    from gpudesk.planning.memory import MemoryEstimate
+    from gpudesk.cost import CostResult
+    from gpudesk.memory.breakdown import MemoryEstimate
+    from gpudesk.memory.fit import FitReport
+    from gpudesk.workload.errors import PlanningInputError
 
 _MODES = ("inference", "train", "lora", "qlora")
 _DTYPES = ("fp32", "bf16", "fp16", "int8", "int4")
@@ -331,7 +331,7 @@ def apple_wired_limit(args: argparse.Namespace) -> int | None:
     Raises:
         CliError: not a whole number of MiB from 1 to 2 TiB (exit 2).
     """
-    from gpudesk.planning.usable import MAX_WIRED_LIMIT_MB
+    from gpudesk.memory.usable import MAX_WIRED_LIMIT_MB
 
     value: int | None = getattr(args, "apple_wired_limit_mb", None)
     if value is not None and not 1 <= value <= MAX_WIRED_LIMIT_MB:
@@ -350,9 +350,9 @@ def run_fit(args: argparse.Namespace) -> int:
         fit_file_defaults,
         with_file_weights,
     )
-    from gpudesk.planning.errors import PlanningInputError
-    from gpudesk.planning.fit import fit_across
-    from gpudesk.planning.presets import load_presets
+    from gpudesk.memory.fit import fit_across
+    from gpudesk.workload.errors import PlanningInputError
+    from gpudesk.workload.presets import load_presets
 
     if args.list_models:
         _print_presets(load_presets(), as_json=args.json)
@@ -368,7 +368,7 @@ def run_fit(args: argparse.Namespace) -> int:
     try:
         model = file_model(args, model_file) if model_file else _fit_model(args)
         spec = _fit_spec(args)
-        from gpudesk.planning.memory import estimate_memory
+        from gpudesk.memory.breakdown import estimate_memory
 
         estimate = with_file_weights(estimate_memory(model, spec), model_file)
     except PlanningInputError as exc:
@@ -397,9 +397,9 @@ def _shape_overrides(args: argparse.Namespace) -> dict[str, int | None]:
 
 def _fit_model(args: argparse.Namespace) -> Any:
     """The model the flags describe: a preset, a config.json or a bare count, reshaped."""
-    from gpudesk.planning.architecture import load_hf_config, with_overrides
-    from gpudesk.planning.memory import parse_param_count
-    from gpudesk.planning.presets import architecture_from_shape, find_preset, generic_architecture
+    from gpudesk.memory.breakdown import parse_param_count
+    from gpudesk.workload.architecture import load_hf_config, with_overrides
+    from gpudesk.workload.presets import architecture_from_shape, find_preset, generic_architecture
 
     overrides = _shape_overrides(args)
     changed = {key: value for key, value in overrides.items() if value is not None}
@@ -424,7 +424,7 @@ def _fit_model(args: argparse.Namespace) -> Any:
 
 
 def _fit_spec(args: argparse.Namespace) -> Any:
-    from gpudesk.planning.memory import (
+    from gpudesk.memory.breakdown import (
         CrossEntropy,
         DType,
         Engine,
@@ -434,7 +434,7 @@ def _fit_spec(args: argparse.Namespace) -> Any:
         Workload,
         WorkloadSpec,
     )
-    from gpudesk.planning.quant import QuantFormat
+    from gpudesk.workload.quant import QuantFormat
 
     sharding = "zero3" if args.sharding == "fsdp" else args.sharding
     return WorkloadSpec(
@@ -466,8 +466,8 @@ def _fit_spec(args: argparse.Namespace) -> Any:
 
 def _flag_words(exc: Exception) -> str:
     """The core's typed errors, worded with the flags that set the field."""
-    from gpudesk.planning.architecture import ConfigFileError, ShapeError
-    from gpudesk.planning.errors import PlanningInputError
+    from gpudesk.workload.architecture import ConfigFileError, ShapeError
+    from gpudesk.workload.errors import PlanningInputError
 
     if isinstance(exc, ShapeError) and exc.field in SHAPE_FLAGS:
         return f"{SHAPE_FLAGS[exc.field]} {exc.value}: {exc.reason}"
@@ -483,7 +483,7 @@ def _flag_words(exc: Exception) -> str:
 
 def _print_presets(presets: Any, *, as_json: bool) -> None:
     from gpudesk.cli.common import print_json
-    from gpudesk.planning.presets import format_param_count
+    from gpudesk.workload.presets import format_param_count
 
     if as_json:
         print_json([preset.model_dump(mode="json", exclude={"assumed"}) for preset in presets])
@@ -502,7 +502,7 @@ def _round(value: float | None, digits: int) -> float | None:
 
 def fit_json(report: FitReport) -> dict[str, Any]:
     """The ``fit --json`` document: total_gb, breakdown, fits, and the working."""
-    from gpudesk.planning.fit import DECODE_LABEL, DECODE_SOURCE
+    from gpudesk.memory.fit import DECODE_LABEL, DECODE_SOURCE
 
     estimate = report.estimate
     model = estimate.model
@@ -666,7 +666,7 @@ FIT_DEFAULT_ENGINE_NOTE = "engine: {engine} by default (--engine chooses; speed'
 def fit_text(report: FitReport, *, engine_chosen: bool = True) -> str:
     """The human-readable ``fit`` output; without ``engine_chosen`` a line says the
     engine is the default (``speed`` defaults to another)."""
-    from gpudesk.planning.fit import DECODE_SOURCE, PARALLELISM_NOTE
+    from gpudesk.memory.fit import DECODE_SOURCE, PARALLELISM_NOTE
 
     estimate = report.estimate
     model = estimate.model
@@ -866,8 +866,8 @@ def cost_flag_words(exc: PlanningInputError) -> str:
 
 def run_cost(args: argparse.Namespace) -> int:
     from gpudesk.catalog.query import NameLookupError, find_entry
-    from gpudesk.planning.cost import compute_cost, cost_inputs_for
-    from gpudesk.planning.errors import PlanningInputError
+    from gpudesk.cost import compute_cost, cost_inputs_for
+    from gpudesk.workload.errors import PlanningInputError
 
     catalog = load_catalog_for(args)
     try:
@@ -923,7 +923,7 @@ def run_cost(args: argparse.Namespace) -> int:
 
 def _cost_at_median(entry: CatalogEntry, inputs: Any) -> Any:
     """The same cost at the median provider's rate (None with fewer than two providers)."""
-    from gpudesk.planning.cost import catalog_cost_figures, compute_cost
+    from gpudesk.cost import catalog_cost_figures, compute_cost
 
     figures = catalog_cost_figures(entry)
     if figures.cloud_median_usd is None or figures.cloud_provider_count < 2:
@@ -934,7 +934,7 @@ def _cost_at_median(entry: CatalogEntry, inputs: Any) -> Any:
 def _cost_provenance(entry: CatalogEntry, args: argparse.Namespace) -> dict[str, str]:
     """Where each input came from, in words, with a staleness warning where one applies."""
     from gpudesk.catalog.prices import price_kind_label, stale_note
-    from gpudesk.planning.cost import catalog_cost_figures
+    from gpudesk.cost import catalog_cost_figures
 
     figures = catalog_cost_figures(entry)
     if args.purchase_usd is not None:

@@ -13,7 +13,7 @@ from typing import Any
 from gpudesk.catalog.rate_book import RateSummary, format_usd, rate_summary
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.cli.textwidth import wrap_paragraph
-from gpudesk.planning.speed.estimate import SpeedEstimate
+from gpudesk.speed.estimate import SpeedEstimate
 
 
 def _scaled(value: float | None, summary: RateSummary) -> float | None:

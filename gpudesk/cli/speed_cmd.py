@@ -19,12 +19,12 @@ from gpudesk.cli.common import (
 from gpudesk.cli.emit_args import add_emit_arguments
 from gpudesk.cli.model_file_args import add_model_file_arguments
 from gpudesk.cli.verify_args import add_verify_arguments
-from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
+from gpudesk.speed.text import duration_text, figure_text, usd_text
 
 if TYPE_CHECKING:
-    from gpudesk.planning.speed.estimate import SpeedEstimate, SpeedRequest
-    from gpudesk.planning.speed.hardware import DeviceRates
-    from gpudesk.planning.speed.physics import ModelCosts
+    from gpudesk.speed.estimate import SpeedEstimate, SpeedRequest
+    from gpudesk.speed.hardware import DeviceRates
+    from gpudesk.speed.physics import ModelCosts
 
 _MODES = ("decode", "prefill", "serve", "train")
 _ENGINES = ("llama.cpp", "vllm", "tensorrt-llm", "transformers")
@@ -204,12 +204,12 @@ def _usage(message: str) -> CliError:
 
 
 def _model_costs(args: argparse.Namespace) -> tuple[ModelCosts, dict[str, Any]]:
-    from gpudesk.planning.architecture import assumed_shape, load_hf_config
-    from gpudesk.planning.errors import PlanningInputError
-    from gpudesk.planning.memory import parse_param_count
-    from gpudesk.planning.quant import QuantFormat
-    from gpudesk.planning.speed.estimate import Engine, KvFormat, Mode, model_costs
-    from gpudesk.planning.speed.shapes import shape_for
+    from gpudesk.memory.breakdown import parse_param_count
+    from gpudesk.speed.estimate import Engine, KvFormat, Mode, model_costs
+    from gpudesk.speed.shapes import shape_for
+    from gpudesk.workload.architecture import assumed_shape, load_hf_config
+    from gpudesk.workload.errors import PlanningInputError
+    from gpudesk.workload.quant import QuantFormat
 
     model_file = getattr(args, "model_file", None)
     if model_file is not None:
@@ -256,9 +256,8 @@ def _model_costs(args: argparse.Namespace) -> tuple[ModelCosts, dict[str, Any]]:
 
 
 def _request(args: argparse.Namespace) -> SpeedRequest:
-    from gpudesk.planning.quant import QuantFormat
-    from gpudesk.planning.speed.data import Checkpointing
-    from gpudesk.planning.speed.estimate import (
+    from gpudesk.speed.data import Checkpointing
+    from gpudesk.speed.estimate import (
         Backend,
         Engine,
         KvFormat,
@@ -267,6 +266,7 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
         SpeedRequest,
         TrainMethod,
     )
+    from gpudesk.workload.quant import QuantFormat
 
     if args.tokens is not None and not math.isfinite(args.tokens):
         raise _usage("--tokens must be a finite number such as 1e9")
@@ -321,8 +321,8 @@ def calibrations(args: argparse.Namespace, entries: Any) -> dict[str, DeviceRate
     if args.no_calibration:
         return {}
     from gpudesk.bench.history import list_runs
-    from gpudesk.planning.speed.hardware import rates_for
-    from gpudesk.planning.speed.planner import calibrate, calibration_figures
+    from gpudesk.speed.hardware import rates_for
+    from gpudesk.speed.planner import calibrate, calibration_figures
 
     items, _problems = list_runs()
     figures = calibration_figures([item.result for item in items])
@@ -343,7 +343,7 @@ def host_memories(args: argparse.Namespace, calibrated: dict[str, Any]) -> dict[
     if args.no_calibration or not calibrated:
         return {}
     from gpudesk.bench.history import list_runs
-    from gpudesk.planning.speed.planner import host_memory_figure
+    from gpudesk.speed.planner import host_memory_figure
 
     items, _problems = list_runs()
     host = host_memory_figure(item.result for item in items)
@@ -352,8 +352,8 @@ def host_memories(args: argparse.Namespace, calibrated: dict[str, Any]) -> dict[
 
 def run_speed(args: argparse.Namespace) -> int:
     from gpudesk.catalog.query import NameLookupError, find_entry
-    from gpudesk.planning.speed.estimate import NotRunnable
-    from gpudesk.planning.speed.planner import (
+    from gpudesk.speed.estimate import NotRunnable
+    from gpudesk.speed.planner import (
         CostSettings,
         estimates_for_entries,
         rank_catalog,
@@ -371,8 +371,8 @@ def run_speed(args: argparse.Namespace) -> int:
 
     args.model_file = speed_file_defaults(args)
     from gpudesk.cli.plan_cmds import apple_wired_limit
-    from gpudesk.planning.errors import PlanningInputError
-    from gpudesk.planning.speed.holding import memory_estimate
+    from gpudesk.speed.holding import memory_estimate
+    from gpudesk.workload.errors import PlanningInputError
 
     wired = apple_wired_limit(args)
     request = _request(args)

@@ -59,7 +59,7 @@ def add_this_cpu(args: argparse.Namespace, catalog: Any) -> None:
 
 def this_cpu_entry() -> Any:
     """This machine's processor as a device (the app's Verify builds the same one)."""
-    from gpudesk.planning.verify_here import this_cpu_entry as measured_cpu
+    from gpudesk.measurements.verify_here import this_cpu_entry as measured_cpu
 
     return measured_cpu()
 
@@ -70,7 +70,7 @@ def run_verify(
     """Measure the first result's workload here; None without ``--verify``."""
     if not getattr(args, "verify", False):
         return None
-    from gpudesk.bench.verify import (
+    from gpudesk.measurements.verify_here import (
         VerifyError,
         VerifySettings,
         llama_cpp_version,
@@ -207,9 +207,8 @@ def _keep_run(
     stored)."""
     if not value or measured.stopped == "interrupted":
         return
-    from gpudesk.bench.verify import VerifyError
-    from gpudesk.planning.user_measurements import MeasurementStore
-    from gpudesk.planning.verify_here import measured_row, store_row
+    from gpudesk.measurements.store import MeasurementStore
+    from gpudesk.measurements.verify_here import VerifyError, measured_row, store_row
 
     model_file = getattr(args, "model_file", None)
     row = measured_row(
@@ -299,7 +298,7 @@ def _vllm_model(args: argparse.Namespace, model_file: Any) -> tuple[str, bool]:
         return str(path.parent if path.is_file() else path), True
     preset = None
     if getattr(args, "model", None):
-        from gpudesk.planning.presets import find_preset
+        from gpudesk.workload.presets import find_preset
 
         try:
             preset = find_preset(args.model)
@@ -318,8 +317,7 @@ def _vllm_model(args: argparse.Namespace, model_file: Any) -> tuple[str, bool]:
 def _run_verify_vllm(
     args: argparse.Namespace, request: Any, results: list[Any], model: dict[str, Any]
 ) -> dict[str, Any]:
-    from gpudesk.bench.verify import VerifyError
-    from gpudesk.bench.verify_vllm import VllmSettings, run_vllm, vllm_version
+    from gpudesk.measurements.verify_here import VerifyError, VllmSettings, run_vllm, vllm_version
 
     if vllm_version() is None:
         raise CliError(

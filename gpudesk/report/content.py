@@ -28,9 +28,9 @@ from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
 from gpudesk.fleet.document import SurveyView
 from gpudesk.hardware.models import DetectionResult, NvmlStatus, title_for
-from gpudesk.planning.speed.planner import SpeedWorkload
 from gpudesk.report.fleet_section import FleetSection, build_fleet_section
 from gpudesk.report.speed_section import SpeedSection, build_speed_section
+from gpudesk.speed.planner import SpeedWorkload
 
 
 # --------------------------------------------------------------------------
@@ -364,7 +364,7 @@ def _price_note(entry: CatalogEntry, today: dt.date) -> str:
             text += f" ({stale_note('price', entry.price_date)})"
         if entry.price_note:
             text += f". {entry.price_note.rstrip('.')}"
-    # the same rate book as the table's "Cloud price" row (entry.cloud_hourly_usd)
+    # the same rate book as the table's "Cloud price" row (metrics.cloud_hourly_usd)
     summary = rate_summary(entry)
     rate = summary.lowest
     if rate is not None:

@@ -40,7 +40,6 @@ from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import NormalisationChoice, Reference, Scale
 from gpudesk.fleet.document import SurveyView
 from gpudesk.paths import resources_dir
-from gpudesk.planning.speed.planner import SpeedWorkload
 from gpudesk.progress import NullProgress, Progress
 from gpudesk.render.app import ensure_application
 from gpudesk.render.colors import gpu_colors
@@ -62,6 +61,7 @@ from gpudesk.report.layout import (
     TableRow,
     draw_text_in,
 )
+from gpudesk.speed.planner import SpeedWorkload
 
 _log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ tokens/s with its range, what limits it, and the cost per 1M tokens (or the run 
 training); then the fastest row's basis and where the model's figures come from.
 
 Where the user measured the same workload on a compared GPU (their stored measurements,
-:mod:`gpudesk.planning.measured_rows`), its tokens/s cell is marked with an asterisk
+:mod:`gpudesk.measurements.rows`), its tokens/s cell is marked with an asterisk
 and a line under the table gives the measured figure, when and with what
 ("measured 2025-04-24, llama-bench"), and its ratio to the estimate.
 """
@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.measured_rows import best_of_workload, rows_across, stored_rows
-from gpudesk.planning.speed.estimate import Mode
-from gpudesk.planning.speed.planner import CostSettings, SpeedWorkload, speed_cells, with_costs
-from gpudesk.planning.user_measurements import StoredMeasurement
+from gpudesk.measurements.rows import best_of_workload, rows_across, stored_rows
+from gpudesk.measurements.store import StoredMeasurement
+from gpudesk.speed.estimate import Mode
+from gpudesk.speed.planner import CostSettings, SpeedWorkload, speed_cells, with_costs
 
 #: what marks an estimate that has a measurement of the same workload
 MEASURED_MARK = "*"
@@ -104,7 +104,7 @@ def build_speed_section(
             basis.append(f"Cost: {best.cost_basis}.")
     basis.append(
         "tokens/s come from bytes and FLOPs per token at efficiencies fitted per engine and "
-        "GPU generation to published measurements (gpudesk/planning/speed/measurements.toml, "
+        "GPU generation to published measurements (gpudesk/speed/measurements.toml, "
         "each with its source); the range is the 10th-90th percentile of measured / estimated."
     )
     return SpeedSection(

@@ -298,13 +298,13 @@ class CompareView(CompareLayout):
         workload = self.state.speed_workload
         if workload is None or not entries:
             return []
-        from gpudesk.planning.speed.planner import SpeedWorkload, speed_cell_text, speed_cells
+        from gpudesk.speed.planner import SpeedWorkload, speed_cell_text, speed_cells
 
         assert isinstance(workload, SpeedWorkload)
         cells = speed_cells(workload, entries)
         values: list[str | None] = [speed_cell_text(cell) for cell in cells]
         # the user's measurements of it, where there are any (checkgui's row)
-        from gpudesk.planning.measured_rows import cell_text, rows_across, stored_rows
+        from gpudesk.measurements.rows import cell_text, rows_across, stored_rows
 
         measured = [cell_text(found) for found in rows_across(workload, cells, stored_rows())]
         if with_measured:

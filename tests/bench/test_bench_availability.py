@@ -10,7 +10,8 @@ from gpudesk.bench.availability import (
     check_backends,
     gpus_without_backend,
 )
-from gpudesk.bench.backends.base import BackendStatus, DeviceInfo
+from gpudesk.bench.backends.base import BackendStatus
+from gpudesk.bench.devices import DeviceInfo
 from gpudesk.hardware.models import DeviceKind, GpuSnapshot
 from gpudesk.progress import NullProgress
 

@@ -18,9 +18,11 @@ from fake_gpu_modules import make_fake_cupy, make_fake_cupyx, make_fake_torch
 
 from gpudesk.bench.backends import UnknownBackendError, choose_backend, get_backend
 from gpudesk.bench.backends.base import BackendError
-from gpudesk.bench.backends.cupy_backend import CupyBackend
-from gpudesk.bench.backends.cupy_backend import is_oom as cupy_is_oom
-from gpudesk.bench.backends.cupy_backend import is_sticky as cupy_is_sticky
+from gpudesk.bench.backends.cupy_backend import (
+    CupyBackend,
+    is_oom as cupy_is_oom,
+    is_sticky as cupy_is_sticky,
+)
 from gpudesk.bench.backends.torch_backend import (
     TorchBackend,
     is_oom,

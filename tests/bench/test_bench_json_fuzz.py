@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpudesk.bench.history import import_run, list_runs, save_run
-from gpudesk.bench.results import BenchResult, ResultFileError, parse_result
+from gpudesk.bench.result_file import parse_result
+from gpudesk.bench.results import BenchResult, ResultFileError
 from gpudesk.cli.bench_cmd import render_text
 
 

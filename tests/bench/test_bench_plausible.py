@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.bench.history import import_run, list_runs
 from gpudesk.bench.plausible import (
@@ -27,7 +26,8 @@ from gpudesk.bench.plausible import (
     catalog_entry,
     text_problem,
 )
-from gpudesk.bench.results import BenchResult, ResultFileError, parse_result
+from gpudesk.bench.result_file import parse_result
+from gpudesk.bench.results import BenchResult, ResultFileError
 from gpudesk.cli import main
 from gpudesk.terminal_text import UNSAFE
 

@@ -10,7 +10,8 @@ from bench_fakes import FakeBackend, FixedProbe, catalog_entry
 from gpudesk.bench.measured import measured_series
 from gpudesk.bench.peaks import pcie_peak_gbs, peak_field, peak_for
 from gpudesk.bench.plan import Capabilities, make_plan
-from gpudesk.bench.results import BenchResult, Measurement, ResultFileError, parse_result
+from gpudesk.bench.result_file import parse_result
+from gpudesk.bench.results import BenchResult, Measurement, ResultFileError
 from gpudesk.bench.runner import run_benchmark
 from gpudesk.progress import ProgressState
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from gpudesk.bench.history import import_run, list_runs, save_run
-from gpudesk.bench.results import ResultFileError, parse_result
+from gpudesk.bench.result_file import parse_result
+from gpudesk.bench.results import ResultFileError
 
 
 def _valid() -> dict[str, object]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from bench_fakes import catalog_entry
 
-from gpudesk.bench.backends.base import DeviceInfo
+from gpudesk.bench.devices import DeviceInfo
 from gpudesk.bench.telemetry import (
     NoTelemetry,
     SampledTelemetry,

@@ -20,8 +20,8 @@ from gpudesk.bench.verify import (
     run_llama_cpp,
     write_random_gguf,
 )
-from gpudesk.planning.architecture import make_shape
-from gpudesk.planning.modelfile import read_gguf
+from gpudesk.workload.architecture import make_shape
+from gpudesk.workload.modelfile import read_gguf
 
 TINY = make_shape(
     {

@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import entry_data, to_toml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_directory
 from gpudesk.catalog.records import entries_csv, entry_record

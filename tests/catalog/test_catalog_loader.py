@@ -2,8 +2,7 @@ import string
 from pathlib import Path
 
 from catalog_factory import entry_data, to_toml, write_entry
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_catalog, load_directory, read_entry_file
 from gpudesk.paths import bundled_catalog_dir, user_catalog_dir

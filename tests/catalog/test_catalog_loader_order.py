@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import write_entry
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog import loader
 from gpudesk.catalog.loader import load_catalog, load_directory, merge

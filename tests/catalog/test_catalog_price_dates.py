@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import make_entry, write_entry
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from pydantic import ValidationError
 
 from gpudesk.catalog.loader import load_catalog

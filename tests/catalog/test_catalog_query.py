@@ -3,8 +3,7 @@ import functools
 
 import pytest
 from catalog_factory import make_entry
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.catalog.query import (

@@ -13,8 +13,7 @@ import math
 from collections.abc import Collection, Sequence
 
 from catalog_factory import make_entry
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog import query
 from gpudesk.catalog.query import (

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from catalog_factory import entry_data, make_entry, to_toml, write_entry
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import ValidationError
 
 from gpudesk.catalog.loader import MAX_ENTRY_FILE_BYTES, load_directory, read_entry
@@ -138,8 +137,9 @@ def test_cloud_rates_load_from_a_toml_array_of_tables(tmp_path: Path) -> None:
     ]
     assert entry.cloud_rates[1].date == dt.date(2026, 11, 21)
     # the pre-cloud_rates names read the default (lowest on-demand) rate
-    assert entry.cloud_hourly_usd == 2.99
-    assert entry.cloud_hourly_source == "https://lambda.ai/pricing"
+    record = entry_record(entry)
+    assert record["cloud_hourly_usd"] == 2.99
+    assert record["cloud_hourly_source"] == "https://lambda.ai/pricing"
 
 
 def test_legacy_cloud_fields_migrate_into_one_on_demand_rate(tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import make_entry, write_entry
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from pydantic import ValidationError
 
 from gpudesk.catalog import load_catalog
@@ -20,7 +19,7 @@ from gpudesk.catalog.prices import entry_price_label, price_kind_label
 from gpudesk.catalog.schema import PriceKind
 from gpudesk.catalog.sourcing import sourcing_issues
 from gpudesk.compare.table import build_comparison
-from gpudesk.planning.cost import catalog_cost_figures
+from gpudesk.cost import catalog_cost_figures
 
 MACHINE = "Mac Studio (2023), M2 Max 12-core CPU, 30-core GPU, 32 GB, 512 GB SSD"
 

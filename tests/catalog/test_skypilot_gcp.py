@@ -13,8 +13,7 @@ import math
 
 import pytest
 import reach
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from skypilot_excerpts import GCP_V9
 
 from gpudesk.catalog import skypilot

@@ -13,8 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from skypilot_excerpts import LAMBDA_V9
 
 from gpudesk.catalog.price_snapshots import read_folder

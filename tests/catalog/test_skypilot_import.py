@@ -13,8 +13,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from skypilot_excerpts import LAMBDA_V9, NEBIUS_V9
 
 from gpudesk.catalog import skypilot
@@ -203,17 +202,19 @@ def test_no_bundled_entry_says_it_has_no_rate_while_a_rate_is_shown() -> None:
 def test_cloud_price_reads_the_rate_books_lowest_on_demand_rate() -> None:
     # Compare's "Cloud price" row, records' cloud_hourly_usd and the catalog's
     # "From" column must agree: all read the rate book, not only hand entries.
-    from gpudesk.catalog.metrics import METRICS
-    from gpudesk.catalog.rate_book import rate_summary
+    from gpudesk.catalog.metrics import METRICS, cloud_hourly_usd
+    from gpudesk.catalog.prices import default_cloud_rate
+    from gpudesk.catalog.rate_book import lowest_on_demand_rate, rate_summary
 
     entries = {entry.id: entry for entry in load_directory(bundled_catalog_dir()).entries}
     h100 = entries["h100-sxm5"]
     lowest = rate_summary(h100).lowest
     assert lowest is not None and lowest.origin == "skypilot"
-    assert h100.cloud_hourly_usd == pytest.approx(lowest.usd_per_gpu_hour)
-    assert h100.cloud_hourly_date == lowest.date
+    assert cloud_hourly_usd(h100) == pytest.approx(lowest.usd_per_gpu_hour)
+    rate = lowest_on_demand_rate(h100)
+    assert rate is not None and rate.date == lowest.date
     assert METRICS["cloud_hourly_usd"].value(h100) == pytest.approx(lowest.usd_per_gpu_hour)
     # a GPU with no hand-entered rate still gets one from SkyPilot's snapshot
     a4500 = entries["rtx-a4500"]
-    assert a4500.default_cloud_rate is None
-    assert a4500.cloud_hourly_usd == pytest.approx(0.25)
+    assert default_cloud_rate(a4500) is None
+    assert cloud_hourly_usd(a4500) == pytest.approx(0.25)

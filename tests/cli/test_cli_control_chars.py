@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import entry_data, to_toml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from survey_factory import gpu, node, survey
 
 from gpudesk.cli import main

@@ -32,11 +32,10 @@ from typing import Any
 
 import pytest
 from catalog_factory import entry_data, to_toml, write_entry
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gpudesk.bench.runner as bench_runner
-from gpudesk.bench.results import parse_result
+from gpudesk.bench.result_file import parse_result
 from gpudesk.cli import build_parser, main
 from gpudesk.paths import bundled_catalog_dir
 from gpudesk.storage import is_our_temporary, temporary_name

@@ -14,8 +14,7 @@ import sys
 
 import pytest
 import reach
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.cli import _COMMAND_MODULE_NAMES, _gui_start, build_parser
 

@@ -8,8 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from signal_dispositions import default_sigint_here, default_sigint_in_child
 
 from gpudesk.cli.interrupts import interrupts_deferred

@@ -206,7 +206,7 @@ def test_a_verify_run_does_not_calibrate_the_estimate_printed_beside_it(
 ) -> None:
     """The table beside a --verify run is calibrated with what was stored before it: with
     the run's own row its estimate would be its measurement (a ratio of 1 by making)."""
-    from gpudesk.planning.user_measurements import Measurement, MeasurementStore
+    from gpudesk.measurements.store import Measurement, MeasurementStore
 
     def fake_run(args: Any, request: object, results: list[Any], model: object) -> Any:
         if not args.verify:

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpudesk.cli import main
-from gpudesk.planning.measurement_import import ImportHints, parse_file
-from gpudesk.planning.user_measurements import (
+from gpudesk.measurements.file_import import ImportHints, parse_file
+from gpudesk.measurements.store import (
     MeasurementStore,
     StoredMeasurement,
     export_document,
@@ -212,7 +211,7 @@ def test_a_non_finite_number_in_any_field_is_refused_not_a_traceback(
     fmt: str, value: str, tmp_path: Path
 ) -> None:
     """int() of NaN or infinity raises: each field of each JSON sample, set to one."""
-    from gpudesk.planning.measurement_import import ImportFileError
+    from gpudesk.measurements.file_import import ImportFileError
 
     if fmt == "llama-bench jsonl":
         document: Any = [json.loads(_text_of(fmt).splitlines()[0])]

@@ -76,7 +76,7 @@ def test_verify_of_a_gguf_without_a_tokenizer_says_so(
     """llama.cpp loads no GGUF without tokenizer.ggml.model and says only 'Failed to load
     model from file'; --verify names the missing key first (exit 2, engine or not)."""
     from gpudesk.bench.verify import write_random_gguf
-    from gpudesk.planning.modelfile import read_gguf
+    from gpudesk.workload.modelfile import read_gguf
 
     path = tmp_path / "tiny.gguf"
     write_tiny_gguf(path)  # the header tests' file: no tokenizer

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import write_entry
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpudesk.cli import main
 

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 import reach
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.cli import main
-from gpudesk.planning.engine_launch import (
+from gpudesk.engines.launch import (
     COMMANDS,
     LaunchPlan,
     unprintable,

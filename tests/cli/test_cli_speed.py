@@ -173,7 +173,7 @@ def test_a_gpu_too_small_is_bad_input(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_calibration_from_this_machines_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
-    from gpudesk.bench.backends.base import DeviceInfo
+    from gpudesk.bench.devices import DeviceInfo
     from gpudesk.bench.history import save_run
     from gpudesk.bench.results import BenchResult, Measurement
 
@@ -256,7 +256,7 @@ def test_gpt_oss_20b_on_a_12_gb_card_states_its_offload(
 
 
 def test_offload_uses_this_machines_cpu_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
-    from gpudesk.bench.backends.base import DeviceInfo
+    from gpudesk.bench.devices import DeviceInfo
     from gpudesk.bench.history import save_run
     from gpudesk.bench.results import BenchResult, Measurement
 

@@ -7,8 +7,7 @@ import math
 
 import pytest
 from compare_entries import gpu
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.compare.radar import (
     DEFAULT_RADAR_AXES,

@@ -7,8 +7,7 @@ import io
 
 import pytest
 import reach
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.csv_text import csv_text, safe_cell
 from gpudesk.terminal_text import is_clean

@@ -22,8 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk import storage
 from gpudesk.storage import (
@@ -198,7 +197,7 @@ def _says(text: str, path: Path, kind: str) -> None:
 @pytest.mark.timeout(20)
 @pytest.mark.parametrize("kind", BAD_KINDS)
 def test_measurement_import_refuses(tmp_path: Path, kind: str) -> None:
-    from gpudesk.planning.measurement_import import ImportFileError, ImportHints, parse_file
+    from gpudesk.measurements.file_import import ImportFileError, ImportHints, parse_file
 
     path = _bad(tmp_path, kind, "f.csv")
     with pytest.raises(ImportFileError) as refused:
@@ -302,9 +301,9 @@ RAW_READERS = {
     "ui/app.py": "/proc/self/stat and /proc/uptime",
     "hardware/cpu.py": "/proc/cpuinfo and /proc/meminfo",
     "bench/backends/numpy_backend.py": "/proc and /sys/devices/system/cpu",
-    "planning/presets.py": "a bundled resource",
-    "planning/speed/data.py": "a bundled resource",
-    "planning/speed/fitting.py": "a bundled resource",
+    "workload/presets.py": "a bundled resource",
+    "speed/data.py": "a bundled resource",
+    "speed/fitting.py": "a bundled resource",
     "bench/reference.py": "a bundled resource",
     "bench/typical.py": "a bundled resource",
     "cli/desktop_cmd.py": "bundled resources",

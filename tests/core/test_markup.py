@@ -5,8 +5,7 @@ from __future__ import annotations
 import html
 import re
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.markup import linkify
 

@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpudesk import storage
 from gpudesk.storage import STALE_TEMP_AGE_S, UnsafeTargetError, atomic_write_text

@@ -6,8 +6,7 @@ import ipaddress
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.cli import main
 from gpudesk.fleet.survey import FleetUsageError, parse_address

@@ -6,8 +6,7 @@ import json
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from survey_factory import cpu_run, gemm_run, gpu, node, survey
 
 from gpudesk.fleet.checks import SLOW_FRACTION, find_outliers, summarise

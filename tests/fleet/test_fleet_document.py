@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from survey_factory import gemm_run, gpu, node, survey
 
 from gpudesk.fleet.checks import summarise

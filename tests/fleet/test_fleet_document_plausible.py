@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from survey_factory import cpu_run, gemm_run, gpu, node, survey
 
 from gpudesk.bench.peaks import peak_for

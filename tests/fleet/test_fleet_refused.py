@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from survey_factory import gemm_run, gpu, node, survey
 
 from gpudesk.cli import main

@@ -13,8 +13,7 @@ from unittest import mock
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from survey_factory import gpu, node, survey
 
 from gpudesk.cli import main

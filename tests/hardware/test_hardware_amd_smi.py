@@ -6,8 +6,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from hardware import fake_pynvml as fakes
-from hardware import fake_sysfs as trees
+from hardware import fake_pynvml as fakes, fake_sysfs as trees
 
 from gpudesk.hardware.amd_smi import AmdSmi
 from gpudesk.hardware.detect import detect

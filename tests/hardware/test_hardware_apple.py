@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import reach
 from hardware import fake_pynvml as fakes
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.hardware import apple

@@ -8,10 +8,8 @@ from pathlib import Path
 import pynvml
 import pytest
 import reach
-from hardware import fake_pynvml as fakes
-from hardware import fake_sysfs as trees
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hardware import fake_pynvml as fakes, fake_sysfs as trees
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpudesk.hardware.detect import NO_DRIVER_HINT, NOUVEAU_HINT, NVML_MISSING_HINT, detect
 from gpudesk.hardware.models import DeviceSource, NvmlStatus

@@ -121,7 +121,7 @@ def test_driver_without_any_process_symbol_only_loses_the_process_count() -> Non
 def test_the_benchmarks_nvml_lookup_survives_the_old_driver() -> None:
     code = """
 import json
-from gpudesk.bench.backends.base import DeviceInfo
+from gpudesk.bench.devices import DeviceInfo
 from gpudesk.bench.telemetry import describe_cuda_device
 from gpudesk.catalog.loader import load_catalog
 device = DeviceInfo(kind="cuda", index=0, name="NVIDIA H100 80GB HBM3",

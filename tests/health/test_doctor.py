@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from bench.fake_gpu_modules import make_fake_torch
 from fake_nvidia_smi import H100_ROW, RTX_4090_ROW
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.bench.backends.torch_backend import TorchBackend
 from gpudesk.catalog.loader import load_catalog

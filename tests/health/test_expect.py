@@ -6,8 +6,7 @@ import re
 
 import pytest
 from health_snapshots import detection_of, h100
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.health import doctor

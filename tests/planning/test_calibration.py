@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from pydantic import BaseModel
 
-from gpudesk.planning.calibration import MIN_HALF_WIDTH, calibrate_all, calibrate_estimate
-from gpudesk.planning.user_measurements import Measurement, StoredMeasurement
+from gpudesk.measurements.calibration import MIN_HALF_WIDTH, calibrate_all, calibrate_estimate
+from gpudesk.measurements.store import Measurement, StoredMeasurement
 
 
 class _Estimate(BaseModel):

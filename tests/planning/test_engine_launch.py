@@ -7,7 +7,7 @@ chunked prefill: max_model_len; V0 with chunked prefill and V1: max_num_batched_
 the requests its profiling sampler ran (None: V1's default for the GPU), the KV dtype's
 bytes, the engine (:class:`VllmEra`) and the KV tokens the log reports (V1: "GPU KV cache
 size: N tokens"; V0: "# GPU blocks: N" x 16). ``fit`` marks the logs a figure of the model
-was read from (gpudesk/planning/engine_launch.py says which); every other row is held
+was read from (gpudesk/engines/launch.py says which); every other row is held
 out and checks those figures. Sources (retrieved 2026-12-02):
 
 - vllm-project/vllm issue 10517, comment of 2024-12-02
@@ -83,10 +83,9 @@ import statistics
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from gpudesk.planning.engine_launch import (
+from gpudesk.engines.launch import (
     CUDA_GRAPH_BYTES,
     GIB,
     NON_TORCH_BYTES,
@@ -101,14 +100,14 @@ from gpudesk.planning.engine_launch import (
     kv_bytes_per_token,
     vllm_kv_pool,
 )
-from gpudesk.planning.presets import find_preset
-from gpudesk.planning.quant import QuantFormat, weight_bytes
+from gpudesk.workload.presets import find_preset
+from gpudesk.workload.quant import QuantFormat, weight_bytes
 
 MIB = 2**20
 H100 = 81559  # MiB, nvidia-smi's H100 80GB HBM3
 LLMD = "llm-d-planner v0.19.0 logs/"
 V0, EARLY, V17, V21 = VllmEra.V0, VllmEra.V1_EARLY, VllmEra.V1_0_17, VllmEra.V1
-L40S = 46068  # MiB, nvidia-smi's 48 GB GDDR card with ECC (gpudesk/planning/usable.py)
+L40S = 46068  # MiB, nvidia-smi's 48 GB GDDR card with ECC (gpudesk/memory/usable.py)
 INDEX_0_22 = "vLLM 0.22.0 log, public file (index id 67144197265)"
 
 

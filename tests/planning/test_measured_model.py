@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudesk.planning.measured_model import parameter_count, place_model, quant_from_type
+from gpudesk.measurements.models import parameter_count, place_model, quant_from_type
 
 VARIANTS = [
     # model cell, params cell, preset it is (None: not placed), weight format

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.bench.verify import VerifySettings, run_llama_cpp
-from gpudesk.planning.measured_rows import cell_text, model_matches, rows_for
-from gpudesk.planning.user_measurements import Measurement, StoredMeasurement
+from gpudesk.measurements.rows import cell_text, model_matches, rows_for
+from gpudesk.measurements.store import Measurement, StoredMeasurement
 
 
 @pytest.mark.parametrize(

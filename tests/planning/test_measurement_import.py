@@ -36,11 +36,10 @@ from typing import Any
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from gpudesk.planning.measurement_import import ImportFileError, ImportHints, parse_file
-from gpudesk.planning.user_measurements import (
+from gpudesk.measurements.file_import import ImportFileError, ImportHints, parse_file
+from gpudesk.measurements.store import (
     SCHEMA_VERSION,
     Measurement,
     MeasurementStore,
@@ -269,7 +268,7 @@ def test_export_reimports_as_the_same_rows(tmp_path: Path) -> None:
 
 
 def test_a_database_that_is_not_sqlite_is_a_store_error(tmp_path: Path) -> None:
-    from gpudesk.planning.user_measurements import StoreError
+    from gpudesk.measurements.store import StoreError
 
     path = tmp_path / "m.sqlite"
     path.write_bytes(b"this is not a database" * 100)
@@ -298,7 +297,7 @@ def test_a_version_1_database_is_rekeyed_and_keeps_every_row(tmp_path: Path) -> 
     import hashlib
     import sqlite3
 
-    from gpudesk.planning.user_measurements import _COLUMNS
+    from gpudesk.measurements.store import _COLUMNS
 
     path = tmp_path / "m.sqlite"
     table = FILES / "llama-bench-geerlingguy-rtx4090-vulkan.md"

@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from gpudesk.planning.measurement_import import ImportFileError, ImportHints, parse_file
-from gpudesk.planning.user_measurements import Measurement, MeasurementStore
+from gpudesk.measurements.file_import import ImportFileError, ImportHints, parse_file
+from gpudesk.measurements.store import Measurement, MeasurementStore
 
 FILES = Path(__file__).parent / "measurement_files"
 VERIFY = FILES / "gpudesk-speed-verify.json"
@@ -229,7 +228,7 @@ def test_verify_end_to_end_then_import_on_a_fresh_database(
     pytest.importorskip("llama_cpp")
     from gpudesk.bench.verify import write_random_gguf
     from gpudesk.cli import main
-    from gpudesk.planning.architecture import make_shape
+    from gpudesk.workload.architecture import make_shape
 
     tiny = make_shape(
         {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 16,

@@ -16,17 +16,16 @@ from typing import Any
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.cli import main
-from gpudesk.planning.measurement_checks import (
+from gpudesk.measurements.checks import (
     MAX_NAME_CHARS,
     MAX_TOKENS_PER_S_PER_GPU,
     TEXT_FIELDS,
 )
-from gpudesk.planning.measurement_import import ImportFileError, ImportHints, parse_file
-from gpudesk.planning.user_measurements import EXPORT_FORMAT, MeasurementStore
+from gpudesk.measurements.file_import import ImportFileError, ImportHints, parse_file
+from gpudesk.measurements.store import EXPORT_FORMAT, MeasurementStore
 from gpudesk.terminal_text import UNSAFE
 
 FILES = Path(__file__).parent / "measurement_files"

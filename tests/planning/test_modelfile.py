@@ -11,12 +11,11 @@ from pathlib import Path
 import gguf
 import pytest
 import reach
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from model_file_factory import expected_bytes, write_safetensors_folder, write_tiny_gguf
 
-from gpudesk.planning.modelfile import ModelFileError, read_gguf, read_safetensors
-from gpudesk.planning.quant import QuantFormat
+from gpudesk.workload.modelfile import ModelFileError, read_gguf, read_safetensors
+from gpudesk.workload.quant import QuantFormat
 
 
 def test_gguf_q8_0_with_q4_0_and_f16_tensors_has_exact_bytes(tmp_path: Path) -> None:

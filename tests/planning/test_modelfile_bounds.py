@@ -26,8 +26,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from model_file_factory import (
     GGUF_ARRAY,
     GGUF_STRING,
@@ -41,8 +40,8 @@ from model_file_factory import (
 )
 from reach import reached
 
-from gpudesk.planning import modelfile
-from gpudesk.planning.architecture import (
+from gpudesk.workload import modelfile
+from gpudesk.workload.architecture import (
     ConfigFileError,
     ModelShape,
     ShapeError,
@@ -50,7 +49,7 @@ from gpudesk.planning.architecture import (
     parse_hf_config,
     with_overrides,
 )
-from gpudesk.planning.modelfile import ModelFile, ModelFileError, read_gguf, read_safetensors
+from gpudesk.workload.modelfile import ModelFile, ModelFileError, read_gguf, read_safetensors
 
 #: the issue's bound on reading any header
 BOUND_S = 2.0

@@ -12,10 +12,9 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpudesk.planning.architecture import (
+from gpudesk.workload.architecture import (
     MAX_CONFIG_BYTES,
     ConfigFileError,
     ModelShape,

@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from catalog_factory import make_entry
 
-from gpudesk.planning.cost import DAYS_PER_MONTH, CostInputs, compute_cost, cost_inputs_for
-from gpudesk.planning.errors import PlanningInputError
+from gpudesk.cost import DAYS_PER_MONTH, CostInputs, compute_cost, cost_inputs_for
+from gpudesk.workload.errors import PlanningInputError
 
 
 def _inputs(**overrides: object) -> CostInputs:

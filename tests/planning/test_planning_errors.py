@@ -7,16 +7,15 @@ import math
 
 import pytest
 from catalog_factory import make_entry
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog.prices import default_cloud_rate
 from gpudesk.catalog.schema import CatalogEntry, PriceKind
-from gpudesk.planning.cost import CostInputs, catalog_cost_figures, compute_cost, cost_inputs_for
-from gpudesk.planning.errors import InputProblem, PlanningInputError
-from gpudesk.planning.memory import DType, Workload, WorkloadSpec, estimate_memory
-from gpudesk.planning.presets import find_preset
-from gpudesk.planning.quant import QuantFormat
+from gpudesk.cost import CostInputs, catalog_cost_figures, compute_cost, cost_inputs_for
+from gpudesk.memory.breakdown import DType, Workload, WorkloadSpec, estimate_memory
+from gpudesk.workload.errors import InputProblem, PlanningInputError
+from gpudesk.workload.presets import find_preset
+from gpudesk.workload.quant import QuantFormat
 
 
 @pytest.mark.parametrize(

@@ -6,15 +6,15 @@ import pytest
 from catalog_factory import make_entry
 
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.fit import bf16_supported, decode_upper_bound, fit_across
-from gpudesk.planning.memory import (
+from gpudesk.memory.breakdown import (
     OVERHEAD_FIXED_GB,
     DType,
     Workload,
     WorkloadSpec,
     estimate_memory,
 )
-from gpudesk.planning.presets import find_preset, generic_architecture
+from gpudesk.memory.fit import bf16_supported, decode_upper_bound, fit_across
+from gpudesk.workload.presets import find_preset, generic_architecture
 
 
 def _catalog() -> list[CatalogEntry]:

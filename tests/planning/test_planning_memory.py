@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.memory import (
+from gpudesk.memory.breakdown import (
     FRAGMENTATION_FRACTION,
     OVERHEAD_FIXED_GB,
     CrossEntropy,
@@ -24,7 +23,8 @@ from gpudesk.planning.memory import (
     lora_adapter_params,
     parse_param_count,
 )
-from gpudesk.planning.presets import ModelArchitecture, find_preset, generic_architecture
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.presets import ModelArchitecture, find_preset, generic_architecture
 
 
 def _bytes_per_param(estimate_gb: float, params: int) -> float:

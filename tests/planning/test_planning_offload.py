@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from gpudesk.planning.memory import Engine, PartKey, WorkloadSpec, estimate_memory
-from gpudesk.planning.offload import DEFAULT_HOST, layer_bytes, plan_offload
-from gpudesk.planning.presets import find_preset
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.estimate import KvFormat, model_costs
-from gpudesk.planning.speed.physics import Efficiency, Gpus, HostPart, decode_step
-from gpudesk.planning.speed.shapes import shape_for
+from gpudesk.memory.breakdown import Engine, PartKey, WorkloadSpec, estimate_memory
+from gpudesk.memory.offload import DEFAULT_HOST, layer_bytes, plan_offload
+from gpudesk.speed.estimate import KvFormat, model_costs
+from gpudesk.speed.physics import Efficiency, Gpus, HostPart, decode_step
+from gpudesk.speed.shapes import shape_for
+from gpudesk.workload.presets import find_preset
+from gpudesk.workload.quant import QuantFormat
 
 GIB = 2**30
 #: one Llama 3.1 8B layer: q, o 4096 x 4096; k, v 4096 x 1024; 3 MLP 4096 x 14336; 2 norms

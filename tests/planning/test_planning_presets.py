@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gpudesk.planning.architecture import load_hf_config
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.presets import (
+from gpudesk.workload.architecture import load_hf_config
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.presets import (
     ModelArchitecture,
     ModelKind,
     find_preset,

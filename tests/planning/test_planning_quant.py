@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpudesk.planning.architecture import ModelShape, TensorRole, make_shape
-from gpudesk.planning.quant import (
+from gpudesk.workload.architecture import ModelShape, TensorRole, make_shape
+from gpudesk.workload.quant import (
     GROUP128_INT4_BITS,
     NF4_BITS,
     QuantFormat,
@@ -163,7 +163,7 @@ def test_every_format_is_between_its_bulk_and_16_bits(fmt: QuantFormat) -> None:
 def test_gpt_oss_mxfp4_gguf_keeps_the_non_expert_matrices_at_q8_0() -> None:
     """ggml-org's gpt-oss-20b MXFP4 GGUF: 289 F32, 98 Q8_0 and 72 MXFP4 tensors, 11.27 GiB,
     4.63 bits per weight (a llama-server load log, ikawrakow/ik_llama.cpp issue 822)."""
-    from gpudesk.planning.speed.shapes import shape_for
+    from gpudesk.speed.shapes import shape_for
 
     shape = shape_for("gpt-oss-20b")
     gguf = weight_bytes(shape, QuantFormat.MXFP4, gguf=True)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 from catalog_factory import make_entry
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from gpudesk.catalog.loader import load_catalog
-from gpudesk.planning.fit import fit_across
-from gpudesk.planning.memory import WorkloadSpec, estimate_memory
-from gpudesk.planning.presets import find_preset
-from gpudesk.planning.usable import GIB, MIB, usable_memory
+from gpudesk.memory.breakdown import WorkloadSpec, estimate_memory
+from gpudesk.memory.fit import fit_across
+from gpudesk.memory.usable import GIB, MIB, usable_memory
+from gpudesk.workload.presets import find_preset
 
 
 def test_a_16_gb_card_holds_16_gib() -> None:
@@ -119,8 +118,8 @@ def test_70b_f16_runs_whole_on_a_192_gb_m2_ultra_as_published() -> None:
     GPU-Benchmarks-on-LLM-Inference, README at aa72e0e, LLaMA 3 Apple Silicon table. A
     prompt at 20 TFLOPS (2 x 70.6B x 135 tokens/s) is the GPU's work, so the GPU held it
     at macOS's default limit, and fit must not refuse what was measured."""
-    from gpudesk.planning.memory import Engine
-    from gpudesk.planning.quant import QuantFormat
+    from gpudesk.memory.breakdown import Engine
+    from gpudesk.workload.quant import QuantFormat
 
     catalog = {entry.id: entry for entry in load_catalog(include_user=False).entries}
     spec = WorkloadSpec(engine=Engine.LLAMA_CPP, quant=QuantFormat.FP16, seq=8192)

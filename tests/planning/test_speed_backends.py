@@ -7,8 +7,7 @@ import itertools
 import pytest
 
 from gpudesk.catalog.loader import load_catalog
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.estimate import (
+from gpudesk.speed.estimate import (
     Backend,
     Engine,
     KvFormat,
@@ -19,9 +18,10 @@ from gpudesk.planning.speed.estimate import (
     kernel_precision,
     model_costs,
 )
-from gpudesk.planning.speed.hardware import DeviceRates, Precision, rates_for
-from gpudesk.planning.speed.planner import estimate_for
-from gpudesk.planning.speed.shapes import shape_for
+from gpudesk.speed.hardware import DeviceRates, Precision, rates_for
+from gpudesk.speed.planner import estimate_for
+from gpudesk.speed.shapes import shape_for
+from gpudesk.workload.quant import QuantFormat
 
 
 def _catalog_rates():  # type: ignore[no-untyped-def]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 import reach
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_catalog
-from gpudesk.planning.speed.data import Workload, load_measurements, parse_measurements
-from gpudesk.planning.speed.shapes import shape_for
+from gpudesk.speed.data import Workload, load_measurements, parse_measurements
+from gpudesk.speed.shapes import shape_for
 
 
 def test_every_measurement_cites_a_page_and_names_a_catalog_gpu() -> None:

@@ -5,14 +5,11 @@ from __future__ import annotations
 import functools
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.fit import fit_across
-from gpudesk.planning.memory import (
+from gpudesk.memory.breakdown import (
     DType,
     Engine,
     KvDType,
@@ -22,13 +19,18 @@ from gpudesk.planning.memory import (
     WorkloadSpec,
     estimate_memory,
 )
-from gpudesk.planning.presets import architecture_from_shape
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.data import Checkpointing
-from gpudesk.planning.speed.estimate import Engine as SpeedEngine
-from gpudesk.planning.speed.estimate import KvFormat, Mode, SpeedRequest, TrainMethod, model_costs
-from gpudesk.planning.speed.holding import memory_estimate
-from gpudesk.planning.speed.planner import (
+from gpudesk.memory.fit import fit_across
+from gpudesk.speed.data import Checkpointing
+from gpudesk.speed.estimate import (
+    Engine as SpeedEngine,
+    KvFormat,
+    Mode,
+    SpeedRequest,
+    TrainMethod,
+    model_costs,
+)
+from gpudesk.speed.holding import memory_estimate
+from gpudesk.speed.planner import (
     SpeedWorkload,
     estimates_for_entries,
     holds,
@@ -36,7 +38,10 @@ from gpudesk.planning.speed.planner import (
     speed_cell_text,
     speed_cells,
 )
-from gpudesk.planning.speed.shapes import shape_for
+from gpudesk.speed.shapes import shape_for
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.presets import architecture_from_shape
+from gpudesk.workload.quant import QuantFormat
 
 #: a spread of memory sizes, vendors, an SoC, a GPU without bf16, ECC GDDR, HBM
 SAMPLE = (

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from gpudesk.planning.speed.data import CURRENT_BUILDS_FROM, Measurement, Workload
-from gpudesk.planning.speed.fitting import (
+from gpudesk.speed.data import CURRENT_BUILDS_FROM, Measurement, Workload
+from gpudesk.speed.fitting import (
     START,
     Row,
     fit_efficiency,
@@ -19,8 +18,8 @@ from gpudesk.planning.speed.fitting import (
     predict,
     replace,
 )
-from gpudesk.planning.speed.planner import estimate_for
-from gpudesk.planning.speed.validation import check_row
+from gpudesk.speed.planner import estimate_for
+from gpudesk.speed.validation import check_row
 
 
 def _decode(engine: str, build_year: int | None) -> Measurement:

@@ -6,13 +6,10 @@ import math
 
 import pytest
 from catalog_factory import make_entry
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from gpudesk.planning.architecture import make_shape
-from gpudesk.planning.quant import QuantFormat, weight_bytes
-from gpudesk.planning.speed.data import Checkpointing
-from gpudesk.planning.speed.estimate import (
+from gpudesk.speed.data import Checkpointing
+from gpudesk.speed.estimate import (
     Engine,
     KvFormat,
     Mode,
@@ -20,14 +17,16 @@ from gpudesk.planning.speed.estimate import (
     SpeedRequest,
     model_costs,
 )
-from gpudesk.planning.speed.hardware import rates_for
-from gpudesk.planning.speed.physics import (
+from gpudesk.speed.hardware import rates_for
+from gpudesk.speed.physics import (
     Gpus,
     decode_bound_bytes,
     train_flops_per_token,
 )
-from gpudesk.planning.speed.planner import estimate_for
-from gpudesk.planning.speed.shapes import shape_for
+from gpudesk.speed.planner import estimate_for
+from gpudesk.speed.shapes import shape_for
+from gpudesk.workload.architecture import make_shape
+from gpudesk.workload.quant import QuantFormat, weight_bytes
 
 
 def test_decode_bound_reads_streamed_weights_and_kv_not_the_embedding_table() -> None:

@@ -7,13 +7,11 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.estimate import (
+from gpudesk.speed.estimate import (
     Engine,
     KvFormat,
     Mode,
@@ -21,8 +19,8 @@ from gpudesk.planning.speed.estimate import (
     SpeedRequest,
     model_costs,
 )
-from gpudesk.planning.speed.hardware import Link, link_for, pcie_gbs, rates_for
-from gpudesk.planning.speed.physics import (
+from gpudesk.speed.hardware import Link, link_for, pcie_gbs, rates_for
+from gpudesk.speed.physics import (
     ACTIVATION_BYTES,
     ALLREDUCE_LATENCY_S,
     ALLREDUCES_PER_LAYER,
@@ -34,8 +32,9 @@ from gpudesk.planning.speed.physics import (
     decode_step,
     tp_comm_s,
 )
-from gpudesk.planning.speed.planner import estimates_for_entries, rank_catalog, replica_sizes
-from gpudesk.planning.speed.shapes import shape_for
+from gpudesk.speed.planner import estimates_for_entries, rank_catalog, replica_sizes
+from gpudesk.speed.shapes import shape_for
+from gpudesk.workload.quant import QuantFormat
 
 
 @functools.cache

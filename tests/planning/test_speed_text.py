@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
+from gpudesk.speed.text import duration_text, figure_text, usd_text
 
 
 @pytest.mark.parametrize(
@@ -31,8 +31,8 @@ def test_a_compute_share_above_the_16_bit_peak_is_also_given_against_the_fp8_pea
     # FP8 matmuls at 66% of the FP8 peak are 132% of the 16-bit one: say both.
     from catalog_factory import make_entry
 
-    from gpudesk.planning.speed.estimate import _share_words
-    from gpudesk.planning.speed.hardware import rates_for
+    from gpudesk.speed.estimate import _share_words
+    from gpudesk.speed.hardware import rates_for
 
     rates = rates_for(
         make_entry("x", fp16_tensor_tflops=989.0, fp8_tensor_tflops=1979.0, bandwidth_gbs=3350)

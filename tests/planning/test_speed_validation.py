@@ -8,8 +8,8 @@ import statistics
 
 import pytest
 
-from gpudesk.planning.speed.data import Workload
-from gpudesk.planning.speed.fitting import (
+from gpudesk.speed.data import Workload
+from gpudesk.speed.fitting import (
     START,
     FittedParams,
     RowBatch,
@@ -22,7 +22,7 @@ from gpudesk.planning.speed.fitting import (
     replace,
     sources,
 )
-from gpudesk.planning.speed.validation import (
+from gpudesk.speed.validation import (
     MIN_HELD_OUT_SOURCES,
     MIN_INSIDE_SHARE,
     TOLERANCE,
@@ -112,7 +112,7 @@ def test_stored_fit_matches_a_fresh_fit_of_the_data() -> None:
                 # data or the physics moves the fit far more than that.
                 assert fresh[section][key][name] == pytest.approx(value, rel=1e-3), (
                     f"fitted.json is stale at {section}/{key}/{name}: refit with "
-                    "python -m gpudesk.planning.speed.fitting"
+                    "python -m gpudesk.speed.fitting"
                 )
 
 
@@ -120,7 +120,7 @@ def test_fp8_training_gain_comes_from_the_data() -> None:
     # NeMo and llm-foundry measure FP8 x1.3-1.5 over BF16 on the same GPU, not the x2 of
     # the datasheet peaks: FP8 speeds the matmuls, not the memory-bound rest.
     from gpudesk.catalog.loader import load_catalog
-    from gpudesk.planning.speed.hardware import Precision, rates_for
+    from gpudesk.speed.hardware import Precision, rates_for
 
     (entry,) = [
         item for item in load_catalog([], include_user=False).entries if item.id == "h100-sxm5"
@@ -137,7 +137,7 @@ def test_wider_models_and_denser_routing_train_at_a_higher_share() -> None:
     """The width and routing terms come out of the data with the physical sign: larger
     GEMMs keep a GPU busier; sparser routing gives each expert fewer tokens."""
     from gpudesk.catalog.loader import load_catalog
-    from gpudesk.planning.speed.hardware import Precision, rates_for
+    from gpudesk.speed.hardware import Precision, rates_for
 
     (entry,) = [
         item for item in load_catalog([], include_user=False).entries if item.id == "h100-sxm5"
@@ -178,8 +178,8 @@ def test_ranges_come_from_out_of_source_residuals() -> None:
 def test_unknown_engine_falls_back_with_a_note() -> None:
     from catalog_factory import make_entry
 
-    from gpudesk.planning.speed.estimate import Engine
-    from gpudesk.planning.speed.hardware import rates_for
+    from gpudesk.speed.estimate import Engine
+    from gpudesk.speed.hardware import rates_for
 
     params = FittedParams(fitted_params().data)
     _, words, own = params.inference(Engine.TRANSFORMERS, rates_for(make_entry("x")))
@@ -193,8 +193,8 @@ def test_an_engine_with_its_own_rows_is_its_own_curve_hyphen_or_not(engine_name:
     # "no published measurement" and its range widened as an unmeasured engine's.
     from catalog_factory import make_entry
 
-    from gpudesk.planning.speed.estimate import Engine
-    from gpudesk.planning.speed.hardware import rates_for
+    from gpudesk.speed.estimate import Engine
+    from gpudesk.speed.hardware import rates_for
 
     params = FittedParams(fitted_params().data)
     entry = make_entry("x", vendor="NVIDIA", fp16_tensor_tflops=989, bandwidth_gbs=3350)

@@ -6,8 +6,7 @@ import math
 
 import pytest
 import reach
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from PySide6.QtCore import QPointF, QRectF
 
 from gpudesk.render.scatter import label_candidates, segment_hits_rect

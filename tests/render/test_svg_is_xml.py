@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 import reach
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from PySide6.QtCore import QPointF, QRectF, QSizeF
 from PySide6.QtGui import QColor, QPainter
 

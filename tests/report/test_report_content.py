@@ -12,9 +12,10 @@ import pytest
 from report_factory import CATALOG_DATE, catalog, entry
 
 from gpudesk import __version__
-from gpudesk.bench.backends.base import DeviceInfo
+from gpudesk.bench.devices import DeviceInfo
 from gpudesk.bench.results import BenchResult, Measurement
 from gpudesk.catalog.loader import load_directory
+from gpudesk.catalog.metrics import cloud_hourly_usd
 from gpudesk.hardware.models import (
     CpuInfo,
     DetectionResult,
@@ -220,8 +221,9 @@ def test_the_price_note_gives_the_tables_cloud_rate() -> None:
     report = build_report(gpus, cat, created_at=at_catalog_date)
     prices = next(section for section in report.notes if section.title == "Prices").items
     for gpu, note in zip(gpus, prices, strict=True):
-        assert gpu.cloud_hourly_usd is not None
-        assert f"cloud rental {gpu.cloud_hourly_usd:,.2f} USD/h, the lowest" in note, note
+        hourly = cloud_hourly_usd(gpu)
+        assert hourly is not None
+        assert f"cloud rental {hourly:,.2f} USD/h, the lowest" in note, note
     assert "median" in prices[2]  # several providers rent the H100
     # RunPod's RTX 4090 rate of 2026-05-27 is over 90 days older than the catalog
     assert "(over 90 days old)" in prices[0]

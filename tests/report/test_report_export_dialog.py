@@ -239,10 +239,10 @@ def test_the_fleet_survey_shown_is_offered_and_passed_to_the_export(
 def test_the_speed_workload_is_offered_and_passed_to_the_export(
     qtbot: QtBot, window: FakeWindow, tmp_path: Path
 ) -> None:
-    from gpudesk.planning.quant import QuantFormat
-    from gpudesk.planning.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
-    from gpudesk.planning.speed.planner import SpeedWorkload
-    from gpudesk.planning.speed.shapes import shape_for
+    from gpudesk.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
+    from gpudesk.speed.planner import SpeedWorkload
+    from gpudesk.speed.shapes import shape_for
+    from gpudesk.workload.quant import QuantFormat
 
     assert not _dialog(window).speed_check.isVisibleTo(window)  # no workload: not offered
     costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.BF16, KvFormat.FP16)

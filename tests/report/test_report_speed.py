@@ -7,12 +7,12 @@ from pathlib import Path
 from pypdf import PdfReader
 
 from gpudesk.catalog.loader import load_catalog
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
-from gpudesk.planning.speed.planner import SpeedWorkload
-from gpudesk.planning.speed.shapes import shape_for
 from gpudesk.report.pdf import write_pdf_report
 from gpudesk.report.speed_section import build_speed_section
+from gpudesk.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
+from gpudesk.speed.planner import SpeedWorkload
+from gpudesk.speed.shapes import shape_for
+from gpudesk.workload.quant import QuantFormat
 
 
 def _workload(mode: Mode = Mode.DECODE, tokens: float | None = None) -> SpeedWorkload:
@@ -69,9 +69,9 @@ def test_an_offloaded_gpu_says_so_in_its_row() -> None:
 def test_the_pdf_marks_a_measured_figure_with_its_date_and_tool(tmp_path: Path) -> None:
     """The user's measurement of the same workload: an asterisk on the estimate and a
     line "measured 2025-04-24, llama-bench" under the table (llama.cpp README's JSON)."""
-    from gpudesk.planning.measured_rows import import_files
-    from gpudesk.planning.measurement_import import ImportHints
-    from gpudesk.planning.user_measurements import MeasurementStore
+    from gpudesk.measurements.file_import import ImportHints
+    from gpudesk.measurements.rows import import_files
+    from gpudesk.measurements.store import MeasurementStore
 
     catalog = load_catalog([], include_user=False)
     entries = [entry for entry in (catalog.by_id("rtx-4080"), catalog.by_id("h100-sxm5")) if entry]

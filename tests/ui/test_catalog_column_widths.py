@@ -11,8 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from catalog_factory import make_entry
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 from ui_catalog_fixtures import small_catalog

@@ -14,22 +14,21 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pytestqt.qtbot import QtBot
 
 from gpudesk.bench.verify import write_random_gguf
 from gpudesk.catalog.loader import load_catalog
-from gpudesk.planning.architecture import make_shape
-from gpudesk.planning.measured_rows import import_files
-from gpudesk.planning.measurement_import import ImportHints
-from gpudesk.planning.user_measurements import MeasurementStore
-from gpudesk.planning.verify_here import VerifyOutcome
+from gpudesk.measurements.file_import import ImportHints
+from gpudesk.measurements.rows import import_files
+from gpudesk.measurements.store import MeasurementStore
+from gpudesk.measurements.verify_here import VerifyOutcome
 from gpudesk.ui.plan.import_dialog import ImportDialog
 from gpudesk.ui.plan.measured_panel import NO_MEASUREMENT, MeasuredPanel
 from gpudesk.ui.plan.speed_page import SpeedPage
 from gpudesk.ui.plan.view import PlanView
 from gpudesk.ui.state import AppState
+from gpudesk.workload.architecture import make_shape
 
 FILES = Path(__file__).parent / "measurement_files"
 PLANNING_FILES = Path(__file__).parents[1] / "planning" / "measurement_files"
@@ -355,7 +354,7 @@ def test_a_verify_run_stores_its_measurement_and_calibrates_the_estimate(
         assert shape.layers == 22  # TinyLlama's own shape was asked for
         return write_random_gguf(TINY, path, max_bytes=10**8)
 
-    monkeypatch.setattr("gpudesk.planning.verify_here.write_random_gguf", tiny_instead)
+    monkeypatch.setattr("gpudesk.measurements.verify_here.write_random_gguf", tiny_instead)
     _decode(tiny_view, 16, 24)
     page = tiny_view.speed_page
     panel = page.measured_panel
@@ -424,7 +423,7 @@ def test_an_export_file_of_the_store_round_trips(
     qtbot: QtBot, opened: Opened, store: MeasurementStore, tmp_path: Path
 ) -> None:
     """A GPUDesk export imports through the dialog too (what others share)."""
-    from gpudesk.planning.user_measurements import export_document
+    from gpudesk.measurements.store import export_document
 
     first = MeasurementStore(tmp_path / "other.sqlite")
     import_files([README_JSON], ImportHints(resolve_gpu=lambda name: "rtx-4080"), [], first)
@@ -542,9 +541,9 @@ def test_how_fast_reads_llama_cpp_weights_as_its_gguf_file_as_speed_does(
 ) -> None:
     # gpt-oss's GGUF keeps non-expert matrices at Q8_0, its safetensors release at bf16:
     # the page must stream what `gpudesk speed --engine llama.cpp` streams.
-    from gpudesk.planning.quant import QuantFormat
-    from gpudesk.planning.speed.estimate import KvFormat, model_costs
-    from gpudesk.planning.speed.shapes import shape_for
+    from gpudesk.speed.estimate import KvFormat, model_costs
+    from gpudesk.speed.shapes import shape_for
+    from gpudesk.workload.quant import QuantFormat
 
     view = _plan(qtbot, state, store, "gpt-oss-20b")
     page = view.speed_page

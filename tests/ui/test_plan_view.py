@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 from catalog_factory import make_entry
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pytestqt.qtbot import QtBot
 
 from gpudesk.catalog.loader import Catalog
-from gpudesk.planning.memory import PartKey
+from gpudesk.memory.breakdown import PartKey
 from gpudesk.ui.plan.view import PlanView
 from gpudesk.ui.state import AppState
 

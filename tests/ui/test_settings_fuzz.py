@@ -14,8 +14,7 @@ import os
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pytestqt.qtbot import QtBot
 from ui_catalog_fixtures import small_catalog
 

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.measured import MeasuredSeries
-from gpudesk.planning.speed.planner import SpeedWorkload
+from gpudesk.speed.planner import SpeedWorkload
 from gpudesk.ui.compare_view import CompareView
 from gpudesk.ui.plan.view import PlanView
 from gpudesk.ui.state import AppState

@@ -13,8 +13,9 @@ window = MainWindow()
 window.show()
 app.processEvents()
 heavy = ("pynvml", "torch", "cupy", "pyqtgraph", "numpy", "threadpoolctl")
-lazy = ("gpudesk.report", "gpudesk.bench", "gpudesk.hardware", "gpudesk.planning",
-        "gpudesk.compare")
+lazy = ("gpudesk.report", "gpudesk.bench", "gpudesk.hardware", "gpudesk.workload",
+        "gpudesk.memory", "gpudesk.speed", "gpudesk.measurements", "gpudesk.engines",
+        "gpudesk.cost", "gpudesk.compare")
 # The comparison limit is two constants the catalog's compare column needs.
 light = ("gpudesk.compare", "gpudesk.compare.limits")
 print(sorted(m for m in sys.modules

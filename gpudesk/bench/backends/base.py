@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from gpudesk.bench.devices import DeviceInfo as DeviceInfo
 from gpudesk.bench.plan import Capabilities
 
 #: How a run was timed: host clock (CPU), CUDA/HIP events, or the host clock between
@@ -81,28 +82,6 @@ class BackendStatus(BaseModel):
     available: bool
     reason: str = ""
     version: str | None = None
-
-
-class DeviceInfo(BaseModel):
-    """The device a run measured; every field but ``name`` may be unknown."""
-
-    model_config = ConfigDict(frozen=True)
-
-    #: "cuda" for NVIDIA, "rocm" for AMD through PyTorch's HIP build, "mps" for Apple.
-    kind: Literal["cpu", "cuda", "rocm", "mps"]
-    index: int = 0
-    name: str
-    vendor: str | None = None
-    memory_total_bytes: int | None = None
-    uuid: str | None = None
-    pci_bus_id: str | None = None
-    #: Like the catalog's ``pci_device_ids``: "0x2684".
-    pci_device_id: str | None = None
-    compute_capability: str | None = None
-    multiprocessor_count: int | None = None
-    #: Logical CPUs (CPU devices).
-    threads: int | None = None
-    last_level_cache_bytes: int | None = None
 
 
 class Workload(Protocol):

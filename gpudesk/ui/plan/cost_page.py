@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.catalog.prices import STALE_AFTER_MONTHS, price_kind_label
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.cost import (
+from gpudesk.cost import (
     DEFAULT_HOURS_PER_DAY,
     DEFAULT_KWH_PRICE_USD,
     DEFAULT_UTILISATION,
@@ -28,10 +28,10 @@ from gpudesk.planning.cost import (
     catalog_cost_figures,
     compute_cost,
 )
-from gpudesk.planning.errors import PlanningInputError
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
 from gpudesk.ui.state import AppState
+from gpudesk.workload.errors import PlanningInputError
 
 _DEFAULT_COST_GPU = "rtx-4090"
 _DEFAULT_CLOUD_HOURLY_USD = 1.0

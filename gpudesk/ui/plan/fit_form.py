@@ -21,15 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.markup import linkify
-from gpudesk.planning.architecture import (
-    ConfigFileError,
-    ModelShape,
-    ShapeError,
-    load_hf_config,
-)
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.fit import GPU_COUNTS
-from gpudesk.planning.memory import (
+from gpudesk.memory.breakdown import (
     DEFAULT_LORA_RANK,
     DEFAULT_SEQ,
     MAX_BATCH,
@@ -46,7 +38,16 @@ from gpudesk.planning.memory import (
     WorkloadSpec,
     parse_param_count,
 )
-from gpudesk.planning.presets import (
+from gpudesk.memory.fit import GPU_COUNTS
+from gpudesk.ui.plan import forms
+from gpudesk.workload.architecture import (
+    ConfigFileError,
+    ModelShape,
+    ShapeError,
+    load_hf_config,
+)
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.presets import (
     ModelArchitecture,
     architecture_from_shape,
     find_preset,
@@ -54,8 +55,7 @@ from gpudesk.planning.presets import (
     generic_architecture,
     load_presets,
 )
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.ui.plan import forms
+from gpudesk.workload.quant import QuantFormat
 
 _CUSTOM = "__custom__"
 _CONFIG = "__config__"

@@ -1,6 +1,6 @@
 """The Plan tab's "Will it fit?" page: the memory estimate, its breakdown and the GPUs that fit.
 
-Everything here is a cheap pure function of the form (:mod:`gpudesk.planning`), so
+Everything here is a cheap pure function of the form (:mod:`gpudesk.memory.fit`), so
 the page recomputes live; :func:`.forms.update_timer` folds a burst of edits into
 one update.
 """
@@ -25,16 +25,16 @@ from PySide6.QtWidgets import (
 
 from gpudesk.catalog.names import short_name
 from gpudesk.markup import linkify
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.fit import DECODE_SOURCE, GPU_COUNTS, FitReport, fit_across
-from gpudesk.planning.memory import (
+from gpudesk.memory.breakdown import (
     PartKey,
     estimate_memory,
 )
+from gpudesk.memory.fit import DECODE_SOURCE, GPU_COUNTS, FitReport, fit_across
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
 from gpudesk.ui.plan.fit_form import WORKLOAD_TEXT, WorkloadForm
 from gpudesk.ui.state import AppState
+from gpudesk.workload.errors import PlanningInputError
 
 #: One color per memory part, the same in the bar and its legend.
 PART_COLORS: dict[PartKey, str] = {

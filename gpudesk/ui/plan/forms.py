@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.quant import QuantFormat
 from gpudesk.ui import theme
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.quant import QuantFormat
 
 #: How long a burst of edits may last before a page recomputes.
 UPDATE_DELAY_MS = 120

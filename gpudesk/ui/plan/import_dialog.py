@@ -1,7 +1,7 @@
 """Import measurements…: llama-bench and vLLM result files into the user's measurements.
 
 The files go through the same importer as ``gpudesk measurements import``
-(:func:`gpudesk.planning.measured_rows.import_files`) on a worker thread; the dialog
+(:func:`gpudesk.measurements.rows.import_files`) on a worker thread; the dialog
 shows each file's format and rows, every refused row with its reason, and a file
 it cannot read with why. What a file does not say (vLLM results name no GPU) comes
 from the dialog's GPU, model, format and backend choices, as the CLI's flags.
@@ -31,14 +31,14 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.measured_rows import ImportReport, import_files
-from gpudesk.planning.measurement_import import ImportHints
-from gpudesk.planning.presets import load_presets
-from gpudesk.planning.user_measurements import MeasurementStore
+from gpudesk.measurements.file_import import ImportHints
+from gpudesk.measurements.rows import ImportReport, import_files
+from gpudesk.measurements.store import MeasurementStore
 from gpudesk.progress import Progress
 from gpudesk.ui.plan import forms
 from gpudesk.ui.worker import TaskWorker
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.presets import load_presets
 
 FILE_FILTER = "Benchmark results (*.json *.jsonl *.csv *.md *.txt);;All files (*)"
 _ASK_FILE = "__file__"
@@ -221,7 +221,7 @@ class ImportDialog(QDialog):
         store = self.store
         shape = None
         if hints.model is not None:
-            from gpudesk.planning.speed.shapes import shape_for
+            from gpudesk.speed.shapes import shape_for
 
             try:
                 shape = shape_for(hints.model)

@@ -2,9 +2,9 @@
 Import measurements…, and Verify on this machine (a worker with progress and Cancel).
 
 The rows come from the user's measurement database
-(:mod:`gpudesk.planning.user_measurements`) through
-:func:`gpudesk.planning.measured_rows.rows_for`; the measurement runs
-:func:`gpudesk.planning.verify_here.run_job` (what ``speed ... --verify`` runs) on a
+(:mod:`gpudesk.measurements.store`) through
+:func:`gpudesk.measurements.rows.rows_for`; the measurement runs
+:func:`gpudesk.measurements.verify_here.run_job` (what ``speed ... --verify`` runs) on a
 :class:`~gpudesk.ui.worker.TaskWorker`.
 """
 
@@ -27,18 +27,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.bench.verify import VerifyError, llama_cpp_version
-from gpudesk.planning.measured_rows import MeasuredRow
-from gpudesk.planning.speed.estimate import SpeedEstimate
-from gpudesk.planning.speed.text import figure_text
-from gpudesk.planning.user_measurements import MeasurementStore
-from gpudesk.planning.verify_here import (
+from gpudesk.measurements.rows import MeasuredRow
+from gpudesk.measurements.store import MeasurementStore
+from gpudesk.measurements.verify_here import (
     INSTALL_HINT,
+    VerifyError,
     VerifyJob,
     VerifyOutcome,
+    llama_cpp_version,
     run_job,
 )
 from gpudesk.progress import Progress
+from gpudesk.speed.estimate import SpeedEstimate
+from gpudesk.speed.text import figure_text
 from gpudesk.ui.plan import forms
 from gpudesk.ui.step_progress import StepProgressBar
 from gpudesk.ui.worker import TaskWorker, wired_worker

@@ -2,7 +2,7 @@
 
 The model itself comes from the "Will it fit?" page's form; :class:`SpeedForm` shows
 its name and adds what speed depends on, and turns its controls into a
-:class:`~gpudesk.planning.speed.estimate.SpeedRequest`.
+:class:`~gpudesk.speed.estimate.SpeedRequest`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.quant import QuantFormat
-from gpudesk.planning.speed.data import Checkpointing, load_measurements
-from gpudesk.planning.speed.estimate import (
+from gpudesk.speed.data import Checkpointing, load_measurements
+from gpudesk.speed.estimate import (
     Engine,
     KvFormat,
     Mode,
@@ -29,6 +27,8 @@ from gpudesk.planning.speed.estimate import (
     TrainMethod,
 )
 from gpudesk.ui.plan import forms
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.quant import QuantFormat
 
 MODE_TEXT = {
     Mode.DECODE: "Decode (one chat, token by token)",

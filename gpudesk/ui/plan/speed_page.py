@@ -3,13 +3,13 @@
 The model comes from the "Will it fit?" page's form (one model choice for both pages);
 this page's own form (:class:`~gpudesk.ui.plan.speed_form.SpeedForm`) adds what speed
 depends on: the mode, engine, weight and KV formats, lengths, concurrency, training
-tokens. Estimates are cheap pure functions of the forms (:mod:`gpudesk.planning.speed`),
+tokens. Estimates are cheap pure functions of the forms (:mod:`gpudesk.speed`),
 so the page recomputes live, folding bursts of edits.
 
 Beside the estimates, the user's own measurements (:mod:`gpudesk.ui.plan.measured_panel`):
 the selected GPU's measured rows, marked on the roofline, Import measurements… and
 Verify on this machine. Estimates are calibrated with the stored rows that match them
-(:func:`gpudesk.planning.calibration.calibrate_all`), as ``gpudesk speed`` does.
+(:func:`gpudesk.measurements.calibration.calibrate_all`), as ``gpudesk speed`` does.
 
 The table and its words are :mod:`gpudesk.ui.plan.speed_table`, the roofline
 :mod:`gpudesk.ui.plan.speed_roofline`; this module computes and wires them.
@@ -28,19 +28,19 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.planning.architecture import ModelShape
-from gpudesk.planning.calibration import calibrate_all
-from gpudesk.planning.errors import PlanningInputError
-from gpudesk.planning.measured_rows import MeasuredRow, rows_for
-from gpudesk.planning.speed.estimate import (
+from gpudesk.measurements.calibration import calibrate_all
+from gpudesk.measurements.rows import MeasuredRow, rows_for
+from gpudesk.measurements.store import MeasurementStore, StoredMeasurement, StoreError
+from gpudesk.measurements.verify_here import CPU_ID, VerifyJob, VerifyOutcome, why_not
+from gpudesk.speed.estimate import (
     NotRunnable,
     SpeedEstimate,
     SpeedRequest,
     model_costs,
 )
-from gpudesk.planning.speed.hardware import rates_for
-from gpudesk.planning.speed.physics import ModelCosts
-from gpudesk.planning.speed.planner import (
+from gpudesk.speed.hardware import rates_for
+from gpudesk.speed.physics import ModelCosts
+from gpudesk.speed.planner import (
     CostSettings,
     SpeedWorkload,
     calibrate,
@@ -48,9 +48,7 @@ from gpudesk.planning.speed.planner import (
     rank_catalog,
     with_costs,
 )
-from gpudesk.planning.speed.shapes import shape_from_preset
-from gpudesk.planning.user_measurements import MeasurementStore, StoredMeasurement, StoreError
-from gpudesk.planning.verify_here import CPU_ID, VerifyJob, VerifyOutcome, why_not
+from gpudesk.speed.shapes import shape_from_preset
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
 from gpudesk.ui.plan.fit_form import WorkloadForm
@@ -65,12 +63,14 @@ from gpudesk.ui.plan.speed_table import (
     current_index,
     fill_tree,
     measured_html,
+    select_gpu as select_row,
     speed_tree,
     summary_html,
 )
-from gpudesk.ui.plan.speed_table import select_gpu as select_row
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
+from gpudesk.workload.architecture import ModelShape
+from gpudesk.workload.errors import PlanningInputError
 
 __all__ = ["MEASURED_LABEL", "ROOFLINE_GPUS", "SpeedPage"]
 
@@ -294,7 +294,7 @@ class SpeedPage(QWidget):
             return
         if not any(row.measurement.gpu_id == CPU_ID for row in self.stored_rows):
             return
-        from gpudesk.planning.verify_here import this_cpu_entry
+        from gpudesk.measurements.verify_here import this_cpu_entry
 
         worker = TaskWorker(lambda _progress: this_cpu_entry(), owner=self)
         worker.finished.connect(self._on_cpu_measured)
@@ -356,8 +356,8 @@ class SpeedPage(QWidget):
         entry = panel.device_entry()
         model = self.model_id or "model"
         if panel.gguf_path is not None:
-            from gpudesk.planning.modelfile import ModelFileError, read_gguf
-            from gpudesk.planning.verify_here import file_costs
+            from gpudesk.measurements.verify_here import file_costs
+            from gpudesk.workload.modelfile import ModelFileError, read_gguf
 
             try:
                 model_file = read_gguf(panel.gguf_path)

@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
 
 from gpudesk.compare.axes import log_ticks
-from gpudesk.planning.measured_rows import MeasuredRow
-from gpudesk.planning.speed.estimate import Mode, SpeedEstimate
+from gpudesk.measurements.rows import MeasuredRow
 from gpudesk.render.colors import series_color
+from gpudesk.speed.estimate import Mode, SpeedEstimate
 from gpudesk.ui import theme
 
 #: Rows of the roofline chart: the fastest few GPUs of the table.

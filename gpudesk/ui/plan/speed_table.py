@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
-from gpudesk.planning.speed.estimate import Mode, SpeedEstimate, SpeedRequest
-from gpudesk.planning.speed.text import duration_text, figure_text, usd_text
+from gpudesk.speed.estimate import Mode, SpeedEstimate, SpeedRequest
+from gpudesk.speed.text import duration_text, figure_text, usd_text
 from gpudesk.ui.plan import forms
 
 MEASURED_LABEL = "this machine (measured)"

@@ -1,0 +1,895 @@
+"""How fast a workload runs on a GPU (or N of them), with a range, a limit and a basis.
+
+:func:`estimate_speed` turns a :class:`SpeedRequest`, a model's :class:`ModelCosts` and a
+GPU's :class:`DeviceRates` into a :class:`SpeedEstimate`, using the efficiencies fitted to
+the published measurements (:mod:`gpudesk.speed.fitting`). Every figure says
+what limits it (memory bandwidth, compute, fixed overhead, the KV pool) and the numbers
+behind it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudesk.memory.breakdown import OVERHEAD_FIXED_GB
+from gpudesk.memory.offload import Offload
+from gpudesk.speed.data import Checkpointing
+from gpudesk.speed.hardware import DeviceRates, Precision
+from gpudesk.speed.physics import (
+    ALLREDUCES_PER_LAYER,
+    Efficiency,
+    Gpus,
+    HostPart,
+    ModelCosts,
+    decode_bound_bytes,
+    decode_bound_tokens_per_s,
+    decode_step,
+    max_sequences,
+    prefill_bound_s,
+    prefill_time,
+    serve_bound_tokens_per_s,
+    serve_times,
+    train_flops_per_token,
+    train_tokens_per_s_per_gpu,
+)
+from gpudesk.workload.architecture import ModelShape
+from gpudesk.workload.errors import PlanningInputError
+from gpudesk.workload.quant import GGML_BITS, QuantFormat, weight_bytes
+
+MAX_COUNT = 100_000
+MAX_BATCH = 65_536
+MAX_SEQ = 10_000_000
+MAX_TRAIN_TOKENS = 1e16
+
+#: Share of each GPU's memory a serving engine gives to weights + KV cache (vLLM's
+#: gpu_memory_utilization default is 0.9; TensorRT-LLM's kv_cache_free_gpu_mem_fraction
+#: is 0.9 of what the weights leave free).
+KV_POOL_MEMORY_FRACTION = 0.9
+
+
+class Engine(StrEnum):
+    LLAMA_CPP = "llama.cpp"
+    VLLM = "vllm"
+    TENSORRT_LLM = "tensorrt-llm"
+    TRANSFORMERS = "transformers"
+
+    @property
+    def splits_layers(self) -> bool:
+        """llama.cpp puts whole layers on each GPU and runs them in turn; the others
+        split every matrix (tensor parallelism) and run the GPUs together."""
+        return self is Engine.LLAMA_CPP
+
+    def weights_in_gguf(self, mode: Mode) -> bool:
+        """Whether ``mode`` runs the model's GGUF file (llama.cpp inference), whose
+        tensor types are not the safetensors release's (``model_costs(gguf=...)``)."""
+        return self is Engine.LLAMA_CPP and mode is not Mode.TRAIN
+
+    @property
+    def max_sequences(self) -> int | None:
+        """The engine's default cap on sequences decoding together (None: no cap)."""
+        return _MAX_SEQS[self]
+
+
+#: vLLM EngineArgs max_num_seqs default 256; TensorRT-LLM LlmArgs max_batch_size 2048.
+_MAX_SEQS: dict[Engine, int | None] = {
+    Engine.LLAMA_CPP: None,
+    Engine.VLLM: 256,
+    Engine.TENSORRT_LLM: 2048,
+    Engine.TRANSFORMERS: None,
+}
+
+
+class Backend(StrEnum):
+    """llama.cpp's compute backends (``GGML_CUDA``, ``GGML_HIP``, ``GGML_VULKAN``, ...)."""
+
+    CUDA = "cuda"
+    ROCM = "rocm"
+    VULKAN = "vulkan"
+    METAL = "metal"
+    SYCL = "sycl"
+    CPU = "cpu"
+
+
+#: The backend llama.cpp builds for each vendor's GPUs by default.
+DEFAULT_BACKEND = {
+    "nvidia": Backend.CUDA,
+    "amd": Backend.ROCM,
+    "apple": Backend.METAL,
+    "intel": Backend.SYCL,
+}
+
+
+def backend_for(vendor: str, backend: Backend | None) -> Backend:
+    """``backend``, or the vendor's default (Vulkan for a vendor without one)."""
+    return backend if backend is not None else DEFAULT_BACKEND.get(vendor, Backend.VULKAN)
+
+
+#: llama.cpp computes a prompt ``n_ubatch`` tokens at a time (its default, 512).
+LLAMA_CPP_UBATCH = 512
+
+
+class Mode(StrEnum):
+    DECODE = "decode"
+    PREFILL = "prefill"
+    SERVE = "serve"
+    TRAIN = "train"
+
+
+class TrainMethod(StrEnum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class KvFormat(StrEnum):
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    Q8_0 = "q8_0"
+    Q4_0 = "q4_0"
+
+    @property
+    def bytes_per_value(self) -> float:
+        if self is KvFormat.Q8_0:
+            return GGML_BITS["Q8_0"] / 8
+        if self is KvFormat.Q4_0:
+            return GGML_BITS["Q4_0"] / 8
+        return {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}[self.value]
+
+
+class SpeedInputError(PlanningInputError):
+    """A request value that cannot be used; ``field`` names the :class:`SpeedRequest` field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class SpeedRequest(BaseModel):
+    """What to estimate. Lengths left None take the mode's defaults (see :meth:`resolved`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode
+    engine: Engine = Engine.VLLM
+    #: llama.cpp only: the compute backend; None = the GPU vendor's default
+    backend: Backend | None = None
+    quant: QuantFormat = QuantFormat.BF16
+    kv_quant: KvFormat = KvFormat.FP16
+    count: int = 1
+    batch: int = 1
+    #: serve: sequences decoding together; None = as many as the KV pool holds
+    concurrency: int | None = None
+    seq_in: int | None = None
+    seq_out: int | None = None
+    #: decode: KV-cache length while decoding; None = seq_in + seq_out / 2
+    context: int | None = None
+    #: train: tokens to train on (time and cost of the run)
+    tokens: float | None = None
+    train_method: TrainMethod = TrainMethod.FULL
+    checkpointing: Checkpointing = Checkpointing.NONE
+    #: train: hardware FLOPs utilisation to use instead of the fitted one
+    mfu: float | None = None
+    #: llama.cpp partial offload as the user set it: -ngl and --n-cpu-moe (None: auto)
+    gpu_layers: int | None = None
+    cpu_moe: int | None = None
+    #: train: parallel layout (tensor, pipeline, context, expert); None = the default
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+
+    def resolved(self) -> SpeedRequest:
+        """Defaults filled in and every value checked.
+
+        Raises:
+            SpeedInputError: a value out of range; ``field`` names it.
+        """
+        defaults = {
+            Mode.DECODE: (512, 256),
+            Mode.PREFILL: (2048, 1),
+            Mode.SERVE: (1024, 256),
+            Mode.TRAIN: (4096, 1),
+        }[self.mode]
+        seq_in = self.seq_in if self.seq_in is not None else defaults[0]
+        seq_out = self.seq_out if self.seq_out is not None else defaults[1]
+        _check_int("count", self.count, 1, MAX_COUNT)
+        _check_int("batch", self.batch, 1, MAX_BATCH)
+        _check_int("seq_in", seq_in, 1, MAX_SEQ)
+        _check_int("seq_out", seq_out, 1, MAX_SEQ)
+        if self.concurrency is not None:
+            _check_int("concurrency", self.concurrency, 1, MAX_BATCH)
+        context = self.context
+        if context is None:
+            context = seq_in + seq_out // 2
+        _check_int("context", context, 0, MAX_SEQ)
+        if self.tokens is not None and not (
+            math.isfinite(self.tokens) and 1 <= self.tokens <= MAX_TRAIN_TOKENS
+        ):
+            raise SpeedInputError(
+                "tokens", f"tokens {self.tokens:g} must be 1 to {MAX_TRAIN_TOKENS:g}"
+            )
+        if self.mfu is not None and not (math.isfinite(self.mfu) and 0 < self.mfu <= 1):
+            raise SpeedInputError("mfu", f"utilisation {self.mfu:g} must be above 0 and at most 1")
+        if self.backend is not None and self.engine is not Engine.LLAMA_CPP:
+            raise SpeedInputError(
+                "backend", f"a backend is llama.cpp's choice; {self.engine.value} has none"
+            )
+        for name in ("tp", "pp", "cp", "ep"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_int(name, value, 1, MAX_COUNT)
+                if self.count % value:
+                    raise SpeedInputError(
+                        name, f"{name} {value} must divide the GPU count {self.count:,}"
+                    )
+        model_parallel = (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
+        if self.count % model_parallel:
+            raise SpeedInputError(
+                "tp",
+                f"tp × pp × cp = {model_parallel:,} must divide the GPU count {self.count:,}",
+            )
+        if self.mode is Mode.TRAIN and self.train_method is TrainMethod.QLORA:
+            quant = QuantFormat.NF4
+        else:
+            quant = self.quant
+        return self.model_copy(
+            update={"seq_in": seq_in, "seq_out": seq_out, "context": context, "quant": quant}
+        )
+
+    @property
+    def label(self) -> str:
+        """ "decode, llama.cpp, GGUF Q4_K_M, context 768" and the like."""
+        bits = [self.mode.value]
+        if self.mode is Mode.TRAIN:
+            bits.append(self.train_method.value)
+            bits.append(f"sequence {self.seq_in}")
+            if self.checkpointing is Checkpointing.FULL:
+                bits.append("full recomputation")
+        else:
+            bits += [self.engine.value, self.quant.label]
+            if self.mode is Mode.DECODE:
+                bits.append(f"batch {self.batch}, context {self.context}")
+            elif self.mode is Mode.PREFILL:
+                bits.append(f"{self.seq_in} prompt tokens")
+            else:
+                concurrency = self.concurrency or "max"
+                bits.append(f"{self.seq_in} in / {self.seq_out} out, concurrency {concurrency}")
+        if self.count > 1:
+            bits.append(f"{self.count} GPUs")
+        return ", ".join(bits)
+
+
+def _check_int(field: str, value: int, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SpeedInputError(
+            field, f"{field} {value!r} must be a whole number from {low} to {high:,}"
+        )
+
+
+# -- model costs ------------------------------------------------------------------------
+
+
+def model_costs(
+    shape: ModelShape, quant: QuantFormat, kv_quant: KvFormat, *, gguf: bool = False
+) -> ModelCosts:
+    """Bytes and FLOPs per token of ``shape`` stored in ``quant`` (weights from quant.py;
+    ``gguf``: as llama.cpp's GGUF file of the format)."""
+    weights = weight_bytes(shape, quant, gguf=gguf)
+    # The input embedding is a lookup, not a matmul; a tied table is also the LM head.
+    matmul_active = shape.active_params - (0 if shape.tied_embeddings else shape.embedding_params)
+    per_layer = shape.kv_values_per_token_per_layer() * kv_quant.bytes_per_value
+    return ModelCosts(
+        layers=shape.layers,
+        hidden=shape.hidden,
+        matmul_params_active=float(matmul_active),
+        params_total=float(shape.total_params),
+        attention_width=shape.heads * shape.head_dim,
+        full_layers=shape.layers - shape.sliding_layers,
+        sliding_layers=shape.sliding_layers,
+        sliding_window=shape.sliding_window,
+        kv_bytes_per_token=per_layer * shape.layers,
+        streamed_bytes=weights.streamed_per_token_bytes,
+        in_memory_bytes=weights.in_memory_bytes,
+        input_embedding_bytes=weights.input_embedding_bytes,
+        experts=shape.experts,
+        active_experts=shape.active_experts,
+        shape=shape,
+    )
+
+
+def compute_precision(quant: QuantFormat, rates: DeviceRates, engine: Engine | None) -> Precision:
+    """The matmul rate a format runs at on an engine.
+
+    llama.cpp multiplies GGUF weights with int8 tensor-core kernels (MMQ) and 16-bit ones
+    through cuBLAS with FP16 accumulation; the other engines (and training) use FP8
+    tensor cores for FP8 weights where the GPU has them, and the dense 16-bit (FP32
+    accumulate) rate for 16-bit and weight-only formats, which they dequantise.
+    """
+    if quant is QuantFormat.FP32:
+        return Precision.FP32
+    if engine is Engine.LLAMA_CPP:
+        return Precision.INT8 if quant.is_gguf else Precision.FP16_ACC16
+    if quant is QuantFormat.FP8 and rates.has_fp8:
+        return Precision.FP8
+    return Precision.FP16
+
+
+def dtype_class(quant: QuantFormat, rates: DeviceRates, engine: Engine | None) -> str:
+    """What a fitted efficiency curve is keyed by besides engine and vendor: "16-bit"
+    (plain floating point), "fp8" (FP8 tensor cores: an engine other than llama.cpp on a
+    GPU with them) or "quantized" (weights expanded on the fly: GGUF, AWQ, GPTQ, ...)."""
+    if quant.is_plain:
+        return "16-bit"
+    if quant is QuantFormat.FP8 and rates.has_fp8 and engine is not Engine.LLAMA_CPP:
+        return "fp8"
+    return "quantized"
+
+
+# -- the estimate -----------------------------------------------------------------------
+
+
+class Roofline(BaseModel):
+    """Where a workload sits: its FLOPs per byte against the GPU's ridge point."""
+
+    model_config = ConfigDict(frozen=True)
+
+    flops_per_byte: float
+    ridge_flops_per_byte: float
+    memory_s: float
+    compute_s: float
+    overhead_s: float
+    bandwidth_gbs: float
+    peak_tflops: float
+
+
+class SpeedEstimate(BaseModel):
+    """One GPU's (or N GPUs') answer. Fields that do not apply to the mode are None."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu_id: str
+    name: str
+    count: int
+    mode: Mode
+    #: decode/serve: output tokens/s; prefill: prompt tokens/s; train: tokens/s, all GPUs
+    tokens_per_s: float
+    low: float
+    high: float
+    bound_tokens_per_s: float
+    limited_by: str
+    #: tokens_per_s / bound_tokens_per_s
+    efficiency: float
+    basis: str
+    time_to_first_token_s: float | None = None
+    time_s: float | None = None
+    concurrency: int | None = None
+    tokens_per_s_per_gpu: float | None = None
+    roofline: Roofline
+    calibrated: str | None = None
+    #: filled by :func:`gpudesk.speed.costs.with_costs`
+    usd_per_million_tokens: float | None = None
+    usd_total: float | None = None
+    usd_per_million_tokens_rent: float | None = None
+    usd_per_million_tokens_own: float | None = None
+    usd_total_rent: float | None = None
+    usd_total_own: float | None = None
+    cost_basis: str | None = None
+    #: llama.cpp on one GPU with part of the model in host memory (decode)
+    offload: Offload | None = None
+    #: fit's memory model: what each GPU needs (on the GPU, with an offload) and may use
+    memory_per_gpu_gb: float | None = None
+    usable_per_gpu_gb: float | None = None
+    #: serve: copies of the model, each on ``count / replicas`` GPUs splitting tensors
+    #: (data parallel); None: one copy on all ``count``
+    replicas: int | None = None
+
+
+class NotRunnable(PlanningInputError):
+    """The workload cannot run on this GPU set (no room for even one sequence)."""
+
+
+class Spread(BaseModel):
+    """Measured / estimated ratios of the fitted measurements: the range they support."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low_ratio: float = Field(gt=0)
+    high_ratio: float = Field(gt=0)
+    rows: int
+    basis: str
+
+
+def _gpus(rates: DeviceRates, request: SpeedRequest, precision: Precision) -> Gpus:
+    """The GPUs at the datasheet peak of ``precision``: what bounds are computed at."""
+    return Gpus(
+        bandwidth_gbs=rates.bandwidth_gbs,
+        peak_tflops=rates.peak_tflops(precision),
+        count=request.count,
+        layer_split=request.engine.splits_layers,
+        link_gbs=rates.link.allreduce_gbs(request.count),
+    )
+
+
+def kernel_precision(rates: DeviceRates, request: SpeedRequest) -> Precision:
+    """The dense tensor rate the engine's matrix kernels run at: what fitted compute
+    shares are shares of.
+
+    llama.cpp's CUDA backend multiplies F16 weights through cuBLAS with
+    ``CUBLAS_COMPUTE_16F`` unless the op asks for F32 precision (BF16 weights with
+    ``CUBLAS_COMPUTE_32F``; ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu at
+    00108827, ``ggml_cuda_mul_mat_cublas``). GeForce cards run FP16-accumulate tensor math
+    at twice the FP32-accumulate rate the catalog's 16-bit figure is (RTX 4090: 330.3 vs
+    165.2 TFLOPS dense, NVIDIA Ada whitepaper); professional and data-centre cards at the
+    same rate (:attr:`DeviceRates.fp16_acc16_tflops`). Everything else is a share of the
+    dense 16-bit (FP32-accumulate) peak, a format's own gain being in its curve. Quantised
+    GGUF weights stay on that peak although MMQ multiplies them on int8 tensor cores: as a
+    share of the int8 peak (4x the 16-bit one on GeForce, 2x elsewhere) the out-of-source
+    llama.cpp CUDA Q4_K_M estimates fell from 0.57 to 0.33 of measured on an RTX 4090 and
+    from 0.83 to 0.40 on an A100 SXM (prefill median miss x1.30 -> x1.68), so MMQ is not
+    bound by the int8 rate.
+    """
+    if (
+        request.engine is Engine.LLAMA_CPP
+        and request.quant is QuantFormat.FP16
+        and rates.vendor == "nvidia"
+        and backend_for(rates.vendor, request.backend) is Backend.CUDA
+    ):
+        return Precision.FP16_ACC16
+    return Precision.FP16
+
+
+def fitted_gpus(rates: DeviceRates, request: SpeedRequest) -> Gpus:
+    """The GPUs as the fitted efficiencies see them: every efficiency is a share of the
+    dense peak the engine's kernels run at (:func:`kernel_precision`), the same rule for
+    every GPU, so a GPU with a lower such peak and lower bandwidth is never faster."""
+    return Gpus(
+        bandwidth_gbs=rates.bandwidth_gbs,
+        peak_tflops=rates.peak_tflops(kernel_precision(rates, request)),
+        count=request.count,
+        layer_split=request.engine.splits_layers,
+        hbm=rates.memory_class == "hbm",
+        link_gbs=rates.link.allreduce_gbs(request.count),
+    )
+
+
+def compute_cap(rates: DeviceRates, precision: Precision) -> float:
+    """The most a fitted compute share (of the 16-bit peak) may be for ``precision``."""
+    if precision is Precision.FP8 and rates.fp16_tflops > 0:
+        return max(1.0, rates.fp8_tflops / rates.fp16_tflops)
+    return 1.0
+
+
+def within_peak(eff: Efficiency, rates: DeviceRates, precision: Precision) -> Efficiency:
+    """``eff`` with its compute share of the peak the kernels run at
+    (:func:`kernel_precision`) at most 1, or for FP8 tensor cores the FP8 peak over the
+    16-bit one: no curve makes a GPU beat its datasheet, and the cap is the same share
+    for every GPU of a format."""
+    cap = compute_cap(rates, precision)
+    if eff.compute <= cap:
+        return eff
+    return replace(eff, compute=cap)
+
+
+def prefill_chunk(engine: Engine) -> int | None:
+    """Tokens an engine computes at a time in a prompt (None: the whole prompt)."""
+    return LLAMA_CPP_UBATCH if engine is Engine.LLAMA_CPP else None
+
+
+def kv_pool_bytes(rates: DeviceRates, costs: ModelCosts, count: int) -> float:
+    """What is left for KV cache beside the weights and each GPU's workspace."""
+    total = count * rates.memory_gb * 1e9 * KV_POOL_MEMORY_FRACTION
+    return total - costs.in_memory_bytes - count * OVERHEAD_FIXED_GB * 1e9
+
+
+def _roofline(
+    flops: float, bytes_read: float, gpus: Gpus, memory_s: float, compute_s: float, over: float
+) -> Roofline:
+    return Roofline(
+        flops_per_byte=flops / bytes_read if bytes_read > 0 else 0.0,
+        ridge_flops_per_byte=gpus.flops_s / gpus.bandwidth_bytes_s,
+        memory_s=memory_s,
+        compute_s=compute_s,
+        overhead_s=over,
+        bandwidth_gbs=gpus.bandwidth_bytes_s / 1e9,
+        peak_tflops=gpus.flops_s / 1e12,
+    )
+
+
+def _range(value: float, spread: Spread, cap: float | None) -> tuple[float, float]:
+    low, high = value * spread.low_ratio, value * spread.high_ratio
+    if cap is not None:
+        high = min(high, cap)
+        low = min(low, cap)
+    return low, max(high, value if cap is None else min(value, cap))
+
+
+def estimate_speed(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    *,
+    kv_pool: float | None = None,
+    offload: Offload | None = None,
+) -> SpeedEstimate:
+    """The estimate for one GPU type at ``request.count`` GPUs.
+
+    ``eff`` and ``eff_basis`` come from the fit for this engine and GPU generation (for
+    training ``eff.compute`` is the utilisation), ``spread`` from its residuals.
+    ``kv_pool``: serving's KV pool in bytes, all GPUs together, when the caller has
+    sized it from the memory model (:func:`gpudesk.speed.holding.kv_pool_bytes`);
+    None: :func:`kv_pool_bytes` here. ``offload``: decode with llama.cpp's partial
+    offload (:func:`gpudesk.memory.offload.plan_offload`), the host part read at the
+    host's bandwidth.
+
+    Raises:
+        NotRunnable: serving with no room for one sequence's KV cache.
+    """
+    request = request.resolved()
+    engine = None if request.mode is Mode.TRAIN else request.engine
+    precision = compute_precision(request.quant, rates, engine)
+    gpus = _gpus(rates, request, precision)
+    fit = fitted_gpus(rates, request)
+    if request.mode is not Mode.TRAIN:
+        eff = within_peak(eff, rates, precision)
+    assert request.seq_in is not None and request.seq_out is not None
+    assert request.context is not None
+    calibrated = rates.calibration_note
+    common = {"gpu_id": rates.gpu_id, "name": rates.name, "count": request.count}
+    peak_text = f"{rates.peak_tflops(precision):,.0f} TFLOPS dense {precision.value}"
+    if precision is Precision.FP16:
+        peak_text = f"{rates.fp16_tflops:,.0f} TFLOPS dense ({rates.fp16_kind})"
+    elif precision is Precision.INT8:
+        peak_text = f"{rates.int8_tops:,.0f} TOPS dense int8"
+    if request.mode is Mode.DECODE:
+        return _decode(
+            rates, costs, request, eff, spread, eff_basis, gpus, fit, common, calibrated, offload
+        )
+    if request.mode is Mode.PREFILL:
+        chunk = prefill_chunk(request.engine)
+        times = prefill_time(
+            costs, fit, eff, tokens=request.seq_in, batch=request.batch, chunk=chunk
+        )
+        tokens = request.batch * request.seq_in
+        value = tokens / times.total_s
+        bound = tokens / prefill_bound_s(costs, gpus, tokens=request.seq_in, batch=request.batch)
+        low, high = _range(value, spread, bound)
+        flops = request.batch * costs.prefill_flops(request.seq_in)
+        in_flight = tokens if chunk is None else min(tokens, chunk)
+        share = eff.matmul_share(in_flight, costs.hidden, fit.peak_tflops)
+        basis = (
+            f"{flops / 1e12:,.2f} TFLOP for {tokens:,} prompt tokens (2 × "
+            f"{costs.matmul_params_active / 1e9:.2f}B active parameters × tokens + attention) at "
+            f"{_share_words(share, rates, fit.peak_tflops, kernel_precision(rates, request))} "
+            f"({in_flight:,} "
+            f"tokens × {costs.hidden:,} wide in flight; bound at {peak_text}) × "
+            f"{_gpu_words(gpus)} + {costs.layers} layers × {eff.layer_s * 1e6:.0f} us"
+            + _comm_words(times.comm_s, rates, fit)
+            + f"; {eff_basis}"
+        )
+        return SpeedEstimate(
+            **common,
+            mode=request.mode,
+            tokens_per_s=value,
+            low=low,
+            high=high,
+            bound_tokens_per_s=bound,
+            limited_by=times.limited_by,
+            efficiency=value / bound,
+            basis=basis,
+            time_to_first_token_s=times.total_s,
+            roofline=_roofline(
+                flops,
+                costs.in_memory_bytes,
+                gpus,
+                times.memory_s,
+                times.compute_s,
+                times.overhead_s,
+            ),
+            calibrated=calibrated,
+        )
+    if request.mode is Mode.SERVE:
+        return _serve(
+            rates, costs, request, eff, spread, eff_basis, gpus, fit, common, calibrated, kv_pool
+        )
+    return _train(rates, costs, request, eff, spread, eff_basis, precision, common, calibrated)
+
+
+def _layout_words(request: SpeedRequest) -> str:
+    parts = [
+        f"{name} {getattr(request, name)}"
+        for name in ("tp", "pp", "cp", "ep")
+        if getattr(request, name) is not None
+    ]
+    return f"; layout {', '.join(parts)} as given" if parts else ""
+
+
+def _comm_words(comm_s: float, rates: DeviceRates, fit: Gpus) -> str:
+    if not fit.tensor_parallel:
+        return ""
+    return (
+        f" + {ALLREDUCES_PER_LAYER} all-reduces per layer over {rates.link.words(fit.count)}"
+        f" ({comm_s * 1e3:.2f} ms)"
+    )
+
+
+def _share_words(
+    share: float,
+    rates: DeviceRates,
+    peak_tflops: float | None = None,
+    kind: Precision = Precision.FP16,
+) -> str:
+    """A compute share of the dense 16-bit peak (or of the FP16-accumulate one the
+    kernels run at, ``kind``) in words; above 100% (FP8 matmuls outrun 16-bit ones) also
+    as a share of the FP8 peak, so that it does not read as a slip."""
+    peak = rates.fp16_tflops if peak_tflops is None else peak_tflops
+    what = "FP16 with FP16 accumulation" if kind is Precision.FP16_ACC16 else "16-bit"
+    words = f"{share:.0%} of {peak:,.0f} TFLOPS dense {what}"
+    if share > 1 and rates.fp16_tflops > 0 and rates.fp8_tflops > rates.fp16_tflops:
+        ratio = rates.fp8_tflops / rates.fp16_tflops
+        words += f" ({share / ratio:.0%} of the {peak * ratio:,.0f} TFLOPS dense FP8 peak)"
+    return words
+
+
+def _gpu_words(gpus: Gpus) -> str:
+    if gpus.count == 1:
+        return "1 GPU"
+    how = "layers split, one GPU at a time" if gpus.layer_split else "tensor parallel"
+    return f"{gpus.count} GPUs ({how})"
+
+
+def _decode(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    gpus: Gpus,
+    fit: Gpus,
+    common: dict[str, object],
+    calibrated: str | None,
+    offload: Offload | None = None,
+) -> SpeedEstimate:
+    assert request.context is not None and request.seq_in is not None
+    batch, context = request.batch, request.context
+    host = None
+    if offload is not None:
+        host = HostPart(
+            weight_bytes=offload.host_streamed_bytes,
+            kv_share=offload.host_kv_share,
+            bandwidth_gbs=offload.host.bandwidth_gbs,
+        )
+    step = decode_step(costs, fit, eff, batch=batch, context=context, host=host)
+    value = batch / step.total_s
+    bound = decode_bound_tokens_per_s(costs, gpus, batch=batch, context=context)
+    if host is not None:
+        perfect = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
+        bound = (
+            batch
+            / decode_step(costs, gpus, perfect, batch=batch, context=context, host=host).total_s
+        )
+    low, high = _range(value, spread, bound)
+    read = decode_bound_bytes(costs, batch=batch, context=context)
+    basis = (
+        f"{read / 1e9:.2f} GB read per step ({costs.weights_read(batch) / 1e9:.2f} GB of weights "
+        f"streamed, no input-embedding table; {batch * costs.kv_bytes(context) / 1e9:.3f} GB KV "
+        f"cache at {context:,} tokens × {batch}) at {eff.bandwidth_share(fit):.0%} of "
+        f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s ({_gpu_words(gpus)}) + {costs.layers} layers "
+        f"× {eff.layer_s * 1e6:.0f} us per token"
+        + _comm_words(step.comm_s, rates, fit)
+        + (
+            f" + {gpus.count - 1} GPU hand-overs × {eff.hop_s * 1e3:.2f} ms"
+            if gpus.layer_split and gpus.count > 1
+            else ""
+        )
+        + (
+            f"; partial offload, {offload.words}: {offload.host_streamed_bytes / 1e9:.2f} GB "
+            f"per token read from host memory at {offload.host.bandwidth_gbs:,.0f} GB/s "
+            f"({offload.host.basis}) after the GPU's part"
+            if offload is not None
+            else ""
+        )
+        + f"; {eff_basis}"
+    )
+    prefill = prefill_time(
+        costs, fit, eff, tokens=request.seq_in, batch=batch, chunk=prefill_chunk(request.engine)
+    )
+    flops = batch * costs.decode_flops(context)
+    return SpeedEstimate(
+        **common,
+        mode=request.mode,
+        tokens_per_s=value,
+        low=low,
+        high=high,
+        bound_tokens_per_s=bound,
+        limited_by=step.limited_by,
+        efficiency=value / bound,
+        basis=basis,
+        time_to_first_token_s=prefill.total_s,
+        roofline=_roofline(flops, read, gpus, step.memory_s, step.compute_s, step.overhead_s),
+        calibrated=calibrated,
+        offload=offload,
+    )
+
+
+def _serve(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    gpus: Gpus,
+    fit: Gpus,
+    common: dict[str, object],
+    calibrated: str | None,
+    kv_pool: float | None = None,
+) -> SpeedEstimate:
+    assert request.seq_in is not None and request.seq_out is not None
+    seq_in, seq_out = request.seq_in, request.seq_out
+    pool = kv_pool if kv_pool is not None else kv_pool_bytes(rates, costs, request.count)
+    fitting = max_sequences(pool, costs, seq_in=seq_in, seq_out=seq_out) if pool > 0 else 0
+    if fitting < 1:
+        raise NotRunnable(
+            f"{rates.name} × {request.count}: no room for the KV cache of one "
+            f"{seq_in + seq_out:,}-token sequence beside "
+            f"{costs.in_memory_bytes / 1e9:.1f} GB of weights"
+        )
+    wanted = request.concurrency or request.engine.max_sequences or fitting
+    concurrency = min(wanted, fitting)
+    pool_limited = fitting < wanted
+    times = serve_times(costs, fit, eff, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out)
+    value = times.output_tokens_per_s
+    bound = serve_bound_tokens_per_s(
+        costs, gpus, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
+    )
+    low, high = _range(value, spread, bound)
+    if pool_limited:
+        limited = "kv_pool"
+    elif times.prefill_share > 0.5:
+        limited = "compute"
+    else:
+        limited = times.step.limited_by
+    context = seq_in + seq_out / 2
+    read = costs.weights_read(concurrency) + concurrency * costs.kv_bytes(context)
+    flops = concurrency * costs.decode_flops(context)
+    comm_words = ""
+    if fit.tensor_parallel:
+        comm_words = (
+            f"; {ALLREDUCES_PER_LAYER} all-reduces per layer over "
+            f"{rates.link.words(request.count)} take "
+            f"{times.step.comm_s / times.step.total_s:.0%} of each step"
+        )
+    pool_words = (
+        f"the KV pool ({pool / 1e9:,.1f} GB beside the weights) holds {fitting:,} sequences"
+        if fitting < 1_000_000
+        else "no KV cache"
+    )
+    basis = (
+        f"{concurrency:,} sequences decoding together ({pool_words}"
+        + (
+            f"; the engine's default cap is {request.engine.max_sequences}"
+            if request.engine.max_sequences and request.concurrency is None
+            else ""
+        )
+        + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth_share(fit):.0%} of "
+        f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
+        f"{_share_words(eff.compute, rates, fit.flops_s / 1e12, kernel_precision(rates, request))}"
+        "; prefill takes "
+        f"{times.prefill_share:.0%} of the time{comm_words}; {eff_basis}"
+    )
+    return SpeedEstimate(
+        **common,
+        mode=request.mode,
+        tokens_per_s=value,
+        low=low,
+        high=high,
+        bound_tokens_per_s=bound,
+        limited_by=limited,
+        efficiency=value / bound,
+        basis=basis,
+        time_to_first_token_s=times.prefill_s + times.step.total_s,
+        concurrency=concurrency,
+        roofline=_roofline(
+            flops, read, gpus, times.step.memory_s, times.step.compute_s, times.step.overhead_s
+        ),
+        calibrated=calibrated,
+    )
+
+
+def _train(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    precision: Precision,
+    common: dict[str, object],
+    calibrated: str | None,
+) -> SpeedEstimate:
+    assert request.seq_in is not None
+    frozen = request.train_method is not TrainMethod.FULL
+    recompute = request.checkpointing is Checkpointing.FULL
+    # The fitted utilisation is a share of the dense 16-bit peak with the format's gain in
+    # it (FP8 trains about x1.3-1.5 faster, not x2: NeMo, llm-foundry); --mfu is a share
+    # of the format's own peak, as MFU is usually quoted.
+    if request.mfu is not None:
+        utilisation, used_peak = request.mfu, rates.peak_tflops(precision)
+    else:
+        utilisation, used_peak = eff.compute, rates.fp16_tflops
+    peak = rates.peak_tflops(precision)
+    per_gpu = train_tokens_per_s_per_gpu(
+        costs,
+        used_peak,
+        utilisation,
+        seq=request.seq_in,
+        frozen_base=frozen,
+        full_recompute=recompute,
+    )
+    bound_per_gpu = train_tokens_per_s_per_gpu(
+        costs, peak, 1.0, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
+    )
+    value = per_gpu * request.count
+    bound = bound_per_gpu * request.count
+    if request.mfu is not None:
+        low, high = value, value
+        where = f"utilisation {utilisation:.0%} as given"
+    else:
+        low, high = _range(value, spread, bound)
+        where = f"{utilisation:.0%} of the {used_peak:,.0f} TFLOPS dense 16-bit peak; {eff_basis}"
+    flops = train_flops_per_token(
+        costs, seq=request.seq_in, frozen_base=frozen, full_recompute=recompute
+    )
+    factor = flops / costs.matmul_params_active
+    method = {
+        TrainMethod.FULL: "",
+        TrainMethod.LORA: " (LoRA: frozen base, no weight gradients; adapters not counted)",
+        TrainMethod.QLORA: (
+            " (QLoRA: as LoRA, computing in 16-bit; the NF4 dequantisation cost is not in "
+            "the published data and not counted, so this is optimistic)"
+        ),
+    }[request.train_method]
+    basis = (
+        f"{factor:.1f} × {costs.matmul_params_active / 1e9:.2f}B parameters FLOPs per token"
+        + (
+            f" (active of {costs.params_total / 1e9:.0f}B: the experts a token is routed to)"
+            if costs.experts is not None
+            else ""
+        )
+        + f"{' with full recomputation' if recompute else ''}{method} over "
+        f"{request.count:,} GPUs × {where}" + _layout_words(request)
+    )
+    time_s = request.tokens / value if request.tokens is not None else None
+    return SpeedEstimate(
+        **common,
+        mode=request.mode,
+        tokens_per_s=value,
+        low=low,
+        high=high,
+        bound_tokens_per_s=bound,
+        limited_by="compute",
+        efficiency=value / bound,
+        basis=basis,
+        time_s=time_s,
+        tokens_per_s_per_gpu=per_gpu,
+        roofline=Roofline(
+            flops_per_byte=0.0,
+            ridge_flops_per_byte=peak * 1e12 / (rates.bandwidth_gbs * 1e9),
+            memory_s=0.0,
+            compute_s=1.0 / per_gpu,
+            overhead_s=0.0,
+            bandwidth_gbs=rates.bandwidth_gbs,
+            peak_tflops=peak,
+        ),
+        calibrated=calibrated,
+    )

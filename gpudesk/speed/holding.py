@@ -1,0 +1,203 @@
+"""Does a speed request fit: the memory model of ``gpudesk fit``, asked for a speed request.
+
+``speed`` never keeps a memory model of its own. :func:`memory_spec` states a
+:class:`SpeedRequest` as the :class:`WorkloadSpec` ``fit`` would be given for it,
+:func:`memory_estimate` runs :func:`gpudesk.memory.breakdown.estimate_memory` on it, and
+:func:`holds_at` asks :func:`gpudesk.memory.fit.check_count` against
+:func:`gpudesk.memory.usable.usable_memory`. So a GPU x count holds a workload in
+``speed`` exactly when it does in ``fit``.
+
+The workload each mode needs memory for:
+
+- **decode**: ``batch`` sequences of ``seq_in + seq_out`` tokens.
+- **prefill**: ``batch`` prompts of ``seq_in`` tokens (and the ``seq_out`` tokens after).
+- **serve**: one sequence of ``seq_in + seq_out`` tokens: more only fill the KV pool
+  (:func:`kv_pool_bytes`), which sets how many decode together.
+- **train**: the method (full, LoRA, QLoRA) at micro-batch ``batch`` and sequence
+  ``seq_in``, with activation checkpointing when recomputation is full.
+"""
+
+from __future__ import annotations
+
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.memory.breakdown import (
+    DType,
+    Engine,
+    KvDType,
+    MemoryEstimate,
+    MemoryPart,
+    PartKey,
+    Workload,
+    WorkloadSpec,
+    estimate_memory,
+)
+from gpudesk.memory.fit import check_count, exclusion, offload_for, usable_for
+from gpudesk.memory.offload import DEFAULT_HOST, HostMemory, Offload
+from gpudesk.speed.data import Checkpointing
+from gpudesk.speed.estimate import KvFormat, Mode, SpeedRequest, TrainMethod
+from gpudesk.speed.physics import ModelCosts
+from gpudesk.workload.presets import architecture_from_shape
+from gpudesk.workload.quant import QuantFormat, weight_bytes
+
+#: TensorRT-LLM sizes its KV pool as kv_cache_free_gpu_mem_fraction (0.9) of what is free
+TRTLLM_KV_FREE_FRACTION = 0.9
+
+_KV_DTYPES = {
+    KvFormat.FP32: KvDType.FP32,
+    KvFormat.FP16: KvDType.FP16,
+    KvFormat.BF16: KvDType.BF16,
+    KvFormat.FP8: KvDType.FP8,
+    KvFormat.Q8_0: KvDType.INT8,
+    KvFormat.Q4_0: KvDType.INT4,
+}
+
+
+def memory_spec(request: SpeedRequest) -> WorkloadSpec:
+    """The ``fit`` workload that ``request`` needs memory for (see the module docstring)."""
+    request = request.resolved()
+    assert request.seq_in is not None and request.seq_out is not None
+    quant = request.quant
+    dtype = {QuantFormat.BF16: DType.BF16, QuantFormat.FP32: DType.FP32}.get(quant, DType.FP16)
+    if request.mode is Mode.TRAIN:
+        workload = {
+            TrainMethod.FULL: Workload.TRAIN,
+            TrainMethod.LORA: Workload.LORA,
+            TrainMethod.QLORA: Workload.QLORA,
+        }[request.train_method]
+        plain = quant in (QuantFormat.BF16, QuantFormat.FP16, QuantFormat.FP32)
+        return WorkloadSpec(
+            workload=workload,
+            dtype=dtype if plain else DType.BF16,
+            batch=request.batch,
+            seq=request.seq_in,
+            checkpointing=request.checkpointing is Checkpointing.FULL,
+            quant=None if workload is Workload.QLORA or not plain else quant,
+        )
+    batch = 1 if request.mode is Mode.SERVE else request.batch
+    return WorkloadSpec(
+        workload=Workload.INFERENCE,
+        dtype=dtype,
+        batch=batch,
+        seq=request.seq_in + request.seq_out,
+        kv_dtype=_KV_DTYPES[request.kv_quant],
+        quant=quant,
+        engine=Engine(request.engine.value),
+    )
+
+
+def memory_estimate(costs: ModelCosts, request: SpeedRequest) -> MemoryEstimate | None:
+    """``fit``'s memory estimate for ``request`` on the model ``costs`` describe.
+
+    None when ``costs`` carries no shape (a training-only row of the measurement file).
+    Weights given exactly (a model file's bytes in ``costs.in_memory_bytes``) replace the
+    format's computed bytes.
+
+    Raises:
+        PlanningInputError: a request ``fit`` would refuse (the message names the field).
+    """
+    shape = costs.shape
+    if shape is None:
+        return None
+    model = architecture_from_shape(shape, "model", "the speed request's shape")
+    estimate = estimate_memory(model, memory_spec(request))
+    if estimate.spec.workload is not Workload.INFERENCE:
+        return estimate
+    assert estimate.spec.quant is not None
+    gguf = estimate.spec.engine is Engine.LLAMA_CPP
+    computed = weight_bytes(shape, estimate.spec.quant, gguf=gguf).in_memory_bytes
+    if costs.in_memory_bytes <= 0 or abs(costs.in_memory_bytes - computed) < 1:
+        return estimate
+    weights = estimate.part(PartKey.WEIGHTS)
+    held = costs.in_memory_bytes - weights.host_gb * 1e9
+    part = MemoryPart(
+        key=PartKey.WEIGHTS,
+        gb=held / 1e9,
+        formula=f"{costs.in_memory_bytes:,.0f} bytes of weights as given = {held / 1e9:.2f} GB",
+        source=weights.source,
+        host_gb=weights.host_gb,
+    )
+    parts = tuple(part if item.key is PartKey.WEIGHTS else item for item in estimate.parts)
+    return estimate.model_copy(update={"parts": parts})
+
+
+def holds_at(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate | None,
+    count: int,
+    *,
+    apple_wired_limit_mb: int | None = None,
+) -> bool:
+    """Whether ``count`` of ``entry`` hold ``estimate``: ``fit``'s own test.
+
+    A GPU ``fit`` excludes (bf16 on a GPU without it) never holds. Without an estimate
+    (no shape) every count holds: nothing is known to be too big.
+    """
+    if estimate is None:
+        return True
+    if exclusion(entry, estimate) is not None:
+        return False
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    return check_count(estimate, count, usable)
+
+
+def kv_pool_bytes(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate,
+    count: int,
+    *,
+    apple_wired_limit_mb: int | None = None,
+) -> float:
+    """Bytes of KV cache ``count`` GPUs hold beside everything else the workload needs.
+
+    Each GPU's usable memory (vLLM: its gpu_memory_utilization share) less what the
+    workload needs besides the KV cache (weights, activations, CUDA context and graphs,
+    fragmentation); TensorRT-LLM takes 0.9 of what is left (kv_cache_free_gpu_mem_fraction).
+    """
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    free = usable.usable_bytes - estimate.per_gpu_gb(count, kv_cache=False) * 1e9
+    if estimate.spec.engine is Engine.TENSORRT_LLM:
+        free *= TRTLLM_KV_FREE_FRACTION
+    return max(0.0, free) * count
+
+
+def need_words(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate,
+    count: int,
+    *,
+    apple_wired_limit_mb: int | None = None,
+) -> str:
+    """ "needs 17.5 GB per GPU, each may use 17.2 GB (16 GB as sold = 16 GiB ...)"."""
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    if usable.max_devices is not None and count > usable.max_devices:
+        return f"one machine has {usable.max_devices} of it (an SoC), not {count}"
+    reason = exclusion(entry, estimate)
+    if reason is not None:
+        return reason
+    return (
+        f"the workload needs {estimate.per_gpu_gb(count):,.1f} GB per GPU, each may use "
+        f"{usable.usable_gb:,.1f} GB ({usable.basis})"
+    )
+
+
+def offload_at(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate | None,
+    request: SpeedRequest,
+    *,
+    apple_wired_limit_mb: int | None = None,
+    host: HostMemory = DEFAULT_HOST,
+) -> Offload | None:
+    """llama.cpp decode on one ``entry`` with part of the model in host memory, as
+    ``fit`` plans it (the request's ``gpu_layers`` / ``cpu_moe`` when given); None when
+    it cannot (another engine or mode, an SoC, a dtype the GPU lacks, still too big)."""
+    if estimate is None or request.mode is not Mode.DECODE:
+        return None
+    if exclusion(entry, estimate) is not None:
+        return None
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    if usable.max_devices is not None:
+        return None
+    return offload_for(
+        estimate, usable, gpu_layers=request.gpu_layers, cpu_moe=request.cpu_moe, host=host
+    )
