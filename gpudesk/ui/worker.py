@@ -56,6 +56,7 @@ import shiboken6
 from PySide6.QtCore import (
     QCoreApplication,
     QMetaMethod,
+    QMetaObject,
     QObject,
     QThread,
     QTimer,
@@ -242,8 +243,11 @@ class TaskWorker(QObject):
         self._orphaned = True
         # Drop the owner's slots: a lambda holding the dead widget would keep its
         # wrapper, and through the widget's handle this worker, alive for good.
-        # (Found through the meta-object: QMetaMethod.fromSignal keeps a reference.)
-        meta = self.metaObject()
+        # Found through the class's static meta-object: QMetaMethod.fromSignal keeps a
+        # reference, and self.metaObject() is PySide's dynamic one once a plain method of
+        # this worker is connected (this one, to the owner's destroyed): from its method
+        # offset it lists that slot and no signal, so the owner's slots stayed for good.
+        meta: QMetaObject = TaskWorker.staticMetaObject  # type: ignore[attr-defined]  # no stub
         for index in range(meta.methodOffset(), meta.methodCount()):
             method = meta.method(index)
             if method.methodType() is QMetaMethod.MethodType.Signal and self.isSignalConnected(

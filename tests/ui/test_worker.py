@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -145,6 +146,30 @@ def test_deleting_the_owner_while_the_worker_runs_calls_nothing_on_it(qtbot: QtB
     qtbot.waitUntil(lambda: worker_ref() is None, timeout=5000)  # queued results came and went
     assert calls == []
     assert not live_workers()
+
+
+def _slot_holding_an_object(worker: TaskWorker) -> weakref.ref[QObject]:
+    """Connect a lambda holding a fresh object; the object lives in no test's locals."""
+    panel = QObject()
+    worker.finished.connect(lambda result: panel.setObjectName("sampled"))
+    return weakref.ref(panel)
+
+
+def test_a_worker_held_by_its_deleted_owner_lets_go_of_the_owners_slots(qtbot: QtBot) -> None:
+    # The monitor panel holds its sample worker and connects a lambda holding the panel:
+    # deleted mid-sample, the panel's Python side (plots, 35 context menus) stayed for good.
+    release, entered = threading.Event(), threading.Event()
+    owner = QLabel("owner")
+    worker = TaskWorker(_blocked_work(release, entered, []), owner=owner)
+    panel = _slot_holding_an_object(worker)
+    worker.start()
+    assert entered.wait(5)
+    _release_soon(release)
+    shiboken6.delete(owner)
+    gc.collect()
+    assert panel() is None  # the owner's slot went, and what it held, while the worker lives
+    assert worker.orphaned
+    qtbot.waitUntil(lambda: not live_workers(), timeout=5000)
 
 
 def test_a_worker_that_outlasts_its_deleted_owner_is_kept_until_it_ends(
