@@ -4,8 +4,11 @@ charts beside the table, below it or in a tab (:class:`CompareLayout`, the base 
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from enum import StrEnum
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox, QSplitter, QStackedWidget, QTableView, QTabWidget, QWidget
@@ -46,6 +49,23 @@ class CompareLayout(QWidget):
     comparison: Comparison | None
     _layout: ChartLayout
     _layout_chosen: bool
+
+    def _soon(self, method: Callable[[CompareLayout], None]) -> None:
+        """Call ``method`` on this view once the event loop turns, if the view still exists.
+
+        Not ``QTimer.singleShot(0, self, slot)``: when the view goes before the timer
+        fires, PySide keeps that slot, and through it the view's Python side (its charts
+        and their 28 context menus), for good.
+        """
+        view = weakref.ref(self)
+        name = method.__name__  # looked up when called: a subclass may override it
+
+        def call() -> None:
+            alive = view()
+            if alive is not None and shiboken6.isValid(alive):
+                getattr(alive, name)()
+
+        QTimer.singleShot(0, call)
 
     def _needed_widths(self) -> list[int]:
         """Each column as wide as its header and its numbers (long text cells elide)."""
@@ -199,8 +219,8 @@ class CompareLayout(QWidget):
                 Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
             )
             self._share_splitter()
-        QTimer.singleShot(0, self, self._give_table_room)
-        QTimer.singleShot(0, self, self._fit_row_labels)
+        self._soon(CompareLayout._give_table_room)
+        self._soon(CompareLayout._fit_row_labels)
 
     def _share_splitter(self) -> None:
         """Half and half beside; below, the table keeps two thirds of the height (it is
@@ -222,5 +242,5 @@ class CompareLayout(QWidget):
             and getattr(self, "comparison", None) is not None
         ):
             # After the event: a splitter being shown is not visible yet during it.
-            QTimer.singleShot(0, self, self._give_table_room)
+            self._soon(CompareLayout._give_table_room)
         return super().eventFilter(watched, event)

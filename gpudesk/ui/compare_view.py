@@ -11,7 +11,7 @@ import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -354,7 +354,7 @@ class CompareView(CompareLayout):
         self._fit_row_labels()
         self._fit_columns()
         # The splitter may not be laid out yet (the first time it is shown).
-        QTimer.singleShot(0, self, self._give_table_room)
+        self._soon(CompareLayout._give_table_room)
         notes = [
             "Best value in each row highlighted (price: lowest; TDP has no best, see per watt)."
         ]
