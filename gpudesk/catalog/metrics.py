@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gpudesk.catalog.rate_book import lowest_on_demand_rate
 from gpudesk.catalog.schema import CatalogEntry, PriceKind
 
 
@@ -115,6 +116,18 @@ def derived_values(entry: CatalogEntry) -> dict[str, float | None]:
     return {key: compute(entry) for key, compute in DERIVED_METRICS.items()}
 
 
+def cloud_hourly_usd(entry: CatalogEntry) -> float | None:
+    """The default cloud rate in USD per GPU-hour: the rate book's lowest on-demand one."""
+    rate = lowest_on_demand_rate(entry)
+    return None if rate is None else rate.usd_per_gpu_hour
+
+
+#: Figures of an entry that are not its fields: worked out by the price modules.
+PRICE_METRICS: dict[str, Callable[[CatalogEntry], float | None]] = {
+    "cloud_hourly_usd": cloud_hourly_usd,
+}
+
+
 def _field(name: str) -> Callable[[CatalogEntry], float | None]:
     def read(entry: CatalogEntry) -> float | None:
         value = getattr(entry, name)
@@ -131,7 +144,7 @@ def _metric(
     higher_is_better: bool | None,
     decimals: int = 1,
 ) -> Metric:
-    reader = DERIVED_METRICS.get(key) or _field(key)
+    reader = DERIVED_METRICS.get(key) or PRICE_METRICS.get(key) or _field(key)
     return Metric(key, label, unit, group, higher_is_better, reader, decimals)
 
 
@@ -158,7 +171,7 @@ METRICS: dict[str, Metric] = {
         _metric("tdp_w", "TDP", "W", _G.POWER, False, 0),
         _metric("mig_max_instances", "MIG instances", "", _G.FEATURES, True, 0),
         _metric("price_usd", "Price", "USD", _G.PRICE, False, 0),
-        # the default rate: the lowest on-demand one (gpudesk.catalog.prices)
+        # the default rate: the rate book's lowest on-demand one (PRICE_METRICS)
         _metric("cloud_hourly_usd", "Cloud price", "USD/h", _G.PRICE, False, 2),
         # The unit says the whole rate: "TFLOPS" alone would read as a throughput.
         _metric(

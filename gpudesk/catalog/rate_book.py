@@ -28,6 +28,7 @@ from gpudesk.catalog.price_snapshots import (
     default_history_path,
     load_bundled_snapshots,
 )
+from gpudesk.catalog.prices import default_cloud_rate
 from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind
 from gpudesk.catalog.skypilot import RATE_BASIS, rate_basis
 
@@ -462,6 +463,15 @@ def as_cloud_rate(rate: ProviderRate) -> CloudRate:
         source=(rate.link or None) and rate.link[:500],
         note=(where or None) and where[:500],
     )
+
+
+def lowest_on_demand_rate(entry: CatalogEntry) -> CloudRate | None:
+    """The lowest on-demand rate in the rate book: SkyPilot's snapshots and, for
+    providers it lacks, the entry's own rates (:func:`default_cloud_rate` when the
+    book has none). Compare's "Cloud price" row, the records' ``cloud_hourly_*``
+    keys and the catalog's "From" column show this rate."""
+    lowest = rate_summary(entry).lowest
+    return default_cloud_rate(entry) if lowest is None else as_cloud_rate(lowest)
 
 
 def distribution_words(summary: RateSummary) -> str:

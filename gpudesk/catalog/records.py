@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, derived_values
+from gpudesk.catalog.rate_book import lowest_on_demand_rate
 from gpudesk.catalog.schema import ENTRY_FIELDS, LEGACY_CLOUD_FIELDS, CatalogEntry
 from gpudesk.csv_text import csv_text
 
@@ -19,9 +20,10 @@ def entry_record(entry: CatalogEntry) -> dict[str, Any]:
     they stay in the record (scripts read them) as the default on-demand rate.
     """
     record: dict[str, Any] = entry.model_dump(mode="json")
-    rate_date = entry.cloud_hourly_date
-    record["cloud_hourly_usd"] = entry.cloud_hourly_usd
-    record["cloud_hourly_source"] = entry.cloud_hourly_source
+    rate = lowest_on_demand_rate(entry)
+    rate_date = None if rate is None else rate.date
+    record["cloud_hourly_usd"] = None if rate is None else rate.usd_per_gpu_hour
+    record["cloud_hourly_source"] = None if rate is None else rate.source
     record["cloud_hourly_date"] = None if rate_date is None else rate_date.isoformat()
     for key, value in derived_values(entry).items():
         record[key] = None if value is None else round(value, 4)

@@ -4,6 +4,10 @@ Throughput fields say what they are. ``fp32_tflops``, ``fp16_tflops`` and
 ``fp64_tflops`` are non-tensor (shader) rates; the ``*_tensor_*`` fields are
 tensor-core rates **without** 2:4 sparsity (FP16/BF16 with FP32 accumulate).
 The with-sparsity rate is only ever ``dense * sparsity_speedup``.
+
+The schema is plain data: which rate or price applies is worked out by the
+price modules (:mod:`gpudesk.catalog.prices`, :mod:`gpudesk.catalog.rate_book`),
+which take an entry; this module imports none of them.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ MIN_MEMORY_GB = 0.1
 PCI_VENDOR_IDS: dict[str, str] = {"nvidia": "0x10de", "amd": "0x1002", "intel": "0x8086"}
 
 #: Pre-``cloud_rates`` fields: still read, migrated into one on-demand rate.
+#: Records still carry them, from :func:`gpudesk.catalog.rate_book.lowest_on_demand_rate`.
 LEGACY_CLOUD_FIELDS: tuple[str, ...] = (
     "cloud_hourly_usd",
     "cloud_hourly_source",
@@ -376,41 +381,6 @@ class CatalogEntry(BaseModel):
         if self.pci_vendor_id is None:
             return ()
         return tuple(f"{self.pci_vendor_id}:{device}" for device in self.pci_device_ids)
-
-    @property
-    def default_cloud_rate(self) -> CloudRate | None:
-        """The lowest on-demand rate (see :func:`gpudesk.catalog.prices.default_cloud_rate`)."""
-        from gpudesk.catalog.prices import default_cloud_rate  # prices imports this module
-
-        return default_cloud_rate(self)
-
-    @property
-    def lowest_on_demand_rate(self) -> CloudRate | None:
-        """The lowest on-demand rate in the rate book: SkyPilot's snapshots and, for
-        providers it lacks, this entry's own rates (``default_cloud_rate`` when the
-        book has none)."""
-        from gpudesk.catalog.rate_book import as_cloud_rate, rate_summary  # imports this
-
-        lowest = rate_summary(self).lowest
-        return self.default_cloud_rate if lowest is None else as_cloud_rate(lowest)
-
-    # The three pre-``cloud_rates`` names, read from the rate book's lowest on-demand
-    # rate (what Compare's "Cloud price" row, ``cost`` and the catalog's "From" column
-    # show), so code and JSON consumers of ``cloud_hourly_usd`` keep working.
-    @property
-    def cloud_hourly_usd(self) -> float | None:
-        rate = self.lowest_on_demand_rate
-        return None if rate is None else rate.usd_per_gpu_hour
-
-    @property
-    def cloud_hourly_source(self) -> str | None:
-        rate = self.lowest_on_demand_rate
-        return None if rate is None else rate.source
-
-    @property
-    def cloud_hourly_date(self) -> dt.date | None:
-        rate = self.lowest_on_demand_rate
-        return None if rate is None else rate.date
 
 
 #: Field names in catalog order; the CLI, tables and exports use this order.

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from gpudesk.catalog.prices import STALE_AFTER_MONTHS, is_stale, stale_note
-from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS
+from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS, lowest_on_demand_rate
 from gpudesk.catalog.schema import CatalogEntry
 
 #: (row key, GPU id) -> the warning in words
@@ -30,7 +30,7 @@ def stale_marks(entries: Sequence[CatalogEntry], today: dt.date) -> StaleMarks:
             marks[("price_date", entry.id)] = (
                 f"{stale_note('price', entry.price_date)} (over {STALE_AFTER_MONTHS} months old)"
             )
-        rate = entry.lowest_on_demand_rate
+        rate = lowest_on_demand_rate(entry)
         if rate is not None and (
             rate.date is None or (today - rate.date).days > RATE_STALE_AFTER_DAYS
         ):

@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from gpudesk.catalog.loader import load_directory
+from gpudesk.catalog.rate_book import lowest_on_demand_rate
 from gpudesk.catalog.schema import CatalogEntry, Segment
 from gpudesk.catalog.sourcing import INTERNAL_MARKERS, sourcing_issues
 from gpudesk.paths import bundled_catalog_dir
@@ -82,12 +83,12 @@ def test_datacenter_gpus_and_cloud_cards_have_an_on_demand_rate(
         for entry in entries
         if entry.id in ORIGINAL_ENTRIES
         and entry.segment is Segment.DATACENTER
-        and entry.lowest_on_demand_rate is None
+        and lowest_on_demand_rate(entry) is None
     }
     assert missing == NO_ON_DEMAND_RATE
     by_id = {entry.id: entry for entry in entries}
     for entry_id in CLOUD_CONSUMER_CARDS:
-        rate = by_id[entry_id].lowest_on_demand_rate
+        rate = lowest_on_demand_rate(by_id[entry_id])
         assert rate is not None and rate.date is not None and rate.source, entry_id
     assert by_id["rtx-5090"].cloud_rates, "the 5090 has at least a marketplace rate"
 
@@ -96,7 +97,9 @@ def test_the_known_rate_and_price_gaps_are_exactly_those_and_say_so(
     entries: list[CatalogEntry],
 ) -> None:
     rate_gaps = {
-        e.id for e in entries if e.segment is Segment.DATACENTER and e.lowest_on_demand_rate is None
+        e.id
+        for e in entries
+        if e.segment is Segment.DATACENTER and lowest_on_demand_rate(e) is None
     }
     assert rate_gaps == RATE_GAPS
     price_gaps = {e.id for e in entries if e.price_usd is None and e.vendor != "Apple"}
