@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from gpudesk.ui.bench_panel import BenchPanel
+from gpudesk.ui.devices_view import DevicesView
 from gpudesk.ui.state import AppState
-
-_SUB_VIEWS = (
-    ("Devices", "gpudesk.ui.devices_view:DevicesView"),
-    ("Benchmark", "gpudesk.ui.bench_panel:BenchPanel"),
-)
 
 
 class MachineTab(QWidget):
     """The "This machine" tab: "Devices" (detected GPUs, live monitor) and "Benchmark".
 
-    Both views are imported when the tab is first shown; an import error is a
-    bug and is raised, not shown as a label.
+    Both views are imported with this module, which the main window imports
+    when the tab is first shown.
 
     Attributes:
         views: each sub-view by its tab title.
@@ -31,9 +28,12 @@ class MachineTab(QWidget):
         self.tabs = QTabWidget(self)
         layout.addWidget(self.tabs)
         self.views: dict[str, QWidget] = {}
-        for title, target in _SUB_VIEWS:
-            module_name, _, class_name = target.partition(":")
-            view: QWidget = getattr(importlib.import_module(module_name), class_name)(state)
+        sub_views: tuple[tuple[str, Callable[[AppState], QWidget]], ...] = (
+            ("Devices", DevicesView),
+            ("Benchmark", BenchPanel),
+        )
+        for title, build in sub_views:
+            view = build(state)
             self.views[title] = view
             self.tabs.addTab(view, title)
 

@@ -5,7 +5,6 @@ Its menus and shortcuts are :mod:`gpudesk.ui.window_menus`.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -35,19 +34,53 @@ from gpudesk.ui.state import AppState
 from gpudesk.ui.window_menus import SETTINGS_THEME, MenuWindow
 from gpudesk.ui.worker import TaskWorker
 
-#: (tab title, "module:Class") — views are imported and built on first show,
-#: so start-up pays only for the first screen.
-TAB_VIEWS: tuple[tuple[str, str], ...] = (
-    ("Catalog", "gpudesk.ui.catalog_view:CatalogView"),
-    ("Compare", "gpudesk.ui.compare_view:CompareView"),
-    ("This machine", "gpudesk.ui.machine_tab:MachineTab"),
-    ("Plan", "gpudesk.ui.plan.view:PlanView"),
-    ("Fleet", "gpudesk.ui.fleet_view:FleetView"),
+#: Builds a tab's view: ``(state, parent) -> view``.
+ViewBuilder = Callable[[AppState, QWidget], QWidget]
+
+
+# Each view is imported inside its builder, on the tab's first show: start-up pays
+# only for the first screen (tests/ui/test_startup_imports.py checks it).
+def _catalog_view(state: AppState, parent: QWidget) -> QWidget:
+    from gpudesk.ui.catalog_view import CatalogView
+
+    return CatalogView(state, parent)
+
+
+def _compare_view(state: AppState, parent: QWidget) -> QWidget:
+    from gpudesk.ui.compare_view import CompareView
+
+    return CompareView(state, parent)
+
+
+def _machine_tab(state: AppState, parent: QWidget) -> QWidget:
+    from gpudesk.ui.machine_tab import MachineTab
+
+    return MachineTab(state, parent)
+
+
+def _plan_view(state: AppState, parent: QWidget) -> QWidget:
+    from gpudesk.ui.plan.view import PlanView
+
+    return PlanView(state, parent)
+
+
+def _fleet_view(state: AppState, parent: QWidget) -> QWidget:
+    from gpudesk.ui.fleet_view import FleetView
+
+    return FleetView(state, parent)
+
+
+#: (tab title, builder) — views are imported and built on first show.
+TAB_VIEWS: tuple[tuple[str, ViewBuilder], ...] = (
+    ("Catalog", _catalog_view),
+    ("Compare", _compare_view),
+    ("This machine", _machine_tab),
+    ("Plan", _plan_view),
+    ("Fleet", _fleet_view),
 )
 
 _SETTINGS_GEOMETRY = "window/geometry"
 _SETTINGS_COMPARE = "compare/ids"
-_EXPORT_MODULE = "gpudesk.ui.export_dialog"
 
 __all__ = ["TAB_VIEWS", "MainWindow", "about_versions", "open_url"]
 
@@ -55,9 +88,9 @@ __all__ = ["TAB_VIEWS", "MainWindow", "about_versions", "open_url"]
 class _LazyTab(QWidget):
     """Holds a tab's place until it is first shown."""
 
-    def __init__(self, target: str, parent: QWidget | None = None) -> None:
+    def __init__(self, build: ViewBuilder, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.target = target
+        self.build = build
         self.view: QWidget | None = None
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
@@ -66,10 +99,8 @@ class _LazyTab(QWidget):
         """The view, and whether this call built it."""
         if self.view is not None:
             return self.view, False
-        module_name, _, class_name = self.target.partition(":")
         try:
-            view_class = getattr(importlib.import_module(module_name), class_name)
-            self.view = view_class(state, self)
+            self.view = self.build(state, self)
         except ImportError as exc:
             self.view = QLabel(f"This view is not available: {exc}")
         self._layout.addWidget(self.view)
@@ -118,8 +149,8 @@ class MainWindow(MenuWindow):
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self._lazy_tabs: list[_LazyTab] = []
-        for title, target in TAB_VIEWS:
-            tab = _LazyTab(target)
+        for title, build in TAB_VIEWS:
+            tab = _LazyTab(build)
             self._lazy_tabs.append(tab)
             self.tabs.addTab(tab, title)
         central = QWidget()
@@ -284,16 +315,17 @@ class MainWindow(MenuWindow):
         return folder
 
     def export_comparison(self) -> None:
+        # Imported on first use: the dialog brings the report and its charts.
         try:
-            module = importlib.import_module(_EXPORT_MODULE)
+            from gpudesk.ui.export_dialog import run_export_dialog
         except ModuleNotFoundError as exc:
-            if exc.name != _EXPORT_MODULE:
+            if exc.name != "gpudesk.ui.export_dialog":  # a module it needs is a bug
                 raise
             QMessageBox.information(
                 self, "Export comparison", "Exporting is not available in this build."
             )
             return
-        module.run_export_dialog(self)
+        run_export_dialog(self)
 
     # reloading ---------------------------------------------------------------
     def reload_catalog(self) -> TaskWorker | None:

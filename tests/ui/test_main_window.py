@@ -15,8 +15,7 @@ from pytestqt.qtbot import QtBot
 from ui_catalog_fixtures import small_catalog
 
 from gpudesk.paths import user_catalog_dir
-from gpudesk.ui import main_window as main_window_module
-from gpudesk.ui import theme
+from gpudesk.ui import main_window as main_window_module, theme
 from gpudesk.ui.catalog_columns import column_index
 from gpudesk.ui.catalog_view import CatalogView
 from gpudesk.ui.main_window import TAB_VIEWS, MainWindow, about_versions
@@ -243,7 +242,8 @@ def test_export_without_the_dialog_module_says_so(
     qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shown = _capture_information(monkeypatch)
-    monkeypatch.setattr(main_window_module, "_EXPORT_MODULE", "gpudesk.ui._no_export_here")
+    # None in sys.modules: importing the dialog module fails as if it were not built in
+    monkeypatch.setitem(sys.modules, "gpudesk.ui.export_dialog", None)
     window = make_window(qtbot, tmp_path / "s.conf")
     window.export_action.trigger()
     assert shown == ["Exporting is not available in this build."]
@@ -253,11 +253,10 @@ def test_export_calls_the_dialog_module(
     qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[MainWindow] = []
-    fake = types.ModuleType("gpudesk.ui._fake_export")
+    fake = types.ModuleType("gpudesk.ui.export_dialog")
     run: Callable[[MainWindow], None] = calls.append
     fake.run_export_dialog = run  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "gpudesk.ui._fake_export", fake)
-    monkeypatch.setattr(main_window_module, "_EXPORT_MODULE", "gpudesk.ui._fake_export")
+    monkeypatch.setitem(sys.modules, "gpudesk.ui.export_dialog", fake)
     window = make_window(qtbot, tmp_path / "s.conf")
     window.export_action.trigger()
     assert calls == [window]
