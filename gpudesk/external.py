@@ -40,12 +40,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
+from gpudesk.errors import GpuDeskError
+
 __all__ = [
     "DEFAULT_MAX_STDERR_BYTES",
     "DEFAULT_MAX_STDOUT_BYTES",
     "EXIT_GRACE_S",
     "REAP_WAIT_S",
     "CallTimeoutError",
+    "ExternalError",
     "LineBuffer",
     "Stream",
     "ToolError",
@@ -75,7 +78,11 @@ _CHUNK_BYTES = 64 * 1024
 _POLL_S = 0.05
 
 
-class ToolError(Exception):
+class ExternalError(GpuDeskError):
+    """An external program, or a call given a deadline, gave no usable answer."""
+
+
+class ToolError(ExternalError):
     """An external program gave no usable answer; ``program`` is its name for messages."""
 
     def __init__(self, argv: Sequence[str], message: str) -> None:
@@ -123,7 +130,7 @@ class ToolOutputLimitError(ToolError):
         self.limit_bytes = limit_bytes
 
 
-class CallTimeoutError(Exception):
+class CallTimeoutError(ExternalError):
     """A call made through :func:`call_with_deadline` did not return in time."""
 
     def __init__(self, what: str, timeout_s: float) -> None:

@@ -11,8 +11,10 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
+from gpudesk.errors import GpuDeskError
 
-class Cancelled(Exception):
+
+class Cancelled(GpuDeskError):
     """Raised inside long work when the user asked it to stop."""
 
 

@@ -48,6 +48,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from gpudesk.errors import GpuDeskError
+
 #: A temporary file of ours this old is a leftover of a killed write, never one in use.
 STALE_TEMP_AGE_S = 60.0
 #: Our temporary files: ".<part of the target's name>.gpudesk-<12 random hex><8 check hex>.tmp".
@@ -65,7 +67,12 @@ _MAX_PREFIX_BYTES = 200
 _FD_FOLDERS = ("/proc/", "/dev/fd/")
 
 
-class UnsafeTargetError(OSError):
+class StorageError(GpuDeskError, OSError):
+    """A file GPUDesk refuses to read or write; an ``OSError`` as ``open``'s are:
+    ``filename`` is the path, ``strerror`` says why."""
+
+
+class UnsafeTargetError(StorageError):
     """The target exists and is not something GPUDesk may write (a directory, a
     block device, a socket, a FIFO with no reader); ``strerror`` says which."""
 
@@ -365,7 +372,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-class FileTooLargeError(OSError):
+class FileTooLargeError(StorageError):
     """A file over the size limit its reader sets; ``strerror`` gives the limit."""
 
 

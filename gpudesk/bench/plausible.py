@@ -15,6 +15,7 @@ import functools
 import math
 from collections.abc import Iterator
 
+from gpudesk.bench.errors import BenchError
 from gpudesk.bench.peaks import peak_for
 from gpudesk.bench.results import BenchResult, Measurement, Unit
 from gpudesk.catalog.schema import CatalogEntry
@@ -70,7 +71,7 @@ _LINE_BREAKS = "\n\t"
 _SEPARATORS = "\u2028\u2029"
 
 
-class Implausible(ValueError):
+class Implausible(BenchError, ValueError):
     """A value the types allow but the physics or the display does not."""
 
     def __init__(self, field: str, message: str) -> None:

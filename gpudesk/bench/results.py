@@ -24,6 +24,7 @@ from pydantic import (
 
 from gpudesk import __version__
 from gpudesk.bench.devices import DeviceInfo
+from gpudesk.bench.errors import BenchError
 
 SCHEMA_VERSION = 1
 #: Run times outside these are corrupt or crafted, and break local-time display.
@@ -207,7 +208,7 @@ class BenchResult(BaseModel):
         return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
-class ResultFileError(Exception):
+class ResultFileError(BenchError):
     """A result file that cannot be used, naming the file and the field."""
 
     def __init__(self, source: str, field: str, message: str) -> None:

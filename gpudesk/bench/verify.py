@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from gpudesk.bench.errors import BenchError
+
 
 class ModelShape(Protocol):
     """The shape fields the writer needs (a planning ModelShape has them all; bench
@@ -51,7 +53,7 @@ class ModelShape(Protocol):
 _BYTE_TOKENS = 256
 
 
-class VerifyError(Exception):
+class VerifyError(BenchError):
     """The measurement cannot run (engine missing, model unusable); the message says why."""
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpudesk.catalog.errors import CatalogError
 from gpudesk.catalog.skypilot import (
     MAX_FILE_BYTES,
     Offer,
@@ -72,7 +73,7 @@ SCHEMA_VERSION = 1
 _HOSTS_WITHOUT_TLS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-class PriceDataError(Exception):
+class PriceDataError(CatalogError):
     """Prices could not be read or kept; the message is one line for a person."""
 
 

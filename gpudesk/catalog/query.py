@@ -12,6 +12,7 @@ from functools import lru_cache
 from itertools import repeat
 from operator import contains, itemgetter
 
+from gpudesk.catalog.errors import CatalogError
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry, Segment
 
@@ -310,7 +311,7 @@ def sort_entries(
     return [entry for _, entry in present] + missing
 
 
-class NameLookupError(LookupError):
+class NameLookupError(CatalogError, LookupError):
     """A name matched no entry, or more than one.
 
     Attributes:

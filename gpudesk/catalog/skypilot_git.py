@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpudesk.catalog.errors import CatalogError
 from gpudesk.catalog.skypilot import parse_vms_csv, valid_cloud_name
 from gpudesk.external import (
     ToolError,
@@ -41,7 +42,7 @@ GIT_TIMEOUT_S = 300.0
 MAX_GIT_OUTPUT_BYTES = 512 * 1024 * 1024
 
 
-class GitSourceError(Exception):
+class GitSourceError(CatalogError):
     """The git directory or commit cannot be read."""
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudesk.catalog.loader import Catalog, load_catalog
+from gpudesk.errors import GpuDeskError
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -20,7 +21,7 @@ EXIT_NOTHING_DETECTED = 3
 EXIT_INTERRUPTED = 130
 
 
-class CliError(Exception):
+class CliError(GpuDeskError):
     """A failure the user should read, with the exit code it maps to."""
 
     def __init__(self, message: str, exit_code: int = EXIT_FAILURE) -> None:

@@ -7,11 +7,13 @@ has six colours).
 
 from __future__ import annotations
 
+from gpudesk.errors import GpuDeskError
+
 MIN_COMPARED = 2
 MAX_COMPARED = 6
 
 
-class ComparisonSizeError(ValueError):
+class ComparisonSizeError(GpuDeskError, ValueError):
     """Too few or too many GPUs for one comparison.
 
     Attributes:

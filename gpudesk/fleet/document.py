@@ -52,6 +52,7 @@ from gpudesk.bench.plausible import (
 )
 from gpudesk.bench.results import UNIT_FOR_TEST, measurement_label
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.fleet.errors import FleetError
 from gpudesk.storage import read_refusal, read_regular_file
 from gpudesk.terminal_text import UNSAFE
 
@@ -82,7 +83,7 @@ _RunName = Annotated[str, AfterValidator(_one_printable_line)]
 _VIEW = ConfigDict(frozen=True, extra="ignore", strict=True, allow_inf_nan=False)
 
 
-class SurveyFileError(Exception):
+class SurveyFileError(FleetError):
     """A survey file that cannot be used, naming the file and what is wrong."""
 
     def __init__(self, source: str, message: str) -> None:

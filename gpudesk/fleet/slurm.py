@@ -57,6 +57,7 @@ from gpudesk.external import (
 )
 from gpudesk.fleet.checks import summarise
 from gpudesk.fleet.document import SURVEY_SCHEMA_VERSION, NodeView
+from gpudesk.fleet.errors import FleetError
 from gpudesk.fleet.node import BENCH_MODES, REPORT_BEGIN, REPORT_END, BenchMode
 from gpudesk.fleet.survey import FleetUsageError, NodeDone
 from gpudesk.progress import NullProgress, Progress
@@ -110,7 +111,7 @@ _SRUN_NODE_ERROR = re.compile(
 )
 
 
-class SlurmUnavailableError(Exception):
+class SlurmUnavailableError(FleetError):
     """No Slurm here: a command is missing or the controller does not answer."""
 
 

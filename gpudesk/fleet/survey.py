@@ -36,6 +36,7 @@ from typing import Any
 
 from gpudesk.fleet.checks import summarise
 from gpudesk.fleet.document import SURVEY_SCHEMA_VERSION, NodeView
+from gpudesk.fleet.errors import FleetError
 from gpudesk.fleet.node import BENCH_MODES, BenchMode, survey_this_node
 from gpudesk.progress import NullProgress, Progress
 
@@ -44,11 +45,11 @@ ADDRESS_HELP = "auto, HOST:PORT (the head's GCS port, 6379 by default) or ray://
 _CONNECT_CHECK_S = 3.0
 
 
-class FleetUnavailableError(Exception):
+class FleetUnavailableError(FleetError):
     """Ray is not installed here."""
 
 
-class FleetUsageError(ValueError):
+class FleetUsageError(FleetError, ValueError):
     """A survey argument that cannot be used; ``field`` names it."""
 
     def __init__(self, field_name: str, message: str) -> None:
@@ -56,7 +57,7 @@ class FleetUsageError(ValueError):
         self.field = field_name
 
 
-class ClusterUnreachableError(Exception):
+class ClusterUnreachableError(FleetError):
     """No Ray cluster answered at ``address``."""
 
     def __init__(self, address: str, reason: str) -> None:

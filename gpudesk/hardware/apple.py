@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudesk.external import ToolError, run_tool
+from gpudesk.hardware.errors import HardwareError
 from gpudesk.hardware.models import DeviceSource, GpuSnapshot
 
 #: The JSON of both data types is a few KiB; more than this is not system_profiler's.
@@ -46,7 +47,7 @@ _VERSION = re.compile(r"^[0-9]{1,3}(?:\.[0-9]{1,4}){0,3}$")
 Runner = Callable[[Sequence[str]], str | None]
 
 
-class AppleParseError(ValueError):
+class AppleParseError(HardwareError, ValueError):
     """The system_profiler output is not what it should be; ``field`` names the part."""
 
     def __init__(self, field: str, message: str) -> None:

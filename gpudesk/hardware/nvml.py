@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from gpudesk.hardware.errors import HardwareError
 from gpudesk.hardware.models import (
     MEMORY_USED_V1,
     MEMORY_USED_V2,
@@ -161,11 +162,11 @@ def classify_failure(exc: Exception, module: Any) -> NvmlFailure:
     return NvmlFailure(FailureKind.FAILED, NvmlStatus.UNKNOWN, f"{type(exc).__name__}: {detail}")
 
 
-class GpuLostError(Exception):
+class GpuLostError(HardwareError):
     """A device stopped answering (NVML "GPU is lost"); the caller marks it lost."""
 
 
-class NvmlUnavailableError(Exception):
+class NvmlUnavailableError(HardwareError):
     """NVML cannot be used at all; ``status`` says why."""
 
     def __init__(self, status: NvmlStatus, detail: str) -> None:

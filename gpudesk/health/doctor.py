@@ -42,6 +42,7 @@ from gpudesk.external import (
 )
 from gpudesk.hardware.models import DetectionResult, DeviceKind, DeviceSource, GpuSnapshot
 from gpudesk.health import rules
+from gpudesk.health.errors import HealthError
 from gpudesk.health.rules import Finding, Severity
 from gpudesk.progress import Progress, ProgressState
 
@@ -89,7 +90,7 @@ POWER_TOLERANCE_W = 0.5
 SmiValue = str | int | float | None
 
 
-class NvidiaSmiNotFoundError(Exception):
+class NvidiaSmiNotFoundError(HealthError):
     """No nvidia-smi where it was looked for."""
 
     def __init__(self, where: str) -> None:
@@ -97,7 +98,7 @@ class NvidiaSmiNotFoundError(Exception):
         self.where = where
 
 
-class NvidiaSmiUnusableError(Exception):
+class NvidiaSmiUnusableError(HealthError):
     """The path given for nvidia-smi is not an executable file."""
 
     def __init__(self, path: Path, reason: str) -> None:
@@ -106,7 +107,7 @@ class NvidiaSmiUnusableError(Exception):
         self.reason = reason
 
 
-class NvidiaSmiFailedError(Exception):
+class NvidiaSmiFailedError(HealthError):
     """nvidia-smi ran but failed (non-zero exit, timeout, unreadable output)."""
 
 
@@ -118,7 +119,7 @@ class NvidiaSmiTimeoutError(NvidiaSmiFailedError):
         self.timeout_s = timeout_s
 
 
-class DetectionTimeoutError(Exception):
+class DetectionTimeoutError(HealthError):
     """Detection (NVML, as a rule) gave no answer in time; ``finding`` says so."""
 
     def __init__(self, finding: Finding) -> None:
@@ -126,7 +127,7 @@ class DetectionTimeoutError(Exception):
         self.finding = finding
 
 
-class NvidiaSmiOutputError(Exception):
+class NvidiaSmiOutputError(HealthError):
     """A line of nvidia-smi's CSV that does not have the queried fields."""
 
     def __init__(self, line_number: int, reason: str) -> None:
@@ -843,7 +844,7 @@ def detect_within(
         raise DetectionTimeoutError(finding) from exc
 
 
-class NoNvidiaGpuError(Exception):
+class NoNvidiaGpuError(HealthError):
     """Nothing for ``doctor`` to check: NVML found no NVIDIA GPU (``status`` says why)."""
 
     def __init__(self, detection: DetectionResult) -> None:

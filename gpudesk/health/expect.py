@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpudesk.hardware.models import DetectionResult, GpuSnapshot
 from gpudesk.health.doctor import DoctorGpu, DoctorReport, is_nvidia_gpu
+from gpudesk.health.errors import HealthError
 
 #: Longest SPEC read, and most GPUs one may declare.
 MAX_SPEC_CHARS = 400
@@ -44,7 +45,7 @@ _GROUP = re.compile(r"^(?:(?P<count>\d{1,6})\s*[x×*]\s*)?(?P<model>[a-z0-9][a-z
 _INTERFACE = re.compile(r"PCIe\s+(?P<gen>\d)(?:\.\d)?\s+x(?P<width>\d{1,2})", re.IGNORECASE)
 
 
-class SpecError(ValueError):
+class SpecError(HealthError, ValueError):
     """A SPEC that cannot be read: what is wrong, for the exit-2 message."""
 
     def __init__(self, spec: str, reason: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from gpudesk.measurements.errors import MeasurementError
 from gpudesk.terminal_text import UNSAFE
 
 #: The fastest tokens/s one GPU can give: a token costs at least 2 FLOPs per
@@ -52,7 +53,7 @@ WHOLE_FIELDS: dict[str, tuple[int, int]] = {
 _ONE_LINE_BREAKS = "\n\t\u2028\u2029"
 
 
-class ImpossibleValue(ValueError):
+class ImpossibleValue(MeasurementError, ValueError):
     """A value that no real run writes; ``field`` names it."""
 
     def __init__(self, field: str, message: str) -> None:

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpudesk.measurements.errors import MeasurementError
 from gpudesk.paths import user_data_dir
 
 #: 2: a row's key is its run, not its labels (version 1 keys are rewritten on open)
@@ -138,7 +139,7 @@ class StoredMeasurement(BaseModel):
     measurement: Measurement
 
 
-class StoreError(Exception):
+class StoreError(MeasurementError):
     """The database cannot be opened or is not ours (a newer schema, not SQLite)."""
 
 

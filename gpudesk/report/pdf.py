@@ -38,6 +38,7 @@ from gpudesk import __version__
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.radar import NormalisationChoice, Reference, Scale
+from gpudesk.errors import GpuDeskError
 from gpudesk.fleet.document import SurveyView
 from gpudesk.paths import resources_dir
 from gpudesk.progress import NullProgress, Progress
@@ -86,7 +87,7 @@ FALLBACK_FAMILY = "DejaVu Sans"
 _font_family: str | None = None
 
 
-class ReportError(OSError):
+class ReportError(GpuDeskError, OSError):
     """The report could not be written; the message names the path."""
 
 

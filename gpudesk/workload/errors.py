@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from gpudesk.errors import GpuDeskError
+
 
 @dataclasses.dataclass(frozen=True)
 class InputProblem:
@@ -39,7 +41,7 @@ class InputProblem:
         return self.value is None
 
 
-class PlanningInputError(ValueError):
+class PlanningInputError(GpuDeskError, ValueError):
     """Input the estimator or cost model cannot use; the message says what and why.
 
     Args:

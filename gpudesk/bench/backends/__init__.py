@@ -7,13 +7,14 @@ always available).
 from __future__ import annotations
 
 from gpudesk.bench.backends.base import Backend, BackendError, BackendStatus
+from gpudesk.bench.errors import BenchError
 
 BACKEND_NAMES: tuple[str, ...] = ("numpy", "torch", "cupy")
 #: The order ``auto`` tries: a GPU first.
 AUTO_ORDER: tuple[str, ...] = ("torch", "cupy", "numpy")
 
 
-class UnknownBackendError(ValueError):
+class UnknownBackendError(BenchError, ValueError):
     """A backend name that does not exist."""
 
 

@@ -16,6 +16,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from gpudesk.bench.devices import DeviceInfo as DeviceInfo
+from gpudesk.bench.errors import BenchError
 from gpudesk.bench.plan import Capabilities
 
 #: How a run was timed: host clock (CPU), CUDA/HIP events, or the host clock between
@@ -23,11 +24,11 @@ from gpudesk.bench.plan import Capabilities
 TimerName = Literal["perf_counter", "cuda_events", "mps_synchronize"]
 
 
-class OutOfMemory(Exception):
+class OutOfMemory(BenchError):
     """The device could not allocate what a workload needs (the runner steps down)."""
 
 
-class BackendError(Exception):
+class BackendError(BenchError):
     """The backend cannot run at all (import, driver or device failure)."""
 
 
