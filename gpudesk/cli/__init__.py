@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -25,7 +26,10 @@ from gpudesk.cli.common import (
     non_finite_flag,
     path_argument,
 )
+from gpudesk.cli.exit_codes import error_line, exit_code_for
 from gpudesk.cli.output import scrubbed_streams
+from gpudesk.errors import GpuDeskError
+from gpudesk.progress import Cancelled
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -84,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpudesk {__version__}")
     _add_catalog_option(parser, default=None)
     parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="print the traceback of an error before its one line (before the command: "
+        "gpudesk --debug list)",
+    )
+    parser.add_argument(
         "--startup-check",
         action="store_true",
         help="open the main window offscreen, wait for its first paint, print the time "
@@ -128,18 +138,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _gui_start(argv: Sequence[str]) -> argparse.Namespace | None:
     """The arguments of a plain GUI start, read without building the whole parser.
 
-    ``gpudesk`` with nothing or only ``--catalog DIR`` and ``--startup-check``
-    (spelled out in full) opens the window; building the parser would import
+    ``gpudesk`` with nothing or only ``--catalog DIR``, ``--startup-check`` and
+    ``--debug`` (spelled out in full) opens the window; building the parser would import
     every subcommand's module first (price history, hardware probes, planning:
     about 0.1 s of a 0.7 s start). Anything else, a bad folder name included,
     is None: the whole parser reads it and words any error as always.
     """
     catalogs: list[Path] = []
-    startup_check = False
+    startup_check = debug = False
     tokens = iter(argv)
     for token in tokens:
         if token == "--startup-check":
             startup_check = True
+            continue
+        if token == "--debug":
+            debug = True
             continue
         if token == "--catalog":
             value = next(tokens, None)
@@ -153,7 +166,9 @@ def _gui_start(argv: Sequence[str]) -> argparse.Namespace | None:
             catalogs.append(path_argument(value))
         except argparse.ArgumentTypeError:
             return None
-    return argparse.Namespace(catalog=catalogs or None, startup_check=startup_check, command=None)
+    return argparse.Namespace(
+        catalog=catalogs or None, debug=debug, startup_check=startup_check, command=None
+    )
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -161,14 +176,21 @@ def _main(argv: Sequence[str] | None) -> int:
 
     Writing the output can fail in any command, ``--help`` and ``--version``
     included: a full disk or ``/dev/full`` is one line and exit 1, a closed pipe
-    (``gpudesk list | head``) a quiet exit 0, as for other Unix tools.
+    (``gpudesk list | head``) a quiet exit 0, as for other Unix tools. Any other
+    :class:`~gpudesk.errors.GpuDeskError` a command lets through is one line and
+    the code of its type (``gpudesk.cli.exit_codes``); ``gpudesk --debug`` prints
+    the traceback before that line. An error that is not GPUDesk's own is a bug:
+    Python's traceback, as always.
     """
+    parsed: list[argparse.Namespace] = []
     try:
-        return _parse_and_run(argv)
+        return _parse_and_run(argv, parsed)
     except CliError as exc:
+        _trace_if_debug(parsed)
         _say(f"gpudesk: {exc}")
         return exc.exit_code
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Cancelled):
+        _trace_if_debug(parsed)
         _say("gpudesk: interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -180,13 +202,26 @@ def _main(argv: Sequence[str] | None) -> int:
     except OSError as exc:
         # Writing our own output failed (`gpudesk list > /dev/full`) or a file
         # we did not expect to touch misbehaved: one line, never a traceback.
+        _trace_if_debug(parsed)
         _silence_stdout()
         where = f" {exc.filename}" if exc.filename else " the output"
         _say(f"gpudesk: cannot write{where}: {exc.strerror or exc}")
         return EXIT_FAILURE
+    except GpuDeskError as exc:
+        _trace_if_debug(parsed)
+        _say(error_line(exc))
+        return exit_code_for(exc)
 
 
-def _parse_and_run(argv: Sequence[str] | None) -> int:
+def _trace_if_debug(parsed: list[argparse.Namespace]) -> None:
+    """Print the traceback being handled on stderr when ``--debug`` was given."""
+    if parsed and getattr(parsed[0], "debug", False):
+        with contextlib.suppress(OSError, ValueError):
+            traceback.print_exc(file=sys.stderr)
+
+
+def _parse_and_run(argv: Sequence[str] | None, parsed: list[argparse.Namespace]) -> int:
+    """Parse ``argv`` and run its command; the arguments are put in ``parsed`` once read."""
     args = _gui_start(sys.argv[1:] if argv is None else argv)
     if args is None:
         parser = build_parser()
@@ -200,6 +235,7 @@ def _parse_and_run(argv: Sequence[str] | None) -> int:
             # where a failure is worded, not by the interpreter at exit.
             sys.stdout.flush()
             raise
+    parsed.append(args)
     handler = getattr(args, "handler", None)
     if handler is None:
         handler = _run_gui
