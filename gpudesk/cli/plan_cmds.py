@@ -6,26 +6,23 @@ Module-level imports stay cheap: the planning modules load inside the handlers.
 from __future__ import annotations
 
 import argparse
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
-    format_table,
     load_catalog_for,
     path_argument,
 )
 from gpudesk.cli.emit_args import add_emit_arguments
+from gpudesk.cli.flag_tables import Flag, add_flags
 from gpudesk.cli.model_file_args import add_model_file_arguments
 from gpudesk.cli.textwidth import output_width, terminal_table, wrap_paragraph
 
 if TYPE_CHECKING:
     from gpudesk.catalog.schema import CatalogEntry
     from gpudesk.cost import CostResult
-    from gpudesk.memory.breakdown import MemoryEstimate
-    from gpudesk.memory.fit import FitReport
     from gpudesk.workload.errors import PlanningInputError
 
 _MODES = ("inference", "train", "lora", "qlora")
@@ -66,31 +63,236 @@ SHAPE_FLAGS = {
 }
 
 
+FIT_DESCRIPTION = (
+    "Estimate the GPU memory a model needs (weights, gradients, optimizer states, "
+    "activations, KV cache, framework overhead; GB = 10^9 bytes) and list the catalog "
+    "GPUs that hold it on 1, 2, 4 or 8 cards (an SoC: one). A GPU sold as '24 GB' holds "
+    "24 GiB; what a workload may use is that less what the driver keeps, times the "
+    "engine's share (vLLM 0.9); on a Mac, the GPU wired limit."
+)
+#: what the model is (one of them; the model-file flags follow)
+FIT_MODEL_FLAGS: tuple[Flag, ...] = (
+    (("--params",), {"metavar": "N", "help": "parameter count: 7B, 350M, 1.5T, 7e9"}),
+    (("--model",), {"metavar": "PRESET", "help": "a bundled model preset (see --list-models)"}),
+    (
+        ("--config",),
+        {
+            "metavar": "PATH",
+            "type": path_argument,
+            "help": "a Hugging Face config.json, or a folder holding one (read from disk only)",
+        },
+    ),
+    (("--list-models",), {"action": "store_true", "help": "list the model presets and exit"}),
+)
+#: the workload, before the training and inference groups
+FIT_WORKLOAD_FLAGS: tuple[Flag, ...] = (
+    (
+        ("--mode",),
+        {"choices": _MODES, "default": "inference", "help": "workload (default inference)"},
+    ),
+    (
+        ("--dtype",),
+        {"choices": _DTYPES, "default": "bf16", "help": "compute / weight dtype (default bf16)"},
+    ),
+    (
+        ("--quant",),
+        {
+            "choices": _QUANTS,
+            "help": "how the weights are stored (default: the dtype; nf4 for qlora): GGUF "
+            "q4_0 ... q8_0 with llama.cpp's per-tensor mix, awq/gptq 4-bit g128, fp8, nf4, "
+            "mxfp4",
+        },
+    ),
+    (("--batch",), {"type": int, "default": 1, "metavar": "N", "help": "batch size (default 1)"}),
+    (
+        ("--seq",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "sequence length in tokens (default 2048 or the context)",
+        },
+    ),
+    (("--kv-dtype",), {"choices": _KV_DTYPES, "help": "KV-cache dtype (default: as computed)"}),
+    (
+        ("--checkpointing",),
+        {"action": "store_true", "help": "gradient checkpointing (training)"},
+    ),
+    (("--optimizer",), {"choices": _OPTIMIZERS, "default": "adamw", "help": "default adamw"}),
+)
+FIT_TRAINING_FLAGS: tuple[Flag, ...] = (
+    (
+        ("--pure-bf16",),
+        {"action": "store_true", "help": "bf16 weights and moments, no fp32 master copy"},
+    ),
+    (
+        ("--fused-optimizer",),
+        {
+            "action": "store_true",
+            "help": "optimizer step fused into backward (no full gradient buffer)",
+        },
+    ),
+    (
+        ("--cross-entropy",),
+        {
+            "choices": ("full", "chunked", "fused"),
+            "default": "full",
+            "help": "loss: full fp32 logits (default), chunked (torchtune) or fused (Liger/CCE)",
+        },
+    ),
+    (
+        ("--lora-bf16",),
+        {"action": "store_true", "help": "LoRA adapters in bf16 (default fp32, as PEFT)"},
+    ),
+    (
+        ("--offload-optimizer",),
+        {
+            "action": "store_true",
+            "help": "optimizer states and master weights in CPU memory (ZeRO-Offload)",
+        },
+    ),
+    (
+        ("--offload-activations",),
+        {
+            "action": "store_true",
+            "help": "checkpointed activations in CPU memory (with --checkpointing)",
+        },
+    ),
+    (
+        ("--sharding",),
+        {
+            "choices": _SHARDING,
+            "default": "none",
+            "help": "ZeRO stage across the data-parallel GPUs (fsdp = zero3)",
+        },
+    ),
+    (
+        ("--gpus",),
+        {"type": int, "metavar": "N", "help": "per-GPU figures for N GPUs (default: try 1-8)"},
+    ),
+    (
+        ("--tensor-parallel",),
+        {"type": int, "default": 1, "metavar": "T", "help": "tensor-parallel degree"},
+    ),
+)
+FIT_INFERENCE_FLAGS: tuple[Flag, ...] = (
+    (
+        ("--engine",),
+        {
+            "choices": _ENGINES,
+            "help": "inference engine (default transformers; llama.cpp for GGUF formats; "
+            "speed's default is vllm)",
+        },
+    ),
+    (
+        ("--concurrency",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "sequences sharing the KV cache (default: --batch)",
+        },
+    ),
+    (
+        ("--prefill-chunk",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "tokens per prefill step (vLLM max_num_batched_tokens, TensorRT-LLM "
+            "max_num_tokens; default 8192)",
+        },
+    ),
+    (
+        ("--ubatch",),
+        {"type": int, "metavar": "N", "help": "llama.cpp micro-batch -ub (default 512)"},
+    ),
+)
+#: after the groups: LoRA, attention and how many GPUs to try
+FIT_OTHER_FLAGS: tuple[Flag, ...] = (
+    (
+        ("--lora-rank",),
+        {"type": int, "default": 16, "metavar": "R", "help": "LoRA rank (default 16)"},
+    ),
+    (
+        ("--no-flash-attention",),
+        {
+            "action": "store_true",
+            "help": "count the attention score matrices (no FlashAttention / SDPA)",
+        },
+    ),
+    (
+        ("--max-gpus",),
+        {
+            "type": int,
+            "choices": (1, 2, 4, 8),
+            "default": 8,
+            "help": "largest GPU count to consider (default 8)",
+        },
+    ),
+)
+COST_DESCRIPTION = (
+    "Compare buying a GPU (price + electricity - resale) with renting it by the hour; "
+    "prints the break-even in months and the cumulative costs."
+)
+COST_ARGUMENTS: tuple[Flag, ...] = (
+    (("name",), {"metavar": "NAME", "help": "catalog id or name, e.g. rtx-4090 or '4090'"}),
+    (
+        ("--cloud-hourly",),
+        {
+            "type": float,
+            "metavar": "USD",
+            "help": "cloud price per GPU-hour (default: the lowest on-demand rate GPUDesk holds "
+            "for this GPU; 'gpudesk prices NAME' lists them)",
+        },
+    ),
+    (("--hours-per-day",), {"type": float, "default": 8.0, "metavar": "H", "help": "default 8"}),
+    (
+        ("--utilisation", "--utilization"),
+        {
+            "dest": "utilisation",
+            "type": float,
+            "default": 0.8,
+            "metavar": "U",
+            "help": "average power draw as a fraction of TDP while running, 0-1 (default 0.8)",
+        },
+    ),
+    (
+        ("--kwh-price",),
+        {"type": float, "default": 0.15, "metavar": "USD", "help": "electricity (default 0.15)"},
+    ),
+    (("--years",), {"type": float, "default": 3.0, "metavar": "Y", "help": "horizon (default 3)"}),
+    (
+        ("--purchase-usd",),
+        {"type": float, "metavar": "N", "help": "price per GPU (default: the catalog's)"},
+    ),
+    (
+        ("--resale-usd",),
+        {
+            "type": float,
+            "default": 0.0,
+            "metavar": "N",
+            "help": "resale value per GPU (default 0)",
+        },
+    ),
+    (
+        ("--tdp-w",),
+        {"type": float, "metavar": "W", "help": "power per GPU (default: the catalog's)"},
+    ),
+    (
+        ("--count",),
+        {"type": int, "default": 1, "metavar": "N", "help": "number of GPUs (default 1)"},
+    ),
+    (("--json",), {"action": "store_true", "help": "machine-readable output"}),
+)
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``fit`` and ``cost``."""
     fit = subparsers.add_parser(
         "fit",
         help="will a model fit: memory breakdown and the catalog GPUs that hold it",
-        description=(
-            "Estimate the GPU memory a model needs (weights, gradients, optimizer states, "
-            "activations, KV cache, framework overhead; GB = 10^9 bytes) and list the catalog "
-            "GPUs that hold it on 1, 2, 4 or 8 cards (an SoC: one). A GPU sold as '24 GB' holds "
-            "24 GiB; what a workload may use is that less what the driver keeps, times the "
-            "engine's share (vLLM 0.9); on a Mac, the GPU wired limit."
-        ),
+        description=FIT_DESCRIPTION,
     )
     what = fit.add_mutually_exclusive_group()
-    what.add_argument("--params", metavar="N", help="parameter count: 7B, 350M, 1.5T, 7e9")
-    what.add_argument(
-        "--model", metavar="PRESET", help="a bundled model preset (see --list-models)"
-    )
-    what.add_argument(
-        "--config",
-        metavar="PATH",
-        type=path_argument,
-        help="a Hugging Face config.json, or a folder holding one (read from disk only)",
-    )
-    what.add_argument("--list-models", action="store_true", help="list the model presets and exit")
+    add_flags(what, FIT_MODEL_FLAGS)
     add_model_file_arguments(what)
     shape = fit.add_argument_group(
         "model shape", "override the preset's, the config's or the assumed shape"
@@ -99,111 +301,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         shape.add_argument(
             flag, dest=f"shape_{field}", type=int, metavar="N", help=field.replace("_", " ")
         )
-    fit.add_argument(
-        "--mode", choices=_MODES, default="inference", help="workload (default inference)"
-    )
-    fit.add_argument(
-        "--dtype", choices=_DTYPES, default="bf16", help="compute / weight dtype (default bf16)"
-    )
-    fit.add_argument(
-        "--quant",
-        choices=_QUANTS,
-        help="how the weights are stored (default: the dtype; nf4 for qlora): GGUF "
-        "q4_0 ... q8_0 with llama.cpp's per-tensor mix, awq/gptq 4-bit g128, fp8, nf4, mxfp4",
-    )
-    fit.add_argument("--batch", type=int, default=1, metavar="N", help="batch size (default 1)")
-    fit.add_argument(
-        "--seq",
-        type=int,
-        metavar="N",
-        help="sequence length in tokens (default 2048 or the context)",
-    )
-    fit.add_argument("--kv-dtype", choices=_KV_DTYPES, help="KV-cache dtype (default: as computed)")
-    fit.add_argument(
-        "--checkpointing", action="store_true", help="gradient checkpointing (training)"
-    )
-    fit.add_argument("--optimizer", choices=_OPTIMIZERS, default="adamw", help="default adamw")
-    train = fit.add_argument_group("training")
-    train.add_argument(
-        "--pure-bf16", action="store_true", help="bf16 weights and moments, no fp32 master copy"
-    )
-    train.add_argument(
-        "--fused-optimizer",
-        action="store_true",
-        help="optimizer step fused into backward (no full gradient buffer)",
-    )
-    train.add_argument(
-        "--cross-entropy",
-        choices=("full", "chunked", "fused"),
-        default="full",
-        help="loss: full fp32 logits (default), chunked (torchtune) or fused (Liger/CCE)",
-    )
-    train.add_argument(
-        "--lora-bf16", action="store_true", help="LoRA adapters in bf16 (default fp32, as PEFT)"
-    )
-    train.add_argument(
-        "--offload-optimizer",
-        action="store_true",
-        help="optimizer states and master weights in CPU memory (ZeRO-Offload)",
-    )
-    train.add_argument(
-        "--offload-activations",
-        action="store_true",
-        help="checkpointed activations in CPU memory (with --checkpointing)",
-    )
-    train.add_argument(
-        "--sharding",
-        choices=_SHARDING,
-        default="none",
-        help="ZeRO stage across the data-parallel GPUs (fsdp = zero3)",
-    )
-    train.add_argument(
-        "--gpus", type=int, metavar="N", help="per-GPU figures for N GPUs (default: try 1-8)"
-    )
-    train.add_argument(
-        "--tensor-parallel", type=int, default=1, metavar="T", help="tensor-parallel degree"
-    )
+    add_flags(fit, FIT_WORKLOAD_FLAGS)
+    add_flags(fit.add_argument_group("training"), FIT_TRAINING_FLAGS)
     serve = fit.add_argument_group("inference")
-    serve.add_argument(
-        "--engine",
-        choices=_ENGINES,
-        help=(
-            "inference engine (default transformers; llama.cpp for GGUF formats; "
-            "speed's default is vllm)"
-        ),
-    )
-    serve.add_argument(
-        "--concurrency",
-        type=int,
-        metavar="N",
-        help="sequences sharing the KV cache (default: --batch)",
-    )
-    serve.add_argument(
-        "--prefill-chunk",
-        type=int,
-        metavar="N",
-        help="tokens per prefill step (vLLM max_num_batched_tokens, TensorRT-LLM "
-        "max_num_tokens; default 8192)",
-    )
-    serve.add_argument(
-        "--ubatch", type=int, metavar="N", help="llama.cpp micro-batch -ub (default 512)"
-    )
+    add_flags(serve, FIT_INFERENCE_FLAGS)
     add_offload_arguments(serve)
-    fit.add_argument(
-        "--lora-rank", type=int, default=16, metavar="R", help="LoRA rank (default 16)"
-    )
-    fit.add_argument(
-        "--no-flash-attention",
-        action="store_true",
-        help="count the attention score matrices (no FlashAttention / SDPA)",
-    )
-    fit.add_argument(
-        "--max-gpus",
-        type=int,
-        choices=(1, 2, 4, 8),
-        default=8,
-        help="largest GPU count to consider (default 8)",
-    )
+    add_flags(fit, FIT_OTHER_FLAGS)
     add_apple_wired_limit(fit)
     fit.add_argument("--json", action="store_true", help="machine-readable output")
     add_emit_arguments(fit, with_gpu=True)
@@ -212,52 +315,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     cost = subparsers.add_parser(
         "cost",
         help="cloud or buy: break-even months for a catalog GPU",
-        description=(
-            "Compare buying a GPU (price + electricity - resale) with renting it by the hour; "
-            "prints the break-even in months and the cumulative costs."
-        ),
+        description=COST_DESCRIPTION,
     )
-    cost.add_argument("name", metavar="NAME", help="catalog id or name, e.g. rtx-4090 or '4090'")
-    cost.add_argument(
-        "--cloud-hourly",
-        type=float,
-        metavar="USD",
-        help=(
-            "cloud price per GPU-hour (default: the lowest on-demand rate GPUDesk holds "
-            "for this GPU; 'gpudesk prices NAME' lists them)"
-        ),
-    )
-    cost.add_argument("--hours-per-day", type=float, default=8.0, metavar="H", help="default 8")
-    cost.add_argument(
-        "--utilisation",
-        "--utilization",
-        dest="utilisation",
-        type=float,
-        default=0.8,
-        metavar="U",
-        help="average power draw as a fraction of TDP while running, 0-1 (default 0.8)",
-    )
-    cost.add_argument(
-        "--kwh-price", type=float, default=0.15, metavar="USD", help="electricity (default 0.15)"
-    )
-    cost.add_argument("--years", type=float, default=3.0, metavar="Y", help="horizon (default 3)")
-    cost.add_argument(
-        "--purchase-usd", type=float, metavar="N", help="price per GPU (default: the catalog's)"
-    )
-    cost.add_argument(
-        "--resale-usd",
-        type=float,
-        default=0.0,
-        metavar="N",
-        help="resale value per GPU (default 0)",
-    )
-    cost.add_argument(
-        "--tdp-w", type=float, metavar="W", help="power per GPU (default: the catalog's)"
-    )
-    cost.add_argument(
-        "--count", type=int, default=1, metavar="N", help="number of GPUs (default 1)"
-    )
-    cost.add_argument("--json", action="store_true", help="machine-readable output")
+    add_flags(cost, COST_ARGUMENTS)
     cost.set_defaults(handler=run_cost)
 
 
@@ -343,6 +403,7 @@ def apple_wired_limit(args: argparse.Namespace) -> int | None:
 
 
 def run_fit(args: argparse.Namespace) -> int:
+    from gpudesk.cli.fit_output import fit_text
     from gpudesk.cli.model_file_args import (
         add_file_and_emit,
         file_and_emit_text,
@@ -351,6 +412,7 @@ def run_fit(args: argparse.Namespace) -> int:
         with_file_weights,
     )
     from gpudesk.memory.fit import fit_across
+    from gpudesk.memory.fit_json import fit_json
     from gpudesk.workload.errors import PlanningInputError
     from gpudesk.workload.presets import load_presets
 
@@ -385,7 +447,7 @@ def run_fit(args: argparse.Namespace) -> int:
         print_json(add_file_and_emit(fit_json(report), args, model_file, report, catalog))
     else:
         print(
-            fit_text(report, engine_chosen=engine_given)
+            fit_text(report, shape_flags=SHAPE_FLAGS, engine_chosen=engine_given)
             + file_and_emit_text(args, model_file, report, catalog)
         )
     return EXIT_OK
@@ -498,324 +560,6 @@ def _print_presets(presets: Any, *, as_json: bool) -> None:
 
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
-
-
-def fit_json(report: FitReport) -> dict[str, Any]:
-    """The ``fit --json`` document: total_gb, breakdown, fits, and the working."""
-    from gpudesk.memory.fit import DECODE_LABEL, DECODE_SOURCE
-
-    estimate = report.estimate
-    model = estimate.model
-    weights = estimate.weights
-    return {
-        "model": {
-            "id": model.id,
-            "name": model.name,
-            "params": model.params,
-            "active_params": model.active_params,
-            "kind": model.kind.value,
-            "assumed_shape": model.assumed,
-            "assumed_fields": list(model.assumed_fields),
-            "architecture": model.summary(),
-            "shape": model.shape.model_dump(mode="json") if model.shape else None,
-            "sources": list(model.sources),
-        },
-        "workload": estimate.spec.model_dump(mode="json"),
-        "gb_definition": "1 GB = 10^9 bytes",
-        "memory_unit_note": (
-            "the catalog's memory_gb is the vendor's GB, which is GiB (2^30 bytes); "
-            "usable_gb is what a workload may use of each GPU, in 10^9 bytes"
-        ),
-        "total_gb": round(estimate.total_gb, 4),
-        "total_gib": round(estimate.total_gb * 1e9 / 2**30, 4),
-        "allocated_gb": round(estimate.allocated_gb, 4),
-        "host_memory_gb": round(estimate.host_gb, 4),
-        "compares_with": estimate.compares_with,
-        "per_gpu_for": estimate.fixed_gpus,
-        "usable_memory_fraction": estimate.usable_fraction,
-        "weights_format": None
-        if weights is None
-        else {
-            "format": weights.format.value,
-            "label": weights.format.label,
-            "bits_per_weight": round(weights.bits_per_weight, 4),
-            "stored_gb": round(weights.in_memory_bytes * model.params / weights.params / 1e9, 4),
-            "bulk_bits": weights.bulk_bits,
-            "embedding_bits": weights.embedding_bits,
-            "lm_head_bits": weights.lm_head_bits,
-            "streamed_per_token_gb": round(
-                weights.streamed_per_token_bytes * model.params / weights.params / 1e9, 4
-            ),
-        },
-        "breakdown": {key: round(value, 4) for key, value in estimate.breakdown_gb().items()},
-        "formulas": {part.key.value: part.formula for part in estimate.parts},
-        "part_sources": {part.key.value: part.source for part in estimate.parts},
-        "trainable_params": estimate.trainable_params,
-        "overhead_per_gpu_gb": estimate.fixed_overhead_gb,
-        "fragmentation_fraction": estimate.fragmentation_fraction,
-        "notes": list(estimate.notes),
-        "decode_bytes_per_token": _round(estimate.decode_bytes_per_token, 0),
-        "decode_note": f"{DECODE_LABEL}; an upper bound, not a prediction. {DECODE_SOURCE}",
-        "fits": [
-            {
-                "gpu_id": result.gpu_id,
-                "count": result.count,
-                "name": result.name,
-                "memory_gb": result.memory_gb,
-                "usable_gb": round(result.usable_gb, 4),
-                "usable_gib": round(result.usable_gib, 4),
-                "usable_basis": result.usable_basis,
-                "max_devices": result.max_devices,
-                "per_gpu_gb": round(result.per_gpu_gb, 4),
-                "per_gpu_gib": round(result.per_gpu_gb * 1e9 / 2**30, 4),
-                "headroom_gb": round(result.headroom_gb, 4),
-                "needs_parallelism": result.needs_parallelism,
-                "decode_tokens_per_s_upper_bound": _round(
-                    result.decode_tokens_per_s_upper_bound, 1
-                ),
-            }
-            for result in report.fits
-        ],
-        "excluded": [
-            {"gpu_id": result.gpu_id, "reason": result.excluded_reason}
-            for result in report.excluded
-        ],
-        "too_small": [result.gpu_id for result in report.too_small],
-        "offloaded": [offload_json(result) for result in report.offloaded],
-    }
-
-
-#: fit's text output fits 80 columns (issue 29)
-TEXT_WIDTH = 80
-
-
-def offload_json(result: Any) -> dict[str, Any]:
-    """One ``offloaded`` item of ``fit --json``: a GPU and what stays in host memory."""
-    offload = result.offload
-    on_gpu = offload.gpu_bytes / 1e9
-    return {
-        "gpu_id": result.gpu_id,
-        "count": 1,
-        "usable_gb": round(result.usable_gb, 4),
-        "per_gpu_gb": round(on_gpu, 4),
-        "headroom_gb": round(result.usable_gb - on_gpu, 4),
-        "gpu_layers": offload.gpu_layers,
-        "layers": offload.layers,
-        "cpu_moe": offload.cpu_moe,
-        "llama_cpp_flag": offload.flag,
-        "host_memory_gb": round(offload.host_gb, 4),
-        "host_streamed_per_token_gb": round(offload.host_streamed_bytes / 1e9, 6),
-        "host_bandwidth_gbs": round(offload.host.bandwidth_gbs, 2),
-        "host_basis": offload.host.basis,
-        "words": offload.words,
-    }
-
-
-def _wrap(text: str, indent: str, subsequent: str | None = None) -> str:
-    return textwrap.fill(
-        text,
-        width=TEXT_WIDTH,
-        initial_indent=indent,
-        subsequent_indent=indent if subsequent is None else subsequent,
-        break_on_hyphens=False,
-        break_long_words=True,
-    )
-
-
-def _describe_workload(estimate: MemoryEstimate) -> str:
-    spec = estimate.spec
-    weights = spec.quant.label if spec.quant is not None else str(spec.dtype)
-    bits = [spec.workload.label, f"{weights} weights"]
-    if spec.quant is not None and spec.quant.value != spec.dtype.value:
-        bits[1] = f"{weights} weights, {spec.dtype} compute"
-    if spec.engine is not None:
-        bits.append(spec.engine.value)
-    bits.append(f"batch {spec.batch}")
-    if spec.seq is not None:
-        bits.append(f"{spec.seq:,} tokens")
-    if estimate.model.has_kv_cache and spec.workload.value == "inference":
-        bits.append(f"KV cache {spec.kv_dtype}")
-    if spec.workload.value == "inference" and spec.concurrency is not None:
-        bits.append(f"{spec.concurrency} concurrent sequences")
-    if spec.workload.value != "inference":
-        bits.append(spec.optimizer.label)
-        bits.append("gradient checkpointing" if spec.checkpointing else "no checkpointing")
-        bits.extend(
-            label
-            for flag, label in (
-                (spec.pure_bf16, "pure bf16"),
-                (spec.fused_optimizer, "step fused into backward"),
-                (spec.cross_entropy.value != "full", f"{spec.cross_entropy.value} cross-entropy"),
-                (spec.offload_optimizer, "optimizer offloaded"),
-                (spec.offload_activations, "activations offloaded"),
-                (spec.sharding.value != "none", spec.sharding.value.upper()),
-            )
-            if flag
-        )
-    if spec.gpus > 1:
-        bits.append(f"per GPU of {spec.gpus} (tensor parallel {spec.tensor_parallel})")
-    if spec.workload.value in ("lora", "qlora"):
-        bits.append(f"LoRA rank {spec.lora_rank}")
-    return ", ".join(bits)
-
-
-#: Said under ``fit``'s header when --engine was not given (speed's default differs).
-FIT_DEFAULT_ENGINE_NOTE = "engine: {engine} by default (--engine chooses; speed's default is vllm)"
-
-
-def fit_text(report: FitReport, *, engine_chosen: bool = True) -> str:
-    """The human-readable ``fit`` output; without ``engine_chosen`` a line says the
-    engine is the default (``speed`` defaults to another)."""
-    from gpudesk.memory.fit import DECODE_SOURCE, PARALLELISM_NOTE
-
-    estimate = report.estimate
-    model = estimate.model
-    lines = [
-        _wrap(f"{model.name}: {_describe_workload(estimate)}", "", "  "),
-        _wrap(model.summary(), "  "),
-    ]
-    spec = estimate.spec
-    if not engine_chosen and spec.engine is not None and not spec.workload.is_training:
-        lines.append(_wrap(FIT_DEFAULT_ENGINE_NOTE.format(engine=spec.engine.value), "  "))
-    lines.append("")
-    sources: list[str] = []
-    lines.append("Memory (GB = 10^9 bytes)")
-    for part in estimate.parts:
-        for source in part.source.split("; "):
-            if source not in sources:
-                sources.append(source)
-        refs = ",".join(str(sources.index(source) + 1) for source in part.source.split("; "))
-        lines.append(f"  {part.label:<20}{part.gb:>9.2f} GB   [{refs}]")
-        lines.append(_wrap(part.formula, " " * 6))
-    lines.append(
-        f"  {'Total':<20}{estimate.total_gb:>9.2f} GB   = {estimate.total_gb * 1e9 / 2**30:,.2f} "
-        f"GiB = {estimate.total_gb * 1e9 / 2**20:,.0f} MiB"
-    )
-    lines.append(f"  {'of which tensors':<20}{estimate.allocated_gb:>9.2f} GB")
-    if estimate.host_gb:
-        lines.append(f"  {'in host memory':<20}{estimate.host_gb:>9.2f} GB   (not on the GPU)")
-    lines.append(_wrap(estimate.compares_with, "  "))
-    if model.assumed_fields:
-        lines.append(
-            _wrap(
-                "The shape is partly assumed; give --config PATH, or "
-                + ", ".join(SHAPE_FLAGS[f] for f in model.assumed_fields if f in SHAPE_FLAGS)
-                + ", for the model's real shape.",
-                "  ",
-            )
-        )
-    if estimate.notes:
-        lines.append("")
-        lines.extend(_wrap(note, "  - ", "    ") for note in estimate.notes)
-
-    single = [result for result in report.fits if result.count == 1]
-    multi = [result for result in report.fits if result.needs_parallelism]
-    decode = estimate.decode_bytes_per_token is not None
-    headers = ["GPU", "Memory", "Usable", "Need", "Headroom"] + (["tok/s<="] if decode else [])
-
-    def row(result: Any, with_count: bool) -> list[str]:
-        cells = [result.gpu_id]
-        if with_count:
-            cells.append(f"{result.count}")
-        else:
-            cells.append(f"{result.memory_gb:g} GB")
-        cells += [
-            f"{result.usable_gb:.1f} GB",
-            f"{result.per_gpu_gb:.1f} GB",
-            f"{result.headroom_gb:+.1f} GB",
-        ]
-        if decode:
-            value = result.decode_tokens_per_s_upper_bound
-            cells.append("n/a" if value is None else f"{value:,.0f}")
-        return cells
-
-    lines.append("")
-    if single:
-        lines.append(f"Fits on one GPU ({len(single)}):")
-        table = format_table(
-            headers, [row(r, False) for r in single], right_aligned={1, 2, 3, 4, 5}
-        )
-        lines.extend("  " + line for line in table.splitlines())
-    else:
-        lines.append("Fits on no single GPU of the catalog.")
-    if multi:
-        lines.append("")
-        lines.append(_wrap(f"Fits on several GPUs ({len(multi)}): {PARALLELISM_NOTE}:", ""))
-        multi_headers = ["GPU", "GPUs", "Usable/GPU", "Need/GPU", "Headroom"] + (
-            ["tok/s<="] if decode else []
-        )
-        table = format_table(
-            multi_headers, [row(r, True) for r in multi], right_aligned={1, 2, 3, 4, 5}
-        )
-        lines.extend("  " + line for line in table.splitlines())
-    if single or multi:
-        lines.append("")
-        lines.append(
-            _wrap(
-                "Usable: the GPU's memory as sold, read as GiB (a '24 GB' card holds 24 GiB = "
-                "25.77 GB; nvidia-smi shows MiB), less what the driver keeps (ECC on "
-                "datacenter GDDR cards), times the engine's share (vLLM 0.9); on a Mac, the "
-                "GPU wired limit (--apple-wired-limit-mb once raised). An SoC is one per "
-                "machine.",
-                "",
-            )
-        )
-    if report.offloaded:
-        lines.append("")
-        lines.append(
-            _wrap(
-                f"Fits one GPU with part in host memory ({len(report.offloaded)}; llama.cpp "
-                "runs those layers on the CPU, so decode is slower):",
-                "",
-            )
-        )
-        offload_rows = [
-            [
-                r.gpu_id,
-                f"{r.usable_gb:.1f} GB",
-                f"{r.offload.gpu_bytes / 1e9:.1f} GB",
-                f"{r.offload.host_gb:.1f} GB",
-                r.offload.flag,
-            ]
-            for r in report.offloaded
-            if r.offload is not None
-        ]
-        table = terminal_table(
-            ["GPU", "Usable", "On GPU", "In host", "llama.cpp"], offload_rows, {1, 2, 3}
-        )
-        lines.extend("  " + line for line in table.splitlines())
-    if report.excluded:
-        lines.append("")
-        lines.append("Not considered (dtype not supported):")
-        lines.extend(f"  {r.gpu_id}: {r.excluded_reason}" for r in report.excluded)
-    if report.too_small:
-        lines.append("")
-        lines.append(
-            _wrap(
-                f"Too small even as {report.counts[-1]} GPUs (an SoC: as one): "
-                + ", ".join(r.gpu_id for r in report.too_small),
-                "",
-            )
-        )
-    if decode:
-        assert estimate.decode_bytes_per_token is not None
-        lines.append("")
-        lines.append(
-            _wrap(
-                "Decode tok/s is an upper bound for one stream, not a prediction: GPUs × "
-                f"bandwidth / {estimate.decode_bytes_per_token / 1e9:.2f} GB read per token "
-                "(the weights a token uses plus its KV cache); real decoders reach roughly "
-                f"50-80% of it. {DECODE_SOURCE}",
-                "",
-            )
-        )
-    lines.append("")
-    lines.append("Sources:")
-    lines.extend(
-        _wrap(f"[{index}] {source}", "  ", "      ") for index, source in enumerate(sources, 1)
-    )
-    lines.extend(_wrap(f"model: {source}", "  ", "      ") for source in model.sources)
-    return "\n".join(lines)
 
 
 # cost ----------------------------------------------------------------------------------
