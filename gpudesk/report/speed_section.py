@@ -20,7 +20,7 @@ from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.measurements.rows import best_of_workload, rows_across, stored_rows
 from gpudesk.measurements.store import StoredMeasurement
 from gpudesk.speed.estimate import Mode
-from gpudesk.speed.planner import CostSettings, SpeedWorkload, speed_cells, with_costs
+from gpudesk.speed.planner import SpeedWorkload, speed_cells
 
 #: what marks an estimate that has a measurement of the same workload
 MEASURED_MARK = "*"
@@ -65,16 +65,16 @@ def build_speed_section(
     per_run = train and workload.request.tokens is not None
     rows = []
     estimates = []
+    # the compared GPUs only, priced with the default settings (speed_cells)
     cells = speed_cells(workload, entries)
     found = rows_across(
         workload, cells, stored_rows() if measurements is None else list(measurements)
     )
     measured_lines = []
-    for entry, cell, mine in zip(entries, cells, found, strict=True):
-        if cell is None:
+    for entry, priced, mine in zip(entries, cells, found, strict=True):
+        if priced is None:
             rows.append((entry.name, "", "does not fit on 8", "", "", ""))
             continue
-        priced = with_costs(cell, entry, CostSettings())
         estimates.append(priced)
         cost = priced.usd_total if per_run else priced.usd_per_million_tokens
         own = best_of_workload(mine)

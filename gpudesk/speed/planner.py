@@ -298,12 +298,9 @@ def speed_cells(
     workload: SpeedWorkload, entries: Sequence[CatalogEntry], fitted: FittedParams | None = None
 ) -> list[SpeedEstimate | None]:
     """Per entry, the workload's estimate on the fewest of 1, 2, 4, 8 cards that hold it
-    (None when none do): the "tokens/s for ..." row of a comparison."""
-    out: list[SpeedEstimate | None] = []
-    for entry in entries:
-        ranked = rank_catalog([entry], workload.costs, workload.request, fitted=fitted)
-        out.append(ranked.results[0] if ranked.results else None)
-    return out
+    (None when none do), priced with the default :class:`CostSettings`: the "tokens/s
+    for ..." row of a comparison. Only ``entries`` are estimated (:func:`best_estimates`)."""
+    return best_estimates(entries, workload.costs, workload.request, fitted=fitted)
 
 
 def speed_cell_text(estimate: SpeedEstimate | None) -> str:
@@ -410,14 +407,49 @@ def rank_catalog(
     llama.cpp decode that no count holds (or with ``gpu_layers`` / ``cpu_moe`` set) runs
     on one GPU with part of the model in host memory (``hosts``: this machine's host
     bandwidth for its own GPU; others get the stated default).
+
+    :func:`best_estimates` estimates each GPU.
+    """
+    entries = list(entries)
+    found = best_estimates(
+        entries,
+        costs,
+        request,
+        max_count=max_count,
+        settings=settings,
+        calibrated=calibrated,
+        fitted=fitted,
+        apple_wired_limit_mb=apple_wired_limit_mb,
+        hosts=hosts,
+    )
+    results = [best for best in found if best is not None]
+    missing = [entry.id for entry, best in zip(entries, found, strict=True) if best is None]
+    results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
+    return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
+
+
+def best_estimates(
+    entries: Sequence[CatalogEntry],
+    costs: ModelCosts,
+    request: SpeedRequest,
+    *,
+    max_count: int = 8,
+    settings: CostSettings | None = None,
+    calibrated: dict[str, DeviceRates] | None = None,
+    fitted: FittedParams | None = None,
+    apple_wired_limit_mb: int | None = None,
+    hosts: dict[str, HostMemory] | None = None,
+) -> list[SpeedEstimate | None]:
+    """Per entry, in the order given, :func:`rank_catalog`'s estimate (same counts, same
+    pricing), or None where no count holds the workload; the memory the workload needs is
+    estimated once for them all, and no other GPU is estimated.
     """
     settings = settings or CostSettings()
     counts = [count for count in DEFAULT_COUNTS if count <= max_count] or [max_count]
     if request.mode is Mode.TRAIN:
         counts = [max_count]
     estimate = memory_estimate(costs, request)
-    results: list[SpeedEstimate] = []
-    missing: list[str] = []
+    out: list[SpeedEstimate | None] = []
     forced = request.gpu_layers is not None or request.cpu_moe is not None
     for entry in entries:
         rates = (calibrated or {}).get(entry.id) or rates_for(entry)
@@ -443,12 +475,11 @@ def rank_catalog(
                 entry, rates, costs, request, estimate, fitted, hosts, apple_wired_limit_mb
             )
         if best is None:
-            missing.append(entry.id)
+            out.append(None)
             continue
         best = _with_memory(best, entry, estimate, apple_wired_limit_mb, request)
-        results.append(with_costs(best, entry, settings))
-    results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
-    return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
+        out.append(with_costs(best, entry, settings))
+    return out
 
 
 def replica_sizes(count: int) -> list[int]:

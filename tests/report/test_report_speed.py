@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from pypdf import PdfReader
 
 from gpudesk.catalog.loader import load_catalog
@@ -101,3 +103,45 @@ def test_the_pdf_marks_a_measured_figure_with_its_date_and_tool(tmp_path: Path) 
     text = " ".join(" ".join(page.extract_text().split()) for page in PdfReader(pdf).pages)
     assert "measured 2025-04-24, llama-bench" in text
     assert "119 tokens/s" in text
+
+
+def test_the_section_asks_the_speed_model_only_for_the_gpus_it_prints(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One estimate per printed row's GPU (at the counts it tries), no catalog ranking, and
+    the workload's memory estimated once for the whole table (was once per row)."""
+    import gpudesk.speed.planner as planner
+    from gpudesk.speed.holding import memory_estimate
+
+    catalog = load_catalog([], include_user=False)
+    ids = ("rtx-4090", "h100-sxm5", "gtx-1070")
+    entries = [entry for entry in (catalog.by_id(gpu_id) for gpu_id in ids) if entry]
+    costs = model_costs(shape_for("llama-3.1-70b"), QuantFormat.Q4_K_M, KvFormat.FP16)
+    request = SpeedRequest(mode=Mode.SERVE, engine=Engine.LLAMA_CPP, quant=QuantFormat.Q4_K_M)
+    workload = SpeedWorkload(model_name="Llama 3.1 70B", costs=costs, request=request.resolved())
+    expected = build_speed_section(workload, entries, measurements=[])
+
+    estimated: list[str] = []
+    memory: list[object] = []
+    real_estimate, real_memory = planner.estimate_for, memory_estimate
+
+    def counted_estimate(rates: Any, *args: Any, **kwargs: Any) -> Any:
+        estimated.append(rates.gpu_id)
+        return real_estimate(rates, *args, **kwargs)
+
+    def counted_memory(*args: Any) -> Any:
+        memory.append(args)
+        return real_memory(*args)
+
+    def no_ranking(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the report ranked GPUs it does not print")
+
+    monkeypatch.setattr(planner, "estimate_for", counted_estimate)
+    monkeypatch.setattr(planner, "memory_estimate", counted_memory)
+    monkeypatch.setattr(planner, "rank_catalog", no_ranking)
+    section = build_speed_section(workload, entries, measurements=[])
+
+    assert section == expected
+    assert [row[0] for row in section.rows] == [entry.name for entry in entries]
+    assert estimated and set(estimated) <= set(ids)
+    assert len(memory) == 1
