@@ -37,6 +37,7 @@ from PySide6.QtGui import (
 from gpudesk import __version__
 from gpudesk.catalog.loader import Catalog
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.limits import check_comparison_size
 from gpudesk.compare.radar import NormalisationChoice, Reference, Scale
 from gpudesk.errors import GpuDeskError
 from gpudesk.fleet.document import SurveyView
@@ -160,20 +161,18 @@ def write_pdf_report(
         raise ValueError(f"unknown paper size {paper!r}: use 'a4' or 'letter'")
     if charts is not None and charts.paper != paper:
         raise ValueError(f"charts were prepared for {charts.paper}, not {paper}")
-    progress.report(0.0, "collecting the figures")
+    check_comparison_size(len(entries))  # before detecting anything
+    if include_local and local is None:
+        progress.report(0.0, "detecting this machine")
+        local = collect_local_data()
+    # built once: the charts and the pages both read this content
+    progress.report(0.01, "collecting the figures")
     content = build_report(
-        entries, catalog, local=local, include_local=False, fleet=fleet, speed=speed
+        entries, catalog, local=local, include_local=include_local, fleet=fleet, speed=speed
     )
     if charts is None:
         progress.report(0.02, "drawing the charts")
         charts = prepare_charts(content.entries, catalog, paper=paper)
-    if include_local:
-        if local is None:
-            progress.report(0.05, "detecting this machine")
-            local = collect_local_data()
-        content = build_report(
-            entries, catalog, local=local, include_local=True, fleet=fleet, speed=speed
-        )
     progress.check()
     data = render_pdf_bytes(content, charts, progress=progress)
     progress.check()

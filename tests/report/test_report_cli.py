@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pypdf import PdfReader
@@ -53,6 +54,40 @@ def test_include_local_adds_this_machine(catalog_dir: Path, tmp_path: Path) -> N
     assert _compare(catalog_dir, *NAMES[:2], "--pdf", target, "--include-local") == 0
     text = " ".join(page.extract_text() for page in PdfReader(str(target)).pages)
     assert "This machine" in " ".join(text.split())
+
+
+@pytest.mark.gui  # paints the PDF with Qt
+def test_include_local_builds_the_content_once(
+    catalog_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This machine is detected once and the report's content built once, with it (the
+    charts and the pages read the same content; it was built a second time for the
+    local section)."""
+    import gpudesk.report.pdf as pdf
+    from gpudesk.report.content import build_report, collect_local_data
+
+    built: list[bool] = []
+    detected: list[object] = []
+    real_build, real_collect = build_report, collect_local_data
+
+    def counted_build(*args: Any, **kwargs: Any) -> Any:
+        built.append(kwargs["include_local"])
+        return real_build(*args, **kwargs)
+
+    def counted_collect() -> Any:
+        detected.append(None)
+        return real_collect()
+
+    monkeypatch.setattr(pdf, "build_report", counted_build)
+    monkeypatch.setattr(pdf, "collect_local_data", counted_collect)
+    target = tmp_path / "report.pdf"
+    assert _compare(catalog_dir, *NAMES[:2], "--pdf", target, "--include-local") == 0
+    assert built == [True] and len(detected) == 1
+    text = " ".join(page.extract_text() for page in PdfReader(str(target)).pages)
+    assert "This machine" in " ".join(text.split())
+    built.clear()
+    assert _compare(catalog_dir, *NAMES[:2], "--pdf", target) == 0
+    assert built == [False] and len(detected) == 1
 
 
 @pytest.mark.parametrize(
