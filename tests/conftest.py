@@ -162,6 +162,28 @@ def _no_leaked_threads() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_leaked_widgets(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Delete the widgets a GUI test built, and fail it if any outlived it (widget_leaks.py)."""
+    if request.node.get_closest_marker("gui") is None:  # core tests never load Qt
+        yield
+        return
+    import widget_leaks
+
+    before = widget_leaks.alive()
+    failed = request.session.testsfailed
+    yield
+    # pytest drops the test's fixture values only after teardown: drop them now, or a
+    # fixture's view would count as kept.
+    if isinstance(request.node, pytest.Function):
+        request.node.funcargs.clear()
+    leaked = widget_leaks.sweep(before)
+    # A failed test's traceback keeps its widgets: that failure is the one to report.
+    assert not leaked or request.session.testsfailed > failed, (
+        f"test left widgets alive (kept from Python, or never given to qtbot): {leaked}"
+    )
+
+
+@pytest.fixture(autouse=True)
 def _fresh_gpu_colors() -> Iterator[None]:
     """Each test starts a new session of GPU colors (without importing Qt for core tests)."""
     yield
