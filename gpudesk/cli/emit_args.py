@@ -1,6 +1,7 @@
-"""``--emit vllm|sglang|llama.cpp|ollama`` for ``fit`` and ``speed``: a launch command
-sized to the chosen GPUs, the KV pool as vLLM or SGLang would log it, and the command
-that checks it (:mod:`gpudesk.engines.launch`, :mod:`gpudesk.engines.sglang_pool`)."""
+"""``--emit vllm|sglang|llama.cpp|ollama`` for ``fit`` and ``speed``: the flags read into
+:func:`gpudesk.engines.emit.launch_document` (a launch command sized to the chosen GPUs,
+the KV pool as vLLM or SGLang would log it, and the command that checks it), and its
+text."""
 
 from __future__ import annotations
 
@@ -76,204 +77,35 @@ def emit_for(
     gpu_layers: int | None = None,
     cpu_moe: int = 0,
 ) -> dict[str, Any]:
-    """The ``emit`` document: command, KV pool (vLLM), the check, and the working."""
-    from gpudesk.engines.launch import (
-        COMMANDS,
-        SOURCES,
-        LaunchPlan,
-        VllmEra,
-        VllmKvPool,
-        verify_command,
-        vllm_kv_pool,
-    )
-    from gpudesk.engines.sglang_pool import SglangKvPool, predicted_sglang_pool
-    from gpudesk.memory.usable import usable_memory
+    """The ``emit`` document (:func:`gpudesk.engines.emit.launch_document`) for the
+    flags' utilisation and model.
+
+    Raises:
+        CliError: a bad ``--gpu-memory-utilization``, or no command for this (exit 2).
+    """
+    from gpudesk.engines.emit import EmitRefused, launch_document
 
     utilisation = _utilisation(args)
-    usable = usable_memory(entry, "vllm")
-    length = context or shape.context
-    notes: list[str] = []
-    pool = None
-    sglang_pool = None
-    nvlink = bool(getattr(entry, "nvlink", False))
-    if engine == "vllm":
-
-        def pool_for(max_model_len: int, era: VllmEra = VllmEra.V1) -> VllmKvPool:
-            return vllm_kv_pool(
-                shape,
-                weights_bytes,
-                nvidia_smi_total_bytes=usable.runtime_total_bytes,
-                tensor_parallel=tensor_parallel,
-                utilisation=utilisation,
-                max_model_len=max_model_len,
-                kv_dtype_bytes=kv_dtype_bytes,
-                gpu_name=entry.name,
-                sampler_seqs=max_num_seqs,
-                nvlink=nvlink,
-                era=era,
-            )
-
-        pool = pool_for(length)
-        _check_room(engine, tensor_parallel, entry.id, pool.tokens, pool.working())
-        if pool.tokens < length:
-            fitted = _fitted_length(pool.tokens)
-            notes.append(
-                f"the model's {length:,}-token context does not fit the {pool.tokens:,}-token "
-                f"pool: vLLM would refuse to start, so --max-model-len is {fitted:,}"
-            )
-            length = fitted
-            pool = pool_for(length)
-    elif engine == "sglang":
-
-        def sglang_for(max_model_len: int) -> SglangKvPool:
-            return predicted_sglang_pool(
-                shape,
-                weights_bytes,
-                nvidia_smi_total_bytes=usable.runtime_total_bytes,
-                tensor_parallel=tensor_parallel,
-                mem_fraction_static=utilisation,
-                kv_dtype_bytes=kv_dtype_bytes,
-                max_model_len=max_model_len,
-            )
-
-        sglang_pool = sglang_for(length)
-        _check_room(engine, tensor_parallel, entry.id, sglang_pool.tokens, sglang_pool.working())
-        if sglang_pool.tokens < length:
-            fitted = _fitted_length(sglang_pool.tokens)
-            notes.append(
-                f"the model's {length:,}-token context does not fit the "
-                f"{sglang_pool.tokens:,}-token pool: one request that long could not be held, "
-                f"so --context-length is {fitted:,}"
-            )
-            length = fitted
-            sglang_pool = sglang_for(length)
-        if tensor_parallel > 1 and nvlink:
-            notes.append(
-                "with tensor parallelism over NVLink SGLang's custom all-reduce buffers come "
-                "out of the free memory before the weights load; no published log gave that "
-                "figure, so the pool may be smaller than this"
-            )
-    pool_0_17 = None
-    if pool is not None and engine == "vllm":
-        pool_0_17 = pool_for(pool.max_model_len, VllmEra.V1_0_17)
-        notes.append(
-            f"the pool is vLLM 0.21's and later (its CUDA graph estimate, "
-            f"{pool.cuda_graph_bytes / 2**30:.2f} GiB, comes off the pool); vLLM 0.17-0.20 "
-            f"would log {pool_0_17.tokens:,} tokens"
+    try:
+        return launch_document(
+            engine=engine,
+            shape=shape,
+            entry=entry,
+            model_ref=_model_ref(model, model_file, args, engine),
+            tensor_parallel=tensor_parallel,
+            weights_bytes=weights_bytes,
+            dtype=dtype,
+            quant=quant,
+            kv_dtype=kv_dtype,
+            kv_dtype_bytes=kv_dtype_bytes,
+            context=context,
+            max_num_seqs=max_num_seqs,
+            utilisation=utilisation,
+            gpu_layers=gpu_layers,
+            cpu_moe=cpu_moe,
         )
-    if pool is not None and tensor_parallel > 1:
-        link = "NVLink" if nvlink else "PCIe"
-        notes.append(
-            f"with tensor parallelism this is one clean GPU's pool ({link}: "
-            f"{pool.non_torch_bytes / 2**30:.2f} GiB of NCCL/all-reduce and other non-torch "
-            "memory per GPU) and vLLM logs the smallest rank's: a GPU that holds anything "
-            "else (another process, a display) lowers every rank's pool"
-        )
-    model_ref = _model_ref(model, model_file, args, engine)
-    _check_printable(engine, model_ref)
-    plan = LaunchPlan(
-        engine=engine,
-        model_ref=model_ref,
-        tensor_parallel=tensor_parallel,
-        context=length,
-        dtype=dtype,
-        quant=quant,
-        kv_dtype=kv_dtype,
-        max_num_seqs=max_num_seqs,
-        utilisation=utilisation,
-        gpu_layers=shape.layers + 1 if gpu_layers is None else gpu_layers,
-        layers=shape.layers,
-        cpu_moe=cpu_moe,
-    )
-    document: dict[str, Any] = {
-        "engine": engine,
-        "gpu_id": entry.id,
-        "tensor_parallel": tensor_parallel,
-        "command": COMMANDS[engine](plan),
-        "check": verify_command(plan, entry.id),
-        "notes": notes,
-    }
-    if pool is not None:
-        document["kv_pool"] = {
-            "gpu_kv_cache_tokens": pool.tokens,
-            "max_model_len": pool.max_model_len,
-            "max_concurrency": round(pool.max_concurrency, 2),
-            "available_kv_cache_gib": round(pool.kv_bytes / 2**30, 2),
-            "total_gib": round(pool.total_bytes / 2**30, 2),
-            "weights_gib": round(pool.weights_bytes / 2**30, 2),
-            "peak_activation_gib": round(pool.activation_bytes / 2**30, 2),
-            "non_torch_gib": round(pool.non_torch_bytes / 2**30, 2),
-            "cuda_graph_gib": round(pool.cuda_graph_bytes / 2**30, 2),
-            "vllm_versions": pool.era.label,
-            "gpu_kv_cache_tokens_vllm_0_17_to_0_20": (
-                pool_0_17.tokens if pool_0_17 is not None else None
-            ),
-            "bytes_per_token": pool.bytes_per_token,
-            "log_lines": pool.log_lines(),
-            "working": pool.working(),
-            "sources": list(SOURCES),
-            "predicted_for": "vllm",
-        }
-    if sglang_pool is not None:
-        from gpudesk.engines.sglang_pool import SOURCES as SGLANG_SOURCES
-
-        # the same keys as vLLM's pool; the terms SGLang does not have are null
-        document["kv_pool"] = {
-            "gpu_kv_cache_tokens": sglang_pool.tokens,
-            "max_model_len": sglang_pool.max_model_len,
-            "max_concurrency": round(sglang_pool.max_concurrency, 2),
-            "available_kv_cache_gib": round(sglang_pool.kv_bytes / 2**30, 2),
-            "total_gib": round(usable.runtime_total_bytes / 2**30, 2),
-            "weights_gib": round(sglang_pool.weights_bytes / 2**30, 2),
-            "peak_activation_gib": None,
-            "non_torch_gib": None,
-            "cuda_graph_gib": None,
-            "vllm_versions": None,
-            "gpu_kv_cache_tokens_vllm_0_17_to_0_20": None,
-            "bytes_per_token": sglang_pool.bytes_per_token,
-            "log_lines": sglang_pool.log_lines(),
-            "working": sglang_pool.working(),
-            "sources": list(SGLANG_SOURCES),
-            "predicted_for": "sglang",
-            "free_before_weights_gib": round(sglang_pool.free_at_start_bytes / 2**30, 2),
-        }
-    return document
-
-
-def _check_printable(engine: str, model_ref: str) -> None:
-    """Refuse a model path that the printed command or Modelfile could not carry as printed."""
-    from gpudesk.engines.launch import unprintable
-    from gpudesk.terminal_text import scrub
-
-    bad = unprintable(model_ref)
-    if bad is None:
-        return
-    where = (
-        "a Modelfile line (Ollama would read what follows as instructions of its own)"
-        if engine == "ollama"
-        else "a command printed to paste on one line"
-    )
-    raise CliError(
-        f"--emit {engine}: the model path '{scrub(model_ref)}' holds a control character "
-        f"({bad}), which {where} cannot carry; rename it",
-        EXIT_USAGE,
-    )
-
-
-def _check_room(engine: str, tensor_parallel: int, gpu_id: str, tokens: int, working: str) -> None:
-    if tokens == 0:
-        raise CliError(
-            f"--emit {engine}: {tensor_parallel}× {gpu_id} leaves no room for a KV cache "
-            f"({working}); use more GPUs or a smaller format",
-            EXIT_USAGE,
-        )
-
-
-def _fitted_length(tokens: int) -> int:
-    return max(VLLM_MIN_LEN, tokens // 1024 * 1024 or tokens)
-
-
-VLLM_MIN_LEN = 256
+    except EmitRefused as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
 
 
 def emit_text(document: dict[str, Any]) -> str:
