@@ -14,6 +14,12 @@ fails the test when too few did:
   ``@pytest.mark.reaches(refused=20)`` for at least 20 examples there (each
   label counts an example once however often it is called in it).
 
+One cost of the hook (Python <= 3.12): a passing assert builds its explanation, and
+that snapshots the frame's locals (``locals()``) in the frame itself, so a test that
+checks an object is freed after ``del`` keeps it alive when an assert ran in the same
+frame before the ``del``. Such a test makes the object in a helper function and gets
+back only a weak reference (``tests/ui/test_worker.py`` does).
+
 Hypothesis runs derandomised (``tests/conftest.py``'s profile), so the counts
 are the same on every run and a floor that holds once holds always.
 """

@@ -117,10 +117,23 @@ def _release_soon(release: threading.Event) -> None:
 
 
 def test_deleting_the_owner_while_the_worker_runs_calls_nothing_on_it(qtbot: QtBot) -> None:
+    calls: list[str] = []
+    worker_ref = _orphan_a_running_worker(calls)
+    qtbot.waitUntil(lambda: worker_ref() is None, timeout=5000)  # queued results came and went
+    assert calls == []
+    assert not live_workers()
+
+
+def _orphan_a_running_worker(calls: list[str]) -> weakref.ref[TaskWorker]:
+    """Start a worker whose owner is deleted mid-run; only a weak reference comes back.
+
+    Its own function: with the assertion-pass hook (tests/reach.py) every passing assert
+    snapshots the frame's locals, and a snapshot in the test's frame would keep the worker
+    alive after a ``del``. This frame, and its snapshot, end on return.
+    """
     release, entered = threading.Event(), threading.Event()
     saw_cancel: list[bool] = []
     owner = QLabel("owner")
-    calls: list[str] = []
 
     def touch_owner(what: str) -> None:
         calls.append(what)
@@ -141,11 +154,7 @@ def test_deleting_the_owner_while_the_worker_runs_calls_nothing_on_it(qtbot: QtB
     assert worker.orphaned
     assert not worker.is_running()  # deleting the owner cancelled and waited, as a close does
     assert saw_cancel == [True]
-    worker_ref = weakref.ref(worker)
-    del worker
-    qtbot.waitUntil(lambda: worker_ref() is None, timeout=5000)  # queued results came and went
-    assert calls == []
-    assert not live_workers()
+    return weakref.ref(worker)
 
 
 def _slot_holding_an_object(worker: TaskWorker) -> weakref.ref[QObject]:
