@@ -17,9 +17,15 @@ from gpudesk.cli.common import (
     path_argument,
 )
 from gpudesk.cli.emit_args import add_emit_arguments
+from gpudesk.cli.flag_tables import Flag, add_flags
 from gpudesk.cli.model_file_args import add_model_file_arguments
+from gpudesk.cli.speed_output import (
+    DEFAULT_ENGINE,
+    RESULT_KEYS as RESULT_KEYS,
+    speed_json,
+    speed_text,
+)
 from gpudesk.cli.verify_args import add_verify_arguments
-from gpudesk.speed.text import duration_text, figure_text, usd_text
 
 if TYPE_CHECKING:
     from gpudesk.speed.estimate import SpeedEstimate, SpeedRequest
@@ -70,127 +76,129 @@ FLAG_FOR_FIELD = {
     "ep": "--ep",
 }
 
-#: The ``--json`` result keys the issue names, in order; more keys follow them.
-RESULT_KEYS = (
-    "gpu_id",
-    "count",
-    "tokens_per_s",
-    "low",
-    "high",
-    "bound_tokens_per_s",
-    "limited_by",
-    "efficiency",
-    "basis",
-    "time_to_first_token_s",
-    "time_s",
-    "usd_per_million_tokens",
-    "usd_total",
+SPEED_DESCRIPTION = (
+    "Estimate tokens/s (with a range, the limit that applies and its basis) for a model "
+    "on catalog GPUs, from a model fitted to published measurements and calibrated with "
+    "this machine's benchmark when there is one; and USD per 1M tokens or per training "
+    "run, renting and owning. Without --gpu, every catalog GPU that holds the workload "
+    "on up to --count cards is ranked."
 )
-
-
-#: ``speed``'s engine when --engine is not given (``fit``'s is transformers).
-DEFAULT_ENGINE = "vllm"
-#: Said under ``speed``'s header when --engine was not given.
-SPEED_DEFAULT_ENGINE_NOTE = (
-    f"engine: {DEFAULT_ENGINE} by default (--engine chooses; fit's default is transformers)"
+#: what the model is (one of them; the model-file flags follow)
+SPEED_MODEL_FLAGS: tuple[Flag, ...] = (
+    (("--model",), {"metavar": "PRESET", "help": "a bundled preset (gpudesk fit --list-models)"}),
+    (("--params",), {"metavar": "N", "help": "parameter count (7B, 350M): an assumed shape"}),
+    (
+        ("--config",),
+        {
+            "metavar": "PATH",
+            "type": path_argument,
+            "help": "a Hugging Face config.json or its folder",
+        },
+    ),
+)
+SPEED_FLAGS: tuple[Flag, ...] = (
+    (("--mode",), {"choices": _MODES, "required": True, "help": "the workload"}),
+    (
+        ("--gpu",),
+        {"action": "append", "metavar": "NAME", "help": "catalog id or name (repeatable)"},
+    ),
+    (("--all",), {"action": "store_true", "help": "rank every catalog GPU (the default)"}),
+    (
+        ("--count",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "GPUs: with --gpu, how many (default 1); else the most to consider (default 8)",
+        },
+    ),
+    (("--dtype",), {"choices": _DTYPES, "help": "weight dtype when --quant is not given"}),
+    (("--quant",), {"choices": _QUANTS, "help": "weight format (default bf16)"}),
+    (
+        ("--kv-quant",),
+        {"choices": _KV, "default": "fp16", "help": "KV-cache format (default fp16)"},
+    ),
+    (
+        ("--engine",),
+        {
+            "choices": _ENGINES,
+            "help": "inference engine (default vllm; fit's default is transformers)",
+        },
+    ),
+    (
+        ("--backend",),
+        {
+            "choices": _BACKENDS,
+            "help": "llama.cpp backend (default: the GPU vendor's: cuda, rocm, metal, sycl)",
+        },
+    ),
+    *(
+        (
+            (flag,),
+            {"type": int, "metavar": "N", "help": f"train: {layout} size (must divide --count)"},
+        )
+        for flag, layout in (
+            ("--tp", "tensor-parallel"),
+            ("--pp", "pipeline-parallel"),
+            ("--cp", "context-parallel"),
+            ("--ep", "expert-parallel"),
+        )
+    ),
+    (
+        ("--batch",),
+        {"type": int, "default": 1, "metavar": "B", "help": "decode/prefill batch (default 1)"},
+    ),
+    (
+        ("--concurrency",),
+        {"type": int, "metavar": "C", "help": "serve: sequences at once (default: what fits)"},
+    ),
+    (
+        ("--seq-in",),
+        {"type": int, "metavar": "N", "help": "prompt tokens (train: sequence length)"},
+    ),
+    (("--seq-out",), {"type": int, "metavar": "N", "help": "generated tokens"}),
+    (
+        ("--context",),
+        {"type": int, "metavar": "N", "help": "decode: KV-cache length (default in + out/2)"},
+    ),
+    (("--tokens",), {"type": float, "metavar": "N", "help": "train: tokens to train on (1e9)"}),
+    (("--method",), {"choices": _METHODS, "default": "full", "help": "train: full, lora, qlora"}),
+    (
+        ("--checkpointing",),
+        {
+            "choices": _CHECKPOINTING,
+            "default": "none",
+            "help": "train: activation recomputation",
+        },
+    ),
+    (("--mfu",), {"type": float, "metavar": "F", "help": "train: utilisation to assume (0-1)"}),
+    (("--cloud-hourly",), {"type": float, "metavar": "USD", "help": "rent price per GPU-hour"}),
+    (
+        ("--years",),
+        {"type": float, "default": 3.0, "metavar": "Y", "help": "owning: years to amortise over"},
+    ),
+    (
+        ("--no-calibration",),
+        {
+            "action": "store_true",
+            "help": "ignore this machine's benchmark history and your stored measurements",
+        },
+    ),
 )
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``speed``."""
+    from gpudesk.cli.plan_cmds import add_apple_wired_limit, add_offload_arguments
+
     speed = subparsers.add_parser(
         "speed",
         help="how fast: tokens/s for decode, prefill, serving or training, and $ per token",
-        description=(
-            "Estimate tokens/s (with a range, the limit that applies and its basis) for a model "
-            "on catalog GPUs, from a model fitted to published measurements and calibrated with "
-            "this machine's benchmark when there is one; and USD per 1M tokens or per training "
-            "run, renting and owning. Without --gpu, every catalog GPU that holds the workload "
-            "on up to --count cards is ranked."
-        ),
+        description=SPEED_DESCRIPTION,
     )
     what = speed.add_mutually_exclusive_group()
-    what.add_argument(
-        "--model", metavar="PRESET", help="a bundled preset (gpudesk fit --list-models)"
-    )
-    what.add_argument("--params", metavar="N", help="parameter count (7B, 350M): an assumed shape")
-    what.add_argument(
-        "--config",
-        metavar="PATH",
-        type=path_argument,
-        help="a Hugging Face config.json or its folder",
-    )
+    add_flags(what, SPEED_MODEL_FLAGS)
     add_model_file_arguments(what)
-    speed.add_argument("--mode", choices=_MODES, required=True, help="the workload")
-    speed.add_argument(
-        "--gpu", action="append", metavar="NAME", help="catalog id or name (repeatable)"
-    )
-    speed.add_argument("--all", action="store_true", help="rank every catalog GPU (the default)")
-    speed.add_argument(
-        "--count",
-        type=int,
-        metavar="N",
-        help="GPUs: with --gpu, how many (default 1); else the most to consider (default 8)",
-    )
-    speed.add_argument("--dtype", choices=_DTYPES, help="weight dtype when --quant is not given")
-    speed.add_argument("--quant", choices=_QUANTS, help="weight format (default bf16)")
-    speed.add_argument(
-        "--kv-quant", choices=_KV, default="fp16", help="KV-cache format (default fp16)"
-    )
-    speed.add_argument(
-        "--engine",
-        choices=_ENGINES,
-        help="inference engine (default vllm; fit's default is transformers)",
-    )
-    speed.add_argument(
-        "--backend",
-        choices=_BACKENDS,
-        help="llama.cpp backend (default: the GPU vendor's: cuda, rocm, metal, sycl)",
-    )
-    for flag, what in (
-        ("--tp", "tensor-parallel"),
-        ("--pp", "pipeline-parallel"),
-        ("--cp", "context-parallel"),
-        ("--ep", "expert-parallel"),
-    ):
-        speed.add_argument(
-            flag, type=int, metavar="N", help=f"train: {what} size (must divide --count)"
-        )
-    speed.add_argument(
-        "--batch", type=int, default=1, metavar="B", help="decode/prefill batch (default 1)"
-    )
-    speed.add_argument(
-        "--concurrency", type=int, metavar="C", help="serve: sequences at once (default: what fits)"
-    )
-    speed.add_argument(
-        "--seq-in", type=int, metavar="N", help="prompt tokens (train: sequence length)"
-    )
-    speed.add_argument("--seq-out", type=int, metavar="N", help="generated tokens")
-    speed.add_argument(
-        "--context", type=int, metavar="N", help="decode: KV-cache length (default in + out/2)"
-    )
-    speed.add_argument("--tokens", type=float, metavar="N", help="train: tokens to train on (1e9)")
-    speed.add_argument(
-        "--method", choices=_METHODS, default="full", help="train: full, lora, qlora"
-    )
-    speed.add_argument(
-        "--checkpointing",
-        choices=_CHECKPOINTING,
-        default="none",
-        help="train: activation recomputation",
-    )
-    speed.add_argument("--mfu", type=float, metavar="F", help="train: utilisation to assume (0-1)")
-    speed.add_argument("--cloud-hourly", type=float, metavar="USD", help="rent price per GPU-hour")
-    speed.add_argument(
-        "--years", type=float, default=3.0, metavar="Y", help="owning: years to amortise over"
-    )
-    speed.add_argument(
-        "--no-calibration",
-        action="store_true",
-        help="ignore this machine's benchmark history and your stored measurements",
-    )
-    from gpudesk.cli.plan_cmds import add_apple_wired_limit, add_offload_arguments
-
+    add_flags(speed, SPEED_FLAGS)
     add_offload_arguments(speed)
     add_apple_wired_limit(speed)
     speed.add_argument("--json", action="store_true", help="machine-readable output")
@@ -351,19 +359,7 @@ def host_memories(args: argparse.Namespace, calibrated: dict[str, Any]) -> dict[
 
 
 def run_speed(args: argparse.Namespace) -> int:
-    from gpudesk.catalog.query import NameLookupError, find_entry
-    from gpudesk.speed.estimate import NotRunnable
-    from gpudesk.speed.planner import (
-        CostSettings,
-        estimates_for_entries,
-        rank_catalog,
-    )
-
-    if args.all and args.gpu:
-        raise _usage("--all ranks every GPU: give it or --gpu, not both")
-    if args.quant and args.dtype and args.quant in _DTYPES and args.quant != args.dtype:
-        raise _usage(f"--dtype {args.dtype} and --quant {args.quant} disagree; give one")
-    _check_cost_flags(args)
+    _check_flags(args)
     engine_chosen = args.engine is not None
     if not engine_chosen:
         args.engine = DEFAULT_ENGINE
@@ -387,32 +383,46 @@ def run_speed(args: argparse.Namespace) -> int:
     if request.mode.value != "decode" and (args.gpu_layers is not None or args.cpu_moe is not None):
         raise _usage("--gpu-layers/--cpu-moe: partial offload is estimated for --mode decode")
     catalog = load_catalog_for(args)
-    from gpudesk.cli.verify_args import add_this_cpu, run_verify, verify_text
+    from gpudesk.cli.verify_args import add_this_cpu, run_verify
 
     add_this_cpu(args, catalog)
+    results, not_holding = _estimates(args, catalog, costs, request, wired)
+    from gpudesk.cli.measurements_cmd import calibrated_results
+
+    # calibrated with what was stored before this run: a --verify run's own row would
+    # make the table's estimate its measurement (its ratio is to the uncalibrated one)
+    calibrated_before = calibrated_results(args, results)
+    verified = run_verify(args, request, results, model)
+    results = calibrated_before
+    _print_speed(args, catalog, request, model, results, not_holding, verified, engine_chosen)
+    return EXIT_OK
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """The flags that contradict each other, and the cost flags' ranges."""
+    if args.all and args.gpu:
+        raise _usage("--all ranks every GPU: give it or --gpu, not both")
+    if args.quant and args.dtype and args.quant in _DTYPES and args.quant != args.dtype:
+        raise _usage(f"--dtype {args.dtype} and --quant {args.quant} disagree; give one")
+    _check_cost_flags(args)
+
+
+def _estimates(
+    args: argparse.Namespace,
+    catalog: Any,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    wired: int | None,
+) -> tuple[list[SpeedEstimate], list[str]]:
+    """The estimates for the ``--gpu`` GPUs, or every catalog GPU ranked; and the GPUs
+    that do not hold the workload (ranking only)."""
+    from gpudesk.catalog.query import NameLookupError, find_entry
+    from gpudesk.speed.estimate import NotRunnable
+    from gpudesk.speed.planner import CostSettings, estimates_for_entries, rank_catalog
+
     settings = CostSettings(cloud_hourly_usd=args.cloud_hourly, years=args.years)
     calibrated = calibrations(args, catalog.entries)
-    not_holding: list[str] = []
-    if args.gpu:
-        entries = []
-        for name in args.gpu:
-            try:
-                entries.append(find_entry(catalog.entries, name))
-            except NameLookupError as exc:
-                raise _usage(f"--gpu: {exc}") from exc
-        try:
-            results = estimates_for_entries(
-                entries,
-                costs,
-                request,
-                settings=settings,
-                calibrated=calibrated,
-                apple_wired_limit_mb=wired,
-                hosts=host_memories(args, calibrated),
-            )
-        except NotRunnable as exc:
-            raise _usage(f"--gpu/--count: {exc}") from exc
-    else:
+    if not args.gpu:
         ranked = rank_catalog(
             catalog.entries,
             costs,
@@ -423,24 +433,49 @@ def run_speed(args: argparse.Namespace) -> int:
             apple_wired_limit_mb=wired,
             hosts=host_memories(args, calibrated),
         )
-        results = list(ranked.results)
-        not_holding = list(ranked.not_holding)
-    from gpudesk.cli.measurements_cmd import calibrated_results
+        return list(ranked.results), list(ranked.not_holding)
+    entries = []
+    for name in args.gpu:
+        try:
+            entries.append(find_entry(catalog.entries, name))
+        except NameLookupError as exc:
+            raise _usage(f"--gpu: {exc}") from exc
+    try:
+        results = estimates_for_entries(
+            entries,
+            costs,
+            request,
+            settings=settings,
+            calibrated=calibrated,
+            apple_wired_limit_mb=wired,
+            hosts=host_memories(args, calibrated),
+        )
+    except NotRunnable as exc:
+        raise _usage(f"--gpu/--count: {exc}") from exc
+    return results, []
 
-    # calibrated with what was stored before this run: a --verify run's own row would
-    # make the table's estimate its measurement (its ratio is to the uncalibrated one)
-    calibrated_before = calibrated_results(args, results)
-    verified = run_verify(args, request, results, model)
-    results = calibrated_before
-    document = speed_json(request, model, results, not_holding)
+
+def _print_speed(
+    args: argparse.Namespace,
+    catalog: Any,
+    request: SpeedRequest,
+    model: dict[str, Any],
+    results: list[SpeedEstimate],
+    not_holding: list[str],
+    verified: dict[str, Any] | None,
+    engine_chosen: bool,
+) -> None:
+    """Print the JSON document or the text: the estimates, the cloud rates, the
+    ``--verify`` measurement and the ``--emit`` command."""
+    from gpudesk.cli.emit_args import emit_text, speed_emit
     from gpudesk.cli.price_lines import rate_lines, rate_records
+    from gpudesk.cli.verify_args import verify_text
 
+    document = speed_json(request, model, results, not_holding)
     by_id = {entry.id: entry for entry in catalog.entries}
     cloud_rates = {} if args.cloud_hourly is not None else rate_records(results, by_id)
     if verified is not None:
         document["verify"] = verified
-    from gpudesk.cli.emit_args import emit_text, speed_emit
-
     emitted = speed_emit(args, request, results, catalog)
     if emitted is not None:
         document["emit"] = emitted
@@ -457,133 +492,3 @@ def run_speed(args: argparse.Namespace) -> int:
             print(verify_text(verified))
         if emitted is not None:
             print(emit_text(emitted))
-    return EXIT_OK
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe: no NaN or infinity (None instead), floats rounded to 6 significant digits."""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        return float(f"{value:.6g}")
-    if isinstance(value, dict):
-        return {key: _clean(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(item) for item in value]
-    return value
-
-
-def result_json(estimate: SpeedEstimate) -> dict[str, Any]:
-    data = estimate.model_dump(mode="json")
-    ordered = {key: data.pop(key) for key in RESULT_KEYS}
-    ordered.update(data)
-    cleaned: dict[str, Any] = _clean(ordered)
-    return cleaned
-
-
-def speed_json(
-    request: SpeedRequest,
-    model: dict[str, Any],
-    results: list[SpeedEstimate],
-    not_holding: list[str],
-) -> dict[str, Any]:
-    """The ``speed --json`` document: ``workload``, ``results``, ``not_holding``."""
-    workload = request.model_dump(mode="json")
-    workload.update(model)
-    workload["label"] = request.label
-    return {
-        "workload": _clean(workload),
-        "results": [result_json(item) for item in results],
-        "not_holding": not_holding,
-    }
-
-
-def speed_text(
-    request: SpeedRequest,
-    model: dict[str, Any],
-    results: list[SpeedEstimate],
-    not_holding: list[str],
-    *,
-    engine_chosen: bool = True,
-) -> str:
-    """The human-readable ``speed`` output: a ranked table, then the first result's basis,
-    all fitting the terminal (80 columns when not a terminal). Without ``engine_chosen``
-    a line says the engine is the default (``fit`` defaults to another)."""
-    from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
-
-    name = model.get("model") or model.get("params") or model.get("config")
-    lines = [
-        wrap_paragraph(f"{name}: {request.label}"),
-        wrap_paragraph(str(model["shape"]), indent="  "),
-    ]
-    if not engine_chosen and request.mode.value != "train":
-        lines.append(wrap_paragraph(SPEED_DEFAULT_ENGINE_NOTE, indent="  "))
-    lines.append("")
-    train = request.mode.value == "train"
-    headers = ["GPU", "GPUs", "tokens/s", "range", "limit", "$/1M tok"]
-    if train:
-        headers = ["GPU", "GPUs", "tokens/s", "per GPU", "range", "$/1M tok"]
-        if request.tokens:
-            headers += ["run time", "$ per run"]
-    else:
-        headers.append("TTFT")
-    rows = []
-    for item in results:
-        figure_range = f"{figure_text(item.low)}-{figure_text(item.high)}"
-        if train:
-            cells = [
-                item.gpu_id,
-                f"{item.count:,}",
-                figure_text(item.tokens_per_s),
-                figure_text(item.tokens_per_s_per_gpu),
-                figure_range,
-                usd_text(item.usd_per_million_tokens),
-            ]
-            if request.tokens:
-                cells += [duration_text(item.time_s), usd_text(item.usd_total)]
-        else:
-            ttft = item.time_to_first_token_s
-            cells = [
-                item.gpu_id,
-                f"{item.count:,}",
-                figure_text(item.tokens_per_s),
-                figure_range,
-                item.limited_by,
-                usd_text(item.usd_per_million_tokens),
-                "n/a" if ttft is None else f"{ttft * 1000:,.0f} ms",
-            ]
-        rows.append(cells)
-    if rows:
-        right = {1, 2, 3, 5, 6, 7} if train else {1, 2, 5, 6}
-        lines.extend(terminal_table(headers, rows, right_aligned=right).splitlines())
-    else:
-        lines.append("No catalog GPU holds this workload.")
-    if results:
-        first = results[0]
-        lines.append("")
-        lines.append(
-            wrap_paragraph(
-                f"{first.gpu_id}: {first.basis}. "
-                f"Bound {figure_text(first.bound_tokens_per_s)} tokens/s "
-                f"(estimate = {first.efficiency:.0%} of it)."
-            )
-        )
-        if first.calibrated:
-            lines.append(wrap_paragraph(f"Calibrated: {first.calibrated}"))
-        if first.cost_basis:
-            lines.append(wrap_paragraph(f"Cost: {first.cost_basis}"))
-    offloaded = [item for item in results if item.offload is not None]
-    if offloaded:
-        lines.append("")
-        lines.append("Partial offload (llama.cpp, one GPU; the rest runs on the CPU):")
-        for item in offloaded:
-            assert item.offload is not None
-            lines.append(
-                wrap_paragraph(
-                    f"{item.gpu_id}: {item.offload.words}", indent="  ", subsequent_indent="    "
-                )
-            )
-    if not_holding:
-        lines.append("")
-        lines.append(wrap_paragraph("Not holding the workload: " + ", ".join(not_holding)))
-    return "\n".join(lines)

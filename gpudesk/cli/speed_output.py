@@ -1,0 +1,197 @@
+"""``speed``'s output: the ``--json`` document and the text (a ranked table, then the
+first result's basis, fitting the terminal; 80 columns when not a terminal)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from gpudesk.speed.text import duration_text, figure_text, usd_text
+
+if TYPE_CHECKING:
+    from gpudesk.speed.estimate import SpeedEstimate, SpeedRequest
+
+#: The ``--json`` result keys the issue names, in order; more keys follow them.
+RESULT_KEYS = (
+    "gpu_id",
+    "count",
+    "tokens_per_s",
+    "low",
+    "high",
+    "bound_tokens_per_s",
+    "limited_by",
+    "efficiency",
+    "basis",
+    "time_to_first_token_s",
+    "time_s",
+    "usd_per_million_tokens",
+    "usd_total",
+)
+
+
+#: ``speed``'s engine when --engine is not given (``fit``'s is transformers).
+DEFAULT_ENGINE = "vllm"
+#: Said under ``speed``'s header when --engine was not given.
+SPEED_DEFAULT_ENGINE_NOTE = (
+    f"engine: {DEFAULT_ENGINE} by default (--engine chooses; fit's default is transformers)"
+)
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: no NaN or infinity (None instead), floats rounded to 6 significant digits."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {key: _clean(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(item) for item in value]
+    return value
+
+
+def result_json(estimate: SpeedEstimate) -> dict[str, Any]:
+    data = estimate.model_dump(mode="json")
+    ordered = {key: data.pop(key) for key in RESULT_KEYS}
+    ordered.update(data)
+    cleaned: dict[str, Any] = _clean(ordered)
+    return cleaned
+
+
+def speed_json(
+    request: SpeedRequest,
+    model: dict[str, Any],
+    results: list[SpeedEstimate],
+    not_holding: list[str],
+) -> dict[str, Any]:
+    """The ``speed --json`` document: ``workload``, ``results``, ``not_holding``."""
+    workload = request.model_dump(mode="json")
+    workload.update(model)
+    workload["label"] = request.label
+    return {
+        "workload": _clean(workload),
+        "results": [result_json(item) for item in results],
+        "not_holding": not_holding,
+    }
+
+
+def speed_text(
+    request: SpeedRequest,
+    model: dict[str, Any],
+    results: list[SpeedEstimate],
+    not_holding: list[str],
+    *,
+    engine_chosen: bool = True,
+) -> str:
+    """The human-readable ``speed`` output: a ranked table, then the first result's basis,
+    all fitting the terminal (80 columns when not a terminal). Without ``engine_chosen``
+    a line says the engine is the default (``fit`` defaults to another)."""
+    from gpudesk.cli.textwidth import wrap_paragraph
+
+    name = model.get("model") or model.get("params") or model.get("config")
+    lines = [
+        wrap_paragraph(f"{name}: {request.label}"),
+        wrap_paragraph(str(model["shape"]), indent="  "),
+    ]
+    if not engine_chosen and request.mode.value != "train":
+        lines.append(wrap_paragraph(SPEED_DEFAULT_ENGINE_NOTE, indent="  "))
+    lines.append("")
+    lines.extend(_table_lines(request, results))
+    lines.extend(_basis_lines(results))
+    lines.extend(_offload_lines(results))
+    if not_holding:
+        lines.append("")
+        lines.append(wrap_paragraph("Not holding the workload: " + ", ".join(not_holding)))
+    return "\n".join(lines)
+
+
+def _table_lines(request: SpeedRequest, results: list[SpeedEstimate]) -> list[str]:
+    """The ranked table (training has per-GPU figures and, with --tokens, the run)."""
+    from gpudesk.cli.textwidth import terminal_table
+
+    train = request.mode.value == "train"
+    headers = ["GPU", "GPUs", "tokens/s", "range", "limit", "$/1M tok"]
+    if train:
+        headers = ["GPU", "GPUs", "tokens/s", "per GPU", "range", "$/1M tok"]
+        if request.tokens:
+            headers += ["run time", "$ per run"]
+    else:
+        headers.append("TTFT")
+    rows = [
+        _train_row(item, with_run=bool(request.tokens)) if train else _inference_row(item)
+        for item in results
+    ]
+    if not rows:
+        return ["No catalog GPU holds this workload."]
+    right = {1, 2, 3, 5, 6, 7} if train else {1, 2, 5, 6}
+    return terminal_table(headers, rows, right_aligned=right).splitlines()
+
+
+def _range_text(item: SpeedEstimate) -> str:
+    return f"{figure_text(item.low)}-{figure_text(item.high)}"
+
+
+def _train_row(item: SpeedEstimate, *, with_run: bool) -> list[str]:
+    cells = [
+        item.gpu_id,
+        f"{item.count:,}",
+        figure_text(item.tokens_per_s),
+        figure_text(item.tokens_per_s_per_gpu),
+        _range_text(item),
+        usd_text(item.usd_per_million_tokens),
+    ]
+    if with_run:
+        cells += [duration_text(item.time_s), usd_text(item.usd_total)]
+    return cells
+
+
+def _inference_row(item: SpeedEstimate) -> list[str]:
+    ttft = item.time_to_first_token_s
+    return [
+        item.gpu_id,
+        f"{item.count:,}",
+        figure_text(item.tokens_per_s),
+        _range_text(item),
+        item.limited_by,
+        usd_text(item.usd_per_million_tokens),
+        "n/a" if ttft is None else f"{ttft * 1000:,.0f} ms",
+    ]
+
+
+def _basis_lines(results: list[SpeedEstimate]) -> list[str]:
+    """The first result's basis, calibration and cost."""
+    from gpudesk.cli.textwidth import wrap_paragraph
+
+    if not results:
+        return []
+    first = results[0]
+    lines = [
+        "",
+        wrap_paragraph(
+            f"{first.gpu_id}: {first.basis}. "
+            f"Bound {figure_text(first.bound_tokens_per_s)} tokens/s "
+            f"(estimate = {first.efficiency:.0%} of it)."
+        ),
+    ]
+    if first.calibrated:
+        lines.append(wrap_paragraph(f"Calibrated: {first.calibrated}"))
+    if first.cost_basis:
+        lines.append(wrap_paragraph(f"Cost: {first.cost_basis}"))
+    return lines
+
+
+def _offload_lines(results: list[SpeedEstimate]) -> list[str]:
+    from gpudesk.cli.textwidth import wrap_paragraph
+
+    offloaded = [item for item in results if item.offload is not None]
+    if not offloaded:
+        return []
+    lines = ["", "Partial offload (llama.cpp, one GPU; the rest runs on the CPU):"]
+    for item in offloaded:
+        assert item.offload is not None
+        lines.append(
+            wrap_paragraph(
+                f"{item.gpu_id}: {item.offload.words}", indent="  ", subsequent_indent="    "
+            )
+        )
+    return lines
