@@ -119,20 +119,75 @@ def _store_call(action: Any) -> Any:
 
 def run_import(args: argparse.Namespace) -> int:
     from gpudesk.catalog.query import NameLookupError, find_entry
-    from gpudesk.measurements.file_import import ImportFileError, ImportHints, parse_file
+    from gpudesk.measurements.file_import import ImportHints
 
     catalog = load_catalog_for(args)
-    gpu_id = None
-    if args.gpu is not None:
-        if args.gpu.strip().lower() == "cpu":
-            gpu_id = "cpu"
-        else:
-            try:
-                gpu_id = find_entry(catalog.entries, args.gpu).id
-            except NameLookupError as exc:
-                raise CliError(f"--gpu: {exc}", EXIT_USAGE) from exc
+    gpu_id = _import_gpu_id(args, catalog)
     if args.count is not None and not 1 <= args.count <= 100_000:
         raise CliError("--count must be 1 to 100,000", EXIT_USAGE)
+    model_file, shape, model_name = _import_model(args)
+
+    def resolve(name: str) -> str | None:
+        try:
+            return find_entry(catalog.entries, name).id
+        except NameLookupError:
+            return None
+
+    hints = ImportHints(
+        gpu_id=gpu_id,
+        count=args.count,
+        model=model_name,
+        model_file=model_file.path if model_file else None,
+        quant=args.quant or (model_file.quant.value if model_file and model_file.quant else None),
+        backend=args.backend,
+        resolve_gpu=resolve,
+        shape_given=shape is not None,
+    )
+    files, rows = _parse_files(args.files, hints, shape, model_file, catalog.entries)
+    added, duplicates = _store_call(lambda: _store().add(rows)) if rows else (0, 0)
+    document = {
+        "files": files,
+        "added": added,
+        "already_stored": duplicates,
+        "database": str(_store().path),
+    }
+    if args.json:
+        from gpudesk.cli.common import print_json
+
+        print_json(document)
+    else:
+        print(_import_text(files))
+        print(f"Added {added}, already stored {duplicates} ({document['database']}).")
+    if not rows:
+        errors = [item for item in files if "error" in item]
+        if len(files) == 1 and errors:  # one file: its reason, in the one line on stderr
+            raise CliError(
+                f"nothing could be imported: {errors[0]['file']} {errors[0]['error']}", EXIT_USAGE
+            )
+        raise CliError(
+            "nothing could be imported" + (": see the reasons above" if not args.json else ""),
+            EXIT_USAGE,
+        )
+    return EXIT_OK
+
+
+def _import_gpu_id(args: argparse.Namespace, catalog: Any) -> str | None:
+    """``--gpu``'s catalog id ('cpu' for the CPU), or None when not given."""
+    from gpudesk.catalog.query import NameLookupError, find_entry
+
+    if args.gpu is None:
+        return None
+    if args.gpu.strip().lower() == "cpu":
+        return "cpu"
+    try:
+        return find_entry(catalog.entries, args.gpu).id
+    except NameLookupError as exc:
+        raise CliError(f"--gpu: {exc}", EXIT_USAGE) from exc
+
+
+def _import_model(args: argparse.Namespace) -> tuple[Any, Any, str | None]:
+    """The model file (``--gguf``), the shape (``--gguf`` or ``--config``) and the model's
+    name the rows are stored under."""
     model_file = None
     shape = None
     model_name = args.model
@@ -152,32 +207,25 @@ def run_import(args: argparse.Namespace) -> int:
         except PlanningInputError as exc:
             raise CliError(f"--config {exc}", EXIT_USAGE) from exc
         model_name = str(args.config)
+    return model_file, shape, model_name
 
-    def resolve(name: str) -> str | None:
-        try:
-            return find_entry(catalog.entries, name).id
-        except NameLookupError:
-            return None
 
-    hints = ImportHints(
-        gpu_id=gpu_id,
-        count=args.count,
-        model=model_name,
-        model_file=model_file.path if model_file else None,
-        quant=args.quant or (model_file.quant.value if model_file and model_file.quant else None),
-        backend=args.backend,
-        resolve_gpu=resolve,
-        shape_given=shape is not None,
-    )
+def _parse_files(
+    paths: list[Path], hints: Any, shape: Any, model_file: Any, entries: Any
+) -> tuple[list[dict[str, Any]], list[Measurement]]:
+    """Each file's summary (its format and rows, or why it was refused) and the rows of
+    them all, each with its estimate."""
+    from gpudesk.measurements.file_import import ImportFileError, parse_file
+
     files: list[dict[str, Any]] = []
     rows: list[Measurement] = []
-    for path in args.files:
+    for path in paths:
         try:
             result = parse_file(path, hints)
         except ImportFileError as exc:
             files.append({"file": str(path), "error": exc.reason, "rows": 0, "refused": []})
             continue
-        placed = [_with_estimate(row, shape, model_file, catalog.entries) for row in result.rows]
+        placed = [_with_estimate(row, shape, model_file, entries) for row in result.rows]
         rows.extend(placed)
         files.append(
             {
@@ -188,43 +236,26 @@ def run_import(args: argparse.Namespace) -> int:
                 "models_placed": result.placed,
             }
         )
-    added, duplicates = _store_call(lambda: _store().add(rows)) if rows else (0, 0)
-    document = {
-        "files": files,
-        "added": added,
-        "already_stored": duplicates,
-        "database": str(_store().path),
-    }
-    if args.json:
-        from gpudesk.cli.common import print_json
+    return files, rows
 
-        print_json(document)
-    else:
-        for item in files:
-            if "error" in item:
-                print(f"{item['file']}: {item['error']}")
-                continue
-            print(f"{item['file']}: {item['format']}, {item['rows']} measurement(s)")
-            for how in item["models_placed"]:
-                print(textwrap.fill(how, 80, initial_indent="  model: ", subsequent_indent="    "))
-            for reason in item["refused"]:
-                print(
-                    textwrap.fill(
-                        reason, 80, initial_indent="  refused: ", subsequent_indent="    "
-                    )
-                )
-        print(f"Added {added}, already stored {duplicates} ({document['database']}).")
-    if not rows:
-        errors = [item for item in files if "error" in item]
-        if len(files) == 1 and errors:  # one file: its reason, in the one line on stderr
-            raise CliError(
-                f"nothing could be imported: {errors[0]['file']} {errors[0]['error']}", EXIT_USAGE
+
+def _import_text(files: list[dict[str, Any]]) -> str:
+    """Each file: its format and rows (or why it was refused), models placed, rows refused."""
+    lines: list[str] = []
+    for item in files:
+        if "error" in item:
+            lines.append(f"{item['file']}: {item['error']}")
+            continue
+        lines.append(f"{item['file']}: {item['format']}, {item['rows']} measurement(s)")
+        for how in item["models_placed"]:
+            lines.append(
+                textwrap.fill(how, 80, initial_indent="  model: ", subsequent_indent="    ")
             )
-        raise CliError(
-            "nothing could be imported" + (": see the reasons above" if not args.json else ""),
-            EXIT_USAGE,
-        )
-    return EXIT_OK
+        for reason in item["refused"]:
+            lines.append(
+                textwrap.fill(reason, 80, initial_indent="  refused: ", subsequent_indent="    ")
+            )
+    return "\n".join(lines)
 
 
 def _with_estimate(row: Measurement, shape: Any, model_file: Any, entries: Any) -> Measurement:
