@@ -26,6 +26,7 @@ from gpudesk.cli.common import (
     path_argument,
     write_output,
 )
+from gpudesk.cli.flag_tables import Flag, add_flags
 from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
 
 if TYPE_CHECKING:
@@ -43,91 +44,119 @@ def _timeout(text: str) -> float:
     return value
 
 
+FLEET_DESCRIPTION = (
+    "Survey every node of a running Ray cluster (or, with --slurm, a Slurm "
+    "cluster) with GPUDesk's own detection (and the quick benchmark), and find the "
+    "GPUs that stand out from their siblings. Ray needs pip install "
+    "'.[fleet]' from the GPUDesk checkout; Slurm needs only srun and scontrol."
+)
+SURVEY_DESCRIPTION = (
+    "Run one task per alive node, pinned to it, with GPUDesk's detection and, with "
+    "--bench quick, the quick benchmark on each GPU (the CPU on nodes without one). "
+    "With --slurm: one srun step, one task per node, and what Slurm declares "
+    "(GRES, features, memory) checked against what each node has. "
+    "A progress line per node goes to stderr. Exit 0 every node answered, 1 a node "
+    "failed or its detection was refused (results still written), 2 bad usage, "
+    "3 no cluster reachable."
+)
+SURVEY_FLAGS: tuple[Flag, ...] = (
+    (
+        ("--slurm",),
+        {
+            "action": "store_true",
+            "help": "survey the Slurm cluster this machine submits to (srun, scontrol) "
+            "instead of Ray",
+        },
+    ),
+    (
+        ("--partition",),
+        {
+            "metavar": "P",
+            "help": "with --slurm: only the nodes of partition P (the step runs there)",
+        },
+    ),
+    (
+        ("--nodelist",),
+        {
+            "metavar": "LIST",
+            "help": "with --slurm: only these nodes, as Slurm writes them (n[1-3],gpu7); "
+            "inside a job, its own nodes by default",
+        },
+    ),
+    (
+        ("--address",),
+        {
+            "default": "auto",
+            "metavar": "ADDR",
+            "help": "the cluster: auto (default; RAY_ADDRESS or the local cluster), "
+            "HOST:PORT, or ray://HOST:PORT",
+        },
+    ),
+    (
+        ("--bench",),
+        {
+            "choices": ("none", "quick"),
+            "default": "none",
+            "help": "none (default): detection only; quick: also the quick benchmark on every GPU",
+        },
+    ),
+    (
+        ("--timeout",),
+        {
+            "type": _timeout,
+            "default": 300.0,
+            "metavar": "S",
+            "help": "seconds each node may take before it is reported as failed (default "
+            "300; with --slurm the whole step, queue time included)",
+        },
+    ),
+    (("--json",), {"action": "store_true", "help": "print the survey as JSON"}),
+    (
+        ("--out",),
+        {
+            "type": path_argument,
+            "metavar": "FILE",
+            "help": "also write the survey JSON to FILE (atomically)",
+        },
+    ),
+    (
+        ("--ship-code",),
+        {
+            "action": "store_true",
+            "help": "send this GPUDesk to the nodes with Ray's runtime environment "
+            "(instead of the one installed there)",
+        },
+    ),
+)
+SHOW_DESCRIPTION = (
+    "Print the inventory and outliers of a survey file written by "
+    "`gpudesk fleet survey --out FILE` (or --json). Exit 0, or 2 for an unreadable file."
+)
+SHOW_ARGUMENTS: tuple[Flag, ...] = (
+    (("file",), {"type": path_argument, "metavar": "FILE", "help": "the survey JSON file"}),
+    (("--json",), {"action": "store_true", "help": "print the survey as JSON"}),
+)
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``fleet`` (with ``survey`` and ``show``) to ``subparsers``."""
     parser = subparsers.add_parser(
         "fleet",
         help="survey the GPUs of a Ray or Slurm cluster, node by node",
-        description=(
-            "Survey every node of a running Ray cluster (or, with --slurm, a Slurm "
-            "cluster) with GPUDesk's own detection (and the quick benchmark), and find the "
-            "GPUs that stand out from their siblings. Ray needs pip install "
-            "'.[fleet]' from the GPUDesk checkout; Slurm needs only srun and scontrol."
-        ),
+        description=FLEET_DESCRIPTION,
     )
     commands = parser.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True)
     survey = commands.add_parser(
-        "survey",
-        help="survey a running Ray or Slurm cluster",
-        description=(
-            "Run one task per alive node, pinned to it, with GPUDesk's detection and, with "
-            "--bench quick, the quick benchmark on each GPU (the CPU on nodes without one). "
-            "With --slurm: one srun step, one task per node, and what Slurm declares "
-            "(GRES, features, memory) checked against what each node has. "
-            "A progress line per node goes to stderr. Exit 0 every node answered, 1 a node "
-            "failed or its detection was refused (results still written), 2 bad usage, "
-            "3 no cluster reachable."
-        ),
+        "survey", help="survey a running Ray or Slurm cluster", description=SURVEY_DESCRIPTION
     )
-    survey.add_argument(
-        "--slurm",
-        action="store_true",
-        help="survey the Slurm cluster this machine submits to (srun, scontrol) instead of Ray",
-    )
-    survey.add_argument(
-        "--partition",
-        metavar="P",
-        help="with --slurm: only the nodes of partition P (the step runs there)",
-    )
-    survey.add_argument(
-        "--nodelist",
-        metavar="LIST",
-        help="with --slurm: only these nodes, as Slurm writes them (n[1-3],gpu7); "
-        "inside a job, its own nodes by default",
-    )
-    survey.add_argument(
-        "--address",
-        default="auto",
-        metavar="ADDR",
-        help="the cluster: auto (default; RAY_ADDRESS or the local cluster), HOST:PORT, "
-        "or ray://HOST:PORT",
-    )
-    survey.add_argument(
-        "--bench",
-        choices=("none", "quick"),
-        default="none",
-        help="none (default): detection only; quick: also the quick benchmark on every GPU",
-    )
-    survey.add_argument(
-        "--timeout",
-        type=_timeout,
-        default=300.0,
-        metavar="S",
-        help="seconds each node may take before it is reported as failed (default 300; "
-        "with --slurm the whole step, queue time included)",
-    )
-    survey.add_argument("--json", action="store_true", help="print the survey as JSON")
-    survey.add_argument(
-        "--out",
-        type=path_argument,
-        metavar="FILE",
-        help="also write the survey JSON to FILE (atomically)",
-    )
-    survey.add_argument(
-        "--ship-code",
-        action="store_true",
-        help="send this GPUDesk to the nodes with Ray's runtime environment "
-        "(instead of the one installed there)",
-    )
+    add_flags(survey, SURVEY_FLAGS)
     survey.set_defaults(handler=run_survey)
     show = commands.add_parser(
         "show",
         help="the inventory and outliers of a saved survey",
-        description="Print the inventory and outliers of a survey file written by "
-        "`gpudesk fleet survey --out FILE` (or --json). Exit 0, or 2 for an unreadable file.",
+        description=SHOW_DESCRIPTION,
     )
-    show.add_argument("file", type=path_argument, metavar="FILE", help="the survey JSON file")
-    show.add_argument("--json", action="store_true", help="print the survey as JSON")
+    add_flags(show, SHOW_ARGUMENTS)
     show.set_defaults(handler=run_show)
 
 
