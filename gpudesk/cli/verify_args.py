@@ -70,14 +70,15 @@ def run_verify(
     """Measure the first result's workload here; None without ``--verify``."""
     if not getattr(args, "verify", False):
         return None
-    from gpudesk.measurements.verify_here import (
-        VerifyError,
-        VerifySettings,
-        llama_cpp_version,
-        run_llama_cpp,
-        write_random_gguf,
-    )
+    _check_verify_flags(args, request, results)
+    if args.engine == "vllm":
+        return _run_verify_vllm(args, request, results, model)
+    _check_llama_cpp_flags(args)
+    return _run_verify_llama_cpp(args, request, results, model)
 
+
+def _check_verify_flags(args: argparse.Namespace, request: Any, results: list[Any]) -> None:
+    """What ``--verify`` measures (llama.cpp or vLLM, decode or prefill, one GPU)."""
     if args.engine not in ("llama.cpp", "vllm"):
         raise CliError(
             "--verify measures llama.cpp or vLLM: give --engine llama.cpp or vllm", EXIT_USAGE
@@ -88,8 +89,13 @@ def run_verify(
         raise CliError("--verify needs one --gpu: this machine's (or cpu)", EXIT_USAGE)
     if not 1 <= args.verify_time_limit <= 86_400:
         raise CliError("--verify-time-limit must be 1 to 86,400 seconds", EXIT_USAGE)
-    if args.engine == "vllm":
-        return _run_verify_vllm(args, request, results, model)
+
+
+def _check_llama_cpp_flags(args: argparse.Namespace) -> None:
+    """llama.cpp's own: the random file's size, the threads, a GGUF's tokenizer, and
+    llama-cpp-python installed."""
+    from gpudesk.measurements.verify_here import llama_cpp_version
+
     if not 0.001 <= args.max_file_gb <= 10_000:
         raise CliError("--max-file-gb must be from 0.001 to 10,000", EXIT_USAGE)
     if args.threads is not None and not 1 <= args.threads <= 1024:
@@ -109,6 +115,19 @@ def run_verify(
             "checkout (a source build of llama.cpp where no wheel fits)",
             EXIT_USAGE,
         )
+
+
+def _run_verify_llama_cpp(
+    args: argparse.Namespace, request: Any, results: list[Any], model: dict[str, Any]
+) -> dict[str, Any]:
+    """Measure with llama-cpp-python: the model's GGUF, or random weights of its shape."""
+    from gpudesk.measurements.verify_here import (
+        VerifyError,
+        VerifySettings,
+        run_llama_cpp,
+        write_random_gguf,
+    )
+
     estimate = results[0]
     backend = getattr(args, "backend", None)
     on_cpu = estimate.gpu_id == CPU_ID or backend == "cpu"
