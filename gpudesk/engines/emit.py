@@ -8,6 +8,7 @@ vLLM or SGLang would log it, the command that checks it, and notes on what it as
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from gpudesk.engines.launch import (
@@ -68,46 +69,33 @@ def launch_document(
     notes: list[str] = []
     kv_pool: dict[str, Any] | None = None
     if engine == "vllm":
-
-        def pool_for(max_model_len: int, era: VllmEra = VllmEra.V1) -> VllmKvPool:
-            return vllm_kv_pool(
-                shape,
-                weights_bytes,
-                nvidia_smi_total_bytes=usable.runtime_total_bytes,
-                tensor_parallel=tensor_parallel,
-                utilisation=utilisation,
-                max_model_len=max_model_len,
-                kv_dtype_bytes=kv_dtype_bytes,
-                gpu_name=entry.name,
-                sampler_seqs=max_num_seqs,
-                nvlink=nvlink,
-                era=era,
-            )
-
+        pool_for = partial(
+            vllm_kv_pool,
+            shape,
+            weights_bytes,
+            nvidia_smi_total_bytes=usable.runtime_total_bytes,
+            tensor_parallel=tensor_parallel,
+            utilisation=utilisation,
+            kv_dtype_bytes=kv_dtype_bytes,
+            gpu_name=entry.name,
+            sampler_seqs=max_num_seqs,
+            nvlink=nvlink,
+        )
         pool, length = _vllm_pool(pool_for, engine, tensor_parallel, entry.id, length, notes)
         kv_pool = _vllm_pool_json(pool, pool_for, tensor_parallel, nvlink, notes)
     elif engine == "sglang":
-
-        def sglang_for(max_model_len: int) -> SglangKvPool:
-            return predicted_sglang_pool(
-                shape,
-                weights_bytes,
-                nvidia_smi_total_bytes=usable.runtime_total_bytes,
-                tensor_parallel=tensor_parallel,
-                mem_fraction_static=utilisation,
-                kv_dtype_bytes=kv_dtype_bytes,
-                max_model_len=max_model_len,
-            )
-
-        sglang_pool, length = _sglang_pool(
-            sglang_for, engine, tensor_parallel, entry.id, length, notes
+        sglang_for = partial(
+            predicted_sglang_pool,
+            shape,
+            weights_bytes,
+            nvidia_smi_total_bytes=usable.runtime_total_bytes,
+            tensor_parallel=tensor_parallel,
+            mem_fraction_static=utilisation,
+            kv_dtype_bytes=kv_dtype_bytes,
         )
-        if tensor_parallel > 1 and nvlink:
-            notes.append(
-                "with tensor parallelism over NVLink SGLang's custom all-reduce buffers come "
-                "out of the free memory before the weights load; no published log gave that "
-                "figure, so the pool may be smaller than this"
-            )
+        sglang_pool, length = _sglang_pool(
+            sglang_for, engine, tensor_parallel, entry.id, length, notes, nvlink=nvlink
+        )
         kv_pool = _sglang_pool_json(sglang_pool, usable.runtime_total_bytes)
     check_printable(engine, model_ref)
     plan = LaunchPlan(
@@ -124,21 +112,26 @@ def launch_document(
         layers=shape.layers,
         cpu_moe=cpu_moe,
     )
-    document: dict[str, Any] = {
-        "engine": engine,
-        "gpu_id": entry.id,
-        "tensor_parallel": tensor_parallel,
-        "command": COMMANDS[engine](plan),
-        "check": verify_command(plan, entry.id),
-        "notes": notes,
-    }
+    document = _command_document(plan, entry.id, notes)
     if kv_pool is not None:
         document["kv_pool"] = kv_pool
     return document
 
 
+def _command_document(plan: LaunchPlan, gpu_id: str, notes: list[str]) -> dict[str, Any]:
+    """The document's command, the check and the notes (the KV pool is added after)."""
+    return {
+        "engine": plan.engine,
+        "gpu_id": gpu_id,
+        "tensor_parallel": plan.tensor_parallel,
+        "command": COMMANDS[plan.engine](plan),
+        "check": verify_command(plan, gpu_id),
+        "notes": notes,
+    }
+
+
 def _vllm_pool(
-    pool_for: Callable[[int], VllmKvPool],
+    pool_for: Callable[..., VllmKvPool],
     engine: str,
     tensor_parallel: int,
     gpu_id: str,
@@ -146,7 +139,7 @@ def _vllm_pool(
     notes: list[str],
 ) -> tuple[VllmKvPool, int]:
     """vLLM's pool at ``length``, or at the longest context that fits it (and a note)."""
-    pool = pool_for(length)
+    pool = pool_for(max_model_len=length)
     check_room(engine, tensor_parallel, gpu_id, pool.tokens, pool.working())
     if pool.tokens < length:
         fitted = fitted_length(pool.tokens)
@@ -155,20 +148,23 @@ def _vllm_pool(
             f"pool: vLLM would refuse to start, so --max-model-len is {fitted:,}"
         )
         length = fitted
-        pool = pool_for(length)
+        pool = pool_for(max_model_len=length)
     return pool, length
 
 
 def _sglang_pool(
-    sglang_for: Callable[[int], SglangKvPool],
+    sglang_for: Callable[..., SglangKvPool],
     engine: str,
     tensor_parallel: int,
     gpu_id: str,
     length: int,
     notes: list[str],
+    *,
+    nvlink: bool,
 ) -> tuple[SglangKvPool, int]:
-    """SGLang's pool at ``length``, or at the longest context that fits it (and a note)."""
-    sglang_pool = sglang_for(length)
+    """SGLang's pool at ``length``, or at the longest context that fits it (and a note);
+    with tensor parallelism over NVLink, a note on its all-reduce buffers."""
+    sglang_pool = sglang_for(max_model_len=length)
     check_room(engine, tensor_parallel, gpu_id, sglang_pool.tokens, sglang_pool.working())
     if sglang_pool.tokens < length:
         fitted = fitted_length(sglang_pool.tokens)
@@ -178,20 +174,26 @@ def _sglang_pool(
             f"so --context-length is {fitted:,}"
         )
         length = fitted
-        sglang_pool = sglang_for(length)
+        sglang_pool = sglang_for(max_model_len=length)
+    if tensor_parallel > 1 and nvlink:
+        notes.append(
+            "with tensor parallelism over NVLink SGLang's custom all-reduce buffers come "
+            "out of the free memory before the weights load; no published log gave that "
+            "figure, so the pool may be smaller than this"
+        )
     return sglang_pool, length
 
 
 def _vllm_pool_json(
     pool: VllmKvPool,
-    pool_for: Callable[[int, VllmEra], VllmKvPool],
+    pool_for: Callable[..., VllmKvPool],
     tensor_parallel: int,
     nvlink: bool,
     notes: list[str],
 ) -> dict[str, Any]:
     """vLLM's ``kv_pool``; the notes on vLLM 0.17-0.20 and tensor parallelism go to
     ``notes``."""
-    pool_0_17 = pool_for(pool.max_model_len, VllmEra.V1_0_17)
+    pool_0_17 = pool_for(max_model_len=pool.max_model_len, era=VllmEra.V1_0_17)
     notes.append(
         f"the pool is vLLM 0.21's and later (its CUDA graph estimate, "
         f"{pool.cuda_graph_bytes / 2**30:.2f} GiB, comes off the pool); vLLM 0.17-0.20 "
