@@ -7,9 +7,11 @@ modules that import Qt are not collected and tests that ask for ``qtbot`` or
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -142,6 +144,18 @@ def _isolated_user_data(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     yield
+
+
+@pytest.fixture
+def pids(tmp_path: Path) -> Iterator[Path]:
+    """A file fake tools append their PIDs to; every PID in it is killed after the test
+    (tests/stray_processes.py checks they are gone)."""
+    path = tmp_path / "pids"
+    path.touch()
+    yield path
+    for word in path.read_text().split():
+        with contextlib.suppress(OSError):
+            os.kill(int(word), signal.SIGKILL)
 
 
 @pytest.fixture(autouse=True)

@@ -10,50 +10,20 @@ by PID.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import fake_nvml_lib as fake
 import pytest
 from fake_nvidia_smi import AGREEING, write_fake_nvidia_smi
+from stray_processes import all_gone
 
 from gpudesk.health import doctor
 
 #: The issue's bound for `doctor --skip-bench` with a stuck tool.
 DOCTOR_BOUND_S = 30.0
-
-
-@pytest.fixture
-def pids(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "pids"
-    path.touch()
-    yield path
-    for word in path.read_text().split():
-        with contextlib.suppress(OSError):
-            os.kill(int(word), signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in "ZX"
-
-
-def _all_gone(path: Path) -> bool:
-    deadline = time.monotonic() + 5
-    while any(_alive(int(word)) for word in path.read_text().split()):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def _fake_smi(folder: Path, body: str) -> Path:
@@ -97,7 +67,7 @@ def test_a_hanging_nvidia_smi_is_an_error_finding_within_30_s(
     assert "nvidia_smi: nvidia-smi did not answer" in stderr
     # NVML still answered: both GPUs are in the report, without agreement to show.
     assert len(report["gpus"]) == 2
-    assert _all_gone(pids)
+    assert all_gone(pids)
 
 
 def test_an_answer_with_a_child_left_holding_stdout_is_used(tmp_path: Path, pids: Path) -> None:
@@ -110,7 +80,7 @@ def test_an_answer_with_a_child_left_holding_stdout_is_used(tmp_path: Path, pids
     assert all(field["match"] for gpu in report["gpus"] for field in gpu["agreement"].values())
     (finding,) = [f for f in report["findings"] if f["check"] == "nvidia_smi"]
     assert finding["severity"] == "warning" and "left a process" in finding["message"]
-    assert _all_gone(pids)
+    assert all_gone(pids)
 
 
 def test_a_hanging_nvml_is_an_error_finding_within_30_s(tmp_path: Path) -> None:

@@ -9,15 +9,13 @@ tests (tests/cli/test_cli_doctor_stuck.py, tests/fleet/test_fleet_slurm_stuck.py
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from stray_processes import all_gone
 
 from gpudesk import _gpucheck
 from gpudesk.catalog import skypilot_git
@@ -28,33 +26,6 @@ from gpudesk.health import doctor
 BOUND_S = 10.0
 #: Sleeps in the foreground, with a child in the background holding stdout too.
 HANG = "echo $$ >> {pids}; sleep 600 & echo $! >> {pids}; exec sleep 600"
-
-
-@pytest.fixture
-def pids(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "pids"
-    path.touch()
-    yield path
-    for word in path.read_text().split():
-        with contextlib.suppress(OSError):
-            os.kill(int(word), signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in "ZX"
-
-
-def _all_gone(path: Path) -> bool:
-    deadline = time.monotonic() + 5
-    while any(_alive(int(word)) for word in path.read_text().split()):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return bool(path.read_text().split())  # the fake did run
 
 
 def _fake(folder: Path, name: str, body: str) -> Path:
@@ -77,7 +48,7 @@ def test_nvidia_smi_that_hangs(tmp_path: Path, pids: Path) -> None:
     ):
         doctor.run_nvidia_smi(smi, timeout_s=1)
     assert time.monotonic() - started < BOUND_S
-    assert _all_gone(pids)
+    assert all_gone(pids)
 
 
 def test_system_profiler_that_hangs(
@@ -88,13 +59,13 @@ def test_system_profiler_that_hangs(
     started = time.monotonic()
     assert apple.run_command([str(profiler), "-json", "SPDisplaysDataType"]) is None
     assert time.monotonic() - started < BOUND_S
-    assert _all_gone(pids)
+    assert all_gone(pids)
     # One that answers but leaves a child holding its output: the answer counts.
     answering = _fake(
         tmp_path / "bin", "sysctl", f"sleep 600 & echo $! >> {pids}; echo 'macOS 15.1'"
     )
     assert apple.run_command([str(answering)]) == "macOS 15.1\n"
-    assert _all_gone(pids)
+    assert all_gone(pids)
 
 
 def test_git_that_hangs(tmp_path: Path, pids: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,7 +76,7 @@ def test_git_that_hangs(tmp_path: Path, pids: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(skypilot_git.GitSourceError, match=r"^git ls-tree took longer than 1 s$"):
         skypilot_git.newest_vms_paths(tmp_path, "0123456789abcdef")
     assert time.monotonic() - started < BOUND_S
-    assert _all_gone(pids)
+    assert all_gone(pids)
 
 
 def test_git_that_fails_keeps_its_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,7 +96,7 @@ def test_scontrol_that_hangs(tmp_path: Path, pids: Path, monkeypatch: pytest.Mon
     with pytest.raises(slurm.SlurmUnavailableError, match="gave no answer within 1 s"):
         slurm.check_controller(timeout_s=1)
     assert time.monotonic() - started < BOUND_S
-    assert _all_gone(pids)
+    assert all_gone(pids)
 
 
 def test_a_gpucheck_step_that_hangs(
@@ -138,4 +109,4 @@ def test_a_gpucheck_step_that_hangs(
     step = _gpucheck._gpudesk(["doctor", "--json"], timeout_s=1)
     assert time.monotonic() - started < BOUND_S
     assert step == {"exit": None, "seconds": 1, "error": "no answer in 1 s"}
-    assert _all_gone(pids)
+    assert all_gone(pids)

@@ -9,11 +9,9 @@ PIDs it starts, and any still alive at the end is killed by PID.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -24,12 +22,17 @@ from typing import Any
 import fake_nvml_lib
 import pytest
 from slurm_cluster import SlurmCluster, missing_programs, start_cluster
+from stray_processes import all_gone
 
-pytestmark = pytest.mark.skipif(
-    bool(missing_programs()) or os.geteuid() != 0,
-    reason=f"needs Slurm and munge ({', '.join(missing_programs()) or 'installed'}) "
-    "and root (the test cluster runs SlurmUser=root); .ci/run installs them",
-)
+pytestmark = [
+    # Slurm clusters share munged and the host: one worker runs them in turn (.ci/run)
+    pytest.mark.xdist_group("slurm"),
+    pytest.mark.skipif(
+        bool(missing_programs()) or os.geteuid() != 0,
+        reason=f"needs Slurm and munge ({', '.join(missing_programs()) or 'installed'}) "
+        "and root (the test cluster runs SlurmUser=root); .ci/run installs them",
+    ),
+]
 
 #: The issue's bound for `--timeout 10`.
 SURVEY_BOUND_S = 20.0
@@ -40,33 +43,6 @@ def cluster() -> Iterator[SlurmCluster]:
     started = start_cluster(fake_nvml_lib.environment())
     yield started
     started.close()
-
-
-@pytest.fixture
-def pids(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "pids"
-    path.touch()
-    yield path
-    for word in path.read_text().split():
-        with contextlib.suppress(OSError):
-            os.kill(int(word), signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in "ZX"
-
-
-def _all_gone(path: Path) -> bool:
-    deadline = time.monotonic() + 5
-    while any(_alive(int(word)) for word in path.read_text().split()):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def _survey_with_wrapper(
@@ -108,7 +84,7 @@ def test_an_srun_whose_child_holds_its_output_ends_the_survey_in_time(
     by_name = _rows(document)
     assert sorted(by_name) == ["n1", "n2", "n3"]
     assert all(row["error"] is None and row["detection"]["gpus"] for row in by_name.values())
-    assert _all_gone(pids)  # the child srun left behind was stopped with its group
+    assert all_gone(pids)  # the child srun left behind was stopped with its group
 
 
 def test_a_wrapper_that_hangs_and_ignores_sigterm_is_stopped_at_the_timeout(
@@ -126,7 +102,7 @@ def test_a_wrapper_that_hangs_and_ignores_sigterm_is_stopped_at_the_timeout(
     by_name = _rows(document)
     assert all(row["error"] is None for row in by_name.values()), stderr
     assert code == 0, stderr
-    assert _all_gone(pids)
+    assert all_gone(pids)
 
 
 def test_an_srun_that_never_answers_gives_error_rows_at_the_timeout(
@@ -140,4 +116,4 @@ def test_an_srun_that_never_answers_gives_error_rows_at_the_timeout(
     assert errors == dict.fromkeys(
         ("n1", "n2", "n3"), "no answer within 10 s (its task never started)"
     )
-    assert _all_gone(pids)
+    assert all_gone(pids)
