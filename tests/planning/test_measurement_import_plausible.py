@@ -141,10 +141,21 @@ def test_the_cli_names_the_field_and_stores_nothing_from_a_refused_file(
     assert [stored.measurement.tokens_per_s for stored in MeasurementStore().rows()] == [250.0]
 
 
+def test_an_infinite_figure_makes_the_file_no_json_and_stores_nothing(tmp_path: Path) -> None:
+    # Found by the property below: json.dumps writes Infinity, which no JSON reader takes.
+    path = tmp_path / "m.json"
+    path.write_text(_export(_row(), _row(tokens_per_s=math.inf)), "utf-8")
+    store = MeasurementStore(tmp_path / "m.sqlite")
+    with pytest.raises(ImportFileError, match="is not valid JSON"):
+        parse_file(path, ImportHints())
+    assert store.rows() == []
+
+
 # -- property ------------------------------------------------------------------------
 
 _FIGURES = st.one_of(
-    st.floats(allow_nan=False),
+    # an infinity makes the file no JSON at all: its own example test below
+    st.floats(allow_nan=False, allow_infinity=False),
     st.integers(),
     st.sampled_from([1e308, 0, -1, 5e-324, 250.0, 1e8, 1.0000001e8, 10**400]),
 )
