@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from ui_catalog_fixtures import small_entries
 
 from gpudesk.catalog.loader import load_catalog
