@@ -123,7 +123,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     marker = item.get_closest_marker("reaches")
     floors = {str(label): int(floor) for label, floor in (marker.kwargs if marker else {}).items()}
     report = os.environ.get("GPUDESK_REACH_REPORT")
-    if report:  # for choosing floors: the counts of this exact source (the seed hashes it)
+    if report:  # for choosing floors (tests/reach.py)
         with open(report, "a", encoding="utf-8") as out:
             out.write(f"{item.nodeid}\t{tally.examples}\t{tally.asserted}\t{tally.labels}\n")
     missing = reach.shortfall(tally, floors)

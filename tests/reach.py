@@ -20,9 +20,10 @@ checks an object is freed after ``del`` keeps it alive when an assert ran in the
 frame before the ``del``. Such a test makes the object in a helper function and gets
 back only a weak reference (``tests/ui/test_worker.py`` does).
 
-The seed hashes the test's source, decorators included: editing a test (or its floors)
-draws other examples. ``GPUDESK_REACH_REPORT=FILE pytest ...`` appends each property
-test's counts to FILE, for setting floors with margin (about half of what it reaches).
+The seed hashes the test function's source (not its decorators or comments): editing
+its body draws other examples, so its floors are checked again after such an edit.
+``GPUDESK_REACH_REPORT=FILE pytest ...`` appends each property test's counts to FILE,
+for setting floors with margin (about half of what it reaches).
 
 Hypothesis runs derandomised (``tests/conftest.py``'s profile), so the counts
 are the same on every run and a floor that holds once holds always.
