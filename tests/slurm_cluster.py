@@ -29,9 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NODES = ("n1", "n2", "n3")
-#: slurmd ports (the issue's layout), used when free; else (another cluster of these
-#: tests is running) free ports are picked, as the controller's always is.
-NODE_PORTS = {"n1": 17001, "n2": 17002, "n3": 17003}
 DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sinfo", "scontrol")
 
 
@@ -44,24 +41,17 @@ def _which(name: str) -> str | None:
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin:/sbin")
 
 
-def _port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def _node_ports() -> dict[str, int]:
-    if all(_port_is_free(port) for port in NODE_PORTS.values()):
-        return dict(NODE_PORTS)
+    """A free port per slurmd, from the kernel's ephemeral range (32768-60999 on Linux):
+    fixed ports such as 17001 sit in Ray's worker range (10002-19999), where a Ray test's
+    leftover worker held them and every slurmd failed to bind."""
     return {node: _free_port() for node in NODES}
 
 
 def _free_port() -> int:
+    # On every address, as slurmd binds; nothing is sent, the probe closes at once.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind(("", 0))
         return int(probe.getsockname()[1])
 
 
@@ -231,7 +221,7 @@ def _write_config(
                 "ClusterName=gpudesk-test",
                 f"SlurmctldHost={host}(127.0.0.1)",
                 f"SlurmctldPort={controller_port}",
-                f"SlurmdPort={NODE_PORTS['n1']}",
+                f"SlurmdPort={min(node_ports.values())}",
                 "SlurmUser=root",
                 "SlurmdUser=root",
                 "AuthType=auth/munge",

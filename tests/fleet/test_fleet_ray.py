@@ -25,8 +25,8 @@ from gpudesk.fleet.survey import ClusterUnreachableError, survey
 
 # Quick benchmarks on several nodes of one small machine, one after another:
 # minutes on a loaded machine, past the suite's default 120 s per test.
-# A local Ray cluster per module: one worker runs them in turn (.ci/run, pytest-xdist)
-pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("ray")]
+# Local clusters (Ray, Slurm) run on one xdist worker in turn: their ports would collide
+pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("local_clusters")]
 
 LOOPBACK_ENV = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",

@@ -25,8 +25,9 @@ from slurm_cluster import SlurmCluster, missing_programs, start_cluster
 from stray_processes import all_gone
 
 pytestmark = [
-    # Slurm clusters share munged and the host: one worker runs them in turn (.ci/run)
-    pytest.mark.xdist_group("slurm"),
+    # Local clusters run on one xdist worker in turn: Ray picks worker ports in 10002-19999,
+    # where a Slurm node would listen (a slurmd found 17001 taken beside a Ray test)
+    pytest.mark.xdist_group("local_clusters"),
     pytest.mark.skipif(
         bool(missing_programs()) or os.geteuid() != 0,
         reason=f"needs Slurm and munge ({', '.join(missing_programs()) or 'installed'}) "
