@@ -24,18 +24,17 @@ from typing import Any
 
 # Measuring here is this package's concern: the CLI and the GUI reach the engines'
 # runners through these names, never bench.verify itself (an import-linter contract).
+from gpudesk.bench import verify as llama_cpp_engine, verify_vllm as vllm_engine
 from gpudesk.bench.verify import (
     VerifyError as VerifyError,
     VerifyResult,
     VerifySettings as VerifySettings,
-    llama_cpp_version as llama_cpp_version,
     run_llama_cpp as run_llama_cpp,
     write_random_gguf as write_random_gguf,
 )
 from gpudesk.bench.verify_vllm import (
     VllmSettings as VllmSettings,
     run_vllm as run_vllm,
-    vllm_version as vllm_version,
 )
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.measurements.store import Measurement, MeasurementStore, StoreError
@@ -48,6 +47,17 @@ CPU_ID = "cpu"
 #: what to run when llama-cpp-python is missing (from a checkout: the extra)
 INSTALL_HINT = "pip install '.[verify]'  (from the GPUDesk checkout)"
 VERIFY_MODES = (Mode.DECODE, Mode.PREFILL)
+
+
+def llama_cpp_version() -> str | None:
+    """The installed llama-cpp-python's version, or None: asked of bench.verify at each
+    call, not bound at import, so what is installed now (or a test's stand-in) counts."""
+    return llama_cpp_engine.llama_cpp_version()
+
+
+def vllm_version() -> str | None:
+    """The installed vLLM's version, or None (asked of bench.verify_vllm at each call)."""
+    return vllm_engine.vllm_version()
 
 
 def this_cpu_entry() -> CatalogEntry:
