@@ -176,6 +176,11 @@ class ToolProcess:
     is the whole run for everything else. Always :meth:`close` it (or use it
     as a context manager): that kills what is left of its process group.
 
+    Every program has a deadline, ``timeout_s`` after its start: a caller that
+    wants a gentler end (SIGTERM first) ends it before then; past it, the next
+    :meth:`read` or :func:`read_many` kills the process group and stops reading
+    its pipes, so no loop over a stuck program can outlive the deadline.
+
     Raises:
         ToolNotFoundError: no such program.
         ToolStartError: it exists but cannot be started.
@@ -185,10 +190,12 @@ class ToolProcess:
         self,
         argv: Sequence[str],
         *,
+        timeout_s: float,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
     ) -> None:
         self.argv = tuple(argv)
+        self.timeout_s = timeout_s
         try:
             self._process: subprocess.Popen[bytes] = subprocess.Popen(
                 list(self.argv),
@@ -205,8 +212,11 @@ class ToolProcess:
         except OSError as exc:
             raise ToolStartError(self.argv, exc) from exc
         self.started = time.monotonic()
+        self.deadline = self.started + timeout_s
         self._exited_at: float | None = None
         self._killed = False
+        #: True once the deadline passed with the program still running (it was killed).
+        self.timed_out = False
         assert self._process.stdout is not None and self._process.stderr is not None
         self._open: dict[int, Stream] = {
             self._process.stdout.fileno(): "stdout",
@@ -245,7 +255,17 @@ class ToolProcess:
         return time.monotonic() - self._exited_at >= grace_s
 
     def _fds(self) -> list[tuple[int, Stream]]:
+        self._end_if_past_deadline()
         return list(self._open.items())
+
+    def _end_if_past_deadline(self) -> None:
+        """Past the deadline: kill the group and stop reading (its pipes count as done,
+        even if a process stuck in the kernel keeps them open)."""
+        if time.monotonic() < self.deadline or not (self._open or self.poll() is None):
+            return
+        self.timed_out = True
+        self.kill()
+        self._open.clear()
 
     def _read_fd(self, fd: int) -> tuple[Stream, bytes] | None:
         stream = self._open.get(fd)
@@ -270,9 +290,11 @@ class ToolProcess:
         return [(stream, data) for _tool, stream, data in read_many([self], wait_s)]
 
     def wait(self, timeout_s: float) -> int | None:
-        """The exit status, waiting at most ``timeout_s``; None if it is still running."""
+        """The exit status, waiting at most ``timeout_s`` (and never past the deadline
+        plus :data:`REAP_WAIT_S`); None if it is still running."""
+        latest = self.deadline + REAP_WAIT_S - time.monotonic()
         try:
-            self._process.wait(timeout=max(0.0, timeout_s))
+            self._process.wait(timeout=max(0.0, min(timeout_s, latest)))
         except subprocess.TimeoutExpired:
             return None
         return self.poll()
@@ -368,10 +390,10 @@ def run_tool(
     deadline = time.monotonic() + timeout_s
     kept: dict[Stream, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
     limits: dict[Stream, int] = {"stdout": max_stdout_bytes, "stderr": max_stderr_bytes}
-    with ToolProcess(argv, env=env, cwd=cwd) as tool:
+    with ToolProcess(argv, timeout_s=timeout_s, env=env, cwd=cwd) as tool:
         while not tool.done_reading(exit_grace_s):
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or tool.timed_out:
                 tool.kill()
                 raise ToolTimeoutError(
                     argv, timeout_s, bytes(kept["stdout"]), bytes(kept["stderr"])
@@ -383,7 +405,7 @@ def run_tool(
                     raise ToolOutputLimitError(argv, stream, limits[stream])
         # Both pipes closed, but the program may still be running (it closed them itself).
         code = tool.wait(deadline - time.monotonic())
-        if code is None:
+        if code is None or tool.timed_out:
             tool.kill()
             raise ToolTimeoutError(argv, timeout_s, bytes(kept["stdout"]), bytes(kept["stderr"]))
         took = time.monotonic() - tool.started

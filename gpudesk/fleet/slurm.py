@@ -699,7 +699,11 @@ def _survey_nodes(
                 group, bench, timeout_s, job_name, partition, node_command(bench, nonce, python)
             )
             try:
-                tool = ToolProcess([srun, *command[1:]], env=env)
+                # The survey cancels gently at timeout_s (scancel, SIGTERM); the runner's
+                # own deadline is the hard stop behind it, once that cancel had its time.
+                tool = ToolProcess(
+                    [srun, *command[1:]], timeout_s=timeout_s + 2 * SRUN_TERM_WAIT_S, env=env
+                )
             except ToolStartError as exc:
                 why = exc.os_error.strerror or exc.os_error
                 raise SlurmUnavailableError(f"cannot run srun: {why}") from exc

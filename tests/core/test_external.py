@@ -8,13 +8,11 @@ two-CPU machine): what they catch is a wait for the 600 s the fakes sleep.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -74,18 +72,6 @@ def gone(pid: int) -> bool:
     while _state(pid) is not None and time.monotonic() < deadline:
         time.sleep(0.05)
     return _state(pid) is None
-
-
-@pytest.fixture
-def pids(tmp_path: Path) -> Iterator[Path]:
-    """A file the fakes append their PIDs to; each is killed at the end if still alive."""
-    path = tmp_path / "pids"
-    path.touch()
-    yield path
-    for word in path.read_text().split():
-        if _state(int(word)) is not None:
-            with contextlib.suppress(OSError):
-                os.kill(int(word), signal.SIGKILL)
 
 
 def _recorded(path: Path) -> list[int]:
@@ -168,7 +154,7 @@ def test_a_program_ignoring_sigterm_is_killed(pids: Path) -> None:
     with pytest.raises(ToolTimeoutError):
         run_tool(ignoring, timeout_s=1)
     assert time.monotonic() - started < BOUND_S
-    with ToolProcess(ignoring) as tool:
+    with ToolProcess(ignoring, timeout_s=60) as tool:
         (_, pid) = _wait_recorded(pids, 2)
         assert pid == tool.pid
         began = time.monotonic()
@@ -325,3 +311,18 @@ def test_a_hanging_call_is_abandoned_at_its_deadline() -> None:
     release.set()
     for thread in abandoned:
         thread.join(10)
+
+
+def test_a_tool_process_past_its_deadline_is_killed_by_the_next_read(pids: Path) -> None:
+    """The deadline is the runner's, not each caller's: a loop that only reads ends."""
+    started = time.monotonic()
+    with ToolProcess(
+        _sh(f"echo $$ >> {pids}; sleep 600 & echo $! >> {pids}; exec sleep 600"), timeout_s=1
+    ) as tool:
+        while not tool.done_reading():
+            tool.read(0.05)
+            assert time.monotonic() - started < BOUND_S
+        assert tool.timed_out
+        pid = tool.pid
+    assert time.monotonic() - started < BOUND_S
+    assert group_members(pid) == []
