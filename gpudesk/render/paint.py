@@ -83,7 +83,7 @@ def build_radar_item(
     item.set_data(
         build_radar_series(entries, chosen_axes, measured=measured, dark=dark),
         chosen_axes,
-        build_radar_normalisation(choice, chosen_axes, catalog.entries, entries, measured),
+        build_radar_normalisation(choice, chosen_axes, catalog.entries, entries),
         caption=choice.describe().capitalize() if caption else "",
     )
     return item

@@ -127,12 +127,11 @@ def build_radar_normalisation(
     axes: Sequence[str],
     catalog_entries: Sequence[CatalogEntry],
     entries: Sequence[CatalogEntry],
-    measured: MeasuredSeries | None = None,
 ) -> Normalisation:
-    extra = [measured_values(measured.values, axes)] if measured is not None else []
-    return choose_normalisation(
-        choice, axes, catalog=catalog_entries, selection=entries, extra_series=extra
-    )
+    """The rings of the compared GPUs' spec axes. A measured series never joins them: a
+    CPU's 0.05 TFLOPS once pulled every log axis down to 0.001 and crowded the rings; a
+    measured point off the scale sits on its edge, its value in the tooltip."""
+    return choose_normalisation(choice, axes, catalog=catalog_entries, selection=entries)
 
 
 @dataclass(slots=True)

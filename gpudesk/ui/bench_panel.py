@@ -424,9 +424,8 @@ class BenchPanel(QWidget):
         self.history_box.refresh(select=saved)
         if saved is None:
             self.show_result(result)
-        series = measured_series(result)
-        if series is not None:
-            self.state.set_measured(series)
+        # Compare changes only when asked ("Use in Compare"): a finished run that joined
+        # by itself added a seventh column to a full comparison and rescaled its axes.
         self.run_finished.emit(result)
 
     def _on_cancelled(self) -> None:

@@ -205,7 +205,7 @@ class CompareCharts(QTabWidget):
         self.radar.item.set_data(
             build_radar_series(entries, axes, measured=measured, dark=self._dark),
             axes,
-            build_radar_normalisation(choice, axes, self.state.entries(), entries, measured),
+            build_radar_normalisation(choice, axes, self.state.entries(), entries),
             caption=choice.describe().capitalize(),
         )
 

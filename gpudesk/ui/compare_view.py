@@ -97,6 +97,11 @@ class CompareView(CompareLayout):
         title_font.setBold(True)
         self.title.setFont(title_font)
         top.addWidget(self.title, 1)
+        # The measured run joins only through "Use in Compare" and leaves through this ✕.
+        self.remove_measured_button = QPushButton()
+        self.remove_measured_button.setVisible(False)
+        self.remove_measured_button.clicked.connect(lambda: self.state.set_measured(None))
+        top.addWidget(self.remove_measured_button)
         self.add_detected_button = QPushButton("Add this machine's GPU")
         self.add_detected_button.setToolTip(
             "Add the GPU detected in this machine to the comparison"
@@ -225,6 +230,7 @@ class CompareView(CompareLayout):
         entries = self.entries()
         count = len(entries)
         self._update_detected_button()
+        self._update_measured_button()
         if count < MIN_COMPARED:
             self.title.setText(
                 "Compare"
@@ -235,14 +241,26 @@ class CompareView(CompareLayout):
             self.comparison = None
             self.table_model.set_comparison(None, [], [], self._style.dark)
             return
+        measured = self.state.measured
         self.title.setText(
-            f"Comparing {count} GPUs (max {MAX_COMPARED}): "
+            f"Comparing {count} GPUs (max {MAX_COMPARED})"
+            + (" and your measured run" if measured is not None else "")
+            + ": "
             + ", ".join(short_name(entry) for entry in entries)
         )
         self.stack.setCurrentWidget(self.layout_page())
         self._update_baseline_choices(entries)
         self._update_table()
         self.charts.refresh()
+
+    def _update_measured_button(self) -> None:
+        measured = self.state.measured
+        self.remove_measured_button.setVisible(measured is not None)
+        if measured is not None:
+            self.remove_measured_button.setText(f"✕ {measured.label}")
+            words = f"Remove “{measured.label}” from the comparison"
+            self.remove_measured_button.setToolTip(words)
+            self.remove_measured_button.setAccessibleName(words)
 
     def _update_detected_button(self) -> None:
         self.add_detected_button.setVisible(bool(self._detected_to_add()))
@@ -343,7 +361,8 @@ class CompareView(CompareLayout):
                 for header, entry in zip(headers, entries, strict=True)
             ]
         if measured is not None:
-            headers.append(measured.label)
+            # "Xeon … (measured, numpy)" on two lines: on one it was cut at both ends.
+            headers.append(measured.label.replace(" (measured", "\n(measured", 1))
             colors.append(measured_color(False))
         stale = stale_cells(entries, dt.date.today())
         self._stale = stale

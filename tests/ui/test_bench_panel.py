@@ -66,17 +66,16 @@ def test_backends_and_devices_are_listed(qtbot: QtBot, tmp_path: Path) -> None:
     assert not panel.cancel_button.isEnabled()
 
 
-def test_run_shows_progress_results_and_feeds_compare(
+def test_run_shows_progress_results_and_feeds_compare_only_when_asked(
     qtbot: QtBot, tmp_path: Path, matched: None
 ) -> None:
     panel, state = make_panel(qtbot, tmp_path)
     steps: list[str] = []
     panel.test_checks["h2d"].setChecked(False)
     panel.test_checks["d2h"].setChecked(False)
-    with (
-        qtbot.waitSignal(state.measured_changed, timeout=10_000),
-        qtbot.waitSignal(panel.run_finished, timeout=10_000) as finished,
-    ):
+    measured_changes: list[None] = []
+    state.measured_changed.connect(lambda: measured_changes.append(None))
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000) as finished:
         panel.run_button.click()
         assert not panel.run_button.isEnabled()
         assert panel.cancel_button.isEnabled()
@@ -108,9 +107,12 @@ def test_run_shows_progress_results_and_feeds_compare(
     # the sweep plot has one curve per dtype with every size
     assert [dtype for dtype, _, _ in panel.results.sweep_plot.curves] == ["fp16", "fp32"]
     assert panel.results.sweep_plot.curves[0][1] == [256, 512, 1024, 2048, 4096, 8192]
-    # saved, listed, selected; and the compare view's measured series is set
+    # saved, listed, selected; Compare is left as chosen until "Use in Compare"
     assert len(panel.history_box.items) == 1
     assert panel.history_box.history_list.currentRow() == 0
+    assert state.measured is None and not measured_changes
+    assert panel.history_box.measured_button.isEnabled()
+    panel.history_box.measured_button.click()
     assert state.measured is not None
     assert state.measured.values["bandwidth_gbs"] == pytest.approx(1000.0)
     assert state.measured.catalog_id == "fake-gpu"

@@ -616,3 +616,35 @@ def test_old_prices_and_rates_carry_a_sign_and_words_not_colour_alone(qtbot: QtB
     # the sign is explained in words under the table
     assert "over 12 months" in view.table_note.text()
     assert "over 90 days" in view.table_note.text()
+
+
+def test_a_measured_run_says_so_carries_a_cross_and_never_rescales_the_axes(
+    view: CompareView, state: AppState, qtbot: QtBot
+) -> None:
+    """Issue 42 item 1: a CPU's 0.046 TFLOPS pulled every log axis down to 0.001."""
+    from gpudesk.compare.radar import Scale
+
+    state.set_compare(["small", "big", "huge"])
+    view.scale_combo.setCurrentIndex(view.scale_combo.findData(Scale.LOG.value))
+    before = view.radar.item._normalisation
+    assert not view.remove_measured_button.isVisible()
+    state.set_measured(
+        MeasuredSeries(
+            label="Xeon CPU (measured, numpy)",
+            catalog_id=None,
+            values={"fp32_tflops": 0.046, "bandwidth_gbs": 12.0},
+            measured_at=dt.datetime(2025, 5, 1, 12, 0),
+        )
+    )
+    assert view.radar.item._normalisation == before, "the spec axes keep their rings"
+    assert "and your measured run" in view.title.text()
+    button = view.remove_measured_button
+    assert button.isVisible() and button.text().startswith("✕")
+    assert "Remove" in button.accessibleName()
+    assert (
+        view.table_model.headerData(3, Qt.Orientation.Horizontal) == "Xeon CPU\n(measured, numpy)"
+    )
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert state.measured is None
+    assert MEASURED_SERIES_ID not in _radar_ids(view)
+    assert not button.isVisible() and "measured" not in view.title.text()
