@@ -383,6 +383,9 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
             )
     else:
         lines.append("Outliers: none")
+    # The published reference: one line per model (fleet median), not one per GPU.
+    for line in summary.get("reference", []):
+        lines.append(wrap_paragraph(f"Reference: {line['message']}", subsequent_indent="    "))
     if errors:
         lines.append("")
         lines.append(f"Failed nodes ({len(errors)}):")

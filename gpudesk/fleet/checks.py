@@ -14,8 +14,16 @@ Rules, each an ``Outlier`` with the ``check`` named here:
 - ``reference:<test>`` — a GEMM figure against its model's reference
   distribution (:mod:`gpudesk.bench.reference`), by the rule ``doctor``
   applies (:func:`gpudesk.health.rules.reference_finding`): below its 5th
-  percentile or under 85% of its median. So each node is judged against the
-  model's published reference and (``measured:``) against the fleet's own median.
+  percentile or under 85% of its median — only for a GPU the fleet cannot
+  judge, the one of its model measured. Where two or more are, the fleet's
+  own median is the yardstick (``measured:``) and the published reference is
+  one line per model and test (:func:`reference_lines`, the summary's
+  ``reference``), not an outlier per GPU: a healthy survey of 48 H100s at
+  700-707 TFLOPS sits at 89% of a published median (other clocks, other
+  shapes, another stack) and had flagged all 48, hiding the one at 405.
+
+Order: the ``measured:`` outliers first, the slowest against its fleet median
+first; then the others in survey order.
 - ``driver`` — a driver version that differs from the most common one among
   GPUs of the same model.
 - ``slurm_gres``, ``slurm_gres_type``, ``slurm_feature``, ``slurm_memory`` —
@@ -44,7 +52,16 @@ from gpudesk.health.rules import (
     reference_finding,
 )
 
-__all__ = ["BENIGN_CLOCK_EVENTS", "SLOW_FRACTION", "Outlier", "find_outliers", "summarise"]
+__all__ = [
+    "BENIGN_CLOCK_EVENTS",
+    "SLOW_FRACTION",
+    "Outlier",
+    "ReferenceLine",
+    "find_outliers",
+    "is_slow",
+    "reference_lines",
+    "summarise",
+]
 
 #: A measured figure below this fraction of the fleet median is an outlier.
 SLOW_FRACTION = 0.85
@@ -247,12 +264,25 @@ def _measured_outliers(figures: Iterable[_Figure]) -> list[Outlier]:
     return out
 
 
-def _reference_outliers(figures: Iterable[_Figure], references: References) -> list[Outlier]:
-    """Each GEMM figure against its model's reference, with the rule doctor applies."""
-    out: list[Outlier] = []
+def _fleet_groups(figures: Iterable[_Figure]) -> dict[tuple[str, str], list[_Figure]]:
+    """GPU figures by (model, test); CPU runs are left out (no published GPU reference)."""
+    groups: dict[tuple[str, str], list[_Figure]] = defaultdict(list)
     for figure in figures:
+        if figure.gpu_index is not None:
+            groups[(figure.model, figure.key)].append(figure)
+    return groups
+
+
+def _reference_outliers(figures: Iterable[_Figure], references: References) -> list[Outlier]:
+    """A GEMM figure the fleet cannot judge (the only one of its model and test) against
+    its model's reference, with the rule doctor applies."""
+    out: list[Outlier] = []
+    for (_model, _key), group in _fleet_groups(figures).items():
+        if len(group) != 1:
+            continue  # the fleet median judges it; the reference is a summary line
+        figure = group[0]
         reference = references.get(figure.model, figure.key)
-        if reference is None or figure.gpu_index is None:
+        if reference is None:
             continue
         found = reference_finding(reference, figure.value, check=f"reference:{figure.key}")
         if is_problem(found):
@@ -269,6 +299,62 @@ def _reference_outliers(figures: Iterable[_Figure], references: References) -> l
                 )
             )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceLine:
+    """One model's fleet median against its published reference (one line, not one per GPU)."""
+
+    model: str
+    test: str
+    gpus: int
+    fleet_median: float
+    reference_median: float
+    severity: Severity
+    message: str
+
+    @property
+    def fraction(self) -> float:
+        return self.fleet_median / self.reference_median
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "test": self.test,
+            "gpus": self.gpus,
+            "fleet_median": self.fleet_median,
+            "reference_median": self.reference_median,
+            "fraction": self.fraction,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+def reference_lines(
+    nodes: Iterable[NodeView], references: References | None = None
+) -> list[ReferenceLine]:
+    """Per model and test measured on two or more GPUs: the fleet median against the
+    model's published reference, judged by the rule ``doctor`` applies to one GPU."""
+    references = references if references is not None else load_references()
+    lines: list[ReferenceLine] = []
+    for (model, key), group in sorted(_fleet_groups(_figures(nodes)).items()):
+        reference = references.get(model, key)
+        if reference is None or len(group) < 2:
+            continue
+        median = statistics.median(figure.value for figure in group)
+        found = reference_finding(reference, median, check=f"reference:{key}")
+        lines.append(
+            ReferenceLine(
+                model,
+                key,
+                len(group),
+                median,
+                reference.median,
+                found.severity,
+                f"{model}, fleet median of {len(group)} GPUs: {found.message}",
+            )
+        )
+    return lines
 
 
 def outlier_line(outlier: Outlier, node_label: str) -> str:
@@ -318,12 +404,25 @@ def find_outliers(nodes: Iterable[NodeView]) -> list[Outlier]:
     order = {node.node_id: position for position, node in enumerate(nodes)}
     found.sort(
         key=lambda item: (
+            *_slowness(item),
             order.get(item.node_id, 0),
             -1 if item.gpu_index is None else item.gpu_index,
             item.check,
         )
     )
     return found
+
+
+def is_slow(outlier: Outlier) -> bool:
+    """Whether ``outlier`` is a GPU slower than its fleet's median (the ``measured:`` rule)."""
+    return outlier.check.startswith("measured:")
+
+
+def _slowness(outlier: Outlier) -> tuple[int, float]:
+    """Sort key: slow-against-the-fleet first, the slowest first; the rest after, unsorted."""
+    if is_slow(outlier) and isinstance(outlier.value, int | float) and outlier.fleet_median:
+        return 0, float(outlier.value) / outlier.fleet_median
+    return 1, 0.0
 
 
 def summarise(nodes: Iterable[NodeView]) -> dict[str, Any]:
@@ -343,4 +442,6 @@ def summarise(nodes: Iterable[NodeView]) -> dict[str, Any]:
         "gpus": len(gpus),
         "by_model": dict(sorted(by_model.items())),
         "outliers": [outlier.to_json() for outlier in find_outliers(nodes)],
+        # Per model: the fleet median against the published reference (one line each).
+        "reference": [line.to_json() for line in reference_lines(nodes)],
     }

@@ -65,15 +65,22 @@ def test_show_prints_inventory_outliers_and_failed_nodes(
     assert "5 nodes, 4 GPUs, 1 failed" in text
     assert "host-slow GPU 0: PCIe link is x8 of x16" in text  # the shared rule's words
     assert "38% of the fleet median 780" in text
-    assert "GEMM BF16 300 TFLOPS = 38% of the H100 SXM reference median 786" in text
+    # the published reference is one line for the model's fleet median, not one per GPU
+    assert "Reference: h100-sxm5, fleet median of 4 GPUs: GEMM BF16 780 TFLOPS" in text
+    assert "GEMM BF16 300 TFLOPS = 38% of the H100 SXM reference" not in text
     assert "host-gone (gone): the node died during the survey" in text
     assert main(["fleet", "show", str(path), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert {item["check"] for item in shown["summary"]["outliers"]} == {
         "pcie_width",
         "measured:gemm bf16",
-        "reference:gemm bf16",
     }
+    [reference] = shown["summary"]["reference"]
+    assert (reference["model"], reference["gpus"], reference["fleet_median"]) == (
+        "h100-sxm5",
+        4,
+        780.0,
+    )
 
 
 def test_show_of_a_bad_file_exits_2_naming_it(
