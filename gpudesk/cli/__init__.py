@@ -47,6 +47,8 @@ _COMMAND_MODULE_NAMES = (
     "fleet_cmd",
     "speed_cmd",
     "measurements_cmd",
+    "monitor_cmd",
+    "exporter_cmd",
     "desktop_cmd",
 )
 

@@ -223,6 +223,18 @@ def _mib(value_bytes: Any) -> int:
     return int(value_bytes) // (1024 * 1024)
 
 
+#: NVML's "value not available" for unsigned long long fields (nvml.h).
+_VALUE_NOT_AVAILABLE_ULL = 2**64 - 1
+
+
+def _process_memory(process: Any) -> int | None:
+    """A process record's ``usedGpuMemory`` in bytes; None when NVML cannot say."""
+    value = getattr(process, "usedGpuMemory", None)
+    if not isinstance(value, int) or value < 0 or value >= _VALUE_NOT_AVAILABLE_ULL:
+        return None
+    return value
+
+
 _live_instances: weakref.WeakSet[Nvml] = weakref.WeakSet()
 
 
@@ -718,7 +730,19 @@ class Nvml:
         return list(infos[: count.value])
 
     def _process_count(self, handle: Any) -> int | None:
-        pids: set[int] = set()
+        processes = self.running_processes(handle)
+        return None if processes is None else len(processes)
+
+    def running_processes(self, handle: Any) -> dict[int, int | None] | None:
+        """Compute and graphics processes on a GPU: PID -> memory used in bytes (None: n/a).
+
+        The newest process query the driver has, compute then graphics; None when
+        neither answers. A process in both lists keeps its larger figure.
+
+        Raises:
+            GpuLostError: the device stopped answering.
+        """
+        found: dict[int, int | None] = {}
         answered = False
         for symbols in _PROCESS_QUERIES:
             for symbol in symbols:
@@ -736,9 +760,13 @@ class Nvml:
                     continue
                 if processes is not None:
                     answered = True
-                    pids.update(int(process.pid) for process in processes)
+                    for process in processes:
+                        used = _process_memory(process)
+                        pid = int(process.pid)
+                        known = found.get(pid)
+                        found[pid] = used if known is None else max(known, used or 0)
                 break
-        return len(pids) if answered else None
+        return found if answered else None
 
     def _read_power_thermal(self, handle: Any, fields: dict[str, Any]) -> None:
         fields["power_limit_w"] = _watts(self.query("nvmlDeviceGetEnforcedPowerLimit", handle))

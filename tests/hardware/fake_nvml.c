@@ -20,7 +20,8 @@
  * Run-time scenario (read at init from the environment):
  *   FAKE_NVML_SCENARIO  two_gpus (default) | mig | zero | driver_not_loaded |
  *                       rm_mismatch | no_permission (every GPU) | no_permission_first |
- *                       one_h100 | two_h100 (a second H100 at 00000000:2A:00.0)
+ *                       one_h100 | two_h100 (a second H100 at 00000000:2A:00.0) |
+ *                       eight_h100 (eight H100s, buses 0x10..0x17: the exporter's benchmark)
  *   FAKE_NVML_LOSE_AFTER  GPU 0 answers this many device queries, then is lost
  *   FAKE_NVML_PCIE        "gen_cur,gen_max,width_cur,width_max" for GPU 0
  *   FAKE_NVML_THROTTLE    clock-event reason mask of GPU 0
@@ -31,6 +32,12 @@
  *   FAKE_NVML_GPU_COUNT   at most this many GPUs of the scenario (1: the H100 alone)
  *   FAKE_NVML_HANG_S      nvmlDeviceGetCount_v2 sleeps this many seconds first (a GPU
  *                         that fell off the bus leaves NVML calls stuck in the driver)
+ *   FAKE_NVML_XID         "79,48": XID critical-error events of GPU 0, one per
+ *                         nvmlEventSetWait_v2 call once registered, then NVML_ERROR_TIMEOUT
+ *   FAKE_NVML_PCIE_REPLAYS  GPU 0's PCIe replay counter
+ *
+ * The H100 reports an energy counter (nvmlDeviceGetTotalEnergyConsumption); the
+ * RTX 4090 does not (NOT_SUPPORTED), nor a fan on the H100: fields one GPU lacks.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -44,7 +51,7 @@ typedef int nvmlReturn_t;
 enum {
     OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3, NO_PERMISSION = 4,
     NOT_FOUND = 6, INSUFFICIENT_SIZE = 7, DRIVER_NOT_LOADED = 9, GPU_IS_LOST = 15,
-    RM_MISMATCH = 18, ARGUMENT_VERSION_MISMATCH = 25,
+    RM_MISMATCH = 18, ARGUMENT_VERSION_MISMATCH = 25, TIMEOUT = 10,
 };
 
 /* Layouts as in nvml.h (checked against the binding's ctypes structures by the tests). */
@@ -99,9 +106,13 @@ typedef struct device {
     unsigned int gi, ci, sm_count;
     int is_mig;
     long calls_left; /* < 0: never lost */
+    int has_energy;
+    unsigned long long energy_mj, pcie_replays;
 } device_t;
 
-static device_t gpus[2];
+#define MAX_GPUS 8
+static device_t gpus[MAX_GPUS];
+static char eight_uuids[MAX_GPUS][48], eight_buses[MAX_GPUS][24];
 static device_t migs[MAX_MIG];
 static unsigned int gpu_count;
 static int initialised;
@@ -130,6 +141,7 @@ static void h100(device_t *d) {
     d->compute_pids[0] = 4242; d->compute_pids[1] = 4343; d->compute_count = 2;
     d->graphics_pids[0] = 4242; d->graphics_count = 1;
     d->calls_left = -1;
+    d->has_energy = 1; d->energy_mj = 123456789ull;
 }
 
 static void rtx4090(device_t *d) {
@@ -197,6 +209,16 @@ static void configure(void) {
         gpus[1].uuid = "GPU-h100eeee-1111-2222-3333-444455556666";
         gpus[1].bus_id = "00000000:2A:00.0";
         gpu_count = 2;
+    } else if (strcmp(scenario, "eight_h100") == 0) {
+        for (unsigned int i = 0; i < MAX_GPUS; i++) {
+            h100(&gpus[i]);
+            snprintf(eight_uuids[i], sizeof eight_uuids[i],
+                     "GPU-h1008888-1111-2222-3333-%012u", i);
+            snprintf(eight_buses[i], sizeof eight_buses[i], "00000000:%02X:00.0", 0x10 + i);
+            gpus[i].uuid = eight_uuids[i];
+            gpus[i].bus_id = eight_buses[i];
+        }
+        gpu_count = MAX_GPUS;
     } else {
         h100(&gpus[0]);
         rtx4090(&gpus[1]);
@@ -217,6 +239,7 @@ static void configure(void) {
     first->remap_pending = (int)env_number("FAKE_NVML_REMAP_PENDING", 0);
     first->compute_mode = (int)env_number("FAKE_NVML_COMPUTE_MODE", 0);
     first->total_mib = env_number("FAKE_NVML_MEMORY_TOTAL_MIB", first->total_mib);
+    first->pcie_replays = env_number("FAKE_NVML_PCIE_REPLAYS", 0);
     const char *lose = env("FAKE_NVML_LOSE_AFTER");
     if (lose && *lose) first->calls_left = strtol(lose, NULL, 10);
     const char *count = env("FAKE_NVML_GPU_COUNT");
@@ -642,5 +665,72 @@ EXPORT nvmlReturn_t nvmlDeviceGetIndex(device_t *d, unsigned int *index) {
     ENTER(d);
     PHYSICAL_ONLY(d);
     *index = (unsigned int)(d - gpus);
+    return OK;
+}
+
+/* Energy since the driver loaded, in millijoules (Volta and later; not the RTX 4090 here). */
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(device_t *d, unsigned long long *mj) {
+    ENTER(d);
+    PHYSICAL_ONLY(d);
+    if (!d->has_energy) return NOT_SUPPORTED;
+    d->energy_mj += 72000; /* about 72 W between two reads a second apart */
+    *mj = d->energy_mj;
+    return OK;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(device_t *d, unsigned int *count) {
+    ENTER(d);
+    PHYSICAL_ONLY(d);
+    *count = (unsigned int)d->pcie_replays;
+    return OK;
+}
+
+/* Events: one set, XID critical errors of GPU 0 from FAKE_NVML_XID, one per wait. */
+typedef struct {
+    device_t *device;
+    unsigned long long eventType, eventData;
+    unsigned int gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+typedef struct { int registered; unsigned int delivered; } event_set_t;
+static event_set_t the_event_set;
+#define XID_CRITICAL_ERROR 8ull
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(event_set_t **set) {
+    if (!initialised) return UNINITIALIZED;
+    memset(&the_event_set, 0, sizeof the_event_set);
+    *set = &the_event_set;
+    return OK;
+}
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(device_t *d, unsigned long long types,
+                                             event_set_t *set) {
+    ENTER(d);
+    PHYSICAL_ONLY(d);
+    if (!set) return INVALID_ARGUMENT;
+    if (d == &gpus[0] && (types & XID_CRITICAL_ERROR)) set->registered = 1;
+    return OK;
+}
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(event_set_t *set, nvmlEventData_t *data,
+                                        unsigned int timeout_ms) {
+    (void)timeout_ms;
+    if (!initialised) return UNINITIALIZED;
+    if (!set || !data) return INVALID_ARGUMENT;
+    const char *xids = env("FAKE_NVML_XID");
+    if (!set->registered || !xids || !*xids) return TIMEOUT;
+    const char *cursor = xids;
+    for (unsigned int skipped = 0; skipped < set->delivered && cursor; skipped++) {
+        cursor = strchr(cursor, ',');
+        if (cursor) cursor++;
+    }
+    if (!cursor || !*cursor) return TIMEOUT;
+    memset(data, 0, sizeof *data);
+    data->device = &gpus[0];
+    data->eventType = XID_CRITICAL_ERROR;
+    data->eventData = strtoull(cursor, NULL, 10);
+    data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFF;
+    set->delivered++;
+    return OK;
+}
+EXPORT nvmlReturn_t nvmlEventSetFree(event_set_t *set) {
+    if (!set) return INVALID_ARGUMENT;
+    set->registered = 0;
     return OK;
 }

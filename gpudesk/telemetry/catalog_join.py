@@ -1,0 +1,32 @@
+"""A device's catalog entry: its id and the peaks a dashboard divides by ("% of peak").
+
+The match is the catalog's own (:func:`gpudesk.hardware.match.match_device`: PCI
+id, NVML name, name and memory). Catalog units are converted to base units:
+``bandwidth_gbs`` is decimal GB/s (x 1e9 bytes/s) and ``bf16_tensor_tflops``
+is the dense tensor-core rate (x 1e12 FLOP/s; the catalog keeps sparsity apart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.hardware.match import match_device
+from gpudesk.hardware.models import GpuSnapshot
+
+
+class CatalogJoin:
+    """Match devices to ``entries``; a MIG instance takes its physical GPU's entry."""
+
+    def __init__(self, entries: Sequence[CatalogEntry]) -> None:
+        self._entries = list(entries)
+        self._by_id = {entry.id: entry for entry in self._entries}
+
+    def __call__(self, gpu: GpuSnapshot) -> tuple[str | None, float | None, float | None]:
+        match = match_device(gpu, self._entries)
+        entry = self._by_id.get(match.catalog_id or "")
+        if entry is None:
+            return None, None, None
+        bandwidth = float(entry.bandwidth_gbs) * 1e9
+        bf16 = None if entry.bf16_tensor_tflops is None else float(entry.bf16_tensor_tflops) * 1e12
+        return entry.id, bandwidth, bf16
