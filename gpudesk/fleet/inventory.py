@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from gpudesk.bench.reference import References, load_references
 from gpudesk.fleet.checks import NODE_CHECKS, Outlier, bench_model, fleet_gpus, model_key
 from gpudesk.fleet.document import BenchView, MeasurementView, NodeView
 
@@ -27,6 +28,9 @@ class InventoryRow:
     copy: MeasurementView | None
     checks: tuple[str, ...]
     error: str | None = None
+    #: The headline GEMM as a fraction of its model's published reference median
+    #: (:mod:`gpudesk.bench.reference`); None where there is no reference.
+    of_reference: float | None = None
 
     @property
     def is_cpu(self) -> bool:
@@ -45,8 +49,17 @@ def copy_row(run: BenchView) -> MeasurementView | None:
     return next((row for row in run.results if row.test == "copy" and row.value), None)
 
 
+def _of_reference(references: References, model: str, gemm: MeasurementView | None) -> float | None:
+    """``gemm`` as a fraction of its model's published reference median, if there is one."""
+    if gemm is None or gemm.value is None:
+        return None
+    reference = references.get(model, gemm.key)
+    return None if reference is None else float(gemm.value) / reference.median
+
+
 def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryRow]:
     """Rows in survey order: each GPU; a CPU-only node's CPU run; a failed node's error."""
+    references = load_references()
     checks: dict[tuple[str, int | None], list[str]] = {}
     node_checks: dict[str, list[str]] = {}
     for outlier in outliers:
@@ -75,16 +88,19 @@ def inventory(nodes: list[NodeView], outliers: list[Outlier]) -> list[InventoryR
         gpus = [gpu for gpu in (detection.gpus if detection else ()) if gpu.kind == "gpu"]
         for gpu in gpus:
             run = runs_by_index.get(gpu.index)
+            model = model_key(gpu.catalog_id, gpu.name)
+            gemm = headline_gemm(run) if run else None
             rows.append(
                 InventoryRow(
                     node_id=node.node_id,
                     node=node.label,
                     gpu_index=gpu.index,
-                    model=model_key(gpu.catalog_id, gpu.name),
+                    model=model,
                     name=gpu.name or "unknown GPU",
                     memory_gib=gpu.memory_total_mib / 1024 if gpu.memory_total_mib else None,
                     driver=driver,
-                    gemm=headline_gemm(run) if run else None,
+                    gemm=gemm,
+                    of_reference=_of_reference(references, model, gemm),
                     copy=copy_row(run) if run else None,
                     checks=(
                         *checks.get((node.node_id, gpu.index), ()),

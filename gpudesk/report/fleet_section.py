@@ -2,8 +2,9 @@
 
 A fleet of 1,000 nodes does not fit a table per GPU, so the section shows
 the cluster line, one row per model (devices, the headline GEMM's median
-and range, how many were flagged), the outliers and the failed nodes, each
-list capped with a count of what was left out.
+and range, how many were flagged), one line per model against the published
+reference, the outliers (the GPUs slow against their fleet median first) and
+the failed nodes, each list capped with a count of what was left out.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpudesk.bench.text import format_figure
-from gpudesk.fleet.checks import Outlier, outlier_line, summarise
+from gpudesk.fleet.checks import Outlier, is_slow, outlier_line, summarise
 from gpudesk.fleet.document import SurveyView
 from gpudesk.fleet.inventory import inventory, model_summaries
 
@@ -26,6 +27,11 @@ class FleetSection:
     outliers: tuple[str, ...]
     failed: tuple[str, ...]
     left_out: tuple[str, ...]
+    #: How many of the first outliers are GPUs slow against their fleet median (drawn
+    #: apart: they come first, slowest first).
+    slow: int = 0
+    #: One line per model: its fleet median against the published reference.
+    reference: tuple[str, ...] = ()
 
 
 def _capped(lines: list[str], what: str, left_out: list[str]) -> tuple[str, ...]:
@@ -44,7 +50,7 @@ def build_fleet_section(view: SurveyView) -> FleetSection:
         f"{cluster.title}, surveyed {cluster.surveyed_at:%Y-%m-%d %H:%M} UTC: "
         f"{summary['nodes']} nodes, "
         f"{summary['gpus']} GPUs, {summary['nodes_failed']} nodes failed, "
-        f"{len(outliers)} outliers."
+        f"{len(outliers)} outlier{'' if len(outliers) == 1 else 's'}."
     )
     models = []
     for item in model_summaries(rows):
@@ -67,4 +73,6 @@ def build_fleet_section(view: SurveyView) -> FleetSection:
         outliers=_capped(outlier_lines, "outliers", left_out),
         failed=_capped(failed_lines, "failed nodes", left_out),
         left_out=tuple(left_out),
+        slow=min(MAX_LISTED, sum(1 for item in outliers if is_slow(item))),
+        reference=tuple(str(line["message"]) for line in summary["reference"]),
     )

@@ -66,6 +66,8 @@ from gpudesk.report.layout import (
 from gpudesk.speed.planner import SpeedWorkload
 
 _log = logging.getLogger(__name__)
+#: A GPU slow against its fleet median, on paper (the light theme's error colour, 6:1 on white).
+SLOW_COLOR = QColor("#b03a2e")
 
 Paper = Literal["a4", "letter"]
 PAPER_SIZES: dict[str, QPageSize.PageSizeId] = {
@@ -711,11 +713,25 @@ def _fleet(flow: Flow, content: ReportContent) -> None:
                 font_size_pt=8.5,
             )
         )
+    if fleet.reference:
+        flow.heading("Against the published reference", level=2, reserve_pt=30)
+        for line in fleet.reference:
+            flow.text(line, size_pt=8.5, indent_pt=2, after_pt=1.5, bullet=True)
     for title, lines in (("Outliers", fleet.outliers), ("Failed nodes", fleet.failed)):
         if lines:
             flow.heading(title, level=2, reserve_pt=30)
-            for line in lines:
-                flow.text(line, size_pt=8.5, indent_pt=2, after_pt=1.5, bullet=True)
+            for position, line in enumerate(lines):
+                # A GPU slow against its fleet median stands out: bold, in the alarm colour.
+                slow = title == "Outliers" and position < fleet.slow
+                flow.text(
+                    line,
+                    size_pt=8.5,
+                    indent_pt=2,
+                    after_pt=1.5,
+                    bullet=True,
+                    bold=slow,
+                    color=SLOW_COLOR if slow else TEXT_COLOR,
+                )
     for line in fleet.left_out:
         flow.text(line, size_pt=8.5, color=MUTED_COLOR, after_pt=1.5)
 

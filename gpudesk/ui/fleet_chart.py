@@ -1,5 +1,6 @@
 """The Fleet tab's chart: each device's measured GEMM of one model as a horizontal bar,
-outliers in another colour, with the fleet median and the slow threshold drawn over them."""
+the devices slow against their fleet median in another colour, with the fleet median
+and the slow threshold drawn over them and named above the plot."""
 
 from __future__ import annotations
 
@@ -58,25 +59,6 @@ def draw_gemm_bars(
             text = pg.TextItem(format_figure(value), color=theme.muted_color(), anchor=(0, 0.5))
             text.setPos(value, y)
             plot.addItem(text)
-    if len(values) >= 2:
-        median = statistics.median(values)
-        pen = pg.mkPen(theme.muted_color(), style=Qt.PenStyle.DashLine)
-        # Both labels left of their lines (the median sits near the right edge),
-        # one above the other so they never overlap.
-        for x, text, height in (
-            (median, "fleet median", 0.99),
-            (SLOW_FRACTION * median, f"{SLOW_FRACTION:.0%} of median", 0.94),
-        ):
-            options = {
-                "position": height,
-                "color": theme.muted_color(),
-                "anchors": [(1, 0), (1, 0)],
-                "fill": plot.backgroundBrush().color(),
-            }
-            line = pg.InfiniteLine(x, angle=90, pen=pen, label=text, labelOpts=options)
-            # Over the bars, not hidden behind them.
-            line.setZValue(bars.zValue() + 10)
-            plot.addItem(line)
     ticks = [(y, name) for y, (name, _, _) in zip(ys, points, strict=True)] if labelled else []
     left = item.getAxis("left")
     left.setTicks([ticks])
@@ -84,7 +66,57 @@ def draw_gemm_bars(
     longest = max((plot.fontMetrics().horizontalAdvance(name) for _, name in ticks), default=0)
     left.setWidth(longest + 16 if ticks else None)
     # Room right of the longest bar for its figure.
-    item.setXRange(0, max(values) * (1.15 if labelled else 1.08))
-    # Headroom above the top bar for the median lines' labels.
-    headroom = 1.0 + 0.1 * len(points) if len(values) >= 2 else 0.0
-    item.setYRange(-0.6, len(points) - 0.4 + headroom, padding=0)
+    # No automatic padding: it depends on the view's size when drawn, so a chart drawn
+    # on a hidden tab and redrawn after a theme switch came out 3 px apart.
+    x_max = max(values) * (1.15 if labelled else 1.08)
+    item.setXRange(0, x_max, padding=0)
+    if len(values) >= 2:
+        median = statistics.median(values)
+        _draw_median_lines(plot, median, x_max, bars.zValue() + 10)
+        # The words for the two lines, under the title; their figures on the top axis.
+        item.setTitle(f"{title}<br><small>{MEDIAN_KEY}</small>")
+    else:
+        item.hideAxis("top")
+    item.setYRange(-0.6, len(points) - 0.4, padding=0)
+
+
+#: What the two lines are, said once under the title (the figures sit on the top axis).
+MEDIAN_KEY = f"dashed: fleet median · dotted: {SLOW_FRACTION:.0%} of it (below: slow)"
+#: The two top-axis figures need this share of the axis between them, or only the
+#: median's is written (each is about 30 px; the axis is 400-900 px long).
+_TICKS_APART = 0.09
+
+
+def median_ticks(median: float, x_max: float) -> list[tuple[float, str]]:
+    """The top axis' labels of the two lines: above the plot, in the axis' (theme's)
+    colour, never over a bar or struck through by their own line."""
+    threshold = SLOW_FRACTION * median
+    ticks = [(median, format_figure(median))]
+    if (median - threshold) / x_max >= _TICKS_APART:
+        ticks.insert(0, (threshold, format_figure(threshold)))
+    return ticks
+
+
+def _draw_median_lines(plot: pg.PlotWidget, median: float, x_max: float, z_value: float) -> None:
+    """The fleet median (dashed) and the slow threshold (dotted), named on the top axis.
+
+    Labels inside the plot sat on the bars (the first GPU seemed to measure 440 for
+    700) and kept their old theme's box on a live switch; an axis is restyled with it.
+    """
+    item = plot.getPlotItem()
+    for x, style in (
+        (median, Qt.PenStyle.DashLine),
+        (SLOW_FRACTION * median, Qt.PenStyle.DotLine),
+    ):
+        line = pg.InfiniteLine(
+            x, angle=90, pen=pg.mkPen(theme.muted_color(), width=1.5, style=style)
+        )
+        line.setZValue(z_value)  # over the bars, not hidden behind them
+        plot.addItem(line)
+    item.showAxis("top")
+    top = item.getAxis("top")
+    top.setTicks([median_ticks(median, x_max)])
+    top.setToolTip(
+        f"Dashed: the median of these devices. Dotted: {SLOW_FRACTION:.0%} of it; "
+        "a device below is listed as slow."
+    )

@@ -33,22 +33,52 @@ from PySide6.QtWidgets import (
 
 from gpudesk.bench.text import format_figure, format_fraction_of_peak
 from gpudesk.catalog.names import short_name
-from gpudesk.fleet.checks import Outlier, check_label, outlier_line, summarise
+from gpudesk.fleet.checks import (
+    Outlier,
+    ReferenceLine,
+    check_label,
+    outlier_line,
+    reference_lines,
+    summarise,
+)
 from gpudesk.fleet.document import SurveyFileError, SurveyView, parse_survey, read_survey
 from gpudesk.fleet.inventory import InventoryRow, inventory
 from gpudesk.progress import Progress
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
-from gpudesk.ui.fleet_chart import OUTLIER_COLOR, draw_gemm_bars, draw_no_bars
+from gpudesk.ui.fleet_chart import draw_gemm_bars, draw_no_bars
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
 
-COLUMNS = ("Node", "GPU", "Model", "Memory", "Driver", "GEMM", "of peak", "Copy", "Checks")
+COLUMNS = (
+    "Node",
+    "GPU",
+    "Model",
+    "Checks",
+    "GEMM",
+    "of peak",
+    "of ref",
+    "Copy",
+    "Memory",
+    "Driver",
+)
+#: Columns whose figures align right.
+_RIGHT_COLUMNS = frozenset(COLUMNS.index(name) for name in ("GPU", "of peak", "of ref", "Copy"))
+#: How a row reads: a GPU slow against its fleet median, another finding, or in line.
+_SLOW, _FLAGGED, _IN_LINE = "slow", "flagged", ""
+_ROW_KIND_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Beyond this many devices per model the bars are too thin to name each.
 #: Said on the Survey button and up front when this Python cannot import Ray.
 NO_RAY_TEXT = (
     "Surveying needs Ray (pip install '.[fleet]' from the GPUDesk checkout) or Slurm "
     "(srun and scontrol on PATH); this machine has neither."
+)
+
+
+REFERENCE_TIP = (
+    "The headline GEMM as a share of the median of published runs of this model "
+    "(other clocks, shapes and software: 85-95% is ordinary). The fleet's own median "
+    "decides what is slow; the reference says how the whole fleet compares."
 )
 
 
@@ -68,21 +98,32 @@ def _item(text: str, *, right: bool = False, tip: str = "") -> QStandardItem:
 
 
 def row_cells(row: InventoryRow) -> list[str]:
-    """The table's texts for one inventory row (a failed node shows its error)."""
+    """The table's texts for one inventory row (a failed node shows its error), in
+    :data:`COLUMNS` order: Checks beside the model, so a laptop screen shows it."""
     if row.error is not None:
-        return [row.node, "", "node failed", "", "", "", "", "", row.error]
+        return [row.node, "", "node failed", row.error, "", "", "", "", "", ""]
     gemm = row.gemm
     return [
         row.node,
         "CPU" if row.gpu_index is None else str(row.gpu_index),
         row.model,
-        f"{row.memory_gib:.0f} GiB" if row.memory_gib else "n/a",
-        row.driver or "",
+        ", ".join(dict.fromkeys(check_label(check) for check in row.checks)) or "ok",
         f"{gemm.dtype.upper()} {format_figure(gemm.value)} {gemm.unit}" if gemm else "",
         format_fraction_of_peak(gemm.fraction_of_peak) if gemm else "",
+        f"{row.of_reference:.0%}" if row.of_reference is not None else "",
         f"{format_figure(row.copy.value)} GB/s" if row.copy else "",
-        ", ".join(dict.fromkeys(check_label(check) for check in row.checks)) or "ok",
+        # GB, the vendor's unit (a "80 GB" H100 reports 81,559 MiB = 79.6 GiB)
+        f"{row.memory_gib:.0f} GB" if row.memory_gib else "n/a",
+        row.driver or "",
     ]
+
+
+def row_kind(row: InventoryRow) -> str:
+    """:data:`_SLOW` for a GPU slow against its fleet median, :data:`_FLAGGED` for any other
+    finding (or a failed node), else :data:`_IN_LINE`."""
+    if any(check.startswith("measured:") for check in row.checks):
+        return _SLOW
+    return _FLAGGED if row.checks or row.error is not None else _IN_LINE
 
 
 class FleetView(QWidget):
@@ -98,6 +139,7 @@ class FleetView(QWidget):
         self.document: dict[str, Any] | None = None
         self.rows: list[InventoryRow] = []
         self.outliers: list[Outlier] = []
+        self.reference_lines: list[ReferenceLine] = []
         self._worker: TaskWorker | None = None
 
         self.open_button = QPushButton("Open survey…")
@@ -172,6 +214,8 @@ class FleetView(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(220)
         theme.follow_theme(self.plot)
+        # Row colours and the chart's labels are drawn in the theme's colours: redo both.
+        theme.notifier().changed.connect(self._on_theme_changed)
         self.outlier_text = QPlainTextEdit()
         self.outlier_text.setReadOnly(True)
         self.outlier_text.setPlaceholderText("Outliers appear here.")
@@ -237,6 +281,7 @@ class FleetView(QWidget):
         self.survey, self.document = view, {**data, "summary": summary}
         self.state.fleet_survey = view
         self.outliers = [Outlier(**item) for item in summary["outliers"]]
+        self.reference_lines = reference_lines(view.nodes)
         self.rows = inventory(list(view.nodes), self.outliers)
         cluster = view.cluster
         models = ", ".join(
@@ -257,31 +302,54 @@ class FleetView(QWidget):
         self.model.setRowCount(0)
         self.table.setSortingEnabled(False)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        model_column, checks_column = COLUMNS.index("Model"), COLUMNS.index("Checks")
         for row in self.rows:
             cells = row_cells(row)
-            model_column = COLUMNS.index("Model")
-            cells[model_column] = self.model_name(cells[model_column])
+            name = cells[model_column] = self.model_name(cells[model_column])
             tips = {
-                8: cells[8],
-                2: f"{cells[2]} (catalog id {row.model})" if cells[2] != row.model else cells[2],
+                checks_column: cells[checks_column],
+                model_column: f"{name} (catalog id {row.model})" if name != row.model else name,
+                COLUMNS.index("of ref"): REFERENCE_TIP,
             }
             items = [
-                _item(text, right=column in (1, 3, 6, 7), tip=tips.get(column, ""))
+                _item(text, right=column in _RIGHT_COLUMNS, tip=tips.get(column, ""))
                 for column, text in enumerate(cells)
             ]
-            if row.checks or row.error is not None:
-                for item in items:
-                    item.setForeground(OUTLIER_COLOR)
+            kind = row_kind(row)
+            for item in items:
+                item.setData(kind, _ROW_KIND_ROLE)
             self.model.appendRow(items)
+        self._colour_rows()
         self.table.setSortingEnabled(True)
         self._fit_columns()
+
+    def _on_theme_changed(self, _dark: bool) -> None:
+        self._colour_rows()
+        self._draw_chart()
+
+    def _colour_rows(self) -> None:
+        """A GPU slow against its fleet median in the error colour and bold; another
+        finding in the warning colour; re-read on a theme switch."""
+        colours = {_SLOW: theme.error_color(), _FLAGGED: theme.severity_color("warning")}
+        bold = self.table.font()
+        bold.setBold(True)
+        for row in range(self.model.rowCount()):
+            for column in range(self.model.columnCount()):
+                item = self.model.item(row, column)
+                if item is None:
+                    continue
+                kind = item.data(_ROW_KIND_ROLE)
+                if kind in colours:
+                    item.setForeground(colours[kind])
+                if kind == _SLOW:
+                    item.setFont(bold)
 
     def _fit_columns(self) -> None:
         """Columns fit their contents, long check texts elide (full text in the tooltip),
         and "Checks" always keeps room for its header."""
         self.table.resizeColumnsToContents()
         header = self.table.horizontalHeader()
-        for name, most in (("Model", 170), ("Checks", 180)):
+        for name, most in (("Model", 170), ("Checks", 170)):
             column = COLUMNS.index(name)
             least = header.sectionSizeFromContents(column).width() + 8
             self.table.setColumnWidth(column, max(least, min(self.table.columnWidth(column), most)))
@@ -293,9 +361,13 @@ class FleetView(QWidget):
             lines.append(outlier_line(outlier, labels.get(outlier.node_id, outlier.node_id)))
         failed = [row for row in self.rows if row.error is not None]
         lines.extend(f"{row.node}: node failed: {row.error}" for row in failed)
-        self.outlier_text.setPlainText(
-            "\n".join(lines) if lines else "None: every device is in line."
-        )
+        if not lines:
+            lines.append("None: every device is in line with its fleet.")
+        if self.reference_lines:
+            lines.append("")
+            lines.append("Against the published reference (one line per model, not per GPU):")
+            lines.extend(line.message for line in self.reference_lines)
+        self.outlier_text.setPlainText("\n".join(lines))
 
     def _fill_models(self) -> None:
         self.model_combo.blockSignals(True)
@@ -314,12 +386,14 @@ class FleetView(QWidget):
         return str(value) if value is not None else None
 
     def model_points(self, model: str) -> list[tuple[str, float, bool]]:
-        """(device label, headline GEMM value, is an outlier) for each device of ``model``."""
+        """(device label, headline GEMM value, is slow against its fleet median) for each
+        device of ``model``."""
         points = []
         for row in self.rows:
             if row.model == model and row.gemm is not None and row.gemm.value is not None:
                 device = "CPU" if row.gpu_index is None else f"GPU {row.gpu_index}"
-                points.append((f"{row.node} {device}", row.gemm.value, bool(row.checks)))
+                slow = row_kind(row) == _SLOW
+                points.append((f"{row.node} {device}", row.gemm.value, slow))
         return points
 
     def _draw_chart(self) -> None:

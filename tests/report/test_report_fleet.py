@@ -25,14 +25,31 @@ def _fleet_document() -> dict:
 def test_section_has_one_row_per_model_with_median_and_range() -> None:
     view, _ = parse_survey(json.dumps(_fleet_document()), "t")
     section = build_fleet_section(view)
-    # the slow GPU: below the fleet's median and below the H100 SXM's reference
-    assert "6 nodes, 5 GPUs, 1 nodes failed, 2 outliers" in section.heading
+    # the slow GPU: below the fleet's median; the reference is one line for the model
+    assert "6 nodes, 5 GPUs, 1 nodes failed, 1 outlier." in section.heading
     assert section.models == (
         ("h100-sxm5", "4", "GEMM BF16 780 TFLOPS", "300–782", "1"),
         ("l4", "1", "not measured", "", "0"),
     )
     assert section.outliers[0].startswith("host-slow GPU 0: GEMM BF16 300 TFLOPS")
+    assert section.slow == 1
     assert section.failed == ("host-gone: the node died during the survey (NodeDiedError)",)
+    [reference] = section.reference
+    assert reference.startswith(
+        "h100-sxm5, fleet median of 4 GPUs: GEMM BF16 780 TFLOPS = 99% of the H100 SXM "
+        "reference median"
+    )
+
+
+def test_a_healthy_survey_of_48_spends_no_page_on_outliers() -> None:
+    """Issue 42 item 2: 48 H100s at 700-707 TFLOPS were 48 outlier paragraphs (two pages)."""
+    nodes = [node(f"n{i:02d}", [gpu(0)], [gemm_run(0, 700.0 + i % 8)]) for i in range(48)]
+    nodes.append(node("broken", [gpu(0)], [gemm_run(0, 405.0)]))
+    view, _ = parse_survey(json.dumps(survey(nodes)), "t")
+    section = build_fleet_section(view)
+    assert len(section.outliers) == 1 and section.slow == 1
+    assert section.outliers[0].startswith("host-broken GPU 0: GEMM BF16 405 TFLOPS is 58%")
+    assert len(section.reference) == 1 and "fleet median of 49 GPUs" in section.reference[0]
 
 
 def test_long_lists_are_capped_and_counted() -> None:

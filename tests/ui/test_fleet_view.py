@@ -192,3 +192,74 @@ def test_with_slurm_and_no_ray_the_survey_runs_on_slurm(
     assert view.scheduler_combo.currentData() == "slurm"
     assert view.survey_button.isEnabled()
     assert NO_RAY_TEXT not in view.summary_label.text()
+
+
+def _healthy_fleet_with_one_broken(tmp_path: Path) -> Path:
+    """48 H100s at 700-707 TFLOPS (an ordinary result, 89-90% of a published median), one
+    at 405 and one hot one: issue 42 item 2's survey."""
+    nodes = [node(f"n{i:02d}", [gpu(0)], [gemm_run(0, 700.0 + i % 8)]) for i in range(48)]
+    nodes.insert(5, node("broken", [gpu(0)], [gemm_run(0, 405.0)]))
+    nodes.insert(2, node("hot", [gpu(0, clock_event_reasons=["hw_thermal_slowdown"])]))
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(survey(nodes)))
+    return path
+
+
+def test_a_healthy_fleet_flags_only_the_broken_gpu_which_stands_out(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from gpudesk.ui import theme
+
+    view = _view(qtbot)
+    assert view.open_file(_healthy_fleet_with_one_broken(tmp_path))
+    assert "50 GPUs, 0 failed, 2 outliers" in view.summary_label.text()
+    lines = view.outlier_text.toPlainText().splitlines()
+    assert lines[0].startswith("host-broken GPU 0: GEMM BF16 405 TFLOPS is 58% of the fleet")
+    assert lines[1].startswith("host-hot GPU 0:")
+    # the reference: one line for the model, not 48 paragraphs
+    reference = [line for line in lines if "fleet median of 49 GPUs" in line]
+    assert len(reference) == 1 and "reference median" in reference[0]
+    assert sum("reference" in line for line in lines) <= 2
+    checks = [_cell(view, row, "Checks") for row in range(view.model.rowCount())]
+    assert checks.count("ok") == 48
+    # each row says its share of the published reference
+    shares = {_cell(view, row, "of ref") for row in range(view.model.rowCount())}
+    assert "89%" in shares or "90%" in shares
+    # the slow GPU in its own colour and bold; the hot one in the warning colour; the rest plain
+    nodes = [_cell(view, row, "Node") for row in range(view.model.rowCount())]
+    broken = view.model.item(nodes.index("host-broken"), 0)
+    hot = view.model.item(nodes.index("host-hot"), 0)
+    healthy = view.model.item(nodes.index("host-n00"), 0)
+    assert broken.font().bold() and not hot.font().bold() and not healthy.font().bold()
+    assert broken.foreground().color() == theme.error_color()
+    assert hot.foreground().color() == theme.severity_color("warning")
+    assert healthy.foreground().color() != broken.foreground().color()
+    theme.apply_theme(theme.ThemeMode.DARK)
+    try:
+        assert broken.foreground().color() == theme.error_color(), "follows a live switch"
+    finally:
+        theme.apply_theme(theme.ThemeMode.LIGHT)
+    # the chart: only the broken bar in the outlier colour
+    points = view.model_points("h100-sxm5")
+    assert [label for label, _, slow in points if slow] == ["host-broken GPU 0"]
+
+
+def test_the_median_labels_sit_above_the_plot_and_never_over_a_bar(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Issue 42 item 3: the "85% of median" box covered the first bar, the median line
+    struck through its own label, and both kept the old theme's box on a live switch."""
+    view = _view(qtbot)
+    view.resize(1366, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    view.open_file(_survey_file(tmp_path))
+    plot_item = view.plot.getPlotItem()
+    labels = [item for item in plot_item.items if isinstance(item, pg.InfLineLabel)]
+    assert labels == [], "no label boxes inside the plot"
+    top = plot_item.getAxis("top")
+    assert top.isVisible()
+    ticks = [text for _, text in top._tickLevels[0]]
+    assert ticks == ["238", "280"]  # 85% of the median, the median
+    assert "85%" in top.toolTip() and "median" in top.toolTip()
+    assert "dashed: fleet median · dotted: 85% of it" in plot_item.titleLabel.text
