@@ -34,6 +34,12 @@ def add_emit_arguments(parser: argparse.ArgumentParser, *, with_gpu: bool) -> No
         help="with --emit: vLLM's share of GPU memory / SGLang's --mem-fraction-static "
         "(default 0.9)",
     )
+    group.add_argument(
+        "--vllm-version",
+        metavar="X.Y",
+        help="with --emit vllm: the vLLM release whose memory accounting the KV pool "
+        "follows, e.g. 0.10.2 (the profiler changed between releases; default 0.21 or later)",
+    )
 
 
 def _model_ref(model: Any, model_file: Any, args: argparse.Namespace, engine: str) -> str:
@@ -103,6 +109,7 @@ def emit_for(
             utilisation=utilisation,
             gpu_layers=gpu_layers,
             cpu_moe=cpu_moe,
+            vllm_version=getattr(args, "vllm_version", None),
         )
     except EmitRefused as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc

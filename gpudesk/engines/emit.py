@@ -17,6 +17,7 @@ from gpudesk.engines.launch import (
     LaunchPlan,
     VllmEra,
     VllmKvPool,
+    era_for_version,
     unprintable,
     verify_command,
     vllm_kv_pool,
@@ -56,12 +57,16 @@ def launch_document(
     utilisation: float,
     gpu_layers: int | None = None,
     cpu_moe: int = 0,
+    vllm_version: str | None = None,
 ) -> dict[str, Any]:
     """The ``emit`` document: command, KV pool (vLLM, SGLang), the check, and the working.
 
+    ``vllm_version``: the vLLM release whose memory accounting the pool follows
+    (:func:`gpudesk.engines.launch.era_for_version`); None: 0.21 or later.
+
     Raises:
-        EmitRefused: the GPUs leave no room for a KV cache, or ``model_ref`` holds a
-            control character.
+        EmitRefused: the GPUs leave no room for a KV cache, ``model_ref`` holds a
+            control character, or ``vllm_version`` is not a vLLM version.
     """
     usable = usable_memory(entry, "vllm")
     nvlink = bool(getattr(entry, "nvlink", False))
@@ -69,6 +74,7 @@ def launch_document(
     notes: list[str] = []
     kv_pool: dict[str, Any] | None = None
     if engine == "vllm":
+        era = _era(vllm_version)
         pool_for = partial(
             vllm_kv_pool,
             shape,
@@ -80,6 +86,7 @@ def launch_document(
             gpu_name=entry.name,
             sampler_seqs=max_num_seqs,
             nvlink=nvlink,
+            era=era,
         )
         pool, length = _vllm_pool(pool_for, engine, tensor_parallel, entry.id, length, notes)
         kv_pool = _vllm_pool_json(pool, pool_for, tensor_parallel, nvlink, notes)
@@ -194,11 +201,14 @@ def _vllm_pool_json(
     """vLLM's ``kv_pool``; the notes on vLLM 0.17-0.20 and tensor parallelism go to
     ``notes``."""
     pool_0_17 = pool_for(max_model_len=pool.max_model_len, era=VllmEra.V1_0_17)
-    notes.append(
-        f"the pool is vLLM 0.21's and later (its CUDA graph estimate, "
-        f"{pool.cuda_graph_bytes / 2**30:.2f} GiB, comes off the pool); vLLM 0.17-0.20 "
-        f"would log {pool_0_17.tokens:,} tokens"
-    )
+    if pool.era is VllmEra.V1:
+        notes.append(
+            f"the pool is vLLM 0.21's and later (its CUDA graph estimate, "
+            f"{pool.cuda_graph_bytes / 2**30:.2f} GiB, comes off the pool); vLLM 0.17-0.20 "
+            f"would log {pool_0_17.tokens:,} tokens (--vllm-version names another release)"
+        )
+    else:
+        notes.append(f"the pool follows the accounting of {pool.era.label}")
     if tensor_parallel > 1:
         link = "NVLink" if nvlink else "PCIe"
         notes.append(
@@ -249,6 +259,20 @@ def _sglang_pool_json(sglang_pool: SglangKvPool, runtime_total_bytes: float) -> 
         "predicted_for": "sglang",
         "free_before_weights_gib": round(sglang_pool.free_at_start_bytes / 2**30, 2),
     }
+
+
+def _era(vllm_version: str | None) -> VllmEra:
+    """The accounting of ``vllm_version`` (None: the current one).
+
+    Raises:
+        EmitRefused: not a vLLM version.
+    """
+    if vllm_version is None:
+        return VllmEra.V1
+    try:
+        return era_for_version(vllm_version)
+    except ValueError as exc:
+        raise EmitRefused(f"--emit vllm: --vllm-version {scrub(str(exc))}") from exc
 
 
 def check_printable(engine: str, model_ref: str) -> None:

@@ -90,6 +90,7 @@ from gpudesk.engines.launch import (
     GIB,
     NON_TORCH_BYTES,
     NVLINK_TP_BYTES,
+    PCIE_TP_BYTES,
     SAMPLER_BYTES_PER_LOGIT,
     SAMPLER_BYTES_PER_LOGIT_V0_17,
     VLLM_BLOCK_TOKENS,
@@ -107,6 +108,7 @@ MIB = 2**20
 H100 = 81559  # MiB, nvidia-smi's H100 80GB HBM3
 LLMD = "llm-d-planner v0.19.0 logs/"
 V0, EARLY, V17, V21 = VllmEra.V0, VllmEra.V1_EARLY, VllmEra.V1_0_17, VllmEra.V1
+V0E = VllmEra.V0_EARLY  # V0 up to 0.6
 L40S = 46068  # MiB, nvidia-smi's 48 GB GDDR card with ECC (gpudesk/memory/usable.py)
 INDEX_0_22 = "vLLM 0.22.0 log, public file (index id 67144197265)"
 
@@ -134,15 +136,15 @@ class Log:
 
 # fmt: off
 LOGS: list[Log] = [
-    Log("3090-20k", "llama-3.1-8b", "bf16", 24576, False, 1, 0.90, 20000, 20000, 0, 2, V0,
+    Log("3090-20k", "llama-3.1-8b", "bf16", 24576, False, 1, 0.90, 20000, 20000, 0, 2, V0E,
         31232, "vllm#10517", fit=True),
-    Log("3090-29k", "llama-3.1-8b", "bf16", 24576, False, 1, 0.90, 29000, 29000, 0, 2, V0,
+    Log("3090-29k", "llama-3.1-8b", "bf16", 24576, False, 1, 0.90, 29000, 29000, 0, 2, V0E,
         23648, "vllm#10517", fit=True),
-    Log("a100-llama2-7b", "llama-2-7b", "fp16", 81920, True, 1, 0.90, 4096, 4096, 0, 2, V0,
+    Log("a100-llama2-7b", "llama-2-7b", "fp16", 81920, True, 1, 0.90, 4096, 4096, 0, 2, V0E,
         117616, "vllm PR 2031"),
-    Log("h100-v0-tp1", "llama-3.1-8b", "bf16", H100, True, 1, 0.90, 8192, 8192, 0, 2, V0,
+    Log("h100-v0-tp1", "llama-3.1-8b", "bf16", H100, True, 1, 0.90, 8192, 8192, 0, 2, V0E,
         436544, "vllm PR 10511 (from GiB)"),
-    Log("h100-v0-tp2", "llama-3.1-8b", "bf16", H100, True, 2, 0.90, 8192, 8192, 0, 2, V0,
+    Log("h100-v0-tp2", "llama-3.1-8b", "bf16", H100, True, 2, 0.90, 8192, 8192, 0, 2, V0E,
         966160, "vllm PR 10511 (from GiB)"),
     Log("4090x2-rank", "qwen2.5-14b", "bf16", 24564, False, 2, 0.98, 131072, 2048, 0, 2, V0,
         94912, "vllm#13061, the rank's own GiB"),
@@ -191,7 +193,7 @@ OUTSIDE: list[tuple[Log, str]] = [
          81536, "vllm#13061"),
      "logged tokens are the minimum over ranks; the other rank held ~1.2 GiB more"),
     (Log("a100x4-llama2-70b", "llama-2-70b", "fp16", 81920, True, 4, 0.90, 4096, 4096, 0, 2,
-         V0, 333840, "vllm PR 2031"),
+         V0E, 333840, "vllm PR 2031"),
      "vLLM 0.2 (2023) held ~13 GiB of NCCL memory per GPU (PR 2031)"),
     (Log("h100x4-qwen3-235b", "qwen3-235b-a22b", "fp8", H100, True, 4, 0.90, 40960, 8192,
          None, 2, EARLY, 178880, "vllm#21348"),
@@ -324,16 +326,18 @@ def test_the_sampler_sets_the_peak_does_not_shrink_with_tp_and_changed_at_0_17()
     )
 
 
-def test_nvlink_buffers_only_with_tensor_parallelism_over_nvlink() -> None:
+def test_tensor_parallel_buffers_over_nvlink_and_pcie() -> None:
+    """TP adds each GPU's communication buffers: 1.84 GiB over NVLink, 0.2 over PCIe."""
     shape = find_preset("llama-3.1-8b").shape
     assert shape is not None
     kwargs = {"nvidia_smi_total_bytes": H100 * MIB, "gpu_name": "H100 SXM5"}
     one = vllm_kv_pool(shape, 16e9, tensor_parallel=1, nvlink=True, **kwargs)  # type: ignore[arg-type]
     pcie = vllm_kv_pool(shape, 16e9, tensor_parallel=2, nvlink=False, **kwargs)  # type: ignore[arg-type]
     nvlink = vllm_kv_pool(shape, 16e9, tensor_parallel=2, nvlink=True, **kwargs)  # type: ignore[arg-type]
-    assert one.non_torch_bytes == pcie.non_torch_bytes == NON_TORCH_BYTES
+    assert one.non_torch_bytes == NON_TORCH_BYTES
+    assert pcie.non_torch_bytes == NON_TORCH_BYTES + PCIE_TP_BYTES
     assert nvlink.non_torch_bytes == NON_TORCH_BYTES + NVLINK_TP_BYTES
-    assert nvlink.kv_bytes == pytest.approx(pcie.kv_bytes - NVLINK_TP_BYTES)
+    assert nvlink.kv_bytes == pytest.approx(pcie.kv_bytes - NVLINK_TP_BYTES + PCIE_TP_BYTES)
 
 
 def test_vllm_0_21_takes_its_cuda_graph_estimate_off_the_pool() -> None:
