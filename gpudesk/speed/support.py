@@ -133,7 +133,7 @@ class Device:
     intel: str | None = None
     #: the catalog's ``kind`` where it has one (gpu, soc, tpu, npu, asic)
     kind: str | None = None
-    #: the generation a plugin's list names ("v5e", "trainium2", "910b"); "" when unknown
+    #: the generation a plugin's page names ("v5e", "trainium2", "910"); "" when unknown
     generation: str = ""
 
     @property
@@ -345,12 +345,11 @@ def _tensorrt_llm(device: Device, quant: QuantFormat, kv: KvFormat) -> Support:
     if device.capability is None:
         return _unplaced(device, "TensorRT-LLM")
     if device.capability not in _TRTLLM_CAPABILITIES:
-        older = device.capability < (8, 0)
-        why = "Ampere (8.0) and later" if older else "Ampere, Ada, Hopper and Blackwell parts"
+        listed = "SM80, SM86, SM89, SM90, SM100, SM103, SM120 and SM121"
         return _no(
             "trtllm-platform",
-            f"TensorRT-LLM's current support matrix lists {why}; {device.name} is "
-            f"{device.capability_text}: try --engine vllm",
+            f"TensorRT-LLM's current support matrix lists {listed} (Ampere and later); "
+            f"{device.name} is {device.capability_text}: try --engine vllm",
         )
     weights = _tensorrt_llm_weights(device, quant)
     if not weights.supported:
