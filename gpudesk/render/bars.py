@@ -162,3 +162,14 @@ class BarChart(pg.PlotWidget):  # type: ignore[misc]
     def set_style(self, style: ChartStyle) -> None:
         self.setBackground(style.background)
         self.plot.set_style(style)
+
+    def data_text(self) -> str:
+        """What the chart shows, as text (screen readers, "Copy data as text")."""
+        metric = METRICS[self.plot.metric_key]
+        unit = f" {metric.unit}" if metric.unit else ""
+        lines = [f"Bars: {metric.label}{unit}, best first"]
+        lines.extend(
+            f"{bar.label}: {'n/a' if bar.value is None else f'{bar.value:,.4g}'}"
+            for bar in self.plot.bars
+        )
+        return "\n".join(lines)

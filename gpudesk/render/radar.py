@@ -278,6 +278,21 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         self._style = style
         self._changed()
 
+    def data_text(self) -> str:
+        """Each series' value on each axis, and the caption: the chart as text."""
+        lines = [f"Radar: {self._caption}" if self._caption else "Radar"]
+        for series in self._series:
+            cells = []
+            for index, (key, value) in enumerate(zip(self._axes, series.values, strict=True)):
+                label = METRICS[key].label
+                if value is None:
+                    cells.append(f"{label} n/a")
+                    continue
+                stand_in = f" ({STAND_INS[key][0]})" if index in series.stand_ins else ""
+                cells.append(f"{label} {value:,.4g}{stand_in}")
+            lines.append(f"{series.name}: " + "; ".join(cells))
+        return "\n".join(lines)
+
     # computed geometry (tests and hover) -------------------------------------
     @property
     def axes(self) -> tuple[str, ...]:
@@ -846,3 +861,7 @@ class RadarWidget(pg.GraphicsView):  # type: ignore[misc]
     def set_style(self, style: ChartStyle) -> None:
         self.setBackground(style.background)
         self.item.set_style(style)
+
+    def data_text(self) -> str:
+        """What the chart shows, as text (screen readers, "Copy data as text")."""
+        return self.item.data_text()

@@ -642,3 +642,19 @@ class ScatterChart(pg.PlotWidget):  # type: ignore[misc]
     def set_style(self, style: ChartStyle) -> None:
         self.setBackground(style.background)
         self.plot.set_style(style)
+
+    def data_text(self) -> str:
+        """What the chart shows, as text (screen readers, "Copy data as text")."""
+        plot = self.plot
+        x, y = METRICS[plot.x_key], METRICS[plot.y_key]
+        lines = [f"Scatter: {y.label} against {x.label}"]
+        for point in plot.selection_points:
+            frontier = " (Pareto frontier)" if point.id in plot.frontier_ids else ""
+            lines.append(
+                f"{point.full_name or point.name}: {x.label} {point.x:,.4g}, "
+                f"{y.label} {point.y:,.4g}{frontier}"
+            )
+        if plot.missing_names:
+            lines.append("Not plotted (a figure is n/a): " + ", ".join(plot.missing_names))
+        lines.append(f"{len(plot.context_points)} other catalog GPUs in grey")
+        return "\n".join(lines)

@@ -47,6 +47,7 @@ class HistoryBox(QGroupBox):
         self.items: list[HistoryItem] = []
         history_layout = QVBoxLayout(self)
         self.history_list = QListWidget()
+        self.history_list.setAccessibleName("Saved benchmark runs, newest first")
         self.history_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.history_list.setWordWrap(True)
         self.history_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

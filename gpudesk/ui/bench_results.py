@@ -323,6 +323,7 @@ class ResultsPane(QSplitter):
         top_layout.addWidget(self.summary)
         self.model = ResultsModel(self)
         self.table = QTableView()
+        self.table.setAccessibleName("Benchmark results: one row per test")
         self.table.setModel(self.model)
         self.table.setItemDelegateForColumn(
             ResultsModel.PERCENT_COLUMN, PercentBarDelegate(self.table)

@@ -43,6 +43,7 @@ from gpudesk.render.radar import (
 )
 from gpudesk.render.scatter import DEFAULT_X_KEY, DEFAULT_Y_KEY, ScatterChart
 from gpudesk.render.style import ChartStyle
+from gpudesk.ui.accessible import copy_chart_text
 from gpudesk.ui.compare_widgets import AxisPicker, metric_combo
 from gpudesk.ui.price_chart import PriceRangeChart
 from gpudesk.ui.state import AppState
@@ -68,6 +69,7 @@ class CompareCharts(QTabWidget):
         self.addTab(self._build_scatter_panel(), "Price / performance")
         self.addTab(self._build_bars_panel(), "Bars")
         self.price_chart = PriceRangeChart()
+        self.price_chart.setAccessibleName("Cloud rates of the compared GPUs")
         self.addTab(self.price_chart, "Cloud rates")
 
     # construction ----------------------------------------------------------
@@ -115,6 +117,8 @@ class CompareCharts(QTabWidget):
         controls.addStretch(1)
         layout.addLayout(controls)
         self.radar = RadarWidget()
+        self.radar.setAccessibleName("Spec radar of the compared GPUs")
+        self.axis_picker.setAccessibleName("Radar axes (5 to 8)")
         self._add_export_menu(self.radar, "radar")
         layout.addWidget(self.radar, 1)
         return panel
@@ -127,6 +131,11 @@ class CompareCharts(QTabWidget):
         self.y_combo = metric_combo(PLOT_KEYS, DEFAULT_Y_KEY)
         self.log_x_check = QCheckBox("log")
         self.log_y_check = QCheckBox("log")
+        # "log" twice says nothing to a screen reader: which axis.
+        self.log_x_check.setAccessibleName("Logarithmic X axis")
+        self.log_y_check.setAccessibleName("Logarithmic Y axis")
+        self.x_combo.setAccessibleName("X axis figure")
+        self.y_combo.setAccessibleName("Y axis figure")
         controls.addWidget(QLabel("X:"))
         controls.addWidget(self.x_combo, 1)
         controls.addWidget(self.log_x_check)
@@ -140,6 +149,7 @@ class CompareCharts(QTabWidget):
             check.toggled.connect(self.update_scatter)
         layout.addLayout(controls)
         self.scatter = ScatterChart()
+        self.scatter.setAccessibleName("Price / performance scatter")
         self._add_export_menu(self.scatter, "scatter")
         layout.addWidget(self.scatter, 1)
         self.scatter_note = QLabel()
@@ -154,11 +164,13 @@ class CompareCharts(QTabWidget):
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Figure:"))
         self.bar_combo = metric_combo(PLOT_KEYS, DEFAULT_BAR_KEY)
+        self.bar_combo.setAccessibleName("Figure the bars show")
         self.bar_combo.currentIndexChanged.connect(self.update_bars)
         controls.addWidget(self.bar_combo, 1)
         controls.addStretch(1)
         layout.addLayout(controls)
         self.bars = BarChart()
+        self.bars.setAccessibleName("Bars of one figure")
         self._add_export_menu(self.bars, "bars")
         layout.addWidget(self.bars, 1)
         return panel
@@ -168,6 +180,7 @@ class CompareCharts(QTabWidget):
 
         def show_menu(pos: QPoint) -> None:
             menu = QMenu(view)
+            menu.addAction("Copy data as text", lambda: copy_chart_text(view))
             menu.addAction("Export PNG…", lambda: self._export(view, name, "png"))
             menu.addAction("Export SVG…", lambda: self._export(view, name, "svg"))
             menu.exec(view.mapToGlobal(pos))

@@ -100,6 +100,7 @@ class CompareView(CompareLayout):
         # The measured run joins only through "Use in Compare" and leaves through this ✕.
         self.remove_measured_button = QPushButton()
         self.remove_measured_button.setVisible(False)
+        self.remove_measured_button.setAccessibleName("Remove the measured run")
         self.remove_measured_button.clicked.connect(lambda: self.state.set_measured(None))
         top.addWidget(self.remove_measured_button)
         self.add_detected_button = QPushButton("Add this machine's GPU")
@@ -186,6 +187,7 @@ class CompareView(CompareLayout):
 
         self.table_model = CompareTableModel(self)
         self.table = QTableView()
+        self.table.setAccessibleName("Comparison table: one column per GPU")
         self.table.setModel(self.table_model)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ContiguousSelection)
         self.table.setAlternatingRowColors(False)

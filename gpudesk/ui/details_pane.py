@@ -12,6 +12,12 @@ from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QApplication, QTextBrowser, QWidget
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, METRICS
+from gpudesk.catalog.names import (
+    KIND_LABELS,
+    STATUS_LABELS,
+    identity_parts,
+    interconnect_words,
+)
 from gpudesk.catalog.prices import entry_price_label, is_stale, price_kind_label, stale_note
 from gpudesk.catalog.rate_book import (
     RATE_STALE_AFTER_DAYS,
@@ -46,7 +52,9 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "name",
             "vendor",
             "segment",
-            "device_type",
+            "kind",
+            "status",
+            "status_date",
             "architecture",
             "release_year",
             "form_factor",
@@ -87,7 +95,7 @@ FIELD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("Power", ("tdp_w",)),
-    ("Features", ("ecc", "mig_max_instances", "nvlink")),
+    ("Features", ("ecc", "mig_max_instances", "nvlink", "interconnect")),
     (
         "Price",
         (
@@ -115,7 +123,10 @@ _LABELS = {
     "nvml_names": "NVML names",
     "pci_vendor_id": "PCI vendor id",
     "pci_device_ids": "PCI device ids",
-    "device_type": "Device type",
+    "kind": "Kind",
+    "status": "Status",
+    "status_date": "Status as of",
+    "interconnect": "Device-to-device link",
     "memory_type": "Memory type",
     "tensor_core_generation": "Tensor core generation",
     "sparsity_speedup": "2:4 sparsity speed-up (×)",
@@ -131,7 +142,6 @@ _LABELS = {
     "rates_unavailable": "No cloud rate",
 }
 
-_DEVICE_TYPES = {"gpu": "GPU", "accelerator": "ML accelerator (not a GPU)", "soc": "SoC"}
 _RATE_KINDS = {"on_demand": "on-demand", "spot": "spot", "marketplace": "marketplace"}
 
 
@@ -158,8 +168,12 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
         return "yes" if value else "no"
     if name == "segment":
         return str(value.value).capitalize()
-    if name == "device_type":
-        return _DEVICE_TYPES.get(str(value.value), str(value.value))
+    if name == "kind":
+        return KIND_LABELS[value]
+    if name == "status":
+        return STATUS_LABELS[value]
+    if name == "interconnect":
+        return interconnect_words(value)
     if name == "price_kind":
         return price_kind_label(value)  # the machine has its own row, "Computer priced"
     if name in ("price_unavailable", "rates_unavailable"):
@@ -217,7 +231,7 @@ def _cloud_rates_html(summary: RateSummary, today: dt.date, muted: str) -> str:
 
 def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, muted: str) -> str:
     """The figures a buyer looks for first: memory, bandwidth, dense BF16, price, rent."""
-    facts = [f"{entry.memory_gb:g} GB {html.escape(entry.memory_type)}"]
+    facts = [f"{entry.memory_gb:g} GB {html.escape(entry.memory_type or '')}".rstrip()]
     facts.append(f"{entry.bandwidth_gbs:,.0f} GB/s")
     tensor = entry.bf16_tensor_tflops or entry.fp16_tensor_tflops
     if tensor is not None:
@@ -300,8 +314,8 @@ def entry_details_html(
     out = [f"<h2 style='margin-bottom:2px'>{html.escape(entry.name)}</h2>"]
     out.append(
         f"<p style='margin-top:0; color:{muted}'>"
-        f"{html.escape(entry.vendor)} · {html.escape(entry.architecture)} · "
-        f"{entry.release_year} · {entry.segment.value}</p>"
+        + " · ".join(html.escape(part) for part in identity_parts(entry))
+        + "</p>"
     )
     out.append(_summary_html(entry, summary, today, muted))
 
@@ -388,6 +402,7 @@ class DetailsPane(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenLinks(False)  # our own link toggles provenance; others go out
+        self.setAccessibleName("Details of the selected GPU")
         self.anchorClicked.connect(self._open_link)
         self.setMinimumWidth(260)
         self.entry: CatalogEntry | None = None

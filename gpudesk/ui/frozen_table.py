@@ -80,6 +80,7 @@ class FrozenColumnsTableView(QTableView):
         overlay = QTableView(self)
         overlay.setHorizontalHeader(RememberingHeader(overlay))
         overlay.setObjectName("frozen_columns")
+        overlay.setAccessibleName("Pinned columns")
         overlay.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         overlay.verticalHeader().setVisible(False)
         overlay.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)

@@ -27,6 +27,7 @@ from gpudesk.catalog.loader import Catalog, load_catalog
 from gpudesk.paths import user_catalog_dir
 from gpudesk.progress import Progress
 from gpudesk.ui import theme
+from gpudesk.ui.accessible import make_accessible
 from gpudesk.ui.help_menu import about_versions, open_url
 from gpudesk.ui.problems_banner import ProblemsBanner
 from gpudesk.ui.settings import LoadedSettings, load_settings
@@ -215,6 +216,9 @@ class MainWindow(MenuWindow):
         view, built = self._lazy_tabs[index].ensure_built(self.state)
         if built:
             self._wire_view(TAB_VIEWS[index][0], view)
+        else:
+            # Controls made since (device cards, a plan page's rows) get their names too.
+            make_accessible(view, TAB_VIEWS[index][0])
 
     def _wire_view(self, title: str, view: QWidget) -> None:
         """Connect a freshly built view to the window."""
@@ -236,6 +240,7 @@ class MainWindow(MenuWindow):
             if isinstance(view, FleetView):
                 view.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
                 view.compare_tab_requested.connect(lambda: self.show_tab("Compare"))
+        make_accessible(view, title)
         fit_signal = getattr(view, "fit_filter_requested", None)
         if fit_signal is not None:
             # The Plan tab asks for "fits my workload": filter the catalog and show it.

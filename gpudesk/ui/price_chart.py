@@ -126,6 +126,7 @@ class PriceRangeChart(QWidget):
         self._span: tuple[dt.date | None, dt.date | None] = (None, None)
         self._history_top = 1.0
         self._names: list[str] = []
+        self._histories: list[list[HistoryPoint]] = []
 
     def set_style(self, style: ChartStyle) -> None:
         self._style = style
@@ -143,7 +144,22 @@ class PriceRangeChart(QWidget):
         self._span = (first, last)
         self._colors = list(colors)
         self._names = [short_name(entry) for entry in entries]
+        self._histories = [list(history) for history in histories]
         self.update()
+
+    def data_text(self) -> str:
+        """What the chart shows, as text (screen readers, "Copy data as text")."""
+        lines = ["On-demand $/GPU-hour, each provider at its lowest"]
+        for row in self._rows:
+            lines.append(row if isinstance(row, str) else f"{row.label}: {row.words}")
+        for name, history in zip(self._names, self._histories, strict=False):
+            if history:
+                dated = ", ".join(
+                    f"{point.date:%Y-%m-%d} {format_usd(point.lowest.usd_per_gpu_hour)}"
+                    for point in history
+                )
+                lines.append(f"{name}, lowest rate by snapshot: {dated}")
+        return "\n".join(lines)
 
     def sizeHint(self) -> QSize:
         return QSize(640, _MARGIN * 4 + _ROW_H * max(2, len(self._rows)) + _HISTORY_H + 40)
