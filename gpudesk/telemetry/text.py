@@ -83,7 +83,7 @@ def _fit(text: str, width: int) -> str:
 
 
 _HEADER = (
-    f"{'#':>2} {'GPU':<21} {'util':>4} {'memory':>15} {'temp':>5} {'power':>9} "
+    f"{'#':>2} {'GPU':<24} {'util':>4} {'memory':>15} {'temp':>5} {'power':>9} "
     f"{'clock':>9} {'fan':>4}"
 )
 
@@ -97,9 +97,9 @@ def device_lines(reading: DeviceReading) -> list[str]:
         # A MIG instance sits under its GPU: its position there is no GPU index.
         index, name = "", f"  MIG {identity.mig_profile or identity.name or ''}"
     if not reading.up:
-        return [_fit(f"{index:>2} {_fit(name, 21):<21} DOWN: {reading.note or 'no answer'}", WIDTH)]
+        return [_fit(f"{index:>2} {_fit(name, 24):<24} DOWN: {reading.note or 'no answer'}", WIDTH)]
     first = (
-        f"{index:>2} {_fit(name, 21):<21} {percent(reading.utilization_ratio):>4} "
+        f"{index:>2} {_fit(name, 24):<24} {percent(reading.utilization_ratio):>4} "
         f"{memory(reading):>15} {temperature(reading):>5} {power(reading):>9} "
         f"{clock(reading):>9} {percent(reading.fan_ratio):>4}"
     )
