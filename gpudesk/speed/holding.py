@@ -12,7 +12,9 @@ The workload each mode needs memory for:
 - **decode**: ``batch`` sequences of ``seq_in + seq_out`` tokens.
 - **prefill**: ``batch`` prompts of ``seq_in`` tokens (and the ``seq_out`` tokens after).
 - **serve**: one sequence of ``seq_in + seq_out`` tokens: more only fill the KV pool
-  (:func:`kv_pool_bytes`), which sets how many decode together.
+  (:func:`kv_pool_bytes`), which sets how many decode together. For vLLM the pool is
+  vLLM's own (:func:`vllm_instance_pool`, :mod:`gpudesk.memory.vllm_pool`: the arithmetic
+  ``--emit vllm`` prints), at any ``gpu_memory_utilization`` and tensor-parallel size.
 - **train**: the method (full, LoRA, QLoRA) at micro-batch ``batch`` and sequence
   ``seq_in``, with activation checkpointing when recomputation is full.
 """
@@ -33,6 +35,14 @@ from gpudesk.memory.breakdown import (
 )
 from gpudesk.memory.fit import check_count, exclusion, offload_for, usable_for
 from gpudesk.memory.offload import DEFAULT_HOST, HostMemory, Offload
+from gpudesk.memory.vllm_pool import (
+    DEFAULT_UTILISATION,
+    VllmEra,
+    VllmKvPool,
+    era_for_version,
+    kv_bytes_per_token,
+    vllm_kv_pool,
+)
 from gpudesk.speed.data import Checkpointing
 from gpudesk.speed.estimate import KvFormat, Mode, SpeedRequest, TrainMethod
 from gpudesk.speed.physics import ModelCosts
@@ -146,18 +156,102 @@ def kv_pool_bytes(
     count: int,
     *,
     apple_wired_limit_mb: int | None = None,
+    gpu_memory_utilization: float | None = None,
+    max_num_batched_tokens: int | None = None,
+    tp: int | None = None,
+    max_num_seqs: int | None = None,
+    vllm_version: str | None = None,
 ) -> float:
-    """Bytes of KV cache ``count`` GPUs hold beside everything else the workload needs.
+    """Bytes of KV cache that ``count`` GPUs hold together, all instances summed.
 
-    Each GPU's usable memory (vLLM: its gpu_memory_utilization share) less what the
+    The figure is in the model's own bytes: ``kv_pool_bytes / (the model's K and V bytes
+    per token)`` is the tokens the ``count`` GPUs hold together, so one instance of
+    ``tp`` GPUs holds ``kv_pool_bytes / (count // tp)`` and has that over 16 x the
+    model's bytes per token of vLLM's 16-token KV blocks (:func:`vllm_instance_pool`
+    gives the blocks directly). Not per GPU: with TP each GPU holds its share of the
+    heads of the same tokens.
+
+    vLLM (``estimate``'s engine): each instance is ``tp`` GPUs (default: all ``count``,
+    one instance) sized by vLLM's own accounting (:func:`vllm_instance_pool`) at
+    ``gpu_memory_utilization`` (default 0.9), profiling ``max_num_batched_tokens`` and
+    ``max_num_seqs`` (default: the spec's ``prefill_chunk``, else ``vllm serve``'s for
+    the GPU), as ``vllm_version`` does it
+    (default: 0.21 or later). Other engines: each GPU's usable memory less what the
     workload needs besides the KV cache (weights, activations, CUDA context and graphs,
-    fragmentation); TensorRT-LLM takes 0.9 of what is left (kv_cache_free_gpu_mem_fraction).
+    fragmentation); TensorRT-LLM takes 0.9 of what is left
+    (kv_cache_free_gpu_mem_fraction).
+
+    Raises:
+        ValueError: ``tp`` does not divide ``count``, or ``vllm_version`` is not one.
     """
+    if estimate.spec.engine is Engine.VLLM and estimate.model.shape is not None:
+        per_instance = tp or count
+        if per_instance < 1 or count % per_instance:
+            raise ValueError(f"tp {per_instance} does not divide {count} GPUs")
+        pool = vllm_instance_pool(
+            entry,
+            estimate,
+            tp=per_instance,
+            apple_wired_limit_mb=apple_wired_limit_mb,
+            gpu_memory_utilization=gpu_memory_utilization,
+            max_num_batched_tokens=max_num_batched_tokens,
+            max_num_seqs=max_num_seqs,
+            vllm_version=vllm_version,
+        )
+        assert estimate.spec.kv_dtype is not None
+        model_bytes_per_token = kv_bytes_per_token(
+            estimate.model.shape, 1, estimate.spec.kv_dtype.bytes
+        )
+        return float(pool.tokens * model_bytes_per_token * (count // per_instance))
     usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
     free = usable.usable_bytes - estimate.per_gpu_gb(count, kv_cache=False) * 1e9
     if estimate.spec.engine is Engine.TENSORRT_LLM:
         free *= TRTLLM_KV_FREE_FRACTION
     return max(0.0, free) * count
+
+
+def vllm_instance_pool(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate,
+    *,
+    tp: int = 1,
+    apple_wired_limit_mb: int | None = None,
+    gpu_memory_utilization: float | None = None,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    vllm_version: str | None = None,
+) -> VllmKvPool:
+    """The KV pool of one vLLM instance over ``tp`` of ``entry``, as vLLM would log it.
+
+    ``.tokens`` is the instance's "GPU KV cache size" and ``.blocks`` its 16-token
+    blocks; ``.kv_bytes`` and ``.bytes_per_token`` are per GPU. The same arithmetic as
+    ``--emit vllm`` (:func:`gpudesk.memory.vllm_pool.vllm_kv_pool`); the defaults as
+    :func:`kv_pool_bytes` says.
+
+    Raises:
+        ValueError: ``estimate`` has no transformer shape, or ``vllm_version`` is not a
+            vLLM version.
+    """
+    shape = estimate.model.shape
+    if shape is None or estimate.spec.kv_dtype is None:
+        raise ValueError(f"{estimate.model.name} has no KV cache for vLLM to pool")
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    weights_gb = estimate.part(PartKey.WEIGHTS).gb * (estimate.fixed_gpus or 1)
+    era = VllmEra.V1 if vllm_version is None else era_for_version(vllm_version)
+    return vllm_kv_pool(
+        shape,
+        weights_gb * 1e9,
+        nvidia_smi_total_bytes=usable.runtime_total_bytes,
+        tensor_parallel=tp,
+        utilisation=gpu_memory_utilization or DEFAULT_UTILISATION,
+        max_model_len=estimate.spec.seq,
+        kv_dtype_bytes=estimate.spec.kv_dtype.bytes,
+        profile_tokens=max_num_batched_tokens or estimate.spec.prefill_chunk,
+        gpu_name=entry.name,
+        sampler_seqs=max_num_seqs,
+        nvlink=bool(getattr(entry, "nvlink", False)),
+        era=era,
+    )
 
 
 def need_words(

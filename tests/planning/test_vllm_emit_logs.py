@@ -247,3 +247,54 @@ def test_any_version_text_gives_an_era_or_a_clear_refusal(text: str) -> None:
         assert "is not a vLLM version" in str(exc)
     else:
         assert era in VllmEra
+
+
+# -- the pool the serving simulator asks for (gpudesk.speed.holding) ------------------
+
+
+def _rtx_3090_vllm_estimate() -> tuple[Any, Any]:
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.catalog.query import find_entry
+    from gpudesk.memory.breakdown import Engine, WorkloadSpec, estimate_memory
+
+    entry = find_entry(load_catalog().entries, "rtx-3090")
+    spec = WorkloadSpec(seq=2048, quant=QuantFormat.AWQ, engine=Engine.VLLM)
+    return entry, estimate_memory(find_preset("qwen2.5-1.5b"), spec)
+
+
+def test_the_simulators_pool_is_the_one_emit_prints() -> None:
+    """``holding.vllm_instance_pool`` and ``kv_pool_bytes`` use the same arithmetic as
+    ``--emit vllm``: the 0.5-share RTX 3090 log, in tokens, blocks and bytes."""
+    from gpudesk.speed.holding import kv_pool_bytes, vllm_instance_pool
+
+    log = next(log for log in LOGS if log.id == "3090-v0.13-qwen1.5b-awq-0.50")
+    entry, estimate = _rtx_3090_vllm_estimate()
+    pool = vllm_instance_pool(
+        entry, estimate, gpu_memory_utilization=0.5, vllm_version=log.vllm_version
+    )
+    assert pool.tokens == pytest.approx(log.kv_tokens, rel=0.05)
+    assert pool.blocks * VLLM_BLOCK_TOKENS == pool.tokens
+    model_bytes_per_token = 2 * 28 * 2 * 128 * 2  # K and V, 28 layers, 2 KV heads of 128
+    one = kv_pool_bytes(
+        entry, estimate, 1, gpu_memory_utilization=0.5, vllm_version=log.vllm_version
+    )
+    assert one == pool.tokens * model_bytes_per_token
+    # two copies (tp 1) hold twice; one TP-2 instance holds its pool once, in whole tokens
+    two = kv_pool_bytes(entry, estimate, 2, tp=1, gpu_memory_utilization=0.5)
+    tp2 = vllm_instance_pool(entry, estimate, tp=2, gpu_memory_utilization=0.5)
+    assert two == 2 * kv_pool_bytes(entry, estimate, 1, gpu_memory_utilization=0.5)
+    assert kv_pool_bytes(entry, estimate, 2, gpu_memory_utilization=0.5) == (
+        tp2.tokens * model_bytes_per_token
+    )
+
+
+def test_the_simulators_pool_grows_with_the_share_and_shrinks_with_the_batch() -> None:
+    from gpudesk.speed.holding import kv_pool_bytes
+
+    entry, estimate = _rtx_3090_vllm_estimate()
+    shares = [kv_pool_bytes(entry, estimate, 1, gpu_memory_utilization=u) for u in (0.25, 0.5, 0.9)]
+    assert 0 < shares[0] < shares[1] < shares[2]
+    wide = kv_pool_bytes(entry, estimate, 1, max_num_batched_tokens=65536)
+    assert wide < shares[2]  # a longer profiling pass leaves less for the pool
+    with pytest.raises(ValueError, match="does not divide"):
+        kv_pool_bytes(entry, estimate, 3, tp=2)
