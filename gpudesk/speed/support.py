@@ -279,6 +279,8 @@ def _plain_path(device: Device, quant: QuantFormat) -> str:
 
 _FOUR_BIT = (QuantFormat.INT4, QuantFormat.AWQ, QuantFormat.GPTQ, QuantFormat.NF4)
 _LLAMA_KV = (KvFormat.Q8_0, KvFormat.Q4_0)
+#: caches every engine keeps (bf16 on NVIDIA from compute capability 8.0)
+_PLAIN_KV = (KvFormat.FP32, KvFormat.FP16, KvFormat.BF16)
 
 
 def engine_support(
@@ -356,6 +358,8 @@ def _tensorrt_llm(device: Device, quant: QuantFormat, kv: KvFormat) -> Support:
         return weights
     if kv in _LLAMA_KV:
         return _no("trtllm-kv", f"{kv.value} is a llama.cpp KV cache format: try --kv-quant fp8")
+    if kv not in (*_PLAIN_KV, KvFormat.FP8):
+        return _no("trtllm-kv", f"TensorRT-LLM has no {kv.value} KV cache: try --kv-quant fp8")
     return weights
 
 
@@ -386,7 +390,11 @@ def _tensorrt_llm_weights(device: Device, quant: QuantFormat) -> Support:
         return _yes("trtllm-int", "int8 tensor cores (SmoothQuant W8A8)")
     if quant in _FOUR_BIT:
         return _yes("trtllm-int", "INT4 weight-only kernel (16-bit math)")
-    return _yes("trtllm-platform", _plain_path(device, quant))
+    if quant.is_plain:
+        return _yes("trtllm-platform", _plain_path(device, quant))
+    return _no(
+        "trtllm-formats", f"TensorRT-LLM has no {quant.label} recipe: try --quant fp8 or awq"
+    )
 
 
 # -- vLLM --
@@ -566,8 +574,9 @@ def _vllm_nvidia_weights(device: Device, quant: QuantFormat) -> Support:
             f"vLLM's INT4 W4A16 (Marlin) needs Ampere or later; {name} is {capability}: "
             "try --quant gptq",
         )
-    # NF4: bitsandbytes, Volta and later (every NVIDIA GPU vLLM runs on)
-    return _yes("vllm-int", "bitsandbytes NF4 kernel (16-bit math)")
+    if quant is QuantFormat.NF4:  # bitsandbytes: Volta and later, every GPU vLLM runs on
+        return _yes("vllm-int", "bitsandbytes NF4 kernel (16-bit math)")
+    return _no("vllm-int", f"vLLM's support table has no {quant.label} kernel: try --quant awq")
 
 
 def _vllm_amd_weights(device: Device, quant: QuantFormat) -> Support:
@@ -615,13 +624,15 @@ def _vllm_kv(device: Device, kv: KvFormat) -> Support | None:
             f"vLLM's FP8 KV cache is documented for CUDA and ROCm only, not {device.name}: "
             "try --kv-quant fp16",
         )
-    return None
+    if kv in _PLAIN_KV:
+        return None
+    return _no("vllm-kv", f"vLLM has no {kv.value} KV cache: try --kv-quant fp8")
 
 
 # -- llama.cpp --
 
 
-_LLAMA_VENDOR_BACKENDS = {
+_LLAMA_VENDOR_BACKENDS: dict[Backend, tuple[Family, ...]] = {
     Backend.CUDA: (Family.NVIDIA,),
     Backend.ROCM: (Family.AMD,),
     Backend.METAL: (Family.APPLE,),
@@ -672,7 +683,7 @@ def _llama_backend(
             f"llama.cpp has no backend for {device.name} (CUDA, HIP, Metal, SYCL, Vulkan, "
             "CANN, OpenCL and CPU only): try --engine vllm",
         )
-    targets = _LLAMA_VENDOR_BACKENDS[backend]
+    targets = _LLAMA_VENDOR_BACKENDS.get(backend, ())
     if device.family not in targets:
         default = _LLAMA_DEFAULT.get(device.family)
         hint = f": try --backend {default.value}" if default is not None else ""
@@ -717,8 +728,8 @@ def _llama_cpp_formats(
         refused = _bf16_refused(device, "llama-cpp-bf16", kv=quant is not QuantFormat.BF16)
         if refused is not None:
             return refused
-    if kv is KvFormat.FP8:
-        return _no("llama-cpp-kv", "llama.cpp has no FP8 KV cache: try --kv-quant q8_0")
+    if kv not in (*_PLAIN_KV, *_LLAMA_KV):
+        return _no("llama-cpp-kv", f"llama.cpp has no {kv.value} KV cache: try --kv-quant q8_0")
     if kv in _LLAMA_KV and backend not in _LLAMA_QUANT_KV:
         where = _backend_words(backend, path)
         return _no(
@@ -775,7 +786,7 @@ def _transformers(device: Device, quant: QuantFormat, kv: KvFormat) -> Support:
     weights = _torch_weights(device, quant)
     if not weights.supported:
         return weights
-    if kv in (*_LLAMA_KV, KvFormat.FP8):
+    if kv not in _PLAIN_KV:
         return _no(
             "torch-kv",
             f"transformers keeps the KV cache in 16 or 32 bits, not {kv.value}: try "

@@ -584,3 +584,32 @@ def test_the_docs_glance_tables_are_the_codes_decisions() -> None:
     tables = glance_tables()
     assert tables.count("| ") > 100
     assert tables in page, "docs/engine-support.md is stale: paste glance_tables() output"
+
+
+class FutureFormat:
+    """A weight or KV format a later release adds (NVFP4, an int8 cache): the table has no
+    row for it, so no engine may be said to run it."""
+
+    value = "nvfp4"
+    label = "NVFP4"
+    is_gguf = False
+    is_plain = False
+
+
+def test_a_format_the_table_does_not_know_is_refused_everywhere() -> None:
+    decisions = []
+    for gpu_id in ("h100-sxm5", "b200", "mi355x", "apple-m4-max-40c", "gaudi-3"):
+        for engine in Engine:
+            for mode in (Mode.SERVE, Mode.TRAIN):
+                unknown_weights = engine_support(
+                    entry(gpu_id), engine, quant=FutureFormat(), kv=KvFormat.FP16, mode=mode
+                )  # type: ignore[arg-type]
+                decisions.append(unknown_weights)
+            unknown_cache = engine_support(
+                entry(gpu_id), engine, quant=QuantFormat.FP16, kv=FutureFormat()
+            )  # type: ignore[arg-type]
+            decisions.append(unknown_cache)
+    assert len(decisions) == 5 * 4 * 3
+    for decision in decisions:
+        check_shape(decision)
+        assert not decision.supported
