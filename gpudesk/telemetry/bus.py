@@ -24,6 +24,11 @@ documentation, https://docs.kernel.org/):
   ``tile*/gt*/freq0/act_freq`` and ``rp0_freq`` (MHz);
   ``tile*/physical_vram_size_bytes``.
 
+Where AMD's ``amdsmi`` package is installed and knows a device (by PCI
+address), its utilisation, memory used, power, temperature and graphics clock
+replace sysfs's (:class:`gpudesk.hardware.amd_smi.AmdSmi`, the same access
+detection uses); sysfs gives the rest.
+
 Intel publishes no utilisation in sysfs (it needs the perf PMU): that field
 is absent. Intel power is derived from the energy counter over the
 collection interval (``power = delta energy / delta time``), since hwmon
@@ -39,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpudesk.hardware.amd_smi import AmdSmi
 from gpudesk.hardware.models import DeviceSource, GpuSnapshot
 from gpudesk.hardware.sysfs import (
     PciDevice,
@@ -165,24 +171,33 @@ class BusSource:
         identify: catalog join for a device (catalog id, bandwidth B/s, dense BF16 FLOP/s).
         skip_addresses: PCI addresses another source reads (NVML's GPUs).
         clock: monotonic seconds (tests pass their own).
+        amdsmi: amdsmi access, asked first for AMD devices it knows (None: sysfs only).
     """
 
     root: Path
     identify: Identify | None = None
     skip_addresses: frozenset[str] = frozenset()
     clock: Callable[[], float] = time.monotonic
-    source: Source = Source.AMDGPU
+    amdsmi: AmdSmi | None = None
     detail: str | None = None
     _devices: list[_BusDevice] = field(default_factory=list)
+    _amdsmi_addresses: frozenset[str] = frozenset()
 
     def discover(self, first_index: int = 0) -> bool:
         """Find amdgpu, i915 and xe devices; False when there is none."""
         index = first_index
-        for device in list_gpu_devices(self.root):
+        found = list_gpu_devices(self.root)
+        if self.amdsmi is not None and any(device.driver == "amdgpu" for device in found):
+            reading = self.amdsmi.read_all()
+            if reading.available:
+                self._amdsmi_addresses = frozenset(reading.devices)
+        for device in found:
             if device.address in self.skip_addresses:
                 continue
             if device.driver == "amdgpu":
-                source, vendor = Source.AMDGPU, Vendor.AMD
+                vendor = Vendor.AMD
+                known = device.address in self._amdsmi_addresses
+                source = Source.AMDSMI if known else Source.AMDGPU
             elif device.vendor == "Intel" and device.driver in {"i915", "xe"}:
                 source, vendor = Source.INTEL, Vendor.INTEL
             else:
@@ -245,10 +260,41 @@ class BusSource:
             fields = _pcie_fields(device.path)
             if device.driver == "amdgpu":
                 fields.update(self._amdgpu(device.path))
+                if device.identity.source is Source.AMDSMI:
+                    fields.update(self._amdsmi_fields(device.identity.pci_bus_id or "", fields))
             else:
                 fields.update(self._intel(device))
             readings.append(DeviceReading(identity=device.identity, up=True, **fields))
         return readings
+
+    def _amdsmi_fields(self, address: str, sysfs: dict[str, Any]) -> dict[str, Any]:
+        """amdsmi's live figures for one device, in the common units (empty when it says none)."""
+        live = None if self.amdsmi is None else self.amdsmi.sample(address)
+        if not live:
+            return {}
+        fields: dict[str, Any] = {}
+        for key, name in (
+            ("utilization_ratio", "utilization_gpu_percent"),
+            ("memory_utilization_ratio", "utilization_memory_percent"),
+        ):
+            if live.get(name) is not None:
+                fields[key] = live[name] / 100.0
+        if live.get("memory_used_mib") is not None:
+            fields["memory_used_bytes"] = int(live["memory_used_mib"]) * 1024 * 1024
+        if live.get("power_draw_w") is not None:
+            fields["power_watts"] = float(live["power_draw_w"])
+        if live.get("temperature_c") is not None:
+            # amdsmi's edge sensor, else its hotspot: the die, as sysfs's "gpu" is.
+            fields["temperatures_celsius"] = {
+                **sysfs.get("temperatures_celsius", {}),
+                "gpu": float(live["temperature_c"]),
+            }
+        if live.get("sm_clock_mhz") is not None:
+            fields["clocks_hertz"] = {
+                **sysfs.get("clocks_hertz", {}),
+                "graphics": float(live["sm_clock_mhz"]) * 1e6,
+            }
+        return fields
 
     @staticmethod
     def _memory(path: Path, driver: str) -> tuple[int | None, int | None]:

@@ -24,6 +24,8 @@ class Source(StrEnum):
     """Where a device's readings come from (the exporter's ``source`` label on its own health)."""
 
     NVML = "nvml"
+    #: amdsmi's figures first (installed, and it knows the device), sysfs's for the rest.
+    AMDSMI = "amdsmi"
     AMDGPU = "amdgpu_sysfs"
     INTEL = "intel_sysfs"
     APPLE = "apple"

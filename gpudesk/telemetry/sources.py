@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.hardware.amd_smi import AmdSmi, default_amdsmi
 from gpudesk.hardware.apple import AppleReading
 from gpudesk.hardware.detect import default_apple_reading
 from gpudesk.hardware.models import pci_address_key
@@ -32,6 +33,7 @@ def open_sources(
     sysfs_root: Path | None = None,
     processes: bool = False,
     read_apple: Callable[[], AppleReading | None] = default_apple_reading,
+    amdsmi: AmdSmi | None = None,
 ) -> list[NamedSource]:
     """Discover every device once: (loop name, source, whether it found anything)."""
     join = CatalogJoin(entries)
@@ -54,6 +56,7 @@ def open_sources(
         sysfs_root if sysfs_root is not None else default_sysfs_root(),
         identify=join,
         skip_addresses=frozenset(taken),
+        amdsmi=amdsmi if amdsmi is not None else default_amdsmi(),
     )
     bus_found = bus.discover(next_index)
     mac = AppleSource(read_apple, identify=join)

@@ -186,3 +186,25 @@ def test_any_ras_file_is_read_or_ignored(text: str) -> None:
         reached("read")
     assert set(counts) <= {"uncorrected", "corrected"}
     assert all(isinstance(value, int) and value >= 0 for value in counts.values())
+
+
+def test_amdsmi_figures_come_first_where_it_knows_the_device(tree: FakeSysfs) -> None:
+    from hardware.test_hardware_amd_smi import fake_amdsmi
+
+    from gpudesk.hardware.amd_smi import AmdSmi
+
+    access = AmdSmi(module=fake_amdsmi())
+    source = BusSource(tree.root, amdsmi=access)
+    try:
+        source.discover()
+        mi300x = _by_address(source.read())[fake_sysfs.MI300X]
+    finally:
+        access.shutdown()
+    assert mi300x.identity.source is Source.AMDSMI
+    assert mi300x.utilization_ratio == pytest.approx(0.88)  # amdsmi's 88, not sysfs's 37
+    assert mi300x.memory_used_bytes == 5000 * 1024**2
+    assert mi300x.power_watts == 301.0
+    assert mi300x.temperatures_celsius["gpu"] == 52.0  # its hotspot (no edge on MI300X)
+    assert mi300x.clocks_hertz["graphics"] == 2000e6
+    assert mi300x.memory_total_bytes == 192 * GIB  # the rest from sysfs
+    assert mi300x.pcie_replays_total == 3
