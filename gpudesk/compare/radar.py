@@ -421,7 +421,10 @@ class NormalisationChoice:
         """One line for a chart caption."""
         where = "whole catalog" if self.reference is Reference.CATALOG else "selection"
         if self.scale is Scale.LOG:
-            return f"log scale · ×10 per ring up to the {where} maximum"
+            # The outer ring is the power of ten at or above the maximum, not the maximum.
+            return (
+                f"log scale · ×10 per ring, outer ring the power of ten above the {where} maximum"
+            )
         return f"{self.scale.value} scale · outer ring = {where} maximum"
 
 

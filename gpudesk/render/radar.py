@@ -439,9 +439,14 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         top = bounds.top()
         caption_rect = None
         if self._caption:
+            # Wrapped, never cut ("…of the maximur"): as many lines as the longest
+            # ring note needs at this width.
             caption_metrics = QFontMetricsF(chart_font(CAPTION_PX))
-            caption_rect = QRectF(bounds.left(), top, bounds.width(), caption_metrics.height())
-            top += caption_metrics.height() + 4
+            widest = f"{self._caption} · ring values: Memory per price axis; other axes: range"
+            caption_lines = min(3, len(_wrap_words(widest, caption_metrics, bounds.width())))
+            height = caption_metrics.height() * caption_lines
+            caption_rect = QRectF(bounds.left(), top, bounds.width(), height)
+            top += height + 4
         legend = self._layout_legend(bounds)
         legend_height = 0.0
         if legend:
@@ -598,7 +603,11 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         return texts
 
     def _ring_labels_in_gap(
-        self, gap: int, texts: list[tuple[float, str]], outlines: list[QPainterPath]
+        self,
+        gap: int,
+        texts: list[tuple[float, str]],
+        outlines: list[QPainterPath],
+        placed: list[tuple[QRectF, str]] | None = None,
     ) -> list[tuple[QRectF, str]]:
         """The ring labels that fit clear of the data on the ring edges across ``gap``.
 
@@ -608,7 +617,7 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         count = len(self._axes)
         layout = self.layout
         metrics = QFontMetricsF(chart_font(RING_LABEL_PX))
-        placed: list[tuple[QRectF, str]] = []
+        placed = [] if placed is None else list(placed)
         for radius, text in sorted(texts, reverse=True):  # outer rings first
             start = layout.on_spoke(gap, count, radius)
             end = layout.on_spoke((gap + 1) % count, count, radius)
@@ -629,10 +638,10 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
     def _layout_ring_labels(self) -> None:
         """Ring values along the bisector of the axis gap where most fit clear of the data.
 
-        Gaps are tried from the least covered; a label that would touch a
-        polygon's outline or vertex is left out rather than drawn over the
-        data (the caption says the ring step, and on a log scale every axis
-        label gives its own range).
+        Gaps are tried from the least covered, and the gap where most labels
+        fit clear of every polygon wins; a ring whose label fits nowhere clear
+        gets it there all the same, over the data on its veil, so no decade
+        goes unlabelled.
         """
         count = len(self._axes)
         layout = self.layout
@@ -645,7 +654,8 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
         ]
         outlines = [self.series_outline(series) for series in self._series]
         log = self._scale() is Scale.LOG
-        best: tuple[list[tuple[QRectF, str]], int | None] = ([], None)
+        best: tuple[list[tuple[QRectF, str]], int | None, int | None, list[tuple[float, str]]]
+        best = ([], None, None, [])
         for gap in gaps_by_clearance(radii, count):
             reference: int | None = None
             if log:
@@ -653,11 +663,18 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
                 reference = gap if self.axis_range(gap) is not None else (gap + 1) % count
             texts = self._ring_texts(reference if reference is not None else 0)
             placed = self._ring_labels_in_gap(gap, texts, outlines)
-            if len(placed) > len(best[0]):
-                best = (placed, reference)
+            if best[2] is None or len(placed) > len(best[0]):
+                best = (placed, reference, gap, texts)
             if len(placed) == len(texts):
                 break
-        layout.ring_labels, layout.ring_axis = best
+        labels, axis, chosen_gap, texts = best
+        if chosen_gap is not None and len(labels) < len(texts):
+            # Every ring keeps its label ("10,000, 1,000, —, 10, 1" read as a missing
+            # decade): the ones left out go on their ring over the data, on their veil.
+            shown = {text for _, text in labels}
+            missing = [(radius, text) for radius, text in texts if text not in shown]
+            labels = self._ring_labels_in_gap(chosen_gap, missing, [], placed=labels)
+        layout.ring_labels, layout.ring_axis = labels, axis
 
     def ring_note(self) -> str:
         """What the rings mean, for the caption line."""
@@ -707,7 +724,11 @@ class RadarItem(pg.GraphicsObject):  # type: ignore[misc]
             caption = f"{self._caption} · {self.ring_note()}" if self._series else self._caption
             painter.drawText(
                 self.layout.caption_rect,
-                int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                int(
+                    Qt.AlignmentFlag.AlignLeft
+                    | Qt.AlignmentFlag.AlignTop
+                    | Qt.TextFlag.TextWordWrap
+                ),
                 caption,
             )
         painter.restore()

@@ -14,14 +14,15 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
     QGraphicsView,
     QHBoxLayout,
     QLabel,
     QMenu,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
+    QWidgetAction,
 )
 
 from gpudesk.catalog.metrics import METRICS
@@ -74,10 +75,11 @@ class CompareCharts(QTabWidget):
 
     # construction ----------------------------------------------------------
     def _build_radar_panel(self) -> QWidget:
+        """The radar under one row of controls: beside the chart, the axis list took about
+        360 px of the panel and left a 330 px radar at 1920 px."""
         panel = QWidget()
-        layout = QHBoxLayout(panel)
-        controls = QVBoxLayout()
-        controls.addWidget(QLabel(f"Axes ({MIN_AXES}-{MAX_AXES}):"))
+        layout = QVBoxLayout(panel)
+        controls = QHBoxLayout()
         self.axis_picker = AxisPicker()
         self.axis_picker.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.axis_picker.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -87,8 +89,19 @@ class CompareCharts(QTabWidget):
             self.axis_picker.sizeHintForRow(0) * rows + 2 * self.axis_picker.frameWidth() + 4
         )
         self.axis_picker.axes_changed.connect(self.update_radar)
-        controls.addWidget(self.axis_picker)
-        form = QFormLayout()
+        self.axis_picker.axes_changed.connect(self._name_axes_button)
+        # The list opens from a button: it is needed now and then, the chart all the time.
+        self.axes_button = QToolButton()
+        self.axes_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.axes_button.setToolTip(f"Pick {MIN_AXES} to {MAX_AXES} figures for the radar's axes")
+        axes_menu = QMenu(self.axes_button)
+        picker_action = QWidgetAction(axes_menu)
+        picker_action.setDefaultWidget(self.axis_picker)
+        axes_menu.addAction(picker_action)
+        self.axes_button.setMenu(axes_menu)
+        self._name_axes_button()
+        controls.addWidget(self.axes_button)
+        controls.addSpacing(12)
         self.reference_combo = QComboBox()
         self.reference_combo.addItem("Selection maximum", Reference.SELECTION.value)
         self.reference_combo.addItem("Catalog maximum", Reference.CATALOG.value)
@@ -97,7 +110,9 @@ class CompareCharts(QTabWidget):
         )
         self.reference_combo.setToolTip("What the outer ring means on every axis")
         self.reference_combo.currentIndexChanged.connect(self.update_radar)
-        form.addRow("Outer ring:", self.reference_combo)
+        controls.addWidget(QLabel("Outer ring:"))
+        controls.addWidget(self.reference_combo)
+        controls.addSpacing(12)
         self.scale_combo = QComboBox()
         self.scale_combo.addItem("Linear", Scale.LINEAR.value)
         self.scale_combo.addItem("Logarithmic", Scale.LOG.value)
@@ -105,23 +120,25 @@ class CompareCharts(QTabWidget):
             "Logarithmic spreads figures spanning orders of magnitude (FP64, prices)"
         )
         self.scale_combo.currentIndexChanged.connect(self.update_radar)
-        form.addRow("Scale:", self.scale_combo)
-        controls.addLayout(form)
-        hint = QLabel(
-            "Missing figures are gaps (dashed), never zero. Hover a point for its value. "
-            "Right-click a chart to export it."
-        )
-        hint.setWordWrap(True)
-        hint.setMaximumWidth(self.axis_picker.width())
-        controls.addWidget(hint)
+        controls.addWidget(QLabel("Scale:"))
+        controls.addWidget(self.scale_combo)
         controls.addStretch(1)
         layout.addLayout(controls)
         self.radar = RadarWidget()
         self.radar.setAccessibleName("Spec radar of the compared GPUs")
+        self.radar.setToolTip(
+            "Missing figures are gaps (dashed), never zero. Hover a point for its value. "
+            "Right-click to copy the data as text or export the chart."
+        )
         self.axis_picker.setAccessibleName("Radar axes (5 to 8)")
         self._add_export_menu(self.radar, "radar")
         layout.addWidget(self.radar, 1)
         return panel
+
+    def _name_axes_button(self) -> None:
+        count = len(self.axis_picker.checked_axes())
+        self.axes_button.setText(f"Axes ({count} of {self.axis_picker.count()})")
+        self.axes_button.setAccessibleName(f"Radar axes: {count} chosen")
 
     def _build_scatter_panel(self) -> QWidget:
         panel = QWidget()

@@ -648,3 +648,44 @@ def test_a_measured_run_says_so_carries_a_cross_and_never_rescales_the_axes(
     assert state.measured is None
     assert MEASURED_SERIES_ID not in _radar_ids(view)
     assert not button.isVisible() and "measured" not in view.title.text()
+
+
+def test_the_radar_has_its_panel_to_itself_and_says_what_its_rings_are(
+    view: CompareView, state: AppState, qtbot: QtBot
+) -> None:
+    """Issue 42 item 5: at 1920 px the axis list beside the radar left it 330 px across,
+    its caption was cut ("…of the maximur") and the log radar dropped a ring's label."""
+    from PySide6.QtCore import QSizeF
+    from PySide6.QtGui import QFontMetricsF
+
+    from gpudesk.compare.radar import Scale, ring_radii
+    from gpudesk.render.radar import CAPTION_PX, _wrap_words
+    from gpudesk.render.style import chart_font
+
+    state.set_compare(["small", "big", "huge", "nopricegpu", "flagship"])
+    view.resize(1920, 1000)
+    view.layout_combo.setCurrentIndex(view.layout_combo.findData("beside"))
+    qtbot.wait(20)
+    panel = view.radar.parentWidget()
+    assert panel is not None
+    assert view.axis_picker.parentWidget() is not panel, "the axis list opens from a button"
+    assert view.radar.width() >= 0.9 * panel.width()
+    assert view.radar.item.layout.radius >= 200, view.radar.item.layout.radius
+    assert view.charts.axes_button.text() == "Axes (6 of 11)"
+    # the caption wraps at any width instead of being cut
+    item = view.radar.item
+    item.set_size(QSizeF(380, 420))
+    caption = f"{item._caption} · {item.ring_note()}"
+    metrics = QFontMetricsF(chart_font(CAPTION_PX))
+    rect = item.layout.caption_rect
+    assert rect is not None
+    needed = len(_wrap_words(caption, metrics, rect.width())) * metrics.height()
+    assert needed <= rect.height() + 0.5, (needed, rect.height())
+    # every ring of the log radar keeps its label, and the caption says what the outer is
+    view.scale_combo.setCurrentIndex(view.scale_combo.findData(Scale.LOG.value))
+    item.set_size(QSizeF(700, 600))
+    normalisation = item._normalisation
+    assert normalisation is not None and normalisation.decades >= 2
+    rings = ring_radii(Scale.LOG, normalisation.inner, normalisation.decades)
+    assert len(item.layout.ring_labels) == len(rings)
+    assert "power of ten above the selection maximum" in item._caption
