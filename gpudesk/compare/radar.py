@@ -21,12 +21,18 @@ Conventions (what the chart item and the tests rely on):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.chart_values import (  # STAND_INS: re-exported for the painters
+    STAND_INS as STAND_INS,
+    chart_value,
+    sets_catalog_scale,
+    stand_in,
+)
 
 #: Figures the user can put on a radar axis, in menu order.
 RADAR_AXES: tuple[str, ...] = (
@@ -119,56 +125,21 @@ def axis_angle(index: int, count: int) -> float:
 
 
 def entry_values(entry: CatalogEntry, axes: Sequence[str]) -> list[float | None]:
-    """An entry's value on each axis (None where the catalog has none).
-
-    Where it lacks the FP16 tensor figure but has BF16 (or the other way round), the
-    other figure stands in (:data:`STAND_INS`); :func:`stand_in_axes` says where.
-    """
-    values = [METRICS[key].value(entry) for key in axes]
-    for index, key in enumerate(axes):
-        if values[index] is None and key in STAND_INS:
-            values[index] = STAND_INS[key][1](entry)
-    return values
+    """An entry's value on each axis (None where the catalog has none), by the rule every
+    chart follows (:func:`gpudesk.compare.chart_values.chart_value`): where it lacks the
+    FP16 tensor figure but has BF16, BF16 stands in; :func:`stand_in_axes` says where."""
+    return [chart_value(entry, key) for key in axes]
 
 
 def stand_in_axes(entry: CatalogEntry, axes: Sequence[str]) -> list[int]:
     """The axes on which :func:`entry_values` drew the stand-in figure for ``entry``."""
-    return [
-        index
-        for index, key in enumerate(axes)
-        if key in STAND_INS
-        and METRICS[key].value(entry) is None
-        and STAND_INS[key][1](entry) is not None
-    ]
+    return [index for index, key in enumerate(axes) if stand_in(entry, key) is not None]
 
 
-def _per_kusd(value: float | None, price_usd: float | None) -> float | None:
-    if value is None or price_usd is None or price_usd <= 0:
-        return None
-    return value / (price_usd / 1000.0)
-
-
-def _per_w(value: float | None, tdp_w: int | None) -> float | None:
-    if value is None or tdp_w is None or tdp_w <= 0:
-        return None
-    return value / tdp_w
-
-
-#: Axis key -> (the stand-in's name, its value): a GPU without the FP16 tensor figure
-#: is drawn with its dense BF16 tensor one (equal on every catalog GPU that lists both;
-#: Gaudi 3 lists BF16 only), and a GPU without BF16 (V100, T4, Turing) on the BF16
-#: axis with nothing — they have no BF16 units, so that gap is real.
-STAND_INS: dict[str, tuple[str, Callable[[CatalogEntry], float | None]]] = {
-    "fp16_tensor_tflops": ("BF16", lambda entry: entry.bf16_tensor_tflops),
-    "fp16_tensor_tflops_per_kusd": (
-        "BF16",
-        lambda entry: _per_kusd(entry.bf16_tensor_tflops, entry.price_usd),
-    ),
-    "fp16_tensor_tflops_per_w": (
-        "BF16",
-        lambda entry: _per_w(entry.bf16_tensor_tflops, entry.tdp_w),
-    ),
-}
+def reference_values(entry: CatalogEntry, axes: Sequence[str]) -> list[float | None]:
+    """:func:`entry_values` as a catalog maximum sees them: a used module's bare price
+    sets no per-price maximum (:func:`~gpudesk.compare.chart_values.sets_catalog_scale`)."""
+    return [chart_value(entry, key) if sets_catalog_scale(entry, key) else None for key in axes]
 
 
 def measured_values(values: Mapping[str, float], axes: Sequence[str]) -> list[float | None]:
@@ -442,5 +413,11 @@ def choose_normalisation(
     user folder outside the loaded catalog never lands outside the outer ring.
     """
     selected = list(selection)
-    reference = [*catalog, *selected] if choice.reference is Reference.CATALOG else selected
-    return normalisation_for(reference, axes, choice.scale, extra_series=extra_series)
+    if choice.reference is Reference.SELECTION:
+        return normalisation_for(selected, axes, choice.scale, extra_series=extra_series)
+    chosen = {entry.id for entry in selected}
+    # The rest of the catalog as a maximum sees it; the compared GPUs as they are.
+    others = [reference_values(entry, axes) for entry in catalog if entry.id not in chosen]
+    return normalisation_for(
+        selected, axes, choice.scale, extra_series=[*others, *map(list, extra_series)]
+    )

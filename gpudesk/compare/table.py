@@ -25,6 +25,7 @@ from typing import Any
 from gpudesk.catalog.metrics import METRICS, Metric, MetricGroup, priced_memory_gb
 from gpudesk.catalog.prices import entry_price_label
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.compare.chart_values import bare_module_price, bare_module_words
 from gpudesk.csv_text import csv_text
 from gpudesk.measured import MeasuredSeries
 
@@ -74,6 +75,8 @@ def _attr(name: str) -> Callable[[CatalogEntry], TextValue]:
 def _price_kind(entry: CatalogEntry) -> TextValue:
     if entry.price_kind is None:
         return None
+    if bare_module_price(entry):  # marked: its per-price figures are not like the others'
+        return bare_module_words(entry)
     return entry_price_label(entry, short=True)
 
 

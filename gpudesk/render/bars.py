@@ -13,6 +13,7 @@ from gpudesk.catalog.metrics import METRICS
 from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.bars import BarValue, bar_order
+from gpudesk.compare.chart_values import chart_value, stand_in
 from gpudesk.measured import MeasuredSeries
 from gpudesk.render.colors import gpu_color_slots
 from gpudesk.render.scatter import chart_axes
@@ -59,6 +60,7 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
         self._labels: list[pg.TextItem] = []
         self.metric_key = DEFAULT_BAR_KEY
         self.bars: list[DrawnBar] = []
+        self.stand_ins: dict[str, str] = {}
         self._last: tuple[list[CatalogEntry], MeasuredSeries | None] | None = None
 
     def set_style(self, style: ChartStyle) -> None:
@@ -85,9 +87,13 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
         colors: dict[str, QColor] = {}
         values: list[BarValue] = []
         slots = gpu_color_slots([entry.id for entry in entries])
+        #: bar id -> the figure drawn in place of the missing one ("BF16"), as the radar does
+        self.stand_ins = {}
         for slot, entry in zip(slots, entries, strict=True):
-            values.append(BarValue(entry.id, short_name(entry), metric.value(entry)))
+            values.append(BarValue(entry.id, short_name(entry), chart_value(entry, metric_key)))
             colors[entry.id] = chart_series_color(slot, self._style.dark)
+            if (name := stand_in(entry, metric_key)) is not None:
+                self.stand_ins[entry.id] = name
         if measured is not None and metric_key in measured.values:
             values.append(BarValue(MEASURED_BAR_ID, measured.label, measured.values[metric_key]))
             colors[MEASURED_BAR_ID] = measured_color(self._style.dark)
@@ -127,6 +133,8 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
                 text, x, color = "n/a", 0.0, self._style.muted
             else:
                 text = f"{metric.format(bar.value)} {unit}".strip()
+                if bar.id in self.stand_ins:
+                    text += f" ({self.stand_ins[bar.id]} figure)"
                 x, color = bar.value, self._style.text
             label = pg.TextItem(text, color=color, anchor=(0, 0.5))
             label.setFont(chart_font(12))
@@ -168,8 +176,9 @@ class BarChart(pg.PlotWidget):  # type: ignore[misc]
         metric = METRICS[self.plot.metric_key]
         unit = f" {metric.unit}" if metric.unit else ""
         lines = [f"Bars: {metric.label}{unit}, best first"]
-        lines.extend(
-            f"{bar.label}: {'n/a' if bar.value is None else f'{bar.value:,.4g}'}"
-            for bar in self.plot.bars
-        )
+        for bar in self.plot.bars:
+            figure = "n/a" if bar.value is None else f"{bar.value:,.4g}"
+            if bar.id in self.plot.stand_ins:
+                figure += f" ({self.plot.stand_ins[bar.id]} figure)"
+            lines.append(f"{bar.label}: {figure}")
         return "\n".join(lines)

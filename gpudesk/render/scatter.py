@@ -23,6 +23,7 @@ from gpudesk.catalog.metrics import METRICS, Metric
 from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.axes import axis_range, log_ticks
+from gpudesk.compare.chart_values import chart_value, sets_catalog_scale, stand_in
 from gpudesk.compare.pareto import ScatterPoint, pareto_frontier
 from gpudesk.render.colors import CONTEXT_COLOR, gpu_color_slots
 from gpudesk.render.style import LIGHT, ChartStyle, chart_font, chart_series_color
@@ -228,6 +229,9 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         self.selection_points: list[PlottedPoint] = []
         self.frontier_ids: list[str] = []
         self.missing_names: list[str] = []
+        self.stand_ins: dict[str, str] = {}
+        self.bare_module_ids: list[str] = []
+        self.bare_module_names: list[str] = []
         self._last_data: tuple[list[CatalogEntry], list[CatalogEntry]] | None = None
         self._missing_sample = pg.PlotDataItem(pen=None)
         #: selected GPUs whose name label found no free place (named in the legend)
@@ -320,7 +324,7 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
             everything.setdefault(entry.id, entry)
 
         def plot(entry: CatalogEntry) -> PlottedPoint | None:
-            x, y = x_metric.value(entry), y_metric.value(entry)
+            x, y = chart_value(entry, x_key), chart_value(entry, y_key)
             if x is None or y is None:
                 return None
             px, py = _plotted(x, log_x), _plotted(y, log_y)
@@ -328,10 +332,33 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
                 return None
             return PlottedPoint(entry.id, short_name(entry), x, y, px, py, entry.name)
 
+        # A used module's bare price sets neither the axis nor the frontier unless compared.
+        self.bare_module_ids = [
+            entry.id
+            for entry in everything.values()
+            if entry.id not in selected_ids
+            and not (sets_catalog_scale(entry, x_key) and sets_catalog_scale(entry, y_key))
+        ]
+        left_out = set(self.bare_module_ids)
         self.context_points = [
             point
             for entry in everything.values()
-            if entry.id not in selected_ids and (point := plot(entry)) is not None
+            if entry.id not in selected_ids
+            and entry.id not in left_out
+            and (point := plot(entry)) is not None
+        ]
+        #: compared GPU name -> the figure drawn in place of a missing one ("BF16")
+        self.stand_ins = {
+            short_name(entry): name
+            for entry in selection
+            for key in (x_key, y_key)
+            if (name := stand_in(entry, key)) is not None
+        }
+        #: compared GPUs whose price is a bare used module's (off the frontier)
+        self.bare_module_names = [
+            short_name(entry)
+            for entry in selection
+            if not (sets_catalog_scale(entry, x_key) and sets_catalog_scale(entry, y_key))
         ]
         self.selection_points = []
         self.missing_names = []
@@ -398,7 +425,8 @@ class ScatterPlot(pg.PlotItem):  # type: ignore[misc]
         if directions is None:
             self.frontier_ids = []
         else:
-            points = [ScatterPoint(p.id, p.x, p.y) for p in plotted.values()]
+            bare = {p.id for p in self.selection_points if p.name in self.bare_module_names}
+            points = [ScatterPoint(p.id, p.x, p.y) for p in plotted.values() if p.id not in bare]
             self.frontier_ids = pareto_frontier(points, *directions)
         line = [plotted[point_id] for point_id in self.frontier_ids]
         self.frontier_item.setData(

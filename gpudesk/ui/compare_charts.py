@@ -257,8 +257,24 @@ class CompareCharts(QTabWidget):
             notes.append("Dashed line: Pareto frontier (no GPU is better on both axes).")
         else:
             notes.append("No Pareto frontier: one of these figures has no better direction.")
+        if plot.stand_ins:
+            notes.append(
+                "; ".join(f"{name}: {figure} figure" for name, figure in plot.stand_ins.items())
+                + " (no FP16 tensor figure listed; as on the radar and the bars)."
+            )
         if plot.missing_names:
             notes.append("Not plotted (a figure is n/a): " + ", ".join(plot.missing_names) + ".")
+        if plot.bare_module_names:
+            notes.append(
+                "Off the frontier: "
+                + ", ".join(plot.bare_module_names)
+                + " (a used module's price, without the baseboard it needs)."
+            )
+        if plot.bare_module_ids:
+            notes.append(
+                f"{len(plot.bare_module_ids)} used modules priced without their baseboard "
+                "are left out of the grey points and the frontier."
+            )
         notes.append("Hover a point for its name and values.")
         self.scatter_note.setText(" ".join(notes))
 

@@ -689,3 +689,43 @@ def test_the_radar_has_its_panel_to_itself_and_says_what_its_rings_are(
     rings = ring_radii(Scale.LOG, normalisation.inner, normalisation.decades)
     assert len(item.layout.ring_labels) == len(rings)
     assert "power of ten above the selection maximum" in item._caption
+
+
+def test_every_chart_draws_the_bf16_stand_in_and_keeps_bare_module_prices_out(
+    qtbot: QtBot,
+) -> None:
+    """Issue 42 items 6 and 7: Bars and the scatter called Gaudi 3 "n/a" where the radar
+    drew its BF16 figure; a $75 used SXM2 module set the whole Pareto frontier."""
+    used = {"price_date": dt.date(2026, 2, 1), "price_kind": "used"}
+    gaudi = make_entry(
+        "gaudi", name="Gaudi Test", bf16_tensor_tflops=1835.0, price_usd=15000, **_PRICE
+    )
+    card = make_entry("card", name="Card Test", fp16_tensor_tflops=165.0, price_usd=1600, **_PRICE)
+    module = make_entry(
+        "module",
+        name="Module Test",
+        form_factor="SXM2",
+        fp16_tensor_tflops=125.0,
+        price_usd=75,
+        **used,
+    )
+    state = AppState(catalog=Catalog(entries=[gaudi, card, module]))
+    view = CompareView(state)
+    qtbot.addWidget(view)
+    view.resize(1400, 850)
+    view.show()
+    state.set_compare(["gaudi", "card"])
+    view.bar_combo.setCurrentIndex(view.bar_combo.findData("fp16_tensor_tflops"))
+    bars = {bar.id: bar.value for bar in view.bars.plot.bars}
+    assert bars == {"gaudi": 1835.0, "card": 165.0}
+    assert "(BF16 figure)" in view.bars.data_text()
+    view.x_combo.setCurrentIndex(view.x_combo.findData("price_usd"))
+    view.y_combo.setCurrentIndex(view.y_combo.findData("fp16_tensor_tflops"))
+    plot = view.scatter.plot
+    assert [point.id for point in plot.selection_points] == ["gaudi", "card"]
+    assert plot.missing_names == []
+    assert "Gaudi Test: BF16 figure" in view.scatter_note.text()
+    # the module's $75 is no frontier point nor a grey one: its baseboard is not in it
+    assert plot.bare_module_ids == ["module"]
+    assert "module" not in plot.frontier_ids
+    assert "used modules priced without their baseboard" in view.scatter_note.text()
