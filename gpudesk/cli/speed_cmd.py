@@ -74,7 +74,29 @@ FLAG_FOR_FIELD = {
     "pp": "--pp",
     "cp": "--cp",
     "ep": "--ep",
+    "dp": "--dp",
+    "rate": "--rate",
+    "num_prompts": "--num-prompts",
+    "slo": "--slo",
+    "max_num_seqs": "--max-num-seqs",
+    "max_num_batched_tokens": "--max-num-batched-tokens",
+    "max_model_len": "--max-model-len",
+    "gpu_memory_utilization": "--gpu-memory-utilization",
 }
+
+
+def rate_argument(text: str) -> float:
+    """``--rate``: requests/s above 0, or inf."""
+    if text.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of requests/s or inf") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: a rate must be above 0 (or inf)")
+    return value
+
 
 SPEED_DESCRIPTION = (
     "Estimate tokens/s (with a range, the limit that applies and its basis) for a model "
@@ -131,17 +153,32 @@ SPEED_FLAGS: tuple[Flag, ...] = (
             "help": "llama.cpp backend (default: the GPU vendor's: cuda, rocm, metal, sycl)",
         },
     ),
-    *(
-        (
-            (flag,),
-            {"type": int, "metavar": "N", "help": f"train: {layout} size (must divide --count)"},
-        )
-        for flag, layout in (
-            ("--tp", "tensor-parallel"),
-            ("--pp", "pipeline-parallel"),
-            ("--cp", "context-parallel"),
-            ("--ep", "expert-parallel"),
-        )
+    (
+        ("--tp",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "tensor-parallel size; serve/decode: tp × pp × dp GPUs in all (--tp 8 "
+            "alone is 8 GPUs); train: must divide --count",
+        },
+    ),
+    (
+        ("--pp",),
+        {"type": int, "metavar": "N", "help": "pipeline-parallel size (serve, decode, train)"},
+    ),
+    (
+        ("--dp",),
+        {"type": int, "metavar": "N", "help": "serve/decode: copies of the model (data parallel)"},
+    ),
+    (("--cp",), {"type": int, "metavar": "N", "help": "train: context-parallel size"}),
+    (
+        ("--ep",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "expert-parallel size: a mixture of experts' experts over N GPUs "
+            "(serve: N divides tp × dp)",
+        },
     ),
     (
         ("--batch",),
@@ -149,7 +186,60 @@ SPEED_FLAGS: tuple[Flag, ...] = (
     ),
     (
         ("--concurrency",),
-        {"type": int, "metavar": "C", "help": "serve: sequences at once (default: what fits)"},
+        {
+            "type": int,
+            "metavar": "C",
+            "help": "serve: at most C requests in flight, as vllm bench serve "
+            "--max-concurrency (default: no cap). Until 2026-12 it meant sequences decoding "
+            "at once: that is --max-num-seqs now",
+        },
+    ),
+    (
+        ("--rate",),
+        {
+            "type": rate_argument,
+            "metavar": "R",
+            "help": "serve: requests per second, Poisson arrivals; inf (the default) sends "
+            "them all at once",
+        },
+    ),
+    (
+        ("--num-prompts",),
+        {
+            "type": int,
+            "default": 1000,
+            "metavar": "N",
+            "help": "serve: requests in the simulated benchmark (default 1000)",
+        },
+    ),
+    (
+        ("--slo",),
+        {
+            "metavar": "BOUNDS",
+            "help": "serve: ttft=MS,tpot=MS[,e2e=MS][,p=PCT]: goodput and the highest request "
+            "rate at which PCT%% (default 90) of requests meet every bound",
+        },
+    ),
+    (
+        ("--max-num-seqs",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "serve: the engine's cap on requests running at once (default: the "
+            "engine's for the GPU, vLLM 256 or 1024)",
+        },
+    ),
+    (
+        ("--max-num-batched-tokens",),
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "serve: tokens per engine step (default: the engine's, vLLM 2048 or 8192)",
+        },
+    ),
+    (
+        ("--max-model-len",),
+        {"type": int, "metavar": "N", "help": "serve: the longest request the engine accepts"},
     ),
     (
         ("--seq-in",),
@@ -280,22 +370,33 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
         raise _usage("--tokens must be a finite number such as 1e9")
     if args.mfu is not None and not math.isfinite(args.mfu):
         raise _usage("--mfu must be a number above 0 and at most 1")
-    layout = [flag for flag in ("tp", "pp", "cp", "ep") if getattr(args, flag) is not None]
-    if layout and args.mode != "train":
-        raise _usage(f"--{layout[0]} is a training layout: give it with --mode train")
+    slo = _slo(args)
+    _check_serving_flags(args)
+    count = _count(args)
     request = SpeedRequest(
         mode=Mode(args.mode),
         engine=Engine(args.engine),
         quant=QuantFormat(args.quant or args.dtype or "bf16"),
         kv_quant=KvFormat(args.kv_quant),
-        count=args.count if args.count is not None and (args.gpu or args.mode == "train") else 1,
+        count=count,
         backend=Backend(args.backend) if args.backend else None,
         tp=args.tp,
         pp=args.pp,
         cp=args.cp,
         ep=args.ep,
+        dp=args.dp,
         batch=args.batch,
         concurrency=args.concurrency,
+        rate=None if args.rate is None or math.isinf(args.rate) else args.rate,
+        num_prompts=args.num_prompts,
+        slo_ttft_ms=slo.ttft_ms if slo else None,
+        slo_tpot_ms=slo.tpot_ms if slo else None,
+        slo_e2e_ms=slo.e2e_ms if slo else None,
+        slo_share=slo.share if slo else 0.9,
+        max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        max_model_len=args.max_model_len,
+        gpu_memory_utilization=args.emit_utilisation if args.mode == "serve" else None,
         seq_in=args.seq_in,
         seq_out=args.seq_out,
         context=args.context,
@@ -308,11 +409,75 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
     )
     try:
         resolved = request.resolved()
-        if args.count is not None and not args.gpu:
+        if args.count is not None and not args.gpu and not _layout_count(args):
             request.model_copy(update={"count": args.count}).resolved()
     except SpeedInputError as exc:
         raise _usage(f"{FLAG_FOR_FIELD.get(exc.field, exc.field)}: {exc}") from exc
     return resolved
+
+
+_SERVE_ONLY = (
+    ("rate", "--rate"),
+    ("slo", "--slo"),
+    ("max_num_seqs", "--max-num-seqs"),
+    ("max_num_batched_tokens", "--max-num-batched-tokens"),
+    ("max_model_len", "--max-model-len"),
+    ("concurrency", "--concurrency"),
+)
+
+
+def _check_serving_flags(args: argparse.Namespace) -> None:
+    """Flags of one mode given with another: said, not ignored."""
+    if args.mode != "serve":
+        for name, flag in _SERVE_ONLY:
+            if getattr(args, name) is not None:
+                raise _usage(f"{flag} applies to --mode serve")
+        if args.num_prompts != 1000:
+            raise _usage("--num-prompts applies to --mode serve")
+    if args.mode == "train" and args.dp is not None:
+        raise _usage(
+            "--dp applies to --mode serve and decode (training's data parallelism "
+            "is what tp × pp × cp leaves of --count)"
+        )
+    if args.mode not in ("train",) and args.cp is not None:
+        raise _usage("--cp is a training layout: give it with --mode train")
+    if args.mode == "prefill" and any(
+        getattr(args, name) is not None for name in ("tp", "pp", "dp", "ep")
+    ):
+        raise _usage("--tp/--pp/--dp/--ep apply to --mode serve, decode and train")
+
+
+def _slo(args: argparse.Namespace) -> Any:
+    if args.slo is None:
+        return None
+    from gpudesk.speed.under_load import SloError, parse_slo
+
+    try:
+        return parse_slo(args.slo)
+    except SloError as exc:
+        raise _usage(f"--slo: {exc}") from exc
+
+
+def _layout_count(args: argparse.Namespace) -> int | None:
+    """GPUs the serve/decode layout flags name (tp × pp × dp), when tp is given."""
+    if args.mode not in ("serve", "decode") or args.tp is None:
+        return None
+    return int(args.tp * (args.pp or 1) * (args.dp or 1))
+
+
+def _count(args: argparse.Namespace) -> int:
+    """The GPU count of the request: --count; for serve/decode also what --tp × --pp ×
+    --dp name (they must agree); 1 when ranking without either."""
+    named = _layout_count(args)
+    if named is not None:
+        if args.count is not None and args.count != named:
+            raise _usage(
+                f"--count {args.count} and --tp × --pp × --dp = {named} disagree; give one"
+            )
+        return named
+    if args.count is not None and (args.gpu or args.mode == "train"):
+        return int(args.count)
+    return 1
 
 
 def _check_cost_flags(args: argparse.Namespace) -> None:
@@ -386,7 +551,7 @@ def run_speed(args: argparse.Namespace) -> int:
     from gpudesk.cli.verify_args import add_this_cpu, run_verify
 
     add_this_cpu(args, catalog)
-    results, not_holding = _estimates(args, catalog, costs, request, wired)
+    results, not_holding, not_supported = _estimates(args, catalog, costs, request, wired)
     from gpudesk.cli.measurements_cmd import calibrated_results
 
     # calibrated with what was stored before this run: a --verify run's own row would
@@ -394,7 +559,9 @@ def run_speed(args: argparse.Namespace) -> int:
     calibrated_before = calibrated_results(args, results)
     verified = run_verify(args, request, results, model)
     results = calibrated_before
-    _print_speed(args, catalog, request, model, results, not_holding, verified, engine_chosen)
+    _print_speed(
+        args, catalog, request, model, results, not_holding, not_supported, verified, engine_chosen
+    )
     return EXIT_OK
 
 
@@ -413,12 +580,22 @@ def _estimates(
     costs: ModelCosts,
     request: SpeedRequest,
     wired: int | None,
-) -> tuple[list[SpeedEstimate], list[str]]:
-    """The estimates for the ``--gpu`` GPUs, or every catalog GPU ranked; and the GPUs
-    that do not hold the workload (ranking only)."""
+) -> tuple[list[SpeedEstimate], list[str], list[tuple[str, str]]]:
+    """The estimates for the ``--gpu`` GPUs, or every catalog GPU ranked; the GPUs that
+    do not hold the workload (ranking only); and those the engine cannot run it on, with
+    the reason (never estimated).
+
+    Raises:
+        CliError: no ``--gpu`` GPU can run the request, or one does not hold it.
+    """
     from gpudesk.catalog.query import NameLookupError, find_entry
     from gpudesk.speed.estimate import NotRunnable
-    from gpudesk.speed.planner import CostSettings, estimates_for_entries, rank_catalog
+    from gpudesk.speed.planner import (
+        CostSettings,
+        estimates_for_entries,
+        rank_catalog,
+        split_supported,
+    )
 
     settings = CostSettings(cloud_hourly_usd=args.cloud_hourly, years=args.years)
     calibrated = calibrations(args, catalog.entries)
@@ -427,19 +604,24 @@ def _estimates(
             catalog.entries,
             costs,
             request,
-            max_count=args.count or 8,
+            max_count=_layout_count(args) or args.count or 8,
             settings=settings,
             calibrated=calibrated,
             apple_wired_limit_mb=wired,
             hosts=host_memories(args, calibrated),
         )
-        return list(ranked.results), list(ranked.not_holding)
+        return list(ranked.results), list(ranked.not_holding), list(ranked.not_supported)
     entries = []
     for name in args.gpu:
         try:
             entries.append(find_entry(catalog.entries, name))
         except NameLookupError as exc:
             raise _usage(f"--gpu: {exc}") from exc
+    entries, refused = split_supported(entries, request)
+    if not entries:
+        raise _usage(
+            "--gpu: not supported: " + "; ".join(f"{gpu}: {reason}" for gpu, reason in refused)
+        )
     try:
         results = estimates_for_entries(
             entries,
@@ -452,7 +634,7 @@ def _estimates(
         )
     except NotRunnable as exc:
         raise _usage(f"--gpu/--count: {exc}") from exc
-    return results, []
+    return results, [], refused
 
 
 def _print_speed(
@@ -462,6 +644,7 @@ def _print_speed(
     model: dict[str, Any],
     results: list[SpeedEstimate],
     not_holding: list[str],
+    not_supported: list[tuple[str, str]],
     verified: dict[str, Any] | None,
     engine_chosen: bool,
 ) -> None:
@@ -471,7 +654,7 @@ def _print_speed(
     from gpudesk.cli.price_lines import rate_lines, rate_records
     from gpudesk.cli.verify_args import verify_text
 
-    document = speed_json(request, model, results, not_holding)
+    document = speed_json(request, model, results, not_holding, not_supported)
     by_id = {entry.id: entry for entry in catalog.entries}
     cloud_rates = {} if args.cloud_hourly is not None else rate_records(results, by_id)
     if verified is not None:
@@ -485,7 +668,16 @@ def _print_speed(
         document["cloud_rates"] = cloud_rates
         print_json(document)
     else:
-        print(speed_text(request, model, results, not_holding, engine_chosen=engine_chosen))
+        print(
+            speed_text(
+                request,
+                model,
+                results,
+                not_holding,
+                not_supported,
+                engine_chosen=engine_chosen,
+            )
+        )
         if cloud_rates:
             print("\n".join(rate_lines(results, by_id)))
         if verified is not None:

@@ -50,10 +50,23 @@ def _clean(value: Any) -> Any:
     return value
 
 
+#: serve-only keys, absent from other modes' results; the SLO's only with --slo
+_SERVE_KEYS = ("latency", "requests_per_s", "rate_curve", "scheduler")
+_SLO_KEYS = ("goodput_rps", "max_rate_at_slo", "slo")
+
+
 def result_json(estimate: SpeedEstimate) -> dict[str, Any]:
     data = estimate.model_dump(mode="json")
     ordered = {key: data.pop(key) for key in RESULT_KEYS}
     ordered.update(data)
+    if estimate.mode.value != "serve":
+        for key in _SERVE_KEYS + _SLO_KEYS:
+            ordered.pop(key, None)
+    elif estimate.slo is None:
+        for key in (*_SLO_KEYS, "rate_curve"):
+            ordered.pop(key, None)
+    if estimate.layout is None:
+        ordered.pop("layout", None)
     cleaned: dict[str, Any] = _clean(ordered)
     return cleaned
 
@@ -63,8 +76,10 @@ def speed_json(
     model: dict[str, Any],
     results: list[SpeedEstimate],
     not_holding: list[str],
+    not_supported: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The ``speed --json`` document: ``workload``, ``results``, ``not_holding``."""
+    """The ``speed --json`` document: ``workload``, ``results``, ``not_holding`` and
+    ``not_supported`` (``{"gpu_id", "reason"}`` each)."""
     workload = request.model_dump(mode="json")
     workload.update(model)
     workload["label"] = request.label
@@ -72,6 +87,9 @@ def speed_json(
         "workload": _clean(workload),
         "results": [result_json(item) for item in results],
         "not_holding": not_holding,
+        "not_supported": [
+            {"gpu_id": gpu_id, "reason": reason} for gpu_id, reason in not_supported or []
+        ],
     }
 
 
@@ -80,6 +98,7 @@ def speed_text(
     model: dict[str, Any],
     results: list[SpeedEstimate],
     not_holding: list[str],
+    not_supported: list[tuple[str, str]] | None = None,
     *,
     engine_chosen: bool = True,
 ) -> str:
@@ -99,10 +118,53 @@ def speed_text(
     lines.extend(_table_lines(request, results))
     lines.extend(_basis_lines(results))
     lines.extend(_offload_lines(results))
+    lines.extend(_latency_lines(results))
     if not_holding:
         lines.append("")
         lines.append(wrap_paragraph("Not holding the workload: " + ", ".join(not_holding)))
+    if not_supported:
+        lines.append("")
+        lines.append(f"Not supported ({len(not_supported)}, never ranked):")
+        for gpu_id, reason in not_supported:
+            lines.append(
+                wrap_paragraph(f"{gpu_id}: {reason}", indent="  ", subsequent_indent="    ")
+            )
     return "\n".join(lines)
+
+
+def _latency_lines(results: list[SpeedEstimate]) -> list[str]:
+    """Serving under load: the first result's latency percentiles and SLO figures."""
+    from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
+
+    if not results or results[0].latency is None:
+        return []
+    first = results[0]
+    assert first.latency is not None
+    rows = []
+    for key, name in (
+        ("ttft_ms", "TTFT"),
+        ("tpot_ms", "TPOT"),
+        ("itl_ms", "ITL"),
+        ("e2e_ms", "E2E"),
+    ):
+        figures = first.latency[key]
+        rows.append([name] + [f"{figures[p]:,.1f}" for p in ("p50", "p90", "p99", "mean")])
+    lines = ["", f"{first.gpu_id} latency (ms):"]
+    lines.extend(
+        terminal_table(
+            ["", "p50", "p90", "p99", "mean"], rows, right_aligned={1, 2, 3, 4}
+        ).splitlines()
+    )
+    served = f"{figure_text(first.requests_per_s)} requests/s"
+    if first.slo is not None:
+        rate = first.max_rate_at_slo
+        rate_text = "no rate meets it" if rate is None else f"{figure_text(rate)} requests/s"
+        served += (
+            f"; goodput {figure_text(first.goodput_rps)} requests/s; highest rate meeting the "
+            f"SLO: {rate_text}"
+        )
+    lines.append(wrap_paragraph(served))
+    return lines
 
 
 def _table_lines(request: SpeedRequest, results: list[SpeedEstimate]) -> list[str]:

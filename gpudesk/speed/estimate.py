@@ -28,11 +28,9 @@ from gpudesk.speed.physics import (
     decode_bound_bytes,
     decode_bound_tokens_per_s,
     decode_step,
-    max_sequences,
     prefill_bound_s,
     prefill_time,
     serve_bound_tokens_per_s,
-    serve_times,
     train_flops_per_token,
     train_tokens_per_s_per_gpu,
 )
@@ -163,8 +161,24 @@ class SpeedRequest(BaseModel):
     kv_quant: KvFormat = KvFormat.FP16
     count: int = 1
     batch: int = 1
-    #: serve: sequences decoding together; None = as many as the KV pool holds
+    #: serve: at most this many requests in flight (``vllm bench serve
+    #: --max-concurrency``); None = no cap
     concurrency: int | None = None
+    #: serve: requests per second (Poisson arrivals); None = all sent at once
+    rate: float | None = None
+    #: serve: requests in the simulated benchmark
+    num_prompts: int = 1000
+    #: serve: SLO bounds in ms (None: no bound) and the share of requests to meet them
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
+    slo_e2e_ms: float | None = None
+    slo_share: float = 0.9
+    #: serve: the engine's scheduler limits (None: the engine's defaults for the GPU)
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    #: serve: longest request the engine accepts, and its share of each GPU's memory
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
     seq_in: int | None = None
     seq_out: int | None = None
     #: decode: KV-cache length while decoding; None = seq_in + seq_out / 2
@@ -178,11 +192,13 @@ class SpeedRequest(BaseModel):
     #: llama.cpp partial offload as the user set it: -ngl and --n-cpu-moe (None: auto)
     gpu_layers: int | None = None
     cpu_moe: int | None = None
-    #: train: parallel layout (tensor, pipeline, context, expert); None = the default
+    #: parallel layout (tensor, pipeline, context, expert, data); None = the default.
+    #: serve and decode: tp x pp x dp is the GPU count; train: each divides it
     tp: int | None = None
     pp: int | None = None
     cp: int | None = None
     ep: int | None = None
+    dp: int | None = None
 
     def resolved(self) -> SpeedRequest:
         """Defaults filled in and every value checked.
@@ -204,6 +220,16 @@ class SpeedRequest(BaseModel):
         _check_int("seq_out", seq_out, 1, MAX_SEQ)
         if self.concurrency is not None:
             _check_int("concurrency", self.concurrency, 1, MAX_BATCH)
+        if (
+            self.max_model_len is not None
+            and self.mode is Mode.SERVE
+            and seq_in + seq_out > self.max_model_len
+        ):
+            raise SpeedInputError(
+                "max_model_len",
+                f"a request of {seq_in:,} + {seq_out:,} tokens is longer than max_model_len "
+                f"{self.max_model_len:,}: the engine would refuse it",
+            )
         context = self.context
         if context is None:
             context = seq_in + seq_out // 2
@@ -220,7 +246,7 @@ class SpeedRequest(BaseModel):
             raise SpeedInputError(
                 "backend", f"a backend is llama.cpp's choice; {self.engine.value} has none"
             )
-        for name in ("tp", "pp", "cp", "ep"):
+        for name in ("tp", "pp", "cp", "ep", "dp"):
             value = getattr(self, name)
             if value is not None:
                 _check_int(name, value, 1, MAX_COUNT)
@@ -228,18 +254,96 @@ class SpeedRequest(BaseModel):
                     raise SpeedInputError(
                         name, f"{name} {value} must divide the GPU count {self.count:,}"
                     )
-        model_parallel = (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
-        if self.count % model_parallel:
-            raise SpeedInputError(
-                "tp",
-                f"tp × pp × cp = {model_parallel:,} must divide the GPU count {self.count:,}",
-            )
+        if self.mode is Mode.TRAIN:
+            model_parallel = (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
+            if self.count % model_parallel:
+                raise SpeedInputError(
+                    "tp",
+                    f"tp × pp × cp = {model_parallel:,} must divide the GPU count {self.count:,}",
+                )
+        else:
+            self._check_inference_layout()
+        self._check_serving()
         if self.mode is Mode.TRAIN and self.train_method is TrainMethod.QLORA:
             quant = QuantFormat.NF4
         else:
             quant = self.quant
         return self.model_copy(
             update={"seq_in": seq_in, "seq_out": seq_out, "context": context, "quant": quant}
+        )
+
+    def _check_inference_layout(self) -> None:
+        """Serve and decode: tp x pp x dp GPUs in all; experts over a divisor of tp x dp."""
+        if self.cp is not None:
+            raise SpeedInputError("cp", "context parallelism is a training layout")
+        given = [name for name in ("tp", "pp", "dp") if getattr(self, name) is not None]
+        if given:
+            product = (self.tp or 1) * (self.pp or 1) * (self.dp or 1)
+            if self.tp is None or self.dp is None:
+                if self.count % product:
+                    raise SpeedInputError(
+                        given[0], f"tp × pp × dp = {product:,} must divide the GPU count"
+                    )
+            elif product != self.count:
+                raise SpeedInputError(
+                    "tp", f"tp × pp × dp = {product:,} must equal the GPU count {self.count:,}"
+                )
+        if self.ep is not None:
+            tp, dp = self.inference_layout()[0], self.inference_layout()[2]
+            if (tp * dp) % self.ep:
+                raise SpeedInputError(
+                    "ep", f"ep {self.ep} must divide tp × dp = {tp * dp:,} (vLLM's rule)"
+                )
+
+    def inference_layout(self) -> tuple[int, int, int, int]:
+        """(tp, pp, dp, ep) of serve or decode: what is not given fills the GPU count, one
+        tensor-parallel instance first."""
+        pp = self.pp or 1
+        if self.tp is not None:
+            tp = self.tp
+            dp = self.dp or max(1, self.count // (tp * pp))
+        else:
+            dp = self.dp or 1
+            tp = max(1, self.count // (pp * dp))
+        return tp, pp, dp, self.ep or 1
+
+    def _check_serving(self) -> None:
+        _check_int("num_prompts", self.num_prompts, 1, 100_000)
+        if self.rate is not None and not (
+            (math.isfinite(self.rate) and 0 < self.rate <= 1e6) or math.isinf(self.rate)
+        ):
+            raise SpeedInputError("rate", f"rate {self.rate:g} must be requests/s above 0 or inf")
+        for name in ("slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and 0 < value <= 1e9):
+                raise SpeedInputError("slo", f"{name[4:]} {value:g} must be milliseconds above 0")
+        if not (math.isfinite(self.slo_share) and 0 < self.slo_share <= 1):
+            raise SpeedInputError("slo", f"p {self.slo_share * 100:g} must be above 0 and ≤ 100")
+        if self.max_num_seqs is not None:
+            _check_int("max_num_seqs", self.max_num_seqs, 1, MAX_BATCH)
+        if self.max_num_batched_tokens is not None:
+            _check_int("max_num_batched_tokens", self.max_num_batched_tokens, 1, MAX_SEQ)
+            seqs = self.max_num_seqs
+            if seqs is not None and self.max_num_batched_tokens < seqs:
+                raise SpeedInputError(
+                    "max_num_batched_tokens",
+                    f"max_num_batched_tokens {self.max_num_batched_tokens:,} must be at least "
+                    f"max_num_seqs {seqs:,} (vLLM refuses it too)",
+                )
+        if self.max_model_len is not None:
+            _check_int("max_model_len", self.max_model_len, 1, MAX_SEQ)
+        if self.gpu_memory_utilization is not None and not (
+            math.isfinite(self.gpu_memory_utilization) and 0 < self.gpu_memory_utilization <= 1
+        ):
+            raise SpeedInputError(
+                "gpu_memory_utilization",
+                f"gpu_memory_utilization {self.gpu_memory_utilization:g} must be above 0 and ≤ 1",
+            )
+
+    @property
+    def has_slo(self) -> bool:
+        return any(
+            value is not None for value in (self.slo_ttft_ms, self.slo_tpot_ms, self.slo_e2e_ms)
         )
 
     @property
@@ -258,8 +362,14 @@ class SpeedRequest(BaseModel):
             elif self.mode is Mode.PREFILL:
                 bits.append(f"{self.seq_in} prompt tokens")
             else:
-                concurrency = self.concurrency or "max"
-                bits.append(f"{self.seq_in} in / {self.seq_out} out, concurrency {concurrency}")
+                rate = (
+                    "all at once"
+                    if self.rate is None or math.isinf(self.rate)
+                    else (f"{self.rate:g} requests/s")
+                )
+                bits.append(f"{self.seq_in} in / {self.seq_out} out, {rate}")
+                if self.concurrency is not None:
+                    bits.append(f"at most {self.concurrency} in flight")
         if self.count > 1:
             bits.append(f"{self.count} GPUs")
         return ", ".join(bits)
@@ -388,6 +498,22 @@ class SpeedEstimate(BaseModel):
     #: serve: copies of the model, each on ``count / replicas`` GPUs splitting tensors
     #: (data parallel); None: one copy on all ``count``
     replicas: int | None = None
+    #: serve and decode: {"tp", "pp", "dp", "ep"}
+    layout: dict[str, int] | None = None
+    #: serve: the simulated benchmark's latencies, {"ttft_ms", "tpot_ms", "itl_ms",
+    #: "e2e_ms"}, each {"p50", "p90", "p99", "mean"}
+    latency: dict[str, dict[str, float]] | None = None
+    requests_per_s: float | None = None
+    #: serve with an SLO: requests/s meeting every bound, and the highest Poisson rate at
+    #: which the SLO's share of requests meets them (None: no rate does)
+    goodput_rps: float | None = None
+    max_rate_at_slo: float | None = None
+    slo: dict[str, float | None] | None = None
+    #: serve with an SLO: the rates simulated on the way, (rate, share met, TTFT p50,
+    #: TTFT p90, TPOT p50, TPOT p90), for the latency-throughput chart
+    rate_curve: tuple[tuple[float, float, float, float, float, float], ...] | None = None
+    #: serve: the scheduler simulated (limits, KV blocks, requests, preemptions, source)
+    scheduler: dict[str, object] | None = None
 
 
 class NotRunnable(PlanningInputError):
@@ -549,6 +675,10 @@ def estimate_speed(
         peak_text = f"{rates.fp16_tflops:,.0f} TFLOPS dense ({rates.fp16_kind})"
     elif precision is Precision.INT8:
         peak_text = f"{rates.int8_tops:,.0f} TOPS dense int8"
+    if request.mode is Mode.DECODE and any(
+        getattr(request, name) is not None for name in ("tp", "pp", "dp", "ep")
+    ):
+        return _decode_layout(rates, costs, request, eff, spread, eff_basis, offload)
     if request.mode is Mode.DECODE:
         return _decode(
             rates, costs, request, eff, spread, eff_basis, gpus, fit, common, calibrated, offload
@@ -721,6 +851,57 @@ def _decode(
     )
 
 
+def _decode_layout(
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    eff: Efficiency,
+    spread: Spread,
+    eff_basis: str,
+    offload: Offload | None,
+) -> SpeedEstimate:
+    """Decode on a stated layout: one instance (tp GPUs splitting tensors, its pipeline
+    stages in turn, each hand-over :data:`PIPELINE_HOP_S`), and ``dp`` copies each
+    decoding ``batch`` sequences."""
+    tp, pp, dp, ep = request.inference_layout()
+    per_instance = tp * pp if request.engine.splits_layers else tp
+    inner = request.model_copy(
+        update={"count": per_instance, "tp": None, "pp": None, "dp": None, "ep": None}
+    )
+    one = estimate_speed(rates, costs, inner, eff, spread, eff_basis, offload=offload)
+    hops = 0.0 if request.engine.splits_layers else (pp - 1) * PIPELINE_HOP_S
+    scale = 1.0
+    if hops:
+        step = request.batch / one.tokens_per_s
+        scale = step / (step + hops)
+    words = f"layers split over {per_instance} GPUs" if request.engine.splits_layers else f"TP-{tp}"
+    if pp > 1 and not request.engine.splits_layers:
+        words += f", {pp} pipeline stages in turn ({PIPELINE_HOP_S * 1e6:.0f} us per hand-over)"
+    if dp > 1:
+        words += f", {dp} copies each decoding {request.batch}"
+    layout = {"tp": tp, "pp": pp, "dp": dp, "ep": ep}
+    if request.engine.splits_layers:
+        layout = {"tp": 1, "pp": tp * pp, "dp": dp, "ep": ep}
+    return one.model_copy(
+        update={
+            "count": tp * pp * dp,
+            "tokens_per_s": one.tokens_per_s * scale * dp,
+            "low": one.low * scale * dp,
+            "high": one.high * scale * dp,
+            "bound_tokens_per_s": one.bound_tokens_per_s * dp,
+            "replicas": dp if dp > 1 else None,
+            "layout": layout,
+            "basis": f"{words}: {one.basis}",
+        }
+    )
+
+
+#: Seconds a pipeline stage hands a step's activations to the next (a peer-to-peer send
+#: of tokens x hidden 16-bit values is small; its latency is what counts): assumed, as
+#: for NCCL's send/recv latency on one node (nccl-tests report ~10-20 us).
+PIPELINE_HOP_S = 20e-6
+
+
 def _serve(
     rates: DeviceRates,
     costs: ModelCosts,
@@ -734,61 +915,122 @@ def _serve(
     calibrated: str | None,
     kv_pool: float | None = None,
 ) -> SpeedEstimate:
+    """Serving: the engine's scheduler simulated on the layout (``under_load``)."""
+    from gpudesk.speed.serving import SimulationError
+    from gpudesk.speed.under_load import (
+        Layout,
+        LoadSpec,
+        Slo,
+        engine_limits,
+        instance_step,
+        kv_blocks_for,
+        serve_under_load,
+    )
+
     assert request.seq_in is not None and request.seq_out is not None
     seq_in, seq_out = request.seq_in, request.seq_out
-    pool = kv_pool if kv_pool is not None else kv_pool_bytes(rates, costs, request.count)
-    fitting = max_sequences(pool, costs, seq_in=seq_in, seq_out=seq_out) if pool > 0 else 0
-    if fitting < 1:
+    tp, pp, dp, ep = request.inference_layout()
+    reported = Layout(tp=tp, pp=pp, dp=dp, ep=ep)
+    if request.engine.splits_layers:
+        # llama.cpp runs its layers one GPU after another, without pipelining batches
+        layout = Layout(tp=tp * pp, dp=dp)
+        reported = Layout(tp=1, pp=tp * pp, dp=dp)
+    else:
+        layout = reported
+    instance = request.model_copy(
+        update={"count": layout.tp, "tp": None, "pp": None, "dp": None, "ep": None}
+    )
+    fit = fitted_gpus(rates, instance)
+    bound_gpus = _gpus(rates, instance, compute_precision(request.quant, rates, request.engine))
+    pool = kv_pool if kv_pool is not None else kv_pool_bytes(rates, costs, layout.per_instance)
+    blocks = kv_blocks_for(pool, costs, seq_in=seq_in, seq_out=seq_out) if pool > 0 else 0
+    if blocks * 16 < seq_in + seq_out:
         raise NotRunnable(
-            f"{rates.name} × {request.count}: no room for the KV cache of one "
+            f"{rates.name} × {tp * pp}: no room for the KV cache of one "
             f"{seq_in + seq_out:,}-token sequence beside "
             f"{costs.in_memory_bytes / 1e9:.1f} GB of weights"
         )
-    wanted = request.concurrency or request.engine.max_sequences or fitting
-    concurrency = min(wanted, fitting)
-    pool_limited = fitting < wanted
-    times = serve_times(costs, fit, eff, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out)
-    value = times.output_tokens_per_s
-    bound = serve_bound_tokens_per_s(
-        costs, gpus, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
+    limits = engine_limits(
+        request.engine.value,
+        gpu_name=rates.name,
+        memory_gb=rates.memory_gb,
+        max_num_seqs=request.max_num_seqs,
+        max_num_batched_tokens=request.max_num_batched_tokens,
     )
-    low, high = _range(value, spread, bound)
-    if pool_limited:
-        limited = "kv_pool"
-    elif times.prefill_share > 0.5:
-        limited = "compute"
-    else:
-        limited = times.step.limited_by
+    slo = (
+        Slo(request.slo_ttft_ms, request.slo_tpot_ms, request.slo_e2e_ms, request.slo_share)
+        if request.has_slo
+        else None
+    )
+    load = LoadSpec(
+        seq_in=seq_in,
+        seq_out=seq_out,
+        num_prompts=request.num_prompts,
+        rate=request.rate if request.rate is not None else math.inf,
+        concurrency=request.concurrency,
+        slo=slo,
+    )
+    step = instance_step(costs, fit, eff, layout, hop_s=PIPELINE_HOP_S)
+    try:
+        result = serve_under_load(step, layout, limits, blocks, load)
+    except SimulationError as error:
+        raise NotRunnable(f"{rates.name} × {layout.gpus}: {error}") from error
+    run = result.run
+    copies = layout.dp * layout.pp
+    value = result.output_tokens_per_s
+    running = max(1, round(run.mean_running))
     context = seq_in + seq_out / 2
-    read = costs.weights_read(concurrency) + concurrency * costs.kv_bytes(context)
-    flops = concurrency * costs.decode_flops(context)
+    bound = copies * serve_bound_tokens_per_s(
+        costs, bound_gpus, concurrency=running, seq_in=seq_in, seq_out=seq_out
+    )
+    bound = max(bound, value)
+    low, high = _range(value, spread, bound)
+    steady = decode_step(costs, fit, eff, batch=running, context=context)
+    limited = "kv_pool" if run.preemptions else steady.limited_by
+    read = costs.weights_read(running) + running * costs.kv_bytes(context)
+    flops = running * costs.decode_flops(context)
+    rate_words = (
+        "all sent at once"
+        if math.isinf(load.rate)
+        else f"Poisson arrivals at {load.rate:g} requests/s"
+    )
+    cap_words = f", at most {load.concurrency:,} in flight" if load.concurrency else ""
     comm_words = ""
     if fit.tensor_parallel:
         comm_words = (
             f"; {ALLREDUCES_PER_LAYER} all-reduces per layer over "
-            f"{rates.link.words(request.count)} take "
-            f"{times.step.comm_s / times.step.total_s:.0%} of each step"
+            f"{rates.link.words(fit.count)} take {steady.comm_s / steady.total_s:.0%} of a "
+            "decode step"
         )
-    pool_words = (
-        f"the KV pool ({pool / 1e9:,.1f} GB beside the weights) holds {fitting:,} sequences"
-        if fitting < 1_000_000
-        else "no KV cache"
-    )
     basis = (
-        f"{concurrency:,} sequences decoding together ({pool_words}"
-        + (
-            f"; the engine's default cap is {request.engine.max_sequences}"
-            if request.engine.max_sequences and request.concurrency is None
-            else ""
-        )
-        + f"): each step reads {read / 1e9:.1f} GB at {eff.bandwidth_share(fit):.0%} of "
-        f"{gpus.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
+        f"{reported.words if not request.engine.splits_layers else _gpu_words(fit)}; "
+        "the engine's scheduler simulated step by step over "
+        f"{request.num_prompts:,} requests of {seq_in:,} + {seq_out:,} tokens ({rate_words}"
+        f"{cap_words}): max_num_seqs {limits.max_num_seqs:,}, max_num_batched_tokens "
+        f"{limits.max_num_batched_tokens:,} ({limits.source}), a KV pool of "
+        f"{pool / 1e9:,.1f} GB = {blocks:,} blocks of 16 tokens per copy; "
+        f"{run.mean_running:,.0f} requests running on average (at most {run.peak_running:,}), "
+        f"{run.preemptions:,} preemptions. A decode step of {running:,} sequences reads "
+        f"{read / 1e9:.1f} GB at {eff.bandwidth_share(fit):.0%} of "
+        f"{fit.bandwidth_bytes_s / 1e9:,.0f} GB/s and computes {flops / 1e12:.2f} TFLOP at "
         f"{_share_words(eff.compute, rates, fit.flops_s / 1e12, kernel_precision(rates, request))}"
-        "; prefill takes "
-        f"{times.prefill_share:.0%} of the time{comm_words}; {eff_basis}"
+        f"; prompts are batched into the same steps{comm_words}; {eff_basis}"
     )
+    scheduler: dict[str, object] = {
+        "max_num_seqs": limits.max_num_seqs,
+        "max_num_batched_tokens": limits.max_num_batched_tokens,
+        "kv_blocks": blocks,
+        "block_size": 16,
+        "kv_pool_gb": round(pool / 1e9, 3),
+        "num_prompts": request.num_prompts,
+        "preemptions": run.preemptions,
+        "mean_running": round(run.mean_running, 2),
+        "peak_running": run.peak_running,
+        "steps": run.steps,
+        "source": limits.source,
+    }
     return SpeedEstimate(
-        **common,
+        **{**common, "count": reported.gpus},
         mode=request.mode,
         tokens_per_s=value,
         low=low,
@@ -797,12 +1039,21 @@ def _serve(
         limited_by=limited,
         efficiency=value / bound,
         basis=basis,
-        time_to_first_token_s=times.prefill_s + times.step.total_s,
-        concurrency=concurrency,
+        time_to_first_token_s=run.ttft_ms.p50 / 1e3,
+        concurrency=run.peak_running * copies,
         roofline=_roofline(
-            flops, read, gpus, times.step.memory_s, times.step.compute_s, times.step.overhead_s
+            flops, read, bound_gpus, steady.memory_s, steady.compute_s, steady.overhead_s
         ),
         calibrated=calibrated,
+        replicas=dp if dp > 1 else None,
+        layout=reported.as_dict(),
+        latency=result.latency_dict(),
+        requests_per_s=result.requests_per_s,
+        goodput_rps=result.goodput_rps,
+        max_rate_at_slo=result.max_rate_at_slo,
+        slo=slo.as_dict() if slo is not None else None,
+        rate_curve=result.rate_curve or None,
+        scheduler=scheduler,
     )
 
 

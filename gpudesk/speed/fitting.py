@@ -412,6 +412,7 @@ class RowBatch:
                 "kv",
                 "bw",
                 "flops",
+                "peak_one",
                 "f_step",
                 "x_step",
                 "layers",
@@ -464,6 +465,7 @@ class RowBatch:
                 "kv": batch * costs.kv_bytes(context),
                 "bw": gpus.bandwidth_bytes_s,
                 "flops": gpus.flops_s,
+                "peak_one": gpus.peak_tflops,
                 "f_step": batch * costs.decode_flops(context),
                 "x_step": batch * costs.hidden,
                 "layers": float(costs.layers),
@@ -503,7 +505,7 @@ class RowBatch:
 
     def log_errors(self, eff: Efficiency, tokens_total: np.ndarray | None = None) -> Any:
         a = self.a
-        peak = a["flops"] / 1e12
+        peak = a["peak_one"]
         plain = np.minimum(eff.compute, a["cap"])
 
         def share(x: Any) -> Any:

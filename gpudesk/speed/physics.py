@@ -335,7 +335,9 @@ def prefill_compute_s(
     of that (its cost grows with the square of the prompt).
     """
     in_flight = batch * tokens if chunk is None else min(batch * tokens, chunk)
-    share = eff.matmul_share(in_flight, costs.hidden, gpus.flops_s / 1e12)
+    # Tensor parallelism splits each matmul's width, not its tokens: every GPU runs a
+    # GEMM of the same tokens at its own peak, so the shape is judged against one GPU's.
+    share = eff.matmul_share(in_flight, costs.hidden, gpus.peak_tflops)
     matmul = batch * 2.0 * costs.matmul_params_active * tokens / (gpus.flops_s * share)
     attention = (
         batch * costs.attention_flops_prefill(tokens) / (gpus.flops_s * share * eff.attention)

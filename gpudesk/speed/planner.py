@@ -325,12 +325,39 @@ def _short_number(value: float) -> str:
 
 
 class RankedEstimates(BaseModel):
-    """Every GPU that holds the workload, fastest first, and the ones that do not."""
+    """Every GPU that holds the workload, fastest first; the ones that do not; and the
+    ones the engine cannot run the workload on, with the reason."""
 
     model_config = ConfigDict(frozen=True)
 
     results: tuple[SpeedEstimate, ...]
     not_holding: tuple[str, ...]
+    not_supported: tuple[tuple[str, str], ...] = ()
+
+
+def split_supported(
+    entries: Iterable[CatalogEntry], request: SpeedRequest
+) -> tuple[list[CatalogEntry], list[tuple[str, str]]]:
+    """``entries`` the engine runs ``request`` on, and (id, reason) for the others
+    (:func:`gpudesk.speed.support.engine_support`, each decision cited)."""
+    from gpudesk.speed.support import engine_support
+
+    runnable: list[CatalogEntry] = []
+    refused: list[tuple[str, str]] = []
+    for entry in entries:
+        support = engine_support(
+            entry,
+            request.engine,
+            quant=request.quant,
+            kv=request.kv_quant,
+            backend=request.backend,
+            mode=request.mode,
+        )
+        if support.supported:
+            runnable.append(entry)
+        else:
+            refused.append((entry.id, support.reason or "not supported"))
+    return runnable, refused
 
 
 def _with_memory(
@@ -410,7 +437,7 @@ def rank_catalog(
 
     :func:`best_estimates` estimates each GPU.
     """
-    entries = list(entries)
+    entries, refused = split_supported(entries, request)
     found = best_estimates(
         entries,
         costs,
@@ -425,7 +452,9 @@ def rank_catalog(
     results = [best for best in found if best is not None]
     missing = [entry.id for entry, best in zip(entries, found, strict=True) if best is None]
     results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
-    return RankedEstimates(results=tuple(results), not_holding=tuple(missing))
+    return RankedEstimates(
+        results=tuple(results), not_holding=tuple(missing), not_supported=tuple(refused)
+    )
 
 
 def best_estimates(
@@ -448,6 +477,8 @@ def best_estimates(
     counts = [count for count in DEFAULT_COUNTS if count <= max_count] or [max_count]
     if request.mode is Mode.TRAIN:
         counts = [max_count]
+    elif _layout_given(request):
+        counts = [request.count]
     estimate = memory_estimate(costs, request)
     out: list[SpeedEstimate | None] = []
     forced = request.gpu_layers is not None or request.cpu_moe is not None
@@ -489,6 +520,50 @@ def replica_sizes(count: int) -> list[int]:
     return sorted(set(sizes) | {count})
 
 
+_LAYOUT_FIELDS = ("tp", "pp", "dp", "ep")
+
+
+def _layout_given(request: SpeedRequest) -> bool:
+    return any(getattr(request, name) is not None for name in ("tp", "pp", "dp"))
+
+
+def layout_candidates(request: SpeedRequest, costs: ModelCosts) -> list[SpeedRequest]:
+    """The serving layouts to try for ``request``: the one given, or those the engine runs
+    on ``request.count`` GPUs (:func:`gpudesk.speed.under_load.layouts_for`)."""
+    if _layout_given(request):
+        return [request]
+    from gpudesk.speed.under_load import layouts_for
+
+    count = request.resolved().count
+    out = []
+    for layout in layouts_for(
+        count, moe=costs.experts is not None, splits_layers=request.engine.splits_layers
+    ):
+        update: dict[str, object] = dict(layout.as_dict())
+        if request.ep is not None:
+            update["ep"] = request.ep
+        if request.engine.splits_layers:
+            update = {"tp": None, "pp": None, "dp": None, "ep": None}
+        out.append(request.model_copy(update=update))
+    return out
+
+
+def _better(found: SpeedEstimate, best: SpeedEstimate | None) -> bool:
+    """Serving layouts ranked: the highest rate meeting the SLO (with one), then output
+    tokens/s; within 2% of each other, the lower median end-to-end latency."""
+    if best is None:
+        return True
+    if found.slo is not None:
+        found_rate, best_rate = found.max_rate_at_slo or -1.0, best.max_rate_at_slo or -1.0
+        if abs(found_rate - best_rate) > 0.02 * max(found_rate, best_rate, 1e-9):
+            return found_rate > best_rate
+    if abs(found.tokens_per_s - best.tokens_per_s) > 0.02 * best.tokens_per_s:
+        return found.tokens_per_s > best.tokens_per_s
+    found_e2e = (found.latency or {}).get("e2e_ms", {}).get("p50", 0.0)
+    best_e2e = (best.latency or {}).get("e2e_ms", {}).get("p50", 0.0)
+    return found_e2e < best_e2e * 0.999
+
+
 def _layout_estimate(
     entry: CatalogEntry,
     rates: DeviceRates,
@@ -498,13 +573,13 @@ def _layout_estimate(
     fitted: FittedParams | None,
     apple_wired_limit_mb: int | None,
 ) -> SpeedEstimate:
-    """``request`` on ``request.count`` of ``entry``. Serving picks the deployment with
-    the most tokens/s: ``count / size`` copies of the model (data parallel), each on the
-    ``size`` GPUs that split its tensors, for every size that holds the workload (``fit``'s
-    test); with a given ``--concurrency`` the copies share it. Other modes: one copy.
+    """``request`` on ``request.count`` of ``entry``. Serving runs the layout given, or
+    tries those the engine runs on the count (:func:`layout_candidates`) and keeps the
+    best (:func:`_better`), each instance holding the workload by ``fit``'s test and
+    sizing its KV pool from the memory model. Other modes: one copy.
 
     Raises:
-        NotRunnable: no deployment has room for one sequence.
+        NotRunnable: no layout has room for one sequence.
     """
     if request.mode is not Mode.SERVE:
         pool = _serve_pool(entry, costs, request, estimate, apple_wired_limit_mb)
@@ -512,51 +587,25 @@ def _layout_estimate(
     count = request.resolved().count
     best: SpeedEstimate | None = None
     failure: NotRunnable | None = None
-    for size in replica_sizes(count):
-        copies = count // size
-        if size < count and not holds_at(
-            entry, estimate, size, apple_wired_limit_mb=apple_wired_limit_mb
-        ):
+    for candidate in layout_candidates(request, costs):
+        tp, pp, _dp, _ep = candidate.resolved().inference_layout()
+        per_instance = tp * pp
+        if not holds_at(entry, estimate, per_instance, apple_wired_limit_mb=apple_wired_limit_mb):
             continue
-        update: dict[str, object] = {"count": size}
-        if request.concurrency is not None:
-            if request.concurrency < copies:
-                continue
-            update["concurrency"] = request.concurrency // copies
-        one = request.model_copy(update=update)
-        pool = _serve_pool(entry, costs, one, estimate, apple_wired_limit_mb)
+        sized = candidate.model_copy(
+            update={"count": per_instance, "tp": None, "pp": None, "dp": None, "ep": None}
+        )
+        pool = _serve_pool(entry, costs, sized, estimate, apple_wired_limit_mb)
         try:
-            found = estimate_for(rates, costs, one, fitted, kv_pool=pool)
+            found = estimate_for(rates, costs, candidate, fitted, kv_pool=pool)
         except NotRunnable as error:
             failure = error
             continue
-        if copies > 1:
-            found = _replicated(found, copies)
-        if best is None or found.tokens_per_s > best.tokens_per_s * 1.0001:
+        if _better(found, best):
             best = found
     if best is None:
-        raise failure or NotRunnable(f"{entry.name} × {count}: no deployment holds it")
+        raise failure or NotRunnable(f"{entry.name} × {count}: no layout holds it")
     return best
-
-
-def _replicated(found: SpeedEstimate, copies: int) -> SpeedEstimate:
-    """``found`` (one copy of the model) served by ``copies`` identical copies."""
-    size = found.count
-    return found.model_copy(
-        update={
-            "count": size * copies,
-            "replicas": copies,
-            "tokens_per_s": found.tokens_per_s * copies,
-            "low": found.low * copies,
-            "high": found.high * copies,
-            "bound_tokens_per_s": found.bound_tokens_per_s * copies,
-            "concurrency": (found.concurrency or 0) * copies or None,
-            "basis": (
-                f"{copies} copies of the model (data parallel), each on {size} GPU"
-                f"{'s' if size > 1 else ''}: " + found.basis
-            ),
-        }
-    )
 
 
 def _offloaded(

@@ -309,7 +309,9 @@ def test_offload_flags_are_checked(
     assert code == 2 and "--mode decode" in err
 
 
-def test_readme_serve_example_ranks_h100_on_two(capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_serve_example_ranks_only_gpus_that_run_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     data = _json(
         capsys,
         *("speed", "--model", "llama-3.1-70b", "--quant", "fp8", "--mode", "serve"),
@@ -318,10 +320,94 @@ def test_readme_serve_example_ranks_h100_on_two(capsys: pytest.CaptureFixture[st
     )
     listed = {item["gpu_id"]: item for item in data["results"]}
     assert listed["h100-sxm5"]["count"] == 2
-    assert listed["a100-80gb-sxm4"]["count"] == 2
+    assert listed["h100-sxm5"]["layout"]["tp"] * listed["h100-sxm5"]["layout"]["dp"] == 2
+    assert set(listed["h100-sxm5"]["latency"]) == {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
     assert "h100-sxm5" not in data["not_holding"]
-    socs = ("apple-m2-ultra-76c", "dgx-spark", "mi300a")
-    assert all(listed[gpu]["count"] == 1 for gpu in socs if gpu in listed)
+    refused = {item["gpu_id"]: item["reason"] for item in data["not_supported"]}
+    # TensorRT-LLM runs on NVIDIA only; FP8 tensor cores begin with compute capability 8.9
+    assert "8.9" in refused["a100-80gb-sxm4"] and "NVIDIA" in refused["mi355x"]
+    assert not set(refused) & set(listed)
+    assert all(not gpu.startswith(("mi", "apple", "gaudi")) for gpu in listed)
+    socs = ("dgx-spark", "gh200")
+    assert all(listed[gpu]["count"] <= 2 for gpu in socs if gpu in listed)
+
+
+def test_serve_under_load_reports_the_layout_latency_and_slo(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = (
+        *("speed", "--model", "llama-3.1-70b", "--quant", "fp8", "--mode", "serve"),
+        *("--gpu", "h100-sxm5", "--tp", "8", "--rate", "4", "--seq-in", "1000"),
+        *("--seq-out", "1000", "--num-prompts", "200", "--no-calibration"),
+    )
+    plain = _json(capsys, *args)
+    (result,) = plain["results"]
+    assert result["count"] == 8
+    assert result["layout"] == {"tp": 8, "pp": 1, "dp": 1, "ep": 1}
+    for key in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
+        assert set(result["latency"][key]) == {"p50", "p90", "p99", "mean"}
+        assert 0 < result["latency"][key]["p50"] <= result["latency"][key]["p99"]
+    assert result["requests_per_s"] == pytest.approx(4, rel=0.35)
+    assert "goodput_rps" not in result and "max_rate_at_slo" not in result
+    assert plain["not_supported"] == []
+    with_slo = _json(capsys, *args, "--slo", "ttft=500,tpot=50")
+    (judged,) = with_slo["results"]
+    assert 0 < judged["goodput_rps"] <= judged["requests_per_s"] + 1e-9
+    assert judged["max_rate_at_slo"] is None or judged["max_rate_at_slo"] > 0
+    never = _json(capsys, *args, "--slo", "ttft=0.001")
+    assert never["results"][0]["max_rate_at_slo"] is None
+    assert never["results"][0]["goodput_rps"] == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (("--slo", "ttft=abc"), "--slo"),
+        (("--slo", "speed=5"), "--slo"),
+        (("--rate", "-1"), "--rate"),
+        (("--rate", "fast"), "--rate"),
+        (("--tp", "8", "--count", "4"), "--count"),
+        (("--ep", "3", "--tp", "2"), "--ep"),
+        (("--max-num-seqs", "64", "--max-num-batched-tokens", "32"), "--max-num-batched-tokens"),
+        (("--max-model-len", "100"), "--max-model-len"),
+        (("--num-prompts", "0"), "--num-prompts"),
+    ],
+)
+def test_serving_flags_out_of_range_are_refused_by_name(
+    capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], named: str
+) -> None:
+    code, _, err = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--mode", "serve", "--gpu", "h100-sxm5",
+        "--no-calibration", *extra,
+    )  # fmt: skip
+    assert code == 2 and named in err, err
+
+
+def test_serving_flags_with_another_mode_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    for flag, value in (("--rate", "4"), ("--slo", "ttft=5"), ("--max-num-seqs", "8")):
+        code, _, err = run_cli(
+            capsys, "speed", "--model", "llama-3.1-8b", "--mode", "decode", flag, value
+        )
+        assert code == 2 and flag in err and "--mode serve" in err
+
+
+def test_a_gpu_the_engine_cannot_run_is_refused_with_the_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run_cli(
+        capsys, "speed", "--model", "llama-3.1-8b", "--mode", "serve", "--engine",
+        "tensorrt-llm", "--gpu", "mi300x",
+    )  # fmt: skip
+    assert code == 2 and "mi300x" in err and "NVIDIA" in err
+
+
+def test_decode_on_a_layout_counts_its_copies(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ("speed", "--model", "llama-3.1-8b", "--mode", "decode", "--gpu", "h100-sxm5")
+    one = _json(capsys, *base, "--tp", "2", "--no-calibration")["results"][0]
+    two = _json(capsys, *base, "--tp", "2", "--dp", "2", "--no-calibration")["results"][0]
+    assert one["count"] == 2 and two["count"] == 4
+    assert two["layout"] == {"tp": 2, "pp": 1, "dp": 2, "ep": 1}
+    assert two["tokens_per_s"] == pytest.approx(2 * one["tokens_per_s"], rel=1e-4)
 
 
 def test_backend_flag_picks_the_llama_cpp_curve(capsys: pytest.CaptureFixture[str]) -> None:
@@ -354,7 +440,7 @@ def test_training_at_scale_reports_per_gpu_figures(capsys: pytest.CaptureFixture
     code, _, err = run_cli(capsys, *args, "--count", "100001")
     assert code == 2 and "--count" in err
     code, _, err = run_cli(
-        capsys, "speed", "--model", "llama-3.1-8b", "--mode", "decode", "--tp", "2"
+        capsys, "speed", "--model", "llama-3.1-8b", "--mode", "prefill", "--tp", "2"
     )
     assert code == 2 and "--tp" in err
 
@@ -365,7 +451,16 @@ def test_training_at_scale_reports_per_gpu_figures(capsys: pytest.CaptureFixture
         ("--mode", "train", "--count", "2048"),
         ("--mode", "decode", "--engine", "llama.cpp", "--quant", "q4_k_m"),
         ("--mode", "serve", "--count", "4"),
-        ("--mode", "prefill", "--gpu", "rtx-pro-6000-blackwell-server", "--quant", "q4_k_m"),
+        (
+            "--mode",
+            "prefill",
+            "--gpu",
+            "rtx-pro-6000-blackwell-server",
+            "--quant",
+            "q4_k_m",
+            "--engine",
+            "llama.cpp",
+        ),
     ],
 )
 def test_text_output_fits_80_columns(

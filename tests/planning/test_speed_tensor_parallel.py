@@ -135,33 +135,49 @@ def _serve(count: int = 1, **extra: object) -> SpeedRequest:
 
 
 @pytest.mark.parametrize("gpu", ["h100-sxm5", "a100-80gb-sxm4", "mi300x", "l40s"])
-def test_more_gpus_never_serve_less_per_gpu(gpu: str) -> None:
-    """N GPUs can always run N / size copies of the smallest set that holds the model."""
+def test_more_gpus_serve_about_as_much_per_gpu_given_as_much_traffic(gpu: str) -> None:
+    """N GPUs can always run N / size copies of the smallest set that holds the model:
+    given the same requests per GPU, the best layout serves about as much per GPU (a
+    finite benchmark's ramp-up and tail differ a little between layouts)."""
     entry = _entries()[gpu]
     costs = _costs()
     per_gpu = []
     for count in (2, 4, 8):
         try:
-            (found,) = estimates_for_entries([entry], costs, _serve(count))
+            (found,) = estimates_for_entries([entry], costs, _serve(count, num_prompts=250 * count))
         except NotRunnable:  # a count that does not hold is skipped
             continue
         per_gpu.append(found.tokens_per_s / count)
-    assert per_gpu, gpu
-    assert all(b >= a * 0.9999 for a, b in itertools.pairwise(per_gpu))
+    assert len(per_gpu) >= 2, gpu
+    assert all(b >= a * 0.9 for a, b in itertools.pairwise(per_gpu)), per_gpu
 
 
-def test_eight_h100s_serve_a_70b_as_copies_of_two() -> None:
+def test_eight_h100s_serve_a_70b_on_the_layout_given_or_the_best_one() -> None:
     entry = _entries()["h100-sxm5"]
-    (found,) = estimates_for_entries([entry], _costs(), _serve(8))
-    assert found.count == 8
-    assert found.replicas == 4
-    assert "4 copies of the model" in found.basis
-    assert "all-reduces per layer over NVLink 450 GB/s" in found.basis
+    (tp8,) = estimates_for_entries([entry], _costs(), _serve(8, tp=8))
+    assert tp8.count == 8 and tp8.layout == {"tp": 8, "pp": 1, "dp": 1, "ep": 1}
+    assert tp8.basis.startswith("TP-8;")
+    assert "all-reduces per layer over NVLink 450 GB/s" in tp8.basis
+    (best,) = estimates_for_entries([entry], _costs(), _serve(8))
+    assert best.layout is not None and best.layout["tp"] * best.layout["dp"] == 8
+    assert best.tokens_per_s >= tp8.tokens_per_s * 0.98
+    copies = best.layout["dp"]
+    assert (best.replicas or 1) == copies
+    if copies > 1:
+        assert f"{copies} copies (DP-{copies})" in best.basis
 
 
-def test_readme_serve_example_ranks_h100_on_two() -> None:
-    """The README's 70B FP8 serve example: two H100s give the most tokens/s per GPU."""
+def test_readme_tensorrt_llm_fp8_example_ranks_only_what_can_run_it() -> None:
+    """The README's 70B FP8 TensorRT-LLM example: only NVIDIA GPUs of compute capability
+    8.9 or later are ranked; the others are named with a reason."""
     ranked = rank_catalog(list(_entries().values()), _costs(), _serve())
-    h100 = next(item for item in ranked.results if item.gpu_id == "h100-sxm5")
-    assert h100.count == 2
-    assert h100.replicas is None
+    by_id = _entries()
+    assert ranked.results
+    for item in ranked.results:
+        entry = by_id[item.gpu_id]
+        assert entry.vendor.lower() == "nvidia", item.gpu_id
+        assert entry.compute_capability is None or float(entry.compute_capability) >= 8.9
+    refused = dict(ranked.not_supported)
+    assert "mi355x" in refused and "NVIDIA" in refused["mi355x"]
+    assert "a100-80gb-sxm4" in refused and "8.9" in refused["a100-80gb-sxm4"]
+    assert not set(refused) & {item.gpu_id for item in ranked.results}

@@ -1,0 +1,74 @@
+"""One engine step's time, from what the step does: the single step-time model.
+
+A step computes some prompt tokens (chunks of one or more requests' prompts, each
+attending to the context before it) and decodes some sequences (one token each, each
+attending to its context). Its time is the largest of
+
+- **memory**: the weight bytes the step's tokens touch (a mixture of experts reads the
+  experts any of them is routed to: :meth:`ModelCosts.weights_read`) plus the KV cache the
+  decodes read, at the fitted share of the bandwidth;
+- **compute**: 2 x active matmul parameters per token at the share of the dense peak the
+  step's GEMM shape reaches (``tokens x hidden``), plus attention: prompt tokens over their
+  context (causal), decodes over theirs;
+
+plus a fixed cost per layer (kernel launches), a cost per decoding sequence (sampling,
+bookkeeping), and, across tensor-parallel GPUs, two all-reduces per layer of the step's
+tokens. A decode step at a batch and a single prompt's prefill are two cases of it:
+:func:`decode_step` and :func:`prefill_time` in :mod:`gpudesk.speed.physics` give the same
+times for them, so the efficiencies fitted on published decode and prefill runs carry over
+to the mixed steps a serving engine runs.
+"""
+
+from __future__ import annotations
+
+from gpudesk.speed.physics import Efficiency, Gpus, ModelCosts, StepTimes, tp_comm_s
+from gpudesk.speed.serving import StepShape
+
+
+def _attention_pairs(costs: ModelCosts, shape: StepShape) -> float:
+    """Layer-weighted (query, key) pairs of the prompt tokens, sliding layers capped."""
+    if shape.prefill_tokens <= 0:
+        return 0.0
+    full = costs.full_layers * shape.prefill_pairs
+    if costs.sliding_layers and costs.sliding_window is not None:
+        mean_reach = shape.prefill_pairs / shape.prefill_tokens
+        sliding = (
+            costs.sliding_layers * shape.prefill_tokens * min(mean_reach, costs.sliding_window)
+        )
+    else:
+        sliding = costs.sliding_layers * shape.prefill_pairs
+    return full + sliding
+
+
+def step_time(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape) -> StepTimes:
+    """The parts of one step's time on ``gpus`` (one engine instance's GPUs)."""
+    decodes = shape.decodes
+    tokens = shape.prefill_tokens + decodes
+    mean_context = shape.decode_context / decodes if decodes else 0.0
+    weights = costs.weights_read(max(1, tokens))
+    kv = decodes * costs.kv_bytes(mean_context)
+    memory = (weights + eff.kv_factor * kv) / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
+    decode_attention = decodes * costs.attention_flops_decode(mean_context)
+    if shape.prefill_tokens > 0:
+        share = eff.matmul_share(tokens, costs.hidden, gpus.peak_tflops)
+        matmul = 2.0 * costs.matmul_params_active * tokens / (gpus.flops_s * share)
+        prompt_attention = 4.0 * costs.attention_width * _attention_pairs(costs, shape)
+        compute = (
+            matmul
+            + prompt_attention / (gpus.flops_s * share * eff.attention)
+            + decode_attention / (gpus.flops_s * eff.compute)
+        )
+    else:
+        # matrix-vector products: bandwidth-bound kernels at the plain compute share
+        compute = (decodes * 2.0 * costs.matmul_params_active + decode_attention) / (
+            gpus.flops_s * eff.compute
+        )
+    overhead = costs.layers * eff.layer_s + decodes * eff.sequence_s
+    if gpus.layer_split:
+        overhead += (gpus.count - 1) * eff.hop_s
+    return StepTimes(memory, compute, overhead, comm_s=tp_comm_s(costs, gpus, tokens))
+
+
+def step_seconds(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape) -> float:
+    """:func:`step_time`'s total."""
+    return step_time(costs, gpus, eff, shape).total_s

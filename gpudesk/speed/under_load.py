@@ -1,0 +1,401 @@
+"""Serving under load: an engine's scheduler limits, the layout, the SLO, and the figures.
+
+:func:`serve_under_load` runs :func:`gpudesk.speed.serving.simulate` for one deployment
+(``dp`` copies of an instance on ``tp x pp`` GPUs) with steps timed by
+:func:`gpudesk.speed.step.step_seconds`, and reports what ``vllm bench serve`` prints,
+with goodput and the highest request rate that meets an SLO.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from gpudesk.speed.physics import Efficiency, Gpus, ModelCosts
+from gpudesk.speed.serving import (
+    DEFAULT_BLOCK_SIZE,
+    SchedulerConfig,
+    ServingRun,
+    SimulationError,
+    StepShape,
+    Traffic,
+    simulate,
+)
+from gpudesk.speed.step import step_seconds
+
+#: The vLLM release whose defaults are modelled; the rule below holds from 0.9.0 to 0.19.1.
+VLLM_VERSION = "0.11.0"
+VLLM_DEFAULTS_SOURCE = (
+    "vLLM 0.9.0-0.19.1 vllm/engine/arg_utils.py (0.11.0 lines 1605 ff.): under `vllm serve` "
+    "a GPU with at least 70 GiB whose name lacks 'a100' gets max_num_batched_tokens 8192 "
+    "and max_num_seqs 1024, others 2048 and 256; max_num_seqs is capped at the token budget"
+)
+TRTLLM_DEFAULTS_SOURCE = (
+    "TensorRT-LLM LlmArgs/BuildConfig defaults max_batch_size 2048, max_num_tokens 8192 "
+    "(the release this app models; other releases differ)"
+)
+LLAMA_CPP_DEFAULTS_SOURCE = (
+    "llama-server: --parallel -1 (auto) gives 4 slots, n_batch 2048 (ggml-org/llama.cpp "
+    "issues 17450 and 17989, startup logs 'n_seq_max = 4', 'n_batch = 2048')"
+)
+#: GiB of one GPU from which vLLM picks its large defaults
+VLLM_LARGE_GPU_GIB = 70
+#: Highest-rate search: rates tried between the saturated throughput / this and x1.25 of it
+RATE_SEARCH_SPAN = 1000.0
+RATE_SEARCH_STEPS = 12
+#: Share of requests that must meet every SLO bound, unless ``p=`` says otherwise
+DEFAULT_SLO_SHARE = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How an engine spreads over GPUs: ``dp`` copies, each ``tp`` x ``pp`` GPUs; ``ep``
+    GPUs share each MoE layer's experts."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def per_instance(self) -> int:
+        return self.tp * self.pp
+
+    def as_dict(self) -> dict[str, int]:
+        return {"tp": self.tp, "pp": self.pp, "dp": self.dp, "ep": self.ep}
+
+    @property
+    def words(self) -> str:
+        parts = [f"TP-{self.tp}"]
+        if self.pp > 1:
+            parts.append(f"PP-{self.pp}")
+        if self.dp > 1:
+            parts.append(f"{self.dp} copies (DP-{self.dp})")
+        if self.ep > 1:
+            parts.append(f"experts over {self.ep} GPUs (EP-{self.ep})")
+        return ", ".join(parts)
+
+
+def layouts_for(count: int, *, moe: bool, splits_layers: bool) -> list[Layout]:
+    """The layouts of ``count`` GPUs an engine runs: one tensor-parallel instance across
+    powers of two, copies of it (data parallel) for the rest; experts over the
+    tensor-parallel group for a mixture of experts. llama.cpp splits layers, one copy."""
+    if splits_layers:
+        return [Layout(tp=1, pp=count)] if count > 1 else [Layout()]
+    out = []
+    tp = 1
+    while tp <= count:
+        if count % tp == 0:
+            out.append(Layout(tp=tp, dp=count // tp, ep=tp if moe and tp > 1 else 1))
+        tp *= 2
+    if not out or out[-1].tp != count:
+        out.append(Layout(tp=count, ep=count if moe else 1))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Slo:
+    """Service-level bounds in ms (None: no bound) and the share that must meet them."""
+
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    e2e_ms: float | None = None
+    share: float = DEFAULT_SLO_SHARE
+
+    def words(self) -> str:
+        bounds = [
+            f"{name} ≤ {value:,.0f} ms"
+            for name, value in (
+                ("TTFT", self.ttft_ms),
+                ("TPOT", self.tpot_ms),
+                ("E2E", self.e2e_ms),
+            )
+            if value is not None
+        ]
+        return f"{', '.join(bounds)} for {self.share:.0%} of requests"
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {
+            "ttft_ms": self.ttft_ms,
+            "tpot_ms": self.tpot_ms,
+            "e2e_ms": self.e2e_ms,
+            "p": round(self.share * 100, 6),
+        }
+
+
+class SloError(ValueError):
+    """An ``--slo`` text that cannot be read; the message says what is wrong."""
+
+
+_SLO_KEYS = {"ttft": "ttft_ms", "tpot": "tpot_ms", "e2e": "e2e_ms", "e2el": "e2e_ms"}
+
+
+def parse_slo(text: str) -> Slo:
+    """``ttft=500,tpot=50[,e2e=MS][,p=PCT]`` (milliseconds; p: percent of requests)."""
+    if len(text) > 200:
+        raise SloError("is longer than 200 characters")
+    values: dict[str, float] = {}
+    for part in text.split(","):
+        key, sep, raw = part.strip().partition("=")
+        key = key.strip().lower()
+        if not sep or not key:
+            raise SloError(f"{part.strip()!r} is not NAME=VALUE (ttft=500,tpot=50,p=95)")
+        if key not in (*_SLO_KEYS, "p"):
+            raise SloError(f"unknown bound {key!r}: use ttft, tpot, e2e (ms) and p (percent)")
+        field_name = _SLO_KEYS.get(key, "share")
+        if field_name in values:
+            raise SloError(f"{key} is given twice")
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            raise SloError(f"{key}={raw.strip()!r} is not a number") from None
+        if key == "p":
+            if not (math.isfinite(value) and 0 < value <= 100):
+                raise SloError(f"p={raw.strip()} must be a percentage above 0 and at most 100")
+            value /= 100
+        elif not (math.isfinite(value) and 0 < value <= 1e9):
+            raise SloError(f"{key}={raw.strip()} must be milliseconds above 0")
+        values[field_name] = value
+    if not any(name in values for name in ("ttft_ms", "tpot_ms", "e2e_ms")):
+        raise SloError("give at least one of ttft, tpot, e2e")
+    return Slo(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineLimits:
+    """An engine's scheduler limits for one GPU, and where they come from."""
+
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    source: str
+
+
+def engine_limits(
+    engine: str,
+    *,
+    gpu_name: str,
+    memory_gb: float,
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+) -> EngineLimits:
+    """The scheduler limits ``engine`` starts with on a GPU of ``memory_gb`` (one device),
+    as its ``serve`` entry point picks them, with the user's values in their place."""
+    if engine == "vllm":
+        large = memory_gb * 1e9 / 2**30 >= VLLM_LARGE_GPU_GIB and "a100" not in gpu_name.lower()
+        seqs, budget = (1024, 8192) if large else (256, 2048)
+        source = VLLM_DEFAULTS_SOURCE
+    elif engine == "tensorrt-llm":
+        seqs, budget, source = 2048, 8192, TRTLLM_DEFAULTS_SOURCE
+    elif engine == "llama.cpp":
+        seqs, budget, source = 4, 2048, LLAMA_CPP_DEFAULTS_SOURCE
+    else:
+        seqs, budget, source = 1, 8192, "transformers generate(): one request at a time"
+    if max_num_batched_tokens is not None:
+        budget = max_num_batched_tokens
+        source += "; max_num_batched_tokens as given"
+    if max_num_seqs is not None:
+        seqs = max_num_seqs
+        source += "; max_num_seqs as given"
+    elif engine == "vllm":
+        seqs = min(seqs, budget)
+    return EngineLimits(seqs, budget, source)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSpec:
+    """The client's traffic and the engine's limits for one deployment."""
+
+    seq_in: int
+    seq_out: int
+    num_prompts: int = 1000
+    rate: float = math.inf
+    concurrency: int | None = None
+    slo: Slo | None = None
+    length_spread: float = 0.0
+    prefix_hit: float = 0.0
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """A deployment under load: the simulated benchmark and what it means."""
+
+    layout: Layout
+    limits: EngineLimits
+    kv_blocks: int
+    run: ServingRun
+    #: the whole deployment (all copies)
+    output_tokens_per_s: float
+    requests_per_s: float
+    goodput_rps: float | None = None
+    slo_share_met: float | None = None
+    max_rate_at_slo: float | None = None
+    #: the rates tried for the highest rate and the share meeting the SLO at each
+    rate_curve: tuple[tuple[float, float, float, float, float, float], ...] = ()
+
+    def latency_dict(self) -> dict[str, dict[str, float]]:
+        return {
+            "ttft_ms": self.run.ttft_ms.as_dict(),
+            "tpot_ms": self.run.tpot_ms.as_dict(),
+            "itl_ms": self.run.itl_ms.as_dict(),
+            "e2e_ms": self.run.e2e_ms.as_dict(),
+        }
+
+
+def kv_blocks_for(pool_bytes: float, costs: ModelCosts, *, seq_in: int, seq_out: int) -> int:
+    """Blocks of :data:`DEFAULT_BLOCK_SIZE` tokens a pool of ``pool_bytes`` holds, at the
+    KV bytes per token of a ``seq_in + seq_out`` sequence (sliding layers capped)."""
+    length = seq_in + seq_out
+    per_token = costs.kv_bytes(length) / length if length else 0.0
+    if per_token <= 0:
+        return 10**9
+    return max(0, math.floor(pool_bytes / per_token / DEFAULT_BLOCK_SIZE))
+
+
+StepSeconds = Callable[[StepShape], float]
+
+
+def instance_step(
+    costs: ModelCosts, gpus: Gpus, eff: Efficiency, layout: Layout, *, hop_s: float = 0.0
+) -> StepSeconds:
+    """Seconds of one step of one instance: ``gpus`` is the tensor-parallel group; with
+    pipeline stages each step passes through every stage in turn (``hop_s`` each)."""
+    hops = (layout.pp - 1) * hop_s
+
+    def seconds(shape: StepShape) -> float:
+        return step_seconds(costs, gpus, eff, shape) + hops
+
+    return seconds
+
+
+def _traffic(load: LoadSpec, layout: Layout, rate: float) -> Traffic:
+    """One copy's share of the traffic: requests spread evenly over the copies."""
+    copies = layout.dp * layout.pp
+    return Traffic(
+        num_prompts=max(1, math.ceil(load.num_prompts / copies)),
+        seq_in=load.seq_in,
+        seq_out=load.seq_out,
+        rate=rate / copies,
+        concurrency=None if load.concurrency is None else max(1, load.concurrency // copies),
+        length_spread=load.length_spread,
+        seed=load.seed,
+    )
+
+
+def serve_under_load(
+    step: StepSeconds,
+    layout: Layout,
+    limits: EngineLimits,
+    kv_blocks: int,
+    load: LoadSpec,
+    *,
+    find_max_rate: bool = True,
+) -> LoadResult:
+    """Simulate ``load`` on the deployment; with an SLO, goodput and the highest rate.
+
+    Copies (``dp``, and each pipeline stage's virtual engine) take equal shares of the
+    requests, rate and concurrency, each with its own KV pool.
+
+    Raises:
+        SimulationError: a limit out of range or a request larger than the pool.
+    """
+    copies = layout.dp * layout.pp
+    config = SchedulerConfig(
+        # pipeline stages run one batch each: the engine's cap is shared by them
+        max_num_seqs=max(1, limits.max_num_seqs // layout.pp),
+        max_num_batched_tokens=limits.max_num_batched_tokens,
+        kv_blocks=kv_blocks // layout.pp,
+        prefix_hit=load.prefix_hit,
+    )
+    run = simulate(config, _traffic(load, layout, load.rate), step)
+    result = LoadResult(
+        layout=layout,
+        limits=limits,
+        kv_blocks=kv_blocks,
+        run=run,
+        output_tokens_per_s=run.output_tokens_per_s * copies,
+        requests_per_s=run.requests_per_s * copies,
+    )
+    if load.slo is None:
+        return result
+    slo = load.slo
+
+    def share_at(run_at: ServingRun) -> float:
+        return run_at.share_meeting(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, e2e_ms=slo.e2e_ms)
+
+    share = share_at(run)
+    goodput = share * run.requests_per_s * copies
+    result = replace(result, goodput_rps=goodput, slo_share_met=share)
+    if not find_max_rate:
+        return result
+    best, curve = max_rate_at_slo(config, load, layout, step)
+    return replace(result, max_rate_at_slo=best, rate_curve=curve)
+
+
+def max_rate_at_slo(
+    config: SchedulerConfig, load: LoadSpec, layout: Layout, step: StepSeconds
+) -> tuple[float | None, tuple[tuple[float, float, float, float, float, float], ...]]:
+    """The highest Poisson request rate (whole deployment) at which at least the SLO's
+    share of requests meets every bound: a search between the saturated request rate
+    / :data:`RATE_SEARCH_SPAN` and 1.25 x it. None when even the lowest rate fails.
+
+    Also the rates tried: (rate, share met, TTFT p50, TTFT p90, TPOT p50, TPOT p90).
+    """
+    assert load.slo is not None
+    slo = load.slo
+    copies = layout.dp * layout.pp
+    tried: dict[float, tuple[float, float, float, float, float, float]] = {}
+
+    def share_at(rate: float) -> float:
+        run = simulate(config, _traffic(load, layout, rate), step)
+        share = run.share_meeting(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, e2e_ms=slo.e2e_ms)
+        tried[rate] = (
+            rate,
+            share,
+            run.ttft_ms.p50,
+            run.ttft_ms.p90,
+            run.tpot_ms.p50,
+            run.tpot_ms.p90,
+        )
+        return share
+
+    saturated = simulate(config, _traffic(load, layout, math.inf), step).requests_per_s * copies
+    high = saturated * 1.25
+    low = saturated / RATE_SEARCH_SPAN
+    if share_at(high) >= slo.share:
+        best: float | None = high
+    elif share_at(low) < slo.share:
+        best = None
+    else:
+        for _ in range(RATE_SEARCH_STEPS):
+            middle = math.sqrt(low * high)
+            if share_at(middle) >= slo.share:
+                low = middle
+            else:
+                high = middle
+        best = low
+    curve = tuple(tried[rate] for rate in sorted(tried))
+    return best, curve
+
+
+__all__ = [
+    "EngineLimits",
+    "Layout",
+    "LoadResult",
+    "LoadSpec",
+    "SimulationError",
+    "Slo",
+    "SloError",
+    "engine_limits",
+    "instance_step",
+    "kv_blocks_for",
+    "layouts_for",
+    "max_rate_at_slo",
+    "parse_slo",
+    "serve_under_load",
+]
