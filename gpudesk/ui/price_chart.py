@@ -101,6 +101,31 @@ def history_key(
     ]
 
 
+#: Snapshots further apart than this are joined by a dotted line: no snapshot says how
+#: the rate moved between them (a solid line two years long read as a steady decline).
+GAP_DAYS = 120
+
+
+def long_gaps(line: Sequence[tuple[float, float]], span_days: int) -> list[bool]:
+    """For each pair of neighbouring points of a history line (x in 0..1 of ``span_days``),
+    whether more than :data:`GAP_DAYS` lie between them."""
+    return [(end[0] - start[0]) * span_days > GAP_DAYS for start, end in itertools.pairwise(line)]
+
+
+def value_ticks(top: float) -> list[float]:
+    """Ticks from 0 to ``top`` (a :func:`_nice_ceiling`) in 4-5 even steps: $0, $1, $2, $3, $4."""
+    if top <= 0:
+        return [0.0]
+    steps = 5 if round(top / 10 ** math.floor(math.log10(top))) in (1, 5) else 4
+    return [top * index / steps for index in range(steps + 1)]
+
+
+def year_ticks(first: dt.date, last: dt.date) -> list[dt.date]:
+    """1 January of each year strictly inside (``first``, ``last``]: where the x axis is
+    marked between its two end dates."""
+    return [dt.date(year, 1, 1) for year in range(first.year + 1, last.year + 1)]
+
+
 def _nice_ceiling(value: float) -> float:
     """1, 2 or 5 times a power of ten at or above ``value`` (an axis top)."""
     if value <= 0:
@@ -162,7 +187,7 @@ class PriceRangeChart(QWidget):
         return "\n".join(lines)
 
     def sizeHint(self) -> QSize:
-        return QSize(640, _MARGIN * 4 + _ROW_H * max(2, len(self._rows)) + _HISTORY_H + 40)
+        return QSize(640, _MARGIN * 4 + _ROW_H * max(2, len(self._rows)) + _HISTORY_H + 60)
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
@@ -187,7 +212,10 @@ class PriceRangeChart(QWidget):
                 continue
             painter.setPen(style.text)
             label_rect = QRectF(_MARGIN, mid - 17, _LABEL_W - 6, 18)
-            painter.drawText(label_rect, Qt.AlignmentFlag.AlignVCenter, row.label)
+            shown = painter.fontMetrics().elidedText(
+                row.label, Qt.TextElideMode.ElideRight, int(label_rect.width())
+            )
+            painter.drawText(label_rect, Qt.AlignmentFlag.AlignVCenter, shown)
             mid -= 8  # the bar on the label's line, its figures under it
             x_low = plot_left + row.low * plot_w
             x_high = plot_left + row.high * plot_w
@@ -224,46 +252,75 @@ class PriceRangeChart(QWidget):
             f"Lowest on-demand rate by snapshot date, {first.isoformat()} to {last.isoformat()} "
             f"(axis to {format_usd(self._history_top)})",
         )
-        height = min(_HISTORY_H, max(60.0, self.height() - top - 64))
+        height = min(_HISTORY_H, max(60.0, self.height() - top - 84))
         box = QRectF(left, top + 24, max(60, self.width() - left - _MARGIN * 2), height)
         painter.setPen(QPen(style.grid, 1))
         painter.drawRect(box)
-        painter.setPen(style.muted)
         metrics = painter.fontMetrics()
-        top_text = format_usd(self._history_top)
-        painter.drawText(
-            QPointF(box.left() - metrics.horizontalAdvance(top_text) - 6, box.top() + 10), top_text
-        )
-        painter.drawText(
-            QPointF(box.left() - metrics.horizontalAdvance("$0") - 6, box.bottom()), "$0"
-        )
+        for tick in value_ticks(self._history_top):  # a grid line and a figure per step
+            y = box.bottom() - tick / self._history_top * box.height()
+            if 0 < tick < self._history_top:
+                painter.setPen(QPen(style.grid, 1, Qt.PenStyle.DotLine))
+                painter.drawLine(QPointF(box.left(), y), QPointF(box.right(), y))
+            text = format_usd(tick)
+            painter.setPen(style.muted)
+            painter.drawText(QPointF(box.left() - metrics.horizontalAdvance(text) - 6, y + 4), text)
+        span_days = max(1, (last - first).days)
         painter.drawText(QPointF(box.left(), box.bottom() + 14), first.isoformat())
         last_text = last.isoformat()
-        painter.drawText(
-            QPointF(box.right() - metrics.horizontalAdvance(last_text), box.bottom() + 14),
-            last_text,
-        )
+        last_x = box.right() - metrics.horizontalAdvance(last_text)
+        painter.drawText(QPointF(last_x, box.bottom() + 14), last_text)
+        first_right = box.left() + metrics.horizontalAdvance(first.isoformat()) + 8
+        for year in year_ticks(first, last):
+            x = box.left() + (year - first).days / span_days * box.width()
+            painter.setPen(QPen(style.grid, 1))
+            painter.drawLine(QPointF(x, box.bottom()), QPointF(x, box.bottom() + 4))
+            text = str(year.year)
+            width = metrics.horizontalAdvance(text)
+            if first_right < x - width / 2 and x + width / 2 < last_x - 8:
+                painter.setPen(style.muted)
+                painter.drawText(QPointF(x - width / 2, box.bottom() + 14), text)
+        gapped = False
         for index, line in enumerate(self._lines):
             color = self._colors[index] if index < len(self._colors) else style.text
-            painter.setPen(QPen(color, 2))
             points = [
                 QPointF(box.left() + x * box.width(), box.bottom() - y * box.height())
                 for x, y in line
             ]
-            for start, end in itertools.pairwise(points):
+            for (start, end), gap in zip(
+                itertools.pairwise(points), long_gaps(line, span_days), strict=True
+            ):
+                style_line = Qt.PenStyle.DotLine if gap else Qt.PenStyle.SolidLine
+                painter.setPen(QPen(color, 1.5 if gap else 2, style_line))
                 painter.drawLine(start, end)
+                gapped = gapped or gap
+            painter.setPen(QPen(color, 2))
+            painter.setBrush(color)
             for point in points:
-                painter.drawEllipse(point, 3, 3)
-        self._paint_key(painter, box.left(), box.bottom() + 34)
+                painter.drawEllipse(point, 3.5, 3.5)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+        key_baseline = self._paint_key(painter, box.left(), box.bottom() + 34)
+        if gapped:
+            painter.setPen(style.muted)
+            painter.drawText(
+                QPointF(box.left(), key_baseline + 18),
+                f"Dots are snapshots; dotted: over {GAP_DAYS} days without one, "
+                "so how the rate moved between is not known.",
+            )
 
-    def _paint_key(self, painter: QPainter, left: float, baseline: float) -> None:
-        """A swatch and the name of each line, left to right (muted: no history)."""
+    def _paint_key(self, painter: QPainter, left: float, baseline: float) -> float:
+        """A swatch and the name of each line, left to right, wrapping at the widget's
+        edge (muted: no history); returns the last line's baseline."""
         if len(self._names) != len(self._lines):
-            return
+            return baseline
         metrics = painter.fontMetrics()
+        right = self.width() - _MARGIN
         x = left
         for index, words in history_key(self._names, self._lines):
             has_line = bool(self._lines[index])
+            width = (20 if has_line else 0) + metrics.horizontalAdvance(words)
+            if x > left and x + width > right:
+                x, baseline = left, baseline + metrics.height() + 2
             color = self._colors[index] if index < len(self._colors) else self._style.text
             if has_line:
                 painter.setPen(QPen(color, 2))
@@ -272,3 +329,4 @@ class PriceRangeChart(QWidget):
             painter.setPen(self._style.text if has_line else self._style.muted)
             painter.drawText(QPointF(x, baseline), words)
             x += metrics.horizontalAdvance(words) + 18
+        return baseline

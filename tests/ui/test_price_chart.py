@@ -96,3 +96,23 @@ def test_the_history_key_is_painted_under_the_lines(qtbot: QtBot, book: RateBook
         return False
 
     assert any(stroke(y) for y in range(image.height() // 2, image.height()))
+
+
+def test_snapshots_years_apart_are_not_drawn_as_a_steady_line() -> None:
+    """Issue 42 item 8: two snapshots years apart were one solid line, with two y ticks."""
+    import datetime as dt
+
+    from gpudesk.ui.price_chart import GAP_DAYS, long_gaps, value_ticks, year_ticks
+
+    span_days = 3 * 365
+    line = [(0.0, 0.9), (0.02, 0.85), (1.0, 0.4)]  # a month apart, then nearly three years
+    assert long_gaps(line, span_days) == [False, True]
+    assert long_gaps([(0.0, 0.5), (GAP_DAYS / span_days, 0.5)], span_days) == [False]
+    assert value_ticks(5.0) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert value_ticks(2.0) == [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert len(value_ticks(10.0)) >= 5
+    assert year_ticks(dt.date(2023, 6, 1), dt.date(2026, 2, 1)) == [
+        dt.date(2024, 1, 1),
+        dt.date(2025, 1, 1),
+        dt.date(2026, 1, 1),
+    ]
