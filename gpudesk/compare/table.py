@@ -95,7 +95,13 @@ _G = MetricGroup
 #: Text rows, in the order shown inside their group (before the group's figures).
 TEXT_FIELDS: tuple[TextField, ...] = (
     TextField("vendor", "Vendor", _G.IDENTITY, _attr("vendor")),
-    TextField("segment", "Segment", _G.IDENTITY, _attr("segment")),
+    # "Datacenter", as the catalog's Segment column writes it (was "datacenter")
+    TextField(
+        "segment",
+        "Segment",
+        _G.IDENTITY,
+        lambda entry: entry.segment.value.capitalize() if entry.segment else None,
+    ),
     TextField("architecture", "Architecture", _G.IDENTITY, _attr("architecture")),
     TextField("form_factor", "Form factor", _G.IDENTITY, _attr("form_factor")),
     TextField("interface", "Interface", _G.IDENTITY, _attr("interface")),

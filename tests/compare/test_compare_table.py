@@ -222,3 +222,19 @@ def test_measured_column_never_best() -> None:
     data = comparison.to_json()
     assert [item["id"] for item in data["gpus"]] == ["a", "b"]
     assert data["measured"]["metrics"] == {"fp32_tflops": 55, "bandwidth_gbs": 800}
+
+
+def test_the_segment_reads_as_the_catalog_writes_it() -> None:
+    """Issue 42 item 9: Compare said "datacenter" where the catalog says "Datacenter"."""
+    from catalog_factory import make_entry
+
+    from gpudesk.compare.table import build_comparison
+
+    comparison = build_comparison(
+        [make_entry("a", segment="datacenter"), make_entry("b", segment="consumer")]
+    )
+    row = comparison.row("segment")
+    assert [comparison.value_text(row, column) for column in (0, 1)] == [
+        "Datacenter",
+        "Consumer",
+    ]
