@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from telemetry.exporter_process import running_exporter
+from telemetry.test_telemetry_dashboard import dashboard_expressions
 
 PROMETHEUS = Path("/usr/bin/prometheus")
 H100 = "GPU-h100aaaa-1111-2222-3333-444455556666"
@@ -105,6 +106,12 @@ def test_a_real_prometheus_scrapes_the_exporter(pids: Path, tmp_path: Path) -> N
             assert gpus[0]["value"][1] == "2"
             # A field the H100 does not report has no series at all.
             assert _query(port, f'gpudesk_gpu_fan_ratio{{uuid="{H100}"}}') == []
+            # Every query of the Grafana dashboard in resources/ is PromQL this server runs.
+            answered = [
+                expression for expression in dashboard_expressions() if _query(port, expression)
+            ]
+            # 22 of 28 answer here; the rest ask for counters the fake leaves empty (XIDs).
+            assert len(answered) >= 20, answered
         finally:
             server.send_signal(signal.SIGTERM)
             try:
