@@ -208,3 +208,57 @@ def test_amdsmi_figures_come_first_where_it_knows_the_device(tree: FakeSysfs) ->
     assert mi300x.clocks_hertz["graphics"] == 2000e6
     assert mi300x.memory_total_bytes == 192 * GIB  # the rest from sysfs
     assert mi300x.pcie_replays_total == 3
+
+
+_AMD_ATTRIBUTES = (
+    "gpu_busy_percent",
+    "mem_busy_percent",
+    "mem_info_vram_used",
+    "mem_info_vram_total",
+    "pp_dpm_sclk",
+    "pcie_replay_count",
+    "current_link_speed",
+    "current_link_width",
+    "ras/umc_err_count",
+    "hwmon/hwmon3/temp1_input",
+    "hwmon/hwmon3/power1_average",
+    "hwmon/hwmon3/power1_cap",
+    "hwmon/hwmon3/pwm1",
+    "hwmon/hwmon3/energy1_input",
+)
+
+
+@given(
+    st.sampled_from(_AMD_ATTRIBUTES),
+    st.one_of(
+        st.text(max_size=40),
+        st.integers(-(10**20), 10**20).map(str),
+        st.binary(max_size=40),
+    ),
+)
+@pytest.mark.reaches(read=50)
+def test_any_attribute_text_gives_a_sane_reading_or_none(name: str, value: str | bytes) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        tree = FakeSysfs(Path(folder))
+        tree.add(fake_sysfs.mi300x())
+        tree.write(fake_sysfs.MI300X, name, value)
+        source = BusSource(tree.root)
+        source.discover()
+        (reading,) = source.read()
+    reached("read")
+    assert reading.up
+    for ratio in (reading.utilization_ratio, reading.memory_utilization_ratio, reading.fan_ratio):
+        assert ratio is None or 0.0 <= ratio <= 1.0
+    for count in (
+        reading.memory_used_bytes,
+        reading.memory_total_bytes,
+        reading.pcie_replays_total,
+    ):
+        assert count is None or count >= 0
+    if reading.memory_used_bytes is not None and reading.memory_total_bytes is not None:
+        assert reading.memory_used_bytes <= reading.memory_total_bytes
+    assert all(0 <= value <= 200 for value in reading.temperatures_celsius.values())
+    assert reading.power_watts is None or reading.power_watts >= 0
+    assert all(value >= 0 for value in reading.ecc_errors_total.values())
