@@ -167,6 +167,8 @@ def _entry_from_text(path: Path, text: str, stem: str) -> _Loaded:
         return None, [problem] if problem else [], []
     legacy = [name for name in LEGACY_CLOUD_FIELDS if name in data]
     notices = [CatalogProblem(path, ", ".join(legacy), _LEGACY_NOTICE)] if legacy else []
+    if "device_type" in data:
+        notices.append(CatalogProblem(path, "device_type", _DEVICE_TYPE_NOTICE))
     try:
         entry = CatalogEntry.model_validate(data)
     except ValidationError as exc:
@@ -189,6 +191,12 @@ def _entry_from_text(path: Path, text: str, stem: str) -> _Loaded:
 _LEGACY_NOTICE = (
     "deprecated: read as one on-demand [[cloud_rates]] item; write a "
     "[[cloud_rates]] table with provider, usd_per_gpu_hour, kind, date and source instead"
+)
+
+
+_DEVICE_TYPE_NOTICE = (
+    'deprecated: read as kind (gpu -> "gpu", soc -> "soc", accelerator -> "asic"); '
+    'write kind = "gpu" | "soc" | "tpu" | "npu" | "asic" instead'
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.catalog.schema import CatalogEntry, Interconnect, Kind, Status, Topology
 
 
 def short_name(entry: CatalogEntry) -> str:
@@ -14,3 +14,66 @@ def short_name(entry: CatalogEntry) -> str:
     if name.startswith("GeForce "):
         name = name[len("GeForce ") :]
     return name or entry.name
+
+
+#: How a kind reads for people ("TPU", not "tpu").
+KIND_LABELS: dict[Kind, str] = {
+    Kind.GPU: "GPU",
+    Kind.SOC: "SoC (shared memory)",
+    Kind.TPU: "TPU",
+    Kind.NPU: "NPU",
+    Kind.ASIC: "Other accelerator (ASIC)",
+}
+
+#: How a status reads for people.
+STATUS_LABELS: dict[Status, str] = {
+    Status.SHIPPING: "Shipping",
+    Status.ANNOUNCED: "Announced",
+    Status.CLOUD_ONLY: "Cloud only",
+    Status.END_OF_LIFE: "End of life",
+}
+
+
+def status_words(entry: CatalogEntry) -> str:
+    """ "Announced 2026-03-16", "Cloud only", "Shipping"."""
+    label = STATUS_LABELS[entry.status]
+    if entry.status_date is not None and entry.status is not Status.SHIPPING:
+        return f"{label} {entry.status_date.isoformat()}"
+    return label
+
+
+def identity_parts(entry: CatalogEntry) -> list[str]:
+    """Vendor, architecture, year, segment, and the kind and status where they are not
+    a shipping GPU's; a field an announced part leaves empty is left out, never guessed."""
+    parts = [entry.vendor]
+    if entry.architecture is not None:
+        parts.append(entry.architecture)
+    if entry.release_year is not None:
+        parts.append(str(entry.release_year))
+    if entry.segment is not None:
+        parts.append(entry.segment.value)
+    if entry.kind is not Kind.GPU:
+        parts.append(KIND_LABELS[entry.kind])
+    if entry.status is not Status.SHIPPING:
+        parts.append(status_words(entry))
+    return parts
+
+
+_TOPOLOGY_WORDS: dict[Topology, str] = {
+    Topology.SWITCH: "through a switch",
+    Topology.MESH: "to each peer (mesh)",
+    Topology.BRIDGE: "over a bridge",
+    Topology.TORUS: "to torus neighbours",
+    Topology.NONE: "no peer-to-peer link",
+}
+
+
+def interconnect_words(link: Interconnect) -> str:
+    """ "NVLink 4: 450 GB/s each way through a switch, up to 8 devices"."""
+    name = link.generation or link.kind.value
+    if link.topology is Topology.NONE or link.gbs_per_direction is None:
+        return f"{name}: {_TOPOLOGY_WORDS[link.topology]}"
+    words = f"{name}: {link.gbs_per_direction:,.4g} GB/s each way {_TOPOLOGY_WORDS[link.topology]}"
+    if link.max_devices is not None:
+        words += f", up to {link.max_devices} devices"
+    return words

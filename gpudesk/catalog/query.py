@@ -14,7 +14,7 @@ from operator import contains, itemgetter
 
 from gpudesk.catalog.errors import CatalogError
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.schema import CatalogEntry, Segment
+from gpudesk.catalog.schema import CatalogEntry, Kind, Segment, Status
 
 
 class Feature(StrEnum):
@@ -43,6 +43,10 @@ class CatalogFilter:
     text: str = ""
     segments: frozenset[Segment] | None = None
     vendors: frozenset[str] | None = None  # compared case-insensitively
+    kinds: frozenset[Kind] | None = None
+    #: None: every status; the app's default leaves out announced parts
+    #: (:data:`SHOWN_BY_DEFAULT`)
+    statuses: frozenset[Status] | None = None
     min_memory_gb: float | None = None
     max_memory_gb: float | None = None
     min_price_usd: float | None = None
@@ -54,6 +58,11 @@ class CatalogFilter:
     def matches(self, entry: CatalogEntry) -> bool:
         """Whether this filter keeps ``entry`` (the rule is :meth:`FilterColumns.mask`'s)."""
         return FilterColumns([entry]).mask(self)[0] == 1
+
+
+#: The statuses the app lists unless asked: every one but "announced" (not on sale yet;
+#: the list and the catalog say how many they hide).
+SHOWN_BY_DEFAULT: frozenset[Status] = frozenset(Status) - {Status.ANNOUNCED}
 
 
 def searchable_text(entry: CatalogEntry) -> str:
@@ -231,6 +240,8 @@ class FilterColumns:
         self._price_usd = _Ranks([entry.price_usd for entry in entries])
         self._years = [entry.release_year for entry in entries]
         self._year = _Ranks(self._years)
+        self._kinds = _Categories([entry.kind for entry in entries])
+        self._statuses = _Categories([entry.status for entry in entries])
         self._words = _WordRows([searchable_text(entry) for entry in entries])
         self._features = {
             feature: _byteset(has_feature(entry, feature) for entry in entries)
@@ -241,7 +252,9 @@ class FilterColumns:
         return self._count
 
     def year_range(self) -> tuple[int, int] | None:
-        return (min(self._years), max(self._years)) if self._years else None
+        """The first and last release year; None when no entry gives one."""
+        years = [year for year in self._years if year is not None]
+        return (min(years), max(years)) if years else None
 
     def mask(self, criteria: CatalogFilter, only_ids: Collection[str] | None = None) -> bytearray:
         """A 0/1 mask over the rows: 1 where ``criteria`` (and ``only_ids``) keep the row.
@@ -255,6 +268,10 @@ class FilterColumns:
             kept &= self._segments.rows_in(criteria.segments)
         if criteria.vendors is not None:
             kept &= self._vendors.rows_in({vendor.lower() for vendor in criteria.vendors})
+        if criteria.kinds is not None:
+            kept &= self._kinds.rows_in(criteria.kinds)
+        if criteria.statuses is not None:
+            kept &= self._statuses.rows_in(criteria.statuses)
         if criteria.min_memory_gb is not None:
             kept &= self._memory_gb.at_least(criteria.min_memory_gb)
         if criteria.max_memory_gb is not None:

@@ -551,7 +551,7 @@ def rate_coverage(
     not_offered: list[str] = []
     marketplace: list[str] = []
     for entry in entries:
-        if entry.segment.value not in segments:
+        if entry.segment is None or entry.segment.value not in segments:
             continue
         counted.append(entry.id)
         summary = book.summary(entry.id, entry)

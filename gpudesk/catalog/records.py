@@ -7,17 +7,25 @@ from typing import Any
 
 from gpudesk.catalog.metrics import DERIVED_METRICS, derived_values
 from gpudesk.catalog.rate_book import lowest_on_demand_rate
-from gpudesk.catalog.schema import ENTRY_FIELDS, LEGACY_CLOUD_FIELDS, CatalogEntry
+from gpudesk.catalog.schema import (
+    DEPRECATED_RECORD_FIELDS,
+    ENTRY_FIELDS,
+    LEGACY_CLOUD_FIELDS,
+    CatalogEntry,
+)
 from gpudesk.csv_text import csv_text
 
-RECORD_COLUMNS: tuple[str, ...] = ENTRY_FIELDS + LEGACY_CLOUD_FIELDS + tuple(DERIVED_METRICS)
+RECORD_COLUMNS: tuple[str, ...] = (
+    ENTRY_FIELDS + LEGACY_CLOUD_FIELDS + DEPRECATED_RECORD_FIELDS + tuple(DERIVED_METRICS)
+)
 
 
 def entry_record(entry: CatalogEntry) -> dict[str, Any]:
     """The entry's fields (JSON types), the default cloud rate, then derived metrics.
 
     ``cloud_hourly_usd`` / ``_source`` / ``_date`` predate ``cloud_rates``;
-    they stay in the record (scripts read them) as the default on-demand rate.
+    they stay in the record (scripts read them) as the default on-demand rate, as
+    ``device_type`` (deprecated, beside ``kind``) does for a release.
     """
     record: dict[str, Any] = entry.model_dump(mode="json")
     rate = lowest_on_demand_rate(entry)
@@ -44,8 +52,10 @@ def _csv_cell(value: object) -> str:
         return ""
     if isinstance(value, list):
         return " | ".join(_csv_item(item) for item in value)
-    if isinstance(value, dict):  # a dated statement: "reason (as of 2026-12-02)"
+    if isinstance(value, dict) and "reason" in value:  # "reason (as of 2026-12-02)"
         return f"{value.get('reason')} (as of {value.get('date')})"
+    if isinstance(value, dict):  # the interconnect: "kind=nvlink; topology=switch; ..."
+        return "; ".join(f"{key}={item}" for key, item in value.items() if item is not None)
     return str(value)
 
 

@@ -1,4 +1,4 @@
-"""The catalog entry: one GPU model with sourced figures.
+"""The catalog entry: one accelerator model (a GPU, an SoC, a TPU ...) with sourced figures.
 
 Throughput fields say what they are. ``fp32_tflops``, ``fp16_tflops`` and
 ``fp64_tflops`` are non-tensor (shader) rates; the ``*_tensor_*`` fields are
@@ -26,9 +26,11 @@ from pydantic import (
     StrictStr,
     TypeAdapter,
     ValidationError,
+    computed_field,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails
 
 # Strict scalar types: a catalog file is untrusted, and pydantic's lax mode
 # would read ``memory_gb = true`` as 1 GB, ``"16"`` as 16 and "2024-01-01" as a
@@ -80,12 +82,128 @@ class PriceKind(StrEnum):
     SYSTEM = "system"
 
 
-class DeviceType(StrEnum):
-    """What the device is: a GPU, a non-GPU ML accelerator, or a whole SoC."""
+class Kind(StrEnum):
+    """What the device is."""
 
     GPU = "gpu"
-    ACCELERATOR = "accelerator"  # e.g. Intel Gaudi 3
-    SOC = "soc"  # CPU and GPU sharing one memory: Apple M-series, GB10, Jetson
+    #: CPU and GPU sharing one memory: Apple M-series, GB10, Jetson, MI300A, Strix Halo
+    SOC = "soc"
+    TPU = "tpu"  # Google's tensor processing units
+    NPU = "npu"  # a neural processing unit (Huawei Ascend)
+    #: any other ML chip: Intel Gaudi, AWS Trainium, Qualcomm AI 200
+    ASIC = "asic"
+
+
+class DeviceType(StrEnum):
+    """The pre-``kind`` field, still read in catalog files and written in JSON (deprecated)."""
+
+    GPU = "gpu"
+    ACCELERATOR = "accelerator"
+    SOC = "soc"
+
+
+#: ``device_type`` -> the ``kind`` it reads as (an "accelerator" is an ASIC unless
+#: the file says which kind it is).
+KIND_OF_DEVICE_TYPE: dict[DeviceType, Kind] = {
+    DeviceType.GPU: Kind.GPU,
+    DeviceType.SOC: Kind.SOC,
+    DeviceType.ACCELERATOR: Kind.ASIC,
+}
+
+
+def device_type_of(kind: Kind) -> DeviceType:
+    """The deprecated ``device_type`` a kind is written as in JSON."""
+    if kind is Kind.GPU:
+        return DeviceType.GPU
+    if kind is Kind.SOC:
+        return DeviceType.SOC
+    return DeviceType.ACCELERATOR
+
+
+class Status(StrEnum):
+    """Where the part stands, as of ``status_date``."""
+
+    SHIPPING = "shipping"
+    #: the vendor published figures; not on sale yet (figures it did not publish stay empty)
+    ANNOUNCED = "announced"
+    #: rented in one cloud only, never sold (TPUs, Trainium): rent, no purchase price
+    CLOUD_ONLY = "cloud-only"
+    END_OF_LIFE = "end-of-life"
+
+
+#: Fields every part has once it ships; an announced part may leave them empty.
+FIELDS_OPTIONAL_WHEN_ANNOUNCED: tuple[str, ...] = (
+    "segment",
+    "architecture",
+    "release_year",
+    "memory_type",
+    "fp32_tflops",
+)
+
+#: Catalog folder (lower-case vendor) -> the vendor's name as entries write it.
+VENDOR_DISPLAY_NAMES: dict[str, str] = {
+    "nvidia": "NVIDIA",
+    "amd": "AMD",
+    "intel": "Intel",
+    "apple": "Apple",
+    "google": "Google",
+    "aws": "AWS",
+    "huawei": "Huawei",
+    "qualcomm": "Qualcomm",
+}
+
+
+def vendor_display_name(vendor: str) -> str:
+    """``"aws"`` -> ``"AWS"``; a vendor the catalog does not know is returned as given."""
+    return VENDOR_DISPLAY_NAMES.get(vendor.strip().casefold(), vendor.strip())
+
+
+class LinkKind(StrEnum):
+    """The technology of a device-to-device link."""
+
+    NVLINK = "nvlink"
+    XGMI = "xgmi"  # AMD Infinity Fabric
+    ICI = "ici"  # Google's inter-chip interconnect
+    NEURONLINK = "neuronlink"  # AWS Trainium
+    UB = "ub"  # Huawei's Unified Bus
+    ETHERNET = "ethernet"  # RoCE ports on the chip: Gaudi
+    PCIE = "pcie"
+
+
+class Topology(StrEnum):
+    """How the links join the devices of one domain."""
+
+    SWITCH = "switch"  # every device reaches the others at full rate (NVSwitch)
+    MESH = "mesh"  # a point-to-point link to each peer
+    BRIDGE = "bridge"  # a bridge joining ``max_devices`` cards
+    TORUS = "torus"  # neighbours in a 2-D or 3-D torus (TPU pods)
+    NONE = "none"  # no peer-to-peer link: the host's PCIe only
+
+
+class Interconnect(BaseModel):
+    """The device-to-device link an engine's collectives cross, with its source."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    kind: LinkKind
+    #: free text, e.g. "NVLink 4", "Infinity Fabric (4th gen)"
+    generation: Text | None = None
+    #: GB/s in one direction: per device into a switch, or per peer link for a mesh
+    gbs_per_direction: Annotated[Number, Field(gt=0, le=100_000)] | None = None
+    topology: Topology
+    #: devices one link domain joins (a bridge 2, HGX 8, NVL72 72)
+    max_devices: Annotated[Integer, Field(ge=1, le=100_000)] | None = None
+    source: Annotated[StrictStr, Field(min_length=1, max_length=2000)]
+
+    @model_validator(mode="after")
+    def _rate_where_there_is_a_link(self) -> Interconnect:
+        if self.topology is not Topology.NONE and self.gbs_per_direction is None:
+            raise ValueError(f"a {self.topology.value} link needs gbs_per_direction")
+        if self.topology is Topology.BRIDGE and self.max_devices is None:
+            raise ValueError("a bridge needs max_devices, the cards it joins")
+        if not self.source.strip():
+            raise ValueError("source must not be empty")
+        return self
 
 
 class CloudRateKind(StrEnum):
@@ -183,8 +301,38 @@ def _migrate_legacy_cloud_fields(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _migrate_legacy_device_type(data: dict[str, Any]) -> dict[str, Any]:
+    """Read ``device_type`` (deprecated) as ``kind``.
+
+    gpu -> gpu, soc -> soc, accelerator -> asic unless the file gives a non-GPU
+    ``kind`` too. A value that is not a device type, or one ``kind`` contradicts,
+    stays under its own name, so its error names the field the file has.
+    """
+    legacy = data.get("device_type")
+    if "device_type" not in data or not isinstance(legacy, str):
+        return data
+    try:
+        device_type = DeviceType(legacy.strip())
+    except ValueError:
+        return data
+    kind = data.get("kind")
+    if kind is None:
+        data["kind"] = KIND_OF_DEVICE_TYPE[device_type].value
+    elif not isinstance(kind, str):
+        return data
+    else:
+        try:
+            stated = Kind(kind.strip())
+        except ValueError:
+            return data  # kind's own error names it
+        if device_type_of(stated) is not device_type:
+            return data
+    del data["device_type"]
+    return data
+
+
 class CatalogEntry(BaseModel):
-    """One GPU model as the catalog files describe it."""
+    """One accelerator model as the catalog files describe it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
@@ -192,15 +340,20 @@ class CatalogEntry(BaseModel):
     id: Annotated[StrictStr, Field(min_length=1, max_length=80)]
     name: Annotated[StrictStr, Field(min_length=1, max_length=120)]
     vendor: Annotated[StrictStr, Field(min_length=1, max_length=40)]
-    segment: Segment
-    device_type: DeviceType = DeviceType.GPU
-    architecture: Annotated[StrictStr, Field(min_length=1, max_length=60)]
-    release_year: Annotated[Integer, Field(ge=2010, le=2030)]
+    # segment, architecture, release_year, memory_type and fp32_tflops are required
+    # unless the part is announced (FIELDS_OPTIONAL_WHEN_ANNOUNCED): None is a gap
+    segment: Segment | None = None
+    kind: Kind = Kind.GPU
+    status: Status = Status.SHIPPING
+    #: when the status was true: the announcement, the end of sales ...
+    status_date: Date | None = None
+    architecture: Annotated[StrictStr, Field(min_length=1, max_length=60)] | None = None
+    release_year: Annotated[Integer, Field(ge=2010, le=2030)] | None = None
     form_factor: Text | None = None
     interface: Text | None = None
     # memory
     memory_gb: Annotated[Number, Field(ge=MIN_MEMORY_GB, le=2048)]
-    memory_type: Annotated[StrictStr, Field(min_length=1, max_length=40)]
+    memory_type: Annotated[StrictStr, Field(min_length=1, max_length=40)] | None = None
     bandwidth_gbs: Annotated[Number, Field(gt=0, le=100_000)]
     memory_bus_bits: Annotated[PositiveInt, Field(le=16_384)] | None = None
     #: the L2 cache only; a last-level cache beyond it is ``l3_cache_mb``
@@ -212,7 +365,7 @@ class CatalogEntry(BaseModel):
     shader_cores: Annotated[PositiveInt, Field(le=1_000_000)] | None = None
     tensor_core_generation: Annotated[Integer, Field(ge=1, le=10)] | None = None
     compute_capability: Annotated[StrictStr, Field(pattern=r"^\d+\.\d+$")] | None = None
-    fp32_tflops: Annotated[Number, Field(gt=0, le=1000)]
+    fp32_tflops: Annotated[Number, Field(gt=0, le=1000)] | None = None
     fp16_tflops: Annotated[Number, Field(gt=0, le=2000)] | None = None
     fp64_tflops: Annotated[Number, Field(gt=0, le=1000)] | None = None
     tf32_tensor_tflops: Annotated[Number, Field(gt=0, le=10_000)] | None = None
@@ -226,6 +379,8 @@ class CatalogEntry(BaseModel):
     ecc: StrictBool | None = None
     mig_max_instances: Annotated[Integer, Field(ge=1, le=64)] | None = None
     nvlink: StrictBool | None = None
+    #: the device-to-device link; absent: the host's PCIe only
+    interconnect: Interconnect | None = None
     # price
     price_usd: Annotated[Number, Field(ge=MIN_PRICE_USD, le=1_000_000)] | None = None
     price_date: Date | None = None
@@ -255,6 +410,11 @@ class CatalogEntry(BaseModel):
     legacy_cloud_hourly_date: Date | None = Field(
         default=None, alias="cloud_hourly_date", exclude=True, repr=False
     )
+    # Pre-``kind`` input: set only when it could not be read as a kind (so its error
+    # names it); JSON carries the ``device_type`` property instead.
+    legacy_device_type: DeviceType | None = Field(
+        default=None, alias="device_type", exclude=True, repr=False
+    )
     # matching local devices
     nvml_names: Annotated[tuple[Text, ...], Field(max_length=50)] = ()
     #: derived from ``vendor`` when a file leaves it out (NVIDIA, AMD, Intel)
@@ -272,7 +432,7 @@ class CatalogEntry(BaseModel):
     def _fill_derived_inputs(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = _migrate_legacy_cloud_fields(dict(data))
+        data = _migrate_legacy_device_type(_migrate_legacy_cloud_fields(dict(data)))
         vendor = data.get("vendor")
         if "pci_vendor_id" not in data and isinstance(vendor, str):
             derived = PCI_VENDOR_IDS.get(vendor.strip().casefold())
@@ -353,6 +513,50 @@ class CatalogEntry(BaseModel):
             raise ValueError("'offered' is said of rates only (rates_unavailable), not of prices")
         return self
 
+    @model_validator(mode="after")
+    def _status_fits_the_figures(self) -> CatalogEntry:
+        if self.legacy_device_type is not None:
+            raise ValueError(
+                f"device_type {self.legacy_device_type.value!r} disagrees with kind "
+                f"{self.kind.value!r}; write kind only (device_type is deprecated)"
+            )
+        if self.status is not Status.ANNOUNCED:
+            missing = [
+                InitErrorDetails(type="missing", loc=(name,), input=None)
+                for name in FIELDS_OPTIONAL_WHEN_ANNOUNCED
+                if getattr(self, name) is None
+            ]
+            if missing:
+                raise ValidationError.from_exception_data(type(self).__name__, missing)
+        if self.status is not Status.SHIPPING and self.status_date is None:
+            raise ValueError(
+                f"status {self.status.value!r} needs status_date, the date it was so "
+                "(announced on, cloud-only as of, end of life since)"
+            )
+        if self.status is Status.CLOUD_ONLY and self.price_usd is not None:
+            raise ValueError(
+                "a cloud-only part is not sold: no price_usd; say so with price_unavailable"
+            )
+        return self
+
+    @field_validator("status_date")
+    @classmethod
+    def _status_date_is_plausible(cls, value: dt.date | None) -> dt.date | None:
+        if value is not None:
+            _check_seen_on(value)
+        return value
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def device_type(self) -> DeviceType:
+        """Deprecated: ``kind`` as the pre-``kind`` field said it (kept in JSON for a
+        release: "accelerator" for a TPU, NPU or ASIC)."""
+        return device_type_of(self.kind)
+
+    @property
+    def is_announced(self) -> bool:
+        return self.status is Status.ANNOUNCED
+
     @property
     def has_tensor_cores(self) -> bool:
         # A stored generation says so even where the rates are unpublished (the A10G,
@@ -387,3 +591,5 @@ class CatalogEntry(BaseModel):
 ENTRY_FIELDS: tuple[str, ...] = tuple(
     name for name in CatalogEntry.model_fields if not name.startswith("legacy_")
 )
+#: Deprecated keys JSON and CSV still carry (computed from the fields), for a release.
+DEPRECATED_RECORD_FIELDS: tuple[str, ...] = ("device_type",)

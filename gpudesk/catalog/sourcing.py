@@ -29,6 +29,7 @@ _PUBLISHER_SUFFIX = re.compile(r"\s[—–-]\s*([A-Z][\w&.,' -]{1,60})\s*$")
 _PUBLISHER_DOMAIN = re.compile(r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ai|gov|edu|de)\b")
 KNOWN_PUBLISHERS: tuple[str, ...] = (
     "NVIDIA", "AMD", "Intel", "Apple", "Habana", "Google", "Microsoft", "AWS", "TechPowerUp",
+    "Huawei", "Qualcomm",
 )  # fmt: skip
 
 #: Pages that list every card rather than one: citing them says "look it up yourself".
@@ -103,6 +104,11 @@ def sourcing_issues(entry: CatalogEntry) -> list[SourcingIssue]:
     found: list[SourcingIssue] = []
     for index, source in enumerate(entry.sources):
         found.extend(SourcingIssue(f"sources.{index}", msg) for msg in text_source_issues(source))
+    if entry.interconnect is not None:
+        found.extend(
+            SourcingIssue("interconnect.source", msg)
+            for msg in text_source_issues(entry.interconnect.source)
+        )
     for index, rate in enumerate(entry.cloud_rates):
         where = f"cloud_rates.{index}"
         if rate.date is None:

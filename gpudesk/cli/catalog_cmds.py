@@ -258,7 +258,7 @@ def _list_table(
             [
                 entry.id,
                 name(entry),
-                entry.segment.value,
+                _segment_cell(entry),
                 *(_list_cell(entry, key, today) for key in _LIST_COLUMNS),
             ]
             for entry in entries
@@ -273,7 +273,7 @@ def _list_table(
             entry.id,
             name(entry),
             *(_list_cell(entry, key, today) for key in keys),
-            entry.segment.value,
+            _segment_cell(entry),
         ]
         for entry in entries
     ]
@@ -410,3 +410,7 @@ def run_validate(args: argparse.Namespace) -> int:
     summary = f"{entry_count} valid entries, {problem_count} problem(s) in {len(dirs)} folder(s)"
     print(summary, file=sys.stderr)
     return EXIT_FAILURE if problem_count else EXIT_OK
+
+
+def _segment_cell(entry: CatalogEntry) -> str:
+    return entry.segment.value if entry.segment is not None else "n/a"

@@ -127,7 +127,7 @@ def bf16_supported(entry: CatalogEntry) -> bool | None:
         if entry.compute_capability is not None:
             major = int(entry.compute_capability.split(".")[0])
             return major >= 8
-        if entry.architecture.lower() in _PRE_AMPERE:
+        if (entry.architecture or "").lower() in _PRE_AMPERE:
             return False
     return None
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from gpudesk.catalog.schema import CatalogEntry, DeviceType
+from gpudesk.catalog.schema import CatalogEntry, Kind, Segment
 from gpudesk.memory.breakdown import VLLM_GPU_MEMORY_UTILIZATION
 
 GIB = 2**30
@@ -139,11 +139,11 @@ def _reserved(entry: CatalogEntry, capacity: int) -> tuple[int, str, str | None]
     if reported is not None:
         reserved = max(0, capacity - reported * MIB)
         return reserved, f"nvidia-smi shows {reported:,} MiB", NVIDIA_TOTALS_SOURCE
-    gddr = "gddr" in entry.memory_type.lower()
+    gddr = "gddr" in (entry.memory_type or "").lower()
     if (
         entry.vendor.lower() == "nvidia"
         and gddr
-        and entry.segment.value == "datacenter"
+        and entry.segment is Segment.DATACENTER
         and entry.ecc is True
     ):
         reserved = int(capacity * GDDR_ECC_SHARE)
@@ -216,7 +216,7 @@ def usable_memory(
         wired_limit_bytes=wired,
         engine_share=share,
         usable_bytes=usable,
-        max_devices=1 if entry.device_type is DeviceType.SOC else None,
+        max_devices=1 if entry.kind is Kind.SOC else None,
         basis="; ".join(words) + f": {usable_words}",
         sources=tuple(sources),
     )

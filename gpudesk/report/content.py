@@ -280,9 +280,16 @@ def best_for_lines(entries: Sequence[CatalogEntry]) -> tuple[BestFor, ...]:
 
 def _describe(entry: CatalogEntry) -> str:
     parts = [
-        f"{entry.vendor} {entry.architecture}, {entry.release_year}",
-        entry.segment.value,
-        f"{entry.memory_gb:g} GB {entry.memory_type}",
+        ", ".join(
+            part
+            for part in (
+                " ".join(part for part in (entry.vendor, entry.architecture) if part),
+                str(entry.release_year) if entry.release_year is not None else None,
+            )
+            if part
+        ),
+        *([entry.segment.value] if entry.segment is not None else []),
+        f"{entry.memory_gb:g} GB {entry.memory_type or ''}".rstrip(),
     ]
     if entry.tdp_w is not None:
         parts.append(f"{entry.tdp_w} W")

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.catalog.schema import CatalogEntry, Topology
 
 
 class Precision(StrEnum):
@@ -48,7 +48,7 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
 
 def family_of(entry: CatalogEntry) -> str:
     """The GPU generation ("ampere", "hopper", "cdna", ...); "other" when unknown."""
-    architecture = entry.architecture.lower()
+    architecture = (entry.architecture or "").lower()  # an announced part may not name it
     for needle, family in _FAMILIES:
         if needle in architecture:
             return family
@@ -67,9 +67,10 @@ def vendor_of(entry: CatalogEntry) -> str:
 
 def memory_class_of(entry: CatalogEntry) -> str:
     """ "hbm" for stacked memory (also an APU's "unified" HBM its notes name), else "gddr"."""
-    if "hbm" in entry.memory_type.lower():
+    memory_type = (entry.memory_type or "").lower()  # none named (announced): not HBM
+    if "hbm" in memory_type:
         return "hbm"
-    if entry.memory_type.lower() == "unified" and "hbm" in (entry.notes or "").lower():
+    if memory_type == "unified" and "hbm" in (entry.notes or "").lower():
         return "hbm"
     return "gddr"
 
@@ -112,52 +113,6 @@ class Link(BaseModel):
         return f"{name} {self.allreduce_gbs(count):,.0f} GB/s"
 
 
-#: GPU-to-GPU links per catalog id, GB/s in one direction (the catalog's interconnect
-#: figures are bidirectional totals: NVLink 4 "900 GB/s" is 450 each way). NVIDIA: the
-#: datasheets and whitepapers each entry's provenance cites (HGX boards use NVSwitch;
-#: PCIe cards pair through a bridge). AMD MI300X/MI325X: 7 Infinity Fabric links of
-#: 128 GB/s (64 each way) to each peer of an 8-GPU board (AMD Instinct MI300X data sheet,
-#: "896 GB/s aggregate peer-to-peer"); MI350X/MI355X: 7 x 153.6 GB/s (1,075 GB/s, AMD
-#: Instinct MI350 series data sheet). Gaudi 3: 21 of its 24 200 GbE ports join the 7
-#: peers of a board, 3 each (Intel Gaudi 3 AI accelerator white paper).
-_SWITCH = "switch"
-_LINKS: dict[str, tuple[str, float, int | None]] = {
-    "v100-sxm2-16gb": (_SWITCH, 150.0, None),
-    "v100-sxm2-32gb": (_SWITCH, 150.0, None),
-    "a100-40gb-sxm4": (_SWITCH, 300.0, None),
-    "a100-80gb-sxm4": (_SWITCH, 300.0, None),
-    "a800-sxm4-80gb": (_SWITCH, 200.0, None),
-    "h100-sxm5": (_SWITCH, 450.0, None),
-    "h200-sxm": (_SWITCH, 450.0, None),
-    "gh200": (_SWITCH, 450.0, None),
-    "h20": (_SWITCH, 450.0, None),
-    "h800-sxm5": (_SWITCH, 200.0, None),
-    "b100": (_SWITCH, 900.0, None),
-    "b200": (_SWITCH, 900.0, None),
-    "b300": (_SWITCH, 900.0, None),
-    "gb200": (_SWITCH, 900.0, None),
-    "h100-nvl": ("bridge", 300.0, 2),
-    "h100-pcie": ("bridge", 300.0, 2),
-    "h200-nvl": ("bridge", 450.0, 4),
-    "a100-80gb-pcie": ("bridge", 300.0, 2),
-    "a800-80gb-pcie": ("bridge", 200.0, 2),
-    "a30": ("bridge", 100.0, 2),
-    "a40": ("bridge", 56.25, 2),
-    "rtx-a6000": ("bridge", 56.25, 2),
-    "rtx-a5000": ("bridge", 56.25, 2),
-    "rtx-a4500": ("bridge", 56.25, 2),
-    "rtx-3090": ("bridge", 56.25, 2),
-    "rtx-3090-ti": ("bridge", 56.25, 2),
-    "quadro-rtx-8000": ("bridge", 50.0, 2),
-    "titan-rtx": ("bridge", 50.0, 2),
-    "rtx-2080-ti": ("bridge", 50.0, 2),
-    "mi300x": ("mesh", 64.0, None),
-    "mi325x": ("mesh", 64.0, None),
-    "mi350x": ("mesh", 76.8, None),
-    "mi355x": ("mesh", 76.8, None),
-    "gaudi-3": ("mesh", 75.0, None),
-}
-
 #: PCIe GB/s in one direction for an x16 link, by generation (PCI-SIG: 8, 16, 32, 64 GT/s
 #: per lane, 128b/130b from Gen 3; Gen 6 FLIT mode at 64 GT/s PAM4 doubles Gen 5).
 _PCIE_X16_GBS = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
@@ -174,14 +129,32 @@ def pcie_gbs(interface: str | None) -> float:
     return _PCIE_X16_GBS[generation] * min(lanes, 16) / 16
 
 
+#: The catalog's topologies as :class:`Link` kinds. A TPU torus is taken as switch-like
+#: for now: each chip's ICI rate whatever the count (its neighbours, not every peer).
+_LINK_KINDS: dict[Topology, str] = {
+    Topology.SWITCH: "switch",
+    Topology.TORUS: "switch",
+    Topology.MESH: "mesh",
+    Topology.BRIDGE: "bridge",
+}
+
+
 def link_for(entry: CatalogEntry) -> Link:
-    """The links an engine's tensor-parallel all-reduces cross on ``entry``."""
+    """The links an engine's tensor-parallel all-reduces cross on ``entry``: the
+    catalog's ``interconnect``, or the host's PCIe where it has none (topology "none",
+    or no table)."""
     pcie = pcie_gbs(entry.interface)
-    known = _LINKS.get(entry.id)
-    if known is None or (known[0] != "mesh" and entry.nvlink is False):
+    link = entry.interconnect
+    kind = None if link is None else _LINK_KINDS.get(link.topology)
+    if link is None or kind is None or link.gbs_per_direction is None:
         return Link(kind="pcie", gbs=pcie, pcie_gbs=pcie, source=entry.interface or "PCIe 4.0")
-    kind, gbs, max_gpus = known
-    return Link(kind=kind, gbs=gbs, max_gpus=max_gpus, pcie_gbs=pcie, source=entry.id)
+    return Link(
+        kind=kind,
+        gbs=link.gbs_per_direction,
+        max_gpus=link.max_devices if kind == "bridge" else None,
+        pcie_gbs=pcie,
+        source=entry.id,
+    )
 
 
 class DeviceRates(BaseModel):
@@ -244,15 +217,20 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
     elif entry.fp16_tensor_tflops is not None:
         fp16, kind = entry.fp16_tensor_tflops, "fp16 tensor"
     elif entry.int8_tensor_tops is not None and entry.int8_tensor_tops > 2 * (
-        entry.fp16_tflops or entry.fp32_tflops
+        entry.fp16_tflops or entry.fp32_tflops or 0.0
     ):
         # Matrix engines with a published int8 rate run 16-bit at half of it (Intel XMX,
         # NVIDIA and AMD tensor units alike); the shader rate would undercount them.
         fp16, kind = entry.int8_tensor_tops / 2, "int8 tensor / 2"
     elif entry.fp16_tflops is not None:
         fp16, kind = entry.fp16_tflops, "fp16 shader"
-    else:
+    elif entry.fp32_tflops is not None:
         fp16, kind = entry.fp32_tflops, "fp32 shader"
+    else:
+        raise ValueError(f"{entry.name} has no 16-bit or FP32 rate in the catalog")
+    # An announced part may publish no FP32 rate: FP32 matmuls are then priced at its
+    # 16-bit rate, an upper bound (never a rate of zero).
+    fp32 = entry.fp32_tflops if entry.fp32_tflops is not None else fp16
     has_fp8 = entry.fp8_tensor_tflops is not None
     int8 = float(entry.int8_tensor_tops) if entry.int8_tensor_tops is not None else float(fp16)
     acc16 = float(fp16)
@@ -277,7 +255,7 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
         bandwidth_gbs=entry.bandwidth_gbs,
         fp16_tflops=float(fp16),
         fp8_tflops=float(entry.fp8_tensor_tflops or fp16),
-        fp32_tflops=float(entry.fp32_tflops),
+        fp32_tflops=float(fp32),
         int8_tops=int8,
         fp16_acc16_tflops=acc16,
         fp16_kind=kind,

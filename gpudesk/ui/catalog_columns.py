@@ -210,7 +210,11 @@ COLUMNS: tuple[Column, ...] = (
         lambda entry: short_name(entry).casefold(),
     ),
     _text_column("vendor", "Vendor", lambda entry: entry.vendor),
-    _text_column("segment", "Segment", lambda entry: entry.segment.value.capitalize()),
+    _text_column(
+        "segment",
+        "Segment",
+        lambda entry: entry.segment.value.capitalize() if entry.segment else "",
+    ),
     _text_column("architecture", "Architecture", lambda entry: entry.architecture),
     # What an ML buyer compares first comes first, so it is on screen at 1366 px:
     # memory, bandwidth, dense BF16/FP16 tensor, price and rate; then the rest.
