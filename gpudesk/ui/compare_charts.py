@@ -8,9 +8,10 @@ come from :mod:`gpudesk.compare` and :mod:`gpudesk.render`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,6 +32,7 @@ from gpudesk.compare.limits import MIN_COMPARED
 from gpudesk.compare.radar import (
     MAX_AXES,
     MIN_AXES,
+    RADAR_AXES,
     NormalisationChoice,
     Reference,
     Scale,
@@ -51,6 +53,61 @@ from gpudesk.ui.state import AppState
 
 #: Scatter and bar metric choices: every numeric figure but the year.
 PLOT_KEYS: tuple[str, ...] = tuple(key for key in METRICS if key != "release_year")
+
+#: Settings keys of what the charts keep between starts.
+_SAVED = {
+    name: f"compare/{name}"
+    for name in ("axes", "reference", "scale", "x", "y", "bars", "log_x", "log_y", "tab")
+}
+
+
+def _saved_axes(value: object) -> list[str] | None:
+    """A saved radar axis list if it is a JSON list of 5-8 distinct known axes, else None."""
+    if not isinstance(value, str) or len(value) > 2000:
+        return None
+    try:
+        axes = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(axes, list) or not all(isinstance(key, str) for key in axes):
+        return None
+    if len(set(axes)) != len(axes) or not set(axes) <= set(RADAR_AXES):
+        return None
+    return axes if MIN_AXES <= len(axes) <= MAX_AXES else None
+
+
+#: The choices each saved combo may hold, and the chart tabs by title.
+_COMBO_CHOICES: dict[str, frozenset[str]] = {
+    "reference": frozenset(item.value for item in Reference),
+    "scale": frozenset(item.value for item in Scale),
+    "x": frozenset(PLOT_KEYS),
+    "y": frozenset(PLOT_KEYS),
+    "bars": frozenset(PLOT_KEYS),
+}
+CHART_TABS = ("Radar", "Price / performance", "Bars", "Cloud rates")
+
+
+def saved_choices(values: dict[str, object]) -> dict[str, object]:
+    """The saved chart choices that are one of the choices on offer, by name; anything
+    else (a hand-edited or crafted file, a figure since renamed) is left out, so that
+    control keeps its default."""
+    choices: dict[str, object] = {}
+    axes = _saved_axes(values.get("axes"))
+    if axes is not None:
+        choices["axes"] = axes
+    for name, allowed in _COMBO_CHOICES.items():
+        value = values.get(name)
+        if isinstance(value, str) and value in allowed:
+            choices[name] = value
+    for name in ("log_x", "log_y"):
+        value = values.get(name)
+        if value in ("true", "false") or isinstance(value, bool):
+            choices[name] = value in ("true", True)
+    tab = values.get("tab")
+    if isinstance(tab, str) and tab in CHART_TABS:
+        choices["tab"] = tab
+    return choices
+
 
 #: What a chart's "Export PNG…/SVG…" asks for: (chart, its name, "png" or "svg").
 ExportRequest = Callable[[QGraphicsView, str, str], None]
@@ -203,6 +260,42 @@ class CompareCharts(QTabWidget):
             menu.exec(view.mapToGlobal(pos))
 
         view.customContextMenuRequested.connect(show_menu)
+
+    # settings --------------------------------------------------------------
+    def save_settings(self, settings: QSettings) -> None:
+        """Keep the radar's axes, ring and scale, the scatter's figures and log toggles,
+        the bars' figure and the chart tab for the next start."""
+        settings.setValue(_SAVED["axes"], json.dumps(self.axis_picker.checked_axes()))
+        settings.setValue(_SAVED["reference"], str(self.reference_combo.currentData()))
+        settings.setValue(_SAVED["scale"], str(self.scale_combo.currentData()))
+        settings.setValue(_SAVED["x"], str(self.x_combo.currentData()))
+        settings.setValue(_SAVED["y"], str(self.y_combo.currentData()))
+        settings.setValue(_SAVED["bars"], str(self.bar_combo.currentData()))
+        settings.setValue(_SAVED["log_x"], "true" if self.log_x_check.isChecked() else "false")
+        settings.setValue(_SAVED["log_y"], "true" if self.log_y_check.isChecked() else "false")
+        settings.setValue(_SAVED["tab"], self.tabText(self.currentIndex()))
+
+    def restore_settings(self, settings: QSettings) -> None:
+        """Put back what :meth:`save_settings` kept (:func:`saved_choices` judges each)."""
+        choices = saved_choices({name: settings.value(key) for name, key in _SAVED.items()})
+        axes = choices.get("axes")
+        if isinstance(axes, list):
+            self.axis_picker.set_checked_axes(axes)
+        for name, combo in (
+            ("reference", self.reference_combo),
+            ("scale", self.scale_combo),
+            ("x", self.x_combo),
+            ("y", self.y_combo),
+            ("bars", self.bar_combo),
+        ):
+            if name in choices:
+                combo.setCurrentIndex(combo.findData(choices[name]))
+        for name, check in (("log_x", self.log_x_check), ("log_y", self.log_y_check)):
+            if name in choices:
+                check.setChecked(choices[name] is True)
+        if "tab" in choices:
+            titles = [self.tabText(index) for index in range(self.count())]
+            self.setCurrentIndex(titles.index(str(choices["tab"])))
 
     # state -> charts -------------------------------------------------------
     def set_style(self, style: ChartStyle) -> None:

@@ -234,6 +234,9 @@ class MainWindow(MenuWindow):
             self._show_counts(view.visible_count(), len(self.state.entries()))
         if title == "Compare":
             self._detect_this_machine()
+            charts = getattr(view, "charts", None)
+            if charts is not None:
+                self._restore_step("chart choices", lambda: charts.restore_settings(self.settings))
         if title == "Fleet":
             from gpudesk.ui.fleet_view import FleetView
 
@@ -425,6 +428,9 @@ class MainWindow(MenuWindow):
         catalog_view = self.built_views().get("Catalog")
         if isinstance(catalog_view, CatalogView):
             catalog_view.save_settings(self.settings)
+        charts = getattr(self.built_views().get("Compare"), "charts", None)
+        if charts is not None:  # the radar's scale, the scatter's log axes, the chart tab
+            charts.save_settings(self.settings)
         self.settings.sync()
         if self.settings.status() != QSettings.Status.NoError and not self._said_unsaved:
             # Said once: on the console, since the window may be closing.
