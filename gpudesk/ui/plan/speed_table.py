@@ -26,15 +26,32 @@ class _Col:
 
 
 class _SortItem(QTreeWidgetItem):
-    """Sorts numeric columns by the number behind the text."""
+    """Sorts numeric columns by the number behind the text; ties by GPU name, A to Z in
+    either direction, so tied GPUs keep one order after a restart or a workload switch
+    (they came back in whatever order the rows were filled, and the selection with them)."""
 
     def __lt__(self, other: QTreeWidgetItem) -> bool:
-        column = self.treeWidget().sortColumn() if self.treeWidget() else 0
+        tree = self.treeWidget()
+        column = tree.sortColumn() if tree else 0
         mine = self.data(column, Qt.ItemDataRole.UserRole)
         theirs = other.data(column, Qt.ItemDataRole.UserRole)
         if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)):
-            return float(mine) < float(theirs)
-        return self.text(column) < other.text(column)
+            if float(mine) != float(theirs):
+                return float(mine) < float(theirs)
+        elif self.text(column) != other.text(column):
+            return self.text(column) < other.text(column)
+        # A tie: name, then id, read the same way up whichever way the column sorts.
+        descending = tree is not None and tree.header().sortIndicatorOrder() == (
+            Qt.SortOrder.DescendingOrder
+        )
+        return (
+            (_tie_key(self) > _tie_key(other)) if descending else (_tie_key(self) < _tie_key(other))
+        )
+
+
+def _tie_key(item: QTreeWidgetItem) -> tuple[str, str]:
+    gpu_id = item.data(_Col.GPU, _ID_ROLE)
+    return item.text(_Col.GPU).casefold(), gpu_id if isinstance(gpu_id, str) else ""
 
 
 def speed_tree() -> QTreeWidget:
