@@ -118,9 +118,13 @@ class Collector:
             slot.success_s = self._wall_clock()
 
     def start(self) -> None:
-        """Collect every available source once now, then keep collecting in the background."""
+        """Collect every source in the background, from now.
+
+        A source that was not available at the start is still read when it can
+        become so (NVML retries its discovery: it has an ``available`` attribute).
+        """
         for index, slot in enumerate(self._slots):
-            if not slot.available:
+            if not slot.available and not hasattr(slot.source, "available"):
                 continue
             thread = threading.Thread(
                 target=self._loop, args=(index,), name=f"gpudesk-collect-{slot.name}", daemon=True
@@ -172,7 +176,7 @@ class Collector:
                 health.append(
                     SourceHealth(
                         source=slot.name,
-                        available=slot.available,
+                        available=bool(getattr(slot.source, "available", slot.available)),
                         detail=slot.source.detail,
                         collections_total=slot.collections,
                         overruns_total=slot.overruns,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +60,9 @@ _NVLINK_MAX_LINKS = 18
 _NVLINK_COUNTERS = {0: "replay", 1: "recovery", 2: "crc_flit", 3: "crc_data"}
 #: At most this many events are taken per collection (a storm cannot stall one).
 _MAX_EVENTS_PER_COLLECTION = 256
+#: NVML that could not be used is tried again this often (a driver loaded after the
+#: exporter started, as at boot, is then picked up without a restart).
+REDISCOVER_S = 30.0
 
 _MIG_PROFILE = re.compile(r"\bMIG ([0-9]+g\.[0-9]+gb(?:\+[a-z]+)?)$")
 
@@ -99,14 +103,18 @@ class NvidiaSource:
         identify: catalog join for a device (catalog id, bandwidth B/s, dense BF16 FLOP/s).
         processes: also read each GPU's processes (``--processes``).
         process_labels: PID -> (user, container, pod); read from /proc by default.
+        clock: monotonic seconds, for retrying an NVML that could not be used.
     """
 
     nvml: Nvml
     identify: Identify | None = None
     processes: bool = False
     process_labels: Callable[[int], tuple[str, str, str]] | None = None
-    source: Source = Source.NVML
+    clock: Callable[[], float] = time.monotonic
     detail: str | None = None
+    #: Whether NVML answered :meth:`discover` (read again until it does).
+    available: bool = False
+    _last_attempt: float | None = None
     _devices: list[_Device] = field(default_factory=list)
     _events: Any = None
     _xids: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -117,11 +125,13 @@ class NvidiaSource:
 
     def discover(self) -> bool:
         """Open NVML and list its GPUs and MIG instances; False (with ``detail``) if unusable."""
+        self._last_attempt = self.clock()
         try:
             count = self.nvml.device_count()
         except NvmlUnavailableError as exc:
             self.detail = f"NVML: {exc.detail}"
             return False
+        self.available, self.detail = True, None
         self._create_event_set()
         for index in range(count):
             try:
@@ -214,7 +224,16 @@ class NvidiaSource:
     # -- readings -------------------------------------------------------------------
 
     def read(self) -> list[DeviceReading]:
-        """One reading of every device found; a lost one is down with no readings."""
+        """One reading of every device found; a lost one is down with no readings.
+
+        While NVML cannot be used, it is tried again every :data:`REDISCOVER_S`.
+        """
+        if not self.available:
+            last = self._last_attempt
+            if last is not None and self.clock() - last < REDISCOVER_S:
+                return []
+            if not self.discover():
+                return []
         self._poll_events()
         readings = []
         for device in self._devices:
