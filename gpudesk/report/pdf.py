@@ -45,6 +45,7 @@ from gpudesk.paths import resources_dir
 from gpudesk.progress import NullProgress, Progress
 from gpudesk.render.app import ensure_application
 from gpudesk.render.colors import gpu_colors
+from gpudesk.render.latency import paint_latency
 from gpudesk.render.paint import render_radar, render_scatter
 from gpudesk.report.content import (
     BestFor,
@@ -677,8 +678,58 @@ def _speed(flow: Flow, content: ReportContent) -> None:
     flow.space(3)
     for line in speed.measured:  # the user's measurements of the same workload
         flow.text(line, size_pt=8.5, after_pt=1.5)
+    _speed_under_load(flow, content)
     for line in speed.basis:
         flow.text(line, size_pt=8, color=MUTED_COLOR, after_pt=1.5)
+
+
+def _speed_under_load(flow: Flow, content: ReportContent) -> None:
+    """Serving's latency table and curve (the How fast? page's), then what is not supported."""
+    speed = content.speed
+    assert speed is not None
+    if speed.latency_rows:
+        flow.space(3)
+        flow.table(
+            Table(
+                header=tuple(Cell(text, bold=True) for text in speed.latency_header),
+                rows=tuple(
+                    TableRow(
+                        tuple(Cell(text, align_right=column > 1) for column, text in enumerate(row))
+                    )
+                    for row in speed.latency_rows
+                ),
+                column_weights=(2.2, 1.4, *([1.0] * (len(speed.latency_header) - 2))),
+                font_size_pt=8.5,
+            )
+        )
+    curve = speed.curve
+    if curve is not None:
+        height = flow.body.width() * 0.55
+        flow.heading("Latency against request rate", level=2, reserve_pt=height / PT + 20)
+
+        def paint(painter: QPainter, rect: QRectF) -> None:
+            # chart fonts are sized for 12-pixel text: about 8.5 pt here
+            paint_latency(painter, rect, curve, scale=0.72 * PT)
+
+        flow.block(height, paint)
+        flow.space(3)
+        flow.text(
+            "p50 and p90 time to first token and time per output token of the simulated "
+            "benchmark at each request rate (Poisson arrivals), in the layout the table "
+            "names; the dotted lines are the SLO's bounds.",
+            size_pt=8,
+            color=MUTED_COLOR,
+        )
+    if speed.not_supported:
+        flow.space(3)
+        flow.text(
+            f"Not supported ({len(speed.not_supported)}, never ranked): the engine cannot "
+            "run this request on them.",
+            size_pt=8.5,
+            after_pt=1.5,
+        )
+        for line in speed.not_supported:
+            flow.text(line, size_pt=8, indent_pt=2, after_pt=1.5, bullet=True)
 
 
 def _fleet(flow: Flow, content: ReportContent) -> None:

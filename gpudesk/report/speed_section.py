@@ -5,6 +5,13 @@ one with llama.cpp keeping part of the model in host memory):
 tokens/s with its range, what limits it, and the cost per 1M tokens (or the run for
 training); then the fastest row's basis and where the model's figures come from.
 
+Serving adds what ``vllm bench serve`` reports: per compared GPU the layout used, TTFT and
+TPOT p50 and, with an SLO, goodput and the highest rate meeting it; and a latency curve of
+the fastest one (:func:`latency_curve`: the same estimates at a sweep of request rates),
+which the PDF draws with :func:`gpudesk.render.latency.paint_latency`. A compared GPU the
+engine cannot run the request on is listed under "not supported" with the reason, never
+in the table (:func:`gpudesk.speed.planner.split_supported`).
+
 Where the user measured the same workload on a compared GPU (their stored measurements,
 :mod:`gpudesk.measurements.rows`), its tokens/s cell is marked with an asterisk
 and a line under the table gives the measured figure, when and with what
@@ -13,17 +20,154 @@ and a line under the table gives the measured figure, when and with what
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.measurements.rows import best_of_workload, rows_across, stored_rows
 from gpudesk.measurements.store import StoredMeasurement
-from gpudesk.speed.estimate import Mode
-from gpudesk.speed.planner import SpeedWorkload, speed_cells
+from gpudesk.progress import NullProgress, Progress
+from gpudesk.speed.estimate import Mode, SpeedEstimate, SpeedRequest
+from gpudesk.speed.physics import ModelCosts
+from gpudesk.speed.planner import (
+    SpeedWorkload,
+    estimates_for_entries,
+    speed_cells,
+    split_supported,
+)
+from gpudesk.workload.errors import PlanningInputError
 
 #: what marks an estimate that has a measurement of the same workload
 MEASURED_MARK = "*"
+
+
+#: The sweep of the latency curve: request rates as shares of the rate the deployment
+#: serves with every request sent at once (its saturated rate); past 1 the queue grows.
+SWEEP_SHARES = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0, 1.25)
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyPoint:
+    """One simulated request rate (requests/s) and its latency percentiles (ms)."""
+
+    rate_rps: float
+    ttft_p50_ms: float
+    ttft_p90_ms: float
+    tpot_p50_ms: float
+    tpot_p90_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyCurve:
+    """Latency against request rate for one GPU set in one layout, with the SLO."""
+
+    gpu_id: str
+    title: str
+    points: tuple[LatencyPoint, ...]
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
+    max_rate_at_slo: float | None = None
+
+
+def layout_text(estimate: SpeedEstimate) -> str:
+    """ "TP-8", "TP-2, 4 copies (DP-4)", or "" where the estimate has no layout."""
+    layout = estimate.layout
+    if not layout:
+        return ""
+    parts = [f"TP-{layout.get('tp', 1)}"]
+    if layout.get("pp", 1) > 1:
+        parts.append(f"PP-{layout['pp']}")
+    if layout.get("dp", 1) > 1:
+        parts.append(f"DP-{layout['dp']}")
+    if layout.get("ep", 1) > 1:
+        parts.append(f"EP-{layout['ep']}")
+    return ", ".join(parts)
+
+
+def latency_p50(estimate: SpeedEstimate, name: str) -> float | None:
+    """``latency[name]["p50"]`` in ms (``name``: "ttft_ms", "tpot_ms", ...), or None."""
+    figures = (estimate.latency or {}).get(name)
+    return None if figures is None else figures.get("p50")
+
+
+def _point_of(estimate: SpeedEstimate, rate: float) -> LatencyPoint | None:
+    latency = estimate.latency
+    if not latency or "ttft_ms" not in latency or "tpot_ms" not in latency:
+        return None
+    ttft, tpot = latency["ttft_ms"], latency["tpot_ms"]
+    return LatencyPoint(rate, ttft["p50"], ttft["p90"], tpot["p50"], tpot["p90"])
+
+
+def latency_curve(
+    entry: CatalogEntry,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    estimate: SpeedEstimate,
+    progress: Progress | None = None,
+) -> LatencyCurve | None:
+    """TTFT and TPOT (p50, p90) of ``estimate``'s deployment (its GPUs and layout) at
+    :data:`SWEEP_SHARES` of its saturated request rate, with the SLO and the highest
+    rate meeting it from ``estimate``; None outside serving.
+
+    The SLO search's own rates (``estimate.rate_curve``) are not drawn: they bunch
+    around the threshold the bisection closes on and come from a run of
+    ``scheduler["slo_search_prompts"]`` requests, so among the sweep's points they
+    made the lines zigzag.
+
+    Each point is :func:`~gpudesk.speed.planner.estimates_for_entries` with the rate
+    changed (and no SLO search, which the estimate already made). ``progress`` is
+    polled between points (raises :class:`~gpudesk.progress.Cancelled`).
+    """
+    progress = progress or NullProgress()
+    if request.mode is not Mode.SERVE or estimate.latency is None:
+        return None
+    layout = estimate.layout or {}
+    fixed = request.model_copy(
+        update={
+            "count": estimate.count,
+            "tp": layout.get("tp"),
+            "pp": layout.get("pp"),
+            "dp": layout.get("dp"),
+            "ep": layout.get("ep"),
+            "slo_ttft_ms": None,
+            "slo_tpot_ms": None,
+            "slo_e2e_ms": None,
+        }
+    )
+
+    def at(rate: float | None) -> SpeedEstimate | None:
+        try:
+            return estimates_for_entries([entry], costs, fixed.model_copy(update={"rate": rate}))[0]
+        except PlanningInputError:
+            return None
+
+    saturated_estimate = estimate if request.rate is None or math.isinf(request.rate) else at(None)
+    saturated = saturated_estimate.requests_per_s if saturated_estimate is not None else None
+    points: dict[float, LatencyPoint] = {}
+    total = len(SWEEP_SHARES)
+    if saturated is not None and saturated > 0:
+        for number, share in enumerate(SWEEP_SHARES):
+            progress.check()
+            rate = saturated * share
+            progress.report(number / total, f"{estimate.name}: {rate:.3g} requests/s")
+            found = at(rate)
+            point = None if found is None else _point_of(found, rate)
+            if point is not None:
+                points[rate] = point
+    progress.report(1.0, f"{estimate.name}: latency curve done")
+    if not points:
+        return None
+    where = layout_text(estimate)
+    title = f"{estimate.name} × {estimate.count}" + (f", {where}" if where else "")
+    return LatencyCurve(
+        gpu_id=estimate.gpu_id,
+        title=title,
+        points=tuple(points[rate] for rate in sorted(points)),
+        slo_ttft_ms=request.slo_ttft_ms,
+        slo_tpot_ms=request.slo_tpot_ms,
+        max_rate_at_slo=estimate.max_rate_at_slo,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +179,14 @@ class SpeedSection:
     basis: tuple[str, ...]
     #: one line per compared GPU with a measurement of this workload
     measured: tuple[str, ...] = ()
+    #: serving: the header and one row per GPU in the table (GPU, layout, TTFT p50,
+    #: TPOT p50 and, with an SLO, goodput and the highest rate meeting it)
+    latency_header: tuple[str, ...] = ()
+    latency_rows: tuple[tuple[str, ...], ...] = ()
+    #: serving: the fastest compared GPU's latency against request rate
+    curve: LatencyCurve | None = None
+    #: "GPU: reason" for each compared GPU the engine cannot run the request on
+    not_supported: tuple[str, ...] = ()
 
 
 def _number(value: float) -> str:
@@ -51,16 +203,51 @@ def _usd(value: float | None) -> str:
     return f"${value:,.2f}" if value >= 0.01 else f"${value:.4f}"
 
 
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
+def _rate(value: float | None) -> str:
+    return "none" if value is None else f"{value:.3g}"
+
+
+def latency_header(request: SpeedRequest) -> tuple[str, ...]:
+    header: tuple[str, ...] = ("GPU", "layout", "TTFT p50", "TPOT p50")
+    if request.has_slo:
+        header += ("goodput (requests/s)", "highest rate at SLO (requests/s)")
+    return header
+
+
+def latency_row(estimate: SpeedEstimate, request: SpeedRequest) -> tuple[str, ...]:
+    row: tuple[str, ...] = (
+        estimate.name,
+        layout_text(estimate) or "n/a",
+        _ms(latency_p50(estimate, "ttft_ms")),
+        _ms(latency_p50(estimate, "tpot_ms")),
+    )
+    if request.has_slo:
+        row += (_rate(estimate.goodput_rps), _rate(estimate.max_rate_at_slo))
+    return row
+
+
 def build_speed_section(
     workload: SpeedWorkload,
     entries: Sequence[CatalogEntry],
     measurements: Sequence[StoredMeasurement] | None = None,
+    *,
+    latency_chart: bool = True,
+    progress: Progress | None = None,
 ) -> SpeedSection:
     """The section for ``workload`` on ``entries`` (the compared GPUs, in order).
 
     ``measurements``: the user's stored rows (None: read their database; an absent or
-    unreadable one holds none).
+    unreadable one holds none). ``latency_chart``: serving, simulate the fastest GPU's
+    latency curve (:func:`latency_curve`; several more simulations).
     """
+    runnable, refused = split_supported(entries, workload.request)
+    names = {entry.id: entry.name for entry in entries}
+    not_supported = tuple(f"{names.get(gpu_id, gpu_id)}: {reason}" for gpu_id, reason in refused)
+    entries = runnable
     train = workload.request.mode is Mode.TRAIN
     per_run = train and workload.request.tokens is not None
     rows = []
@@ -96,6 +283,14 @@ def build_speed_section(
                 _usd(cost),
             )
         )
+    serve = workload.request.mode is Mode.SERVE
+    curve = None
+    if serve and estimates and latency_chart:
+        fastest = max(estimates, key=lambda item: item.tokens_per_s)
+        entry_of = {entry.id: entry for entry in entries}
+        curve = latency_curve(
+            entry_of[fastest.gpu_id], workload.costs, workload.request, fastest, progress
+        )
     basis = []
     if estimates:
         best = max(estimates, key=lambda item: item.tokens_per_s)
@@ -113,4 +308,10 @@ def build_speed_section(
         cost_header="$ per run" if per_run else "$ / 1M tokens",
         basis=tuple(basis),
         measured=tuple(measured_lines),
+        latency_header=latency_header(workload.request) if serve else (),
+        latency_rows=tuple(latency_row(item, workload.request) for item in estimates)
+        if serve
+        else (),
+        curve=curve,
+        not_supported=not_supported,
     )

@@ -119,7 +119,8 @@ def test_the_section_asks_the_speed_model_only_for_the_gpus_it_prints(
     costs = model_costs(shape_for("llama-3.1-70b"), QuantFormat.Q4_K_M, KvFormat.FP16)
     request = SpeedRequest(mode=Mode.SERVE, engine=Engine.LLAMA_CPP, quant=QuantFormat.Q4_K_M)
     workload = SpeedWorkload(model_name="Llama 3.1 70B", costs=costs, request=request.resolved())
-    expected = build_speed_section(workload, entries, measurements=[])
+    # the table alone: the latency curve's own simulations are counted below
+    expected = build_speed_section(workload, entries, measurements=[], latency_chart=False)
 
     estimated: list[str] = []
     memory: list[object] = []
@@ -139,9 +140,91 @@ def test_the_section_asks_the_speed_model_only_for_the_gpus_it_prints(
     monkeypatch.setattr(planner, "estimate_for", counted_estimate)
     monkeypatch.setattr(planner, "memory_estimate", counted_memory)
     monkeypatch.setattr(planner, "rank_catalog", no_ranking)
-    section = build_speed_section(workload, entries, measurements=[])
+    section = build_speed_section(workload, entries, measurements=[], latency_chart=False)
 
     assert section == expected
     assert [row[0] for row in section.rows] == [entry.name for entry in entries]
     assert estimated and set(estimated) <= set(ids)
     assert len(memory) == 1
+    # with the chart: the sweep simulates the fastest printed GPU only
+    estimated.clear()
+    charted = build_speed_section(workload, entries, measurements=[])
+    assert charted.curve is not None and charted.curve.gpu_id == "h100-sxm5"
+    assert set(estimated) - set(ids) == set() and estimated.count("h100-sxm5") >= 8
+
+
+# -- serving: the latency table, the curve and what the engine cannot run -------------
+
+
+def _serve_workload() -> SpeedWorkload:
+    costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.FP8, KvFormat.FP16)
+    request = SpeedRequest(
+        mode=Mode.SERVE,
+        engine=Engine.VLLM,
+        quant=QuantFormat.FP8,
+        rate=5.0,
+        num_prompts=200,
+        seq_in=512,
+        seq_out=128,
+        slo_ttft_ms=500.0,
+        slo_tpot_ms=50.0,
+    )
+    return SpeedWorkload(model_name="Llama 3.1 8B", costs=costs, request=request.resolved())
+
+
+SERVE_IDS = ("h100-sxm5", "l40s", "t4")
+
+
+def test_serving_section_has_latencies_a_curve_and_the_not_supported() -> None:
+    catalog = load_catalog([], include_user=False)
+    entries = [entry for entry in (catalog.by_id(gpu_id) for gpu_id in SERVE_IDS) if entry]
+    section = build_speed_section(_serve_workload(), entries, measurements=[])
+    # the T4 cannot compute FP8 under vLLM: listed with the reason, never in a table
+    assert [row[0] for row in section.rows] == ["NVIDIA H100 SXM5 80GB", "NVIDIA L40S"]
+    assert len(section.not_supported) == 1
+    assert section.not_supported[0].startswith("NVIDIA T4: ") and "7.5" in section.not_supported[0]
+    assert section.latency_header == (
+        "GPU",
+        "layout",
+        "TTFT p50",
+        "TPOT p50",
+        "goodput (requests/s)",
+        "highest rate at SLO (requests/s)",
+    )
+    h100 = section.latency_rows[0]
+    assert h100[0] == "NVIDIA H100 SXM5 80GB" and h100[1] == "TP-1"
+    assert h100[2].endswith(" ms") and h100[3].endswith(" ms")
+    curve = section.curve
+    assert curve is not None and curve.gpu_id == "h100-sxm5"
+    rates = [point.rate_rps for point in curve.points]
+    assert len(rates) == 8 and rates == sorted(rates)
+    assert (curve.slo_ttft_ms, curve.slo_tpot_ms) == (500.0, 50.0)
+    assert curve.max_rate_at_slo is not None and float(h100[5]) == pytest.approx(
+        curve.max_rate_at_slo, rel=5e-3
+    )
+    # past saturation the queue grows: TTFT p90 at the last rate above the first's
+    assert curve.points[-1].ttft_p90_ms > curve.points[0].ttft_p90_ms
+
+
+def test_serving_pdf_carries_the_chart_table_and_not_supported(tmp_path: Path) -> None:
+    catalog = load_catalog([], include_user=False)
+    entries = [entry for entry in (catalog.by_id(gpu_id) for gpu_id in SERVE_IDS) if entry]
+    pdf = tmp_path / "serve.pdf"
+    write_pdf_report(entries, pdf, catalog=catalog, speed=_serve_workload())
+    text = " ".join(" ".join(page.extract_text().split()) for page in PdfReader(pdf).pages)
+    for words in (
+        "How fast",
+        "TTFT p50",
+        "TPOT p50",
+        "highest rate at SLO",
+        "Latency against request rate",
+        "request rate (requests/s)",
+        "TTFT (ms",
+        "TPOT (ms",
+        "SLO 500 ms",
+        "SLO 50 ms",
+        "highest rate meeting the SLO",
+        "Not supported (1, never ranked)",
+        "NVIDIA T4:",
+    ):
+        assert words in text, words

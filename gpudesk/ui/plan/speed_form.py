@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QLabel,
@@ -23,6 +25,7 @@ from gpudesk.speed.estimate import (
     Engine,
     KvFormat,
     Mode,
+    SpeedInputError,
     SpeedRequest,
     TrainMethod,
 )
@@ -44,7 +47,11 @@ METHOD_TEXT = {
 
 
 class SpeedForm(QWidget):
-    """Mode, engine, weight and KV formats, batch, users, lengths, training, GPUs, rent price.
+    """Mode, engine, weight and KV formats, batch, lengths, serving under load (rate, max
+    concurrency, requests, SLO, layout, scheduler limits), training, GPUs, rent price.
+
+    Like the rest of this form, the serving controls live for the session (the Plan
+    tab keeps no settings between runs).
 
     Signals:
         edited(): any control changed (the page folds bursts into one update).
@@ -133,12 +140,6 @@ class SpeedForm(QWidget):
         self.batch_spin.valueChanged.connect(self._on_edited)
         form.addRow("Batch", self.batch_spin)
 
-        self.concurrency_spin = QSpinBox()
-        self.concurrency_spin.setRange(0, 65_536)
-        self.concurrency_spin.setSpecialValueText("as many as fit")
-        self.concurrency_spin.valueChanged.connect(self._on_edited)
-        form.addRow("Users at once", self.concurrency_spin)
-
         self.seq_in_spin = QSpinBox()
         self.seq_in_spin.setRange(1, 1_000_000)
         self.seq_in_spin.setSingleStep(256)
@@ -173,6 +174,9 @@ class SpeedForm(QWidget):
         self.recompute_combo.currentIndexChanged.connect(self._on_edited)
         form.addRow("Recomputation", self.recompute_combo)
 
+        self.load_box = self._build_load()
+        form.addRow(self.load_box)
+
         self.count_combo = forms.combo()
         for count in (1, 2, 4, 8):
             self.count_combo.addItem(f"up to {count}", count)
@@ -197,6 +201,101 @@ class SpeedForm(QWidget):
         )
         form.addRow(self.note_label)
         return forms.form_scroll(box)
+
+    def _build_load(self) -> QGroupBox:
+        """Serving under load, as ``vllm bench serve`` is told: the traffic, the SLO, the
+        layout and the engine's scheduler limits (shown in serve mode only)."""
+        box = QGroupBox("Serving under load")
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+
+        self.rate_spin = forms.number_spin(0, 1e6, 2, 1, " requests/s", 0)
+        self.rate_spin.setSpecialValueText("all at once")
+        self.rate_spin.setToolTip(
+            "Requests per second, arriving as a Poisson process (vllm bench serve "
+            "--request-rate); 0 sends every request at once"
+        )
+        self.rate_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Request rate", self.rate_spin)
+
+        # The client's cap (vllm bench serve --max-concurrency): it was "Users at once",
+        # which read as the engine's batch; that is max_num_seqs below.
+        self.concurrency_spin = QSpinBox()
+        self.concurrency_spin.setRange(0, 65_536)
+        self.concurrency_spin.setSpecialValueText("no cap")
+        self.concurrency_spin.setToolTip(
+            "The client's cap: at most this many requests in flight "
+            "(vllm bench serve --max-concurrency); the engine's own cap is max_num_seqs"
+        )
+        self.concurrency_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Max concurrency", self.concurrency_spin)
+
+        self.prompts_spin = QSpinBox()
+        self.prompts_spin.setRange(1, 100_000)
+        self.prompts_spin.setValue(1000)
+        self.prompts_spin.setSingleStep(100)
+        self.prompts_spin.setGroupSeparatorShown(True)
+        self.prompts_spin.setToolTip("Requests in the simulated benchmark (--num-prompts)")
+        self.prompts_spin.valueChanged.connect(self._on_edited)
+        form.addRow("Requests", self.prompts_spin)
+
+        self.slo_ttft_spin = self._ms_spin("TTFT bound: time to first token")
+        form.addRow("SLO TTFT", self.slo_ttft_spin)
+        self.slo_tpot_spin = self._ms_spin("TPOT bound: time per output token after the first")
+        form.addRow("SLO TPOT", self.slo_tpot_spin)
+        self.slo_e2e_spin = self._ms_spin("End-to-end bound: the whole request")
+        form.addRow("SLO E2E", self.slo_e2e_spin)
+        self.slo_share_spin = forms.number_spin(1, 100, 0, 5, " % of requests", 90)
+        self.slo_share_spin.setToolTip(
+            "Share of requests that must meet every bound for a rate to meet the SLO"
+        )
+        self.slo_share_spin.valueChanged.connect(self._on_edited)
+        form.addRow("SLO share", self.slo_share_spin)
+
+        self.layout_combos: dict[str, QComboBox] = {}
+        for name, words in (
+            ("tp", "tensor parallel: GPUs splitting each layer"),
+            ("pp", "pipeline parallel: GPUs holding a share of the layers"),
+            ("dp", "data parallel: copies of the model"),
+            ("ep", "expert parallel: GPUs sharing each MoE layer's experts"),
+        ):
+            box_combo = forms.combo()
+            box_combo.addItem("automatic", 0)
+            for value in (1, 2, 4, 8):
+                box_combo.addItem(str(value), value)
+            box_combo.setToolTip(
+                f"{name.upper()}, {words}. Automatic: the layouts the engine runs on the "
+                "GPU count are tried and the table names the one used. TP × PP × DP is "
+                "the GPU count"
+            )
+            box_combo.currentIndexChanged.connect(self._on_edited)
+            self.layout_combos[name] = box_combo
+            form.addRow(f"Layout {name.upper()}", box_combo)
+
+        self.max_seqs_spin = QSpinBox()
+        self.max_seqs_spin.setRange(0, 4096)
+        self.max_seqs_spin.setSpecialValueText("engine's default")
+        self.max_seqs_spin.setToolTip("The engine's cap on sequences running at once")
+        self.max_seqs_spin.valueChanged.connect(self._on_edited)
+        form.addRow("max_num_seqs", self.max_seqs_spin)
+
+        self.max_tokens_spin = QSpinBox()
+        self.max_tokens_spin.setRange(0, 1_000_000)
+        self.max_tokens_spin.setSingleStep(1024)
+        self.max_tokens_spin.setSpecialValueText("engine's default")
+        self.max_tokens_spin.setToolTip(
+            "The engine's per-step token budget, shared by decodes and prompt chunks"
+        )
+        self.max_tokens_spin.valueChanged.connect(self._on_edited)
+        form.addRow("max_num_batched_tokens", self.max_tokens_spin)
+        return box
+
+    def _ms_spin(self, words: str) -> QDoubleSpinBox:
+        spin = forms.number_spin(0, 1e6, 0, 10, " ms", 0)
+        spin.setSpecialValueText("none")
+        spin.setToolTip(f"{words}, in ms; none: no bound")
+        spin.valueChanged.connect(self._on_edited)
+        return spin
 
     # -- inputs --------------------------------------------------------------------
 
@@ -223,7 +322,7 @@ class SpeedForm(QWidget):
         self.engine_combo.setEnabled(not train)
         self.kv_combo.setEnabled(not train)
         self.batch_spin.setEnabled(mode in (Mode.DECODE, Mode.PREFILL))
-        self.concurrency_spin.setEnabled(mode is Mode.SERVE)
+        self.load_box.setVisible(mode is Mode.SERVE)
         self.seq_out_spin.setEnabled(mode in (Mode.DECODE, Mode.SERVE))
         self.tokens_edit.setEnabled(train)
         self.method_combo.setEnabled(train)
@@ -248,6 +347,7 @@ class SpeedForm(QWidget):
                 raise PlanningInputError(
                     f"training tokens {text!r} is not a number like 1e9"
                 ) from None
+        serve = self._serve_fields() if mode is Mode.SERVE else {}
         return SpeedRequest(
             mode=mode,
             engine=Engine(self.engine_combo.currentData()),
@@ -256,13 +356,49 @@ class SpeedForm(QWidget):
             else QuantFormat.BF16,
             kv_quant=KvFormat(self.kv_combo.currentData()),
             batch=self.batch_spin.value(),
-            concurrency=self.concurrency_spin.value() or None,
             seq_in=self.seq_in_spin.value(),
             seq_out=self.seq_out_spin.value(),
             tokens=tokens,
             train_method=TrainMethod(self.method_combo.currentData()),
             checkpointing=Checkpointing(self.recompute_combo.currentData()),
+            **serve,
         ).resolved()
+
+    def _serve_fields(self) -> dict[str, object]:
+        """The serving controls as :class:`SpeedRequest` fields. A layout given sets the
+        GPU count (TP × PP × DP, as ``--tp 8`` alone means 8 GPUs).
+
+        Raises:
+            SpeedInputError: EP given without TP or DP to divide.
+        """
+        layout = {
+            name: int(combo.currentData()) or None for name, combo in self.layout_combos.items()
+        }
+        fields: dict[str, object] = {
+            "rate": self.rate_spin.value() or None,
+            "concurrency": self.concurrency_spin.value() or None,
+            "num_prompts": self.prompts_spin.value(),
+            "slo_ttft_ms": self.slo_ttft_spin.value() or None,
+            "slo_tpot_ms": self.slo_tpot_spin.value() or None,
+            "slo_e2e_ms": self.slo_e2e_spin.value() or None,
+            "slo_share": self.slo_share_spin.value() / 100,
+            "max_num_seqs": self.max_seqs_spin.value() or None,
+            "max_num_batched_tokens": self.max_tokens_spin.value() or None,
+            **layout,
+        }
+        if any(layout[name] is not None for name in ("tp", "pp", "dp")):
+            fields["count"] = (layout["tp"] or 1) * (layout["pp"] or 1) * (layout["dp"] or 1)
+        elif layout["ep"] is not None:
+            raise SpeedInputError(
+                "ep", "Layout EP needs TP or DP set too: the experts are split over TP × DP GPUs"
+            )
+        return fields
 
     def max_count(self) -> int:
         return int(self.count_combo.currentData())
+
+    def layout_given(self) -> bool:
+        """A serving layout is set: the GPU count is TP × PP × DP, not "up to N"."""
+        return self.mode() is Mode.SERVE and any(
+            self.layout_combos[name].currentData() for name in ("tp", "pp", "dp")
+        )

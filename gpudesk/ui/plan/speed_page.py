@@ -13,6 +13,14 @@ Verify on this machine. Estimates are calibrated with the stored rows that match
 
 The table and its words are :mod:`gpudesk.ui.plan.speed_table`, the roofline
 :mod:`gpudesk.ui.plan.speed_roofline`; this module computes and wires them.
+
+Serving simulates each GPU's engine scheduler (seconds for the catalog), so in serve mode
+the ranking runs on a worker (:mod:`gpudesk.ui.plan.speed_load`) with progress and
+Cancel, and the selected GPU's latency against request rate is drawn beside the roofline
+(:class:`~gpudesk.render.latency.LatencyChartWidget`) from a sweep of rates, also on a
+worker. The other modes are quick closed forms and stay on the GUI thread. GPUs the
+engine cannot run the request on are listed under the table with the reason, never
+ranked.
 """
 
 from __future__ import annotations
@@ -20,8 +28,11 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QLabel,
+    QPushButton,
     QSplitter,
+    QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -32,7 +43,11 @@ from gpudesk.measurements.calibration import calibrate_all
 from gpudesk.measurements.rows import MeasuredRow, rows_for
 from gpudesk.measurements.store import MeasurementStore, StoredMeasurement, StoreError
 from gpudesk.measurements.verify_here import CPU_ID, VerifyJob, VerifyOutcome, why_not
+from gpudesk.progress import Progress
+from gpudesk.render.latency import LatencyChartWidget
+from gpudesk.render.style import chart_style
 from gpudesk.speed.estimate import (
+    Mode,
     NotRunnable,
     SpeedEstimate,
     SpeedRequest,
@@ -42,6 +57,7 @@ from gpudesk.speed.hardware import rates_for
 from gpudesk.speed.physics import ModelCosts
 from gpudesk.speed.planner import (
     CostSettings,
+    RankedEstimates,
     SpeedWorkload,
     calibrate,
     estimate_for,
@@ -55,6 +71,7 @@ from gpudesk.ui.plan.fit_form import WorkloadForm
 from gpudesk.ui.plan.import_dialog import ImportDialog
 from gpudesk.ui.plan.measured_panel import MeasuredPanel
 from gpudesk.ui.plan.speed_form import SpeedForm
+from gpudesk.ui.plan.speed_load import Curve, Ranked, Refused, curve_for, rank_under_load
 from gpudesk.ui.plan.speed_roofline import ROOFLINE_GPUS, RooflineChart, no_roofline_text
 from gpudesk.ui.plan.speed_table import (
     MEASURED_LABEL,
@@ -63,12 +80,14 @@ from gpudesk.ui.plan.speed_table import (
     current_index,
     fill_tree,
     measured_html,
+    not_supported_text,
     select_gpu as select_row,
     speed_tree,
     summary_html,
 )
 from gpudesk.ui.state import AppState
-from gpudesk.ui.worker import TaskWorker
+from gpudesk.ui.step_progress import StepProgressBar
+from gpudesk.ui.worker import TaskWorker, wired_worker
 from gpudesk.workload.architecture import ModelShape
 from gpudesk.workload.errors import PlanningInputError
 
@@ -115,6 +134,14 @@ class SpeedPage(QWidget):
         self.results: list[SpeedEstimate] = []
         self.measured_result: SpeedEstimate | None = None
         self.error: str | None = None
+        #: (GPU id, reason) of the GPUs the engine cannot run the request on
+        self.not_supported: list[tuple[str, str]] = []
+        #: serving: the ranking and the latency curve in flight, each numbered so a
+        #: late result of an older request is dropped
+        self._rank_worker: TaskWorker | None = None
+        self._curve_worker: TaskWorker | None = None
+        self._serial = 0
+        self._settings = CostSettings()
         self._timer = forms.update_timer(self, self.recompute_now)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -131,6 +158,7 @@ class SpeedPage(QWidget):
         state.measured_changed.connect(self.schedule_update)
         state.catalog_changed.connect(self.schedule_update)
         theme.notifier().changed.connect(self._draw_roofline)
+        theme.notifier().changed.connect(self._restyle_latency)
 
     # -- building ------------------------------------------------------------------
 
@@ -153,11 +181,35 @@ class SpeedPage(QWidget):
         self.measured_label.setWordWrap(True)
         self.measured_label.hide()
         right_layout.addWidget(self.measured_label)
+        busy_row = QHBoxLayout()
+        self.progress_bar = StepProgressBar()
+        busy_row.addWidget(self.progress_bar, 1)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the simulation under load")
+        self.cancel_button.clicked.connect(self.cancel_work)
+        self.cancel_button.hide()
+        busy_row.addWidget(self.cancel_button)
+        right_layout.addLayout(busy_row)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setChildrenCollapsible(False)
+        ranking = QWidget()
+        ranking_layout = QVBoxLayout(ranking)
+        ranking_layout.setContentsMargins(0, 0, 0, 0)
         self.tree = speed_tree()
         self.tree.currentItemChanged.connect(self._on_selected)
-        splitter.addWidget(self.tree)
+        ranking_layout.addWidget(self.tree, 1)
+        # never ranked: the GPUs the engine cannot run the request on, with the reason
+        self.not_supported_label = QLabel()
+        self.not_supported_label.setWordWrap(True)
+        ranking_layout.addWidget(self.not_supported_label)
+        self.not_supported_view = QTextBrowser()
+        self.not_supported_view.setAccessibleName("Not supported list")
+        self.not_supported_view.setMaximumHeight(96)
+        self.not_supported_view.setMinimumHeight(48)
+        ranking_layout.addWidget(self.not_supported_view)
+        self.not_supported_label.hide()
+        self.not_supported_view.hide()
+        splitter.addWidget(ranking)
         self.measured_panel = MeasuredPanel(self.store)
         # a signal, not a callback attribute: the panel holding the page's bound method
         # made a reference cycle, and the garbage collector then deleted a closed page's
@@ -170,7 +222,14 @@ class SpeedPage(QWidget):
         self.roofline = self.roofline_stack.plot_widget
         self.roofline_note = self.roofline_stack.note
         self.legend = self.roofline_stack.legend
-        splitter.addWidget(self.roofline_stack)
+        self.latency_chart = LatencyChartWidget()
+        self.latency_chart.set_style(chart_style(theme.is_dark()))
+        self.charts = QTabWidget()
+        self.charts.setDocumentMode(True)
+        self.latency_tab = self.charts.addTab(self.latency_chart, "Latency vs rate")
+        self.roofline_tab = self.charts.addTab(self.roofline_stack, "Roofline")
+        self.charts.setTabVisible(self.latency_tab, False)
+        splitter.addWidget(self.charts)
         self.basis_view = QTextBrowser()
         self.basis_view.setOpenExternalLinks(True)
         self.basis_view.setMinimumHeight(90)
@@ -223,9 +282,18 @@ class SpeedPage(QWidget):
         self.model_id, self.model_name = model.id, model.name
         self._costs, self._shape, self._request = costs, shape, request
         settings = CostSettings(cloud_hourly_usd=self.form.cloud_hourly_usd())
-        entries = list(self.state.entries())
-        if self.cpu_entry is not None:
-            entries.append(self.cpu_entry)
+        self._settings = settings
+        entries = self._entries()
+        self.measured_panel.set_verify_problem(why_not(request))
+        self._serial += 1
+        self._stop_workers()
+        serve = request.mode is Mode.SERVE
+        self.charts.setTabVisible(self.latency_tab, serve)
+        if serve:
+            self.charts.setCurrentIndex(self.latency_tab)
+            self._start_ranking(entries, costs, request, settings)
+            return
+        self.latency_chart.set_curve(None)
         try:
             ranked = rank_catalog(
                 entries,
@@ -237,18 +305,200 @@ class SpeedPage(QWidget):
         except PlanningInputError as exc:
             self._show_error(str(exc))
             return
+        self._apply_ranking(ranked)
+
+    def _entries(self) -> list[CatalogEntry]:
+        entries = list(self.state.entries())
+        if self.cpu_entry is not None:
+            entries.append(self.cpu_entry)
+        return entries
+
+    # -- serving on the worker -----------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """A ranking or latency curve is being simulated."""
+        return self._rank_worker is not None or self._curve_worker is not None
+
+    def _start_ranking(
+        self,
+        entries: list[CatalogEntry],
+        costs: ModelCosts,
+        request: SpeedRequest,
+        settings: CostSettings,
+    ) -> None:
+        serial, max_count = self._serial, self.form.max_count()
+        self._clear_results()
+        self.summary_label.setText(
+            f"<b>{request.label}</b> — simulating the engine's scheduler on "
+            f"{len(entries)} GPU types…"
+        )
+        self.latency_chart.set_curve(None, "The latency curve follows the ranking.")
+
+        def work(progress: Progress) -> Ranked:
+            return Ranked(
+                serial,
+                rank_under_load(
+                    entries, costs, request, progress, max_count=max_count, settings=settings
+                ),
+            )
+
+        worker = wired_worker(
+            work,
+            owner=self,
+            progressed=self.progress_bar.advance,
+            finished=self._on_ranked,
+            cancelled=self._on_rank_cancelled,
+            failed=self._on_rank_failed,
+            done=self._on_rank_done,
+        )
+        self._rank_worker = worker
+        self.progress_bar.begin("simulating under load")
+        self.cancel_button.show()
+        worker.start()
+
+    def _on_ranked(self, outcome: object) -> None:
+        if not isinstance(outcome, Ranked) or outcome.serial != self._serial:
+            return  # an older request's ranking
+        if isinstance(outcome.ranked, Refused):
+            self._show_error(outcome.ranked.message)
+            return
+        self._apply_ranking(outcome.ranked)
+
+    def _on_rank_cancelled(self) -> None:
+        if self.sender() is not self._rank_worker:
+            return  # an older request's ranking, cancelled for this one
+        self.summary_label.setText(
+            "Cancelled: the simulation under load was stopped. Change a control to run it again."
+        )
+
+    def _on_rank_failed(self, message: str) -> None:
+        if self.sender() is not self._rank_worker:
+            return
+        self._show_error(f"the simulation under load failed: {message}")
+
+    def _on_rank_done(self) -> None:
+        # a worker cancelled for a newer request ends after that one started
+        if self.sender() is self._rank_worker:
+            self._rank_worker = None
+        self._sync_busy()
+
+    def _sync_busy(self) -> None:
+        if not self.busy:
+            self.progress_bar.finish()
+            self.cancel_button.hide()
+
+    def cancel_work(self) -> None:
+        """Stop the ranking and the latency curve in flight (the Cancel button)."""
+        for worker in (self._rank_worker, self._curve_worker):
+            if worker is not None:
+                worker.cancel()
+
+    def _stop_workers(self) -> None:
+        """Cancel what is in flight for an older request; its results are dropped."""
+        self.cancel_work()
+
+    def _start_curve(self, result: SpeedEstimate) -> None:
+        request, costs = self._request, self._costs
+        entry = next((item for item in self._entries() if item.id == result.gpu_id), None)
+        if request is None or costs is None or entry is None or result.latency is None:
+            self.latency_chart.set_curve(None, "No latency curve for this row.")
+            return
+        if self._curve_worker is not None:
+            self._curve_worker.cancel()
+        serial = self._serial
+
+        def work(progress: Progress) -> Curve:
+            return Curve(serial, result.gpu_id, curve_for(entry, costs, request, result, progress))
+
+        worker = wired_worker(
+            work,
+            owner=self,
+            progressed=self.progress_bar.advance,
+            finished=self._on_curve,
+            cancelled=self._on_curve_cancelled,
+            failed=self._on_curve_failed,
+            done=self._on_curve_done,
+        )
+        self._curve_worker = worker
+        self.latency_chart.set_curve(None, f"Simulating {result.name} at a sweep of request rates…")
+        self.progress_bar.begin(f"latency curve of {result.name}")
+        self.cancel_button.show()
+        worker.start()
+
+    def _on_curve(self, outcome: object) -> None:
+        if not isinstance(outcome, Curve) or outcome.serial != self._serial:
+            return
+        selected = self._selected()
+        if selected is None or selected.gpu_id != outcome.gpu_id:
+            return  # the selection moved on; its own curve is on the way
+        self.latency_chart.set_curve(
+            outcome.curve, None if outcome.curve is not None else "No latency curve for this row."
+        )
+
+    def _on_curve_cancelled(self) -> None:
+        if self.sender() is not self._curve_worker:
+            return
+        self.latency_chart.set_curve(None, "Cancelled: select a row to simulate its curve.")
+
+    def _on_curve_failed(self, message: str) -> None:
+        if self.sender() is not self._curve_worker:
+            return
+        self.latency_chart.set_curve(None, f"The latency curve failed: {message}")
+
+    def _on_curve_done(self) -> None:
+        if self.sender() is self._curve_worker:
+            self._curve_worker = None
+        self._sync_busy()
+
+    def _restyle_latency(self, *_args: object) -> None:
+        self.latency_chart.set_style(chart_style(theme.is_dark()))
+
+    def _clear_results(self) -> None:
+        self.results = []
+        self.uncalibrated = {}
+        self.measured_result = None
+        self.not_supported = []
+        self._clear_tree()
+        self._fill_not_supported()
+        self.basis_view.setHtml("")
+        self._draw_roofline()
+
+    def _fill_not_supported(self) -> None:
+        count = len(self.not_supported)
+        self.not_supported_label.setVisible(bool(count))
+        self.not_supported_view.setVisible(bool(count))
+        if not count:
+            self.not_supported_view.clear()
+            return
+        names = {entry.id: entry.name for entry in self._entries()}
+        self.not_supported_label.setText(
+            f"<b>Not supported ({count})</b>, never ranked: the engine cannot run this "
+            "request on them."
+        )
+        self.not_supported_view.setPlainText(not_supported_text(self.not_supported, names))
+
+    # -- results -------------------------------------------------------------------
+
+    def _apply_ranking(self, ranked: RankedEstimates) -> None:
+        """Show a ranking of the current request (``_request``, ``_costs``)."""
+        request, costs = self._request, self._costs
+        if request is None or costs is None or self.model_name is None:
+            return
+        settings = self._settings
+        self.not_supported = list(ranked.not_supported)
         self.uncalibrated = {item.gpu_id: item for item in ranked.results}
         # the user's measurements of the same GPU, engine and mode calibrate its estimate
         self.results = calibrate_all(
             list(ranked.results), self.stored_rows, engine=request.engine.value, backend=None
         )
         self.measured_result = self._measured(costs, request, settings)
-        self.measured_panel.set_verify_problem(why_not(request))
-        workload = SpeedWorkload(model_name=model.name, costs=costs, request=request)
+        workload = SpeedWorkload(model_name=self.model_name, costs=costs, request=request)
         if self.workload_chosen:
             self.state.set_speed_workload(workload)
         self.workload_changed.emit(workload)
         self._fill(request, len(ranked.not_holding))
+        self._fill_not_supported()
 
     def _measured(
         self, costs: ModelCosts, request: SpeedRequest, settings: CostSettings
@@ -410,8 +660,11 @@ class SpeedPage(QWidget):
         self.measured_panel.set_devices(devices)
 
     def shutdown(self) -> None:
-        """Cancel a measurement or import in flight (the window is closing)."""
+        """Cancel a measurement, import or simulation in flight (the window is closing)."""
         self._timer.stop()
+        for worker in (self._rank_worker, self._curve_worker):
+            if worker is not None:
+                worker.shutdown()
         self.measured_panel.shutdown()
         if self._cpu_worker is not None:
             self._cpu_worker.shutdown()
@@ -425,7 +678,10 @@ class SpeedPage(QWidget):
         self.results = []
         self.uncalibrated = {}
         self.measured_result = None
+        self.not_supported = []
         self._clear_tree()
+        self._fill_not_supported()
+        self.latency_chart.set_curve(None, "No latency curve: the workload has a problem.")
         self.measured_panel.show_rows(None, [], self.store_problem)
         self.summary_label.setText("")
         self.basis_view.setHtml("")
@@ -464,6 +720,8 @@ class SpeedPage(QWidget):
             return
         self.measured_panel.show_rows(result, self.measured_rows(result), self.store_problem)
         self.basis_view.setHtml(basis_html(result))
+        if result.mode is Mode.SERVE:
+            self._start_curve(result)
 
     def _draw_roofline(self, *_args: object) -> None:
         self.roofline_stack.draw(

@@ -1,6 +1,8 @@
 """How fast?'s ranked table and the words around it: one row per GPU (count, tokens/s,
-range, limit, $ per 1M tokens, first token or run time), the summary line, the line for
-this machine's benchmark and the selected row's basis."""
+range, limit, $ per 1M tokens, first token or run time; serving: the layout in the limit's
+place, TTFT and TPOT p50 and, with an SLO, goodput and the highest rate meeting it), the
+summary line, the not-supported list, the line for this machine's benchmark and the
+selected row's basis."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
+from gpudesk.report.speed_section import latency_p50, layout_text
 from gpudesk.speed.estimate import Mode, SpeedEstimate, SpeedRequest
 from gpudesk.speed.text import duration_text, figure_text, usd_text
 from gpudesk.ui.plan import forms
@@ -22,7 +25,12 @@ _ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class _Col:
-    GPU, COUNT, SPEED, RANGE, LIMIT, COST, TIME = range(7)
+    GPU, COUNT, SPEED, RANGE, LIMIT, COST, TIME, TPOT, GOODPUT, MAX_RATE = range(10)
+
+
+#: serving's own columns, hidden in the other modes (and the SLO's without one)
+_SERVE_COLUMNS = (_Col.TPOT, _Col.GOODPUT, _Col.MAX_RATE)
+_SLO_COLUMNS = (_Col.GOODPUT, _Col.MAX_RATE)
 
 
 class _SortItem(QTreeWidgetItem):
@@ -56,12 +64,32 @@ def _tie_key(item: QTreeWidgetItem) -> tuple[str, str]:
 
 def speed_tree() -> QTreeWidget:
     tree = forms.ranked_tree(
-        ["GPU", "GPUs", "tokens/s", "range", "limit", "$ / 1M tokens", "first token"],
+        [
+            "GPU",
+            "GPUs",
+            "tokens/s",
+            "range",
+            "limit",
+            "$ / 1M tokens",
+            "first token",
+            "TPOT p50",
+            "goodput",
+            "max rate",
+        ],
         sortable=True,
     )
-    tree.headerItem().setToolTip(
+    header = tree.headerItem()
+    header.setToolTip(
         _Col.RANGE, "10th-90th percentile of measured / estimated in the published data"
     )
+    header.setToolTip(_Col.TPOT, "Median time per output token after the first (ms)")
+    header.setToolTip(_Col.GOODPUT, "Requests per second that meet every SLO bound")
+    header.setToolTip(
+        _Col.MAX_RATE,
+        "The highest request rate (requests/s) at which the SLO's share of requests meets it",
+    )
+    for column in _SERVE_COLUMNS:
+        tree.setColumnHidden(column, True)
     return tree
 
 
@@ -108,7 +136,16 @@ def fill_tree(tree: QTreeWidget, results: Sequence[SpeedEstimate], request: Spee
     tree.setSortingEnabled(False)
     clear_tree(tree)
     train = request.mode is Mode.TRAIN
-    tree.headerItem().setText(_Col.TIME, "run time" if train else "first token")
+    serve = request.mode is Mode.SERVE
+    for column in _SERVE_COLUMNS:
+        tree.setColumnHidden(column, not serve or (column in _SLO_COLUMNS and not request.has_slo))
+    # serving's layout names the GPUs, and its range is in the basis: room for the names
+    for column in (_Col.COUNT, _Col.RANGE):
+        tree.setColumnHidden(column, serve)
+    tree.headerItem().setText(_Col.LIMIT, "layout" if serve else "limit")
+    tree.headerItem().setText(
+        _Col.TIME, "run time" if train else "TTFT p50" if serve else "first token"
+    )
     tree.headerItem().setText(
         _Col.SPEED,
         "tokens/s (all GPUs)"
@@ -120,6 +157,9 @@ def fill_tree(tree: QTreeWidget, results: Sequence[SpeedEstimate], request: Spee
     for index, result in enumerate(results):
         item = _SortItem()
         time = result.time_s if train else result.time_to_first_token_s
+        if serve and result.latency is not None:
+            ttft = latency_p50(result, "ttft_ms")
+            time = None if ttft is None else ttft / 1000
         time_text = (
             duration_text(time) if train else ("n/a" if time is None else f"{time * 1000:,.0f} ms")
         )
@@ -133,10 +173,20 @@ def fill_tree(tree: QTreeWidget, results: Sequence[SpeedEstimate], request: Spee
             ),
             (figure_text(result.tokens_per_s), result.tokens_per_s),
             (f"{figure_text(result.low)} – {figure_text(result.high)}", result.low),
-            (result.limited_by.replace("_", " "), None),
+            (
+                (layout_text(result) or "n/a") if serve else result.limited_by.replace("_", " "),
+                None,
+            ),
             (usd_text(result.usd_per_million_tokens), result.usd_per_million_tokens or math.inf),
             (time_text, time if time is not None else math.inf),
         ]
+        if serve:
+            tpot = latency_p50(result, "tpot_ms")
+            cells += [
+                (_ms_text(tpot), tpot if tpot is not None else math.inf),
+                (_rate_text(result.goodput_rps), result.goodput_rps or 0.0),
+                (_rate_text(result.max_rate_at_slo), result.max_rate_at_slo or 0.0),
+            ]
         for column, (text, sort) in enumerate(cells):
             item.setText(column, text)
             if sort is not None:
@@ -154,6 +204,21 @@ def fill_tree(tree: QTreeWidget, results: Sequence[SpeedEstimate], request: Spee
     first = tree.topLevelItem(0)
     if not (kept is not None and select_gpu(tree, results, kept)) and first is not None:
         tree.setCurrentItem(first)
+
+
+def _ms_text(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
+def _rate_text(value: float | None) -> str:
+    return "none" if value is None else f"{value:.3g}/s"
+
+
+def not_supported_text(not_supported: Sequence[tuple[str, str]], names: dict[str, str]) -> str:
+    """ "GPU: reason", one line each, for the list under the table."""
+    return "\n".join(f"{names.get(gpu_id, gpu_id)}: {reason}" for gpu_id, reason in not_supported)
 
 
 def summary_html(request: SpeedRequest, count: int, not_holding: int) -> str:
@@ -186,8 +251,31 @@ def basis_html(result: SpeedEstimate) -> str:
         f"{result.efficiency:.0%} of it.</p>",
         f"<p>{html.escape(result.basis)}.</p>",
     ]
+    if result.latency is not None:
+        parts.insert(1, latency_html(result))
     if result.calibrated:
         parts.append(f"<p>Calibrated: {html.escape(result.calibrated)}.</p>")
     if result.cost_basis:
         parts.append(f"<p>Cost: {html.escape(result.cost_basis)}.</p>")
     return "".join(parts)
+
+
+def latency_html(result: SpeedEstimate) -> str:
+    """Serving's figures in a sentence: the layout, the percentiles, goodput, the SLO."""
+    latency = result.latency or {}
+    names = (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"), ("itl_ms", "ITL"), ("e2e_ms", "E2E"))
+    figures = "; ".join(
+        f"{words} p50 {_ms_text(latency[key].get('p50'))}, p90 {_ms_text(latency[key].get('p90'))}"
+        for key, words in names
+        if key in latency
+    )
+    text = (
+        f"<p>Under load, in layout {html.escape(layout_text(result) or 'n/a')}: "
+        f"{html.escape(figures)}; {_rate_text(result.requests_per_s)} requests"
+    )
+    if result.slo is not None:
+        text += (
+            f"; goodput {_rate_text(result.goodput_rps)}; the highest rate meeting the SLO: "
+            f"{_rate_text(result.max_rate_at_slo)}"
+        )
+    return text + ".</p>"
