@@ -6,14 +6,16 @@ import argparse
 import datetime as dt
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gpudesk.catalog.loader import load_directory, user_folder_present
 from gpudesk.catalog.metrics import METRICS, derived_values
-from gpudesk.catalog.names import short_name
+from gpudesk.catalog.names import interconnect_words, short_name
 from gpudesk.catalog.prices import STALE_AFTER_MONTHS, default_cloud_rate, is_stale, stale_note
 from gpudesk.catalog.query import (
+    SHOWN_BY_DEFAULT,
     CatalogFilter,
     Feature,
     NameLookupError,
@@ -22,7 +24,7 @@ from gpudesk.catalog.query import (
     sort_entries,
 )
 from gpudesk.catalog.records import entries_csv, entry_record
-from gpudesk.catalog.schema import CatalogEntry, Segment
+from gpudesk.catalog.schema import CatalogEntry, Kind, Segment, Status
 from gpudesk.catalog.sourcing import sourcing_issues
 from gpudesk.cli.common import (
     EXIT_FAILURE,
@@ -59,6 +61,24 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     listing.add_argument(
         "--vendor", action="append", metavar="V", help="only this vendor (NVIDIA, AMD, Intel, ...)"
+    )
+    listing.add_argument(
+        "--kind",
+        action="append",
+        choices=[kind.value for kind in Kind],
+        help="only this kind of device (gpu, soc, tpu, npu, asic); repeat for several",
+    )
+    listing.add_argument(
+        "--status",
+        action="append",
+        choices=[status.value for status in Status],
+        help="only parts with this status (shipping, announced, cloud-only, end-of-life); "
+        "repeat for several. Default: every status but announced",
+    )
+    listing.add_argument(
+        "--include-announced",
+        action="store_true",
+        help="also list announced parts (not on sale yet; hidden by default)",
     )
     listing.add_argument("--min-memory-gb", type=float, metavar="N", help="at least N GB of memory")
     listing.add_argument(
@@ -151,10 +171,13 @@ _LIST_COLUMNS = (
 
 
 def run_list(args: argparse.Namespace) -> int:
+    statuses = _statuses(args.status, include_announced=args.include_announced)
     criteria = CatalogFilter(
         text=args.search,
         segments=frozenset(Segment(s) for s in args.segment) if args.segment else None,
         vendors=frozenset(args.vendor) if args.vendor else None,
+        kinds=frozenset(Kind(kind) for kind in args.kind) if args.kind else None,
+        statuses=statuses,
         min_memory_gb=args.min_memory_gb,
         max_price_usd=args.max_price_usd,
         min_year=args.min_year,
@@ -164,6 +187,7 @@ def run_list(args: argparse.Namespace) -> int:
     sort = _parse_sort(args.sort)
     catalog = load_catalog_for(args)
     entries = filter_entries(catalog.entries, criteria)
+    hidden = _announced_hidden(catalog.entries, criteria)
     entries = (
         sort_entries(entries, sort[0], descending=sort[1])
         if sort
@@ -185,7 +209,12 @@ def run_list(args: argparse.Namespace) -> int:
             index for index, header in enumerate(headers) if index >= 2 and header != "Segment"
         }
         print(format_table(headers, rows, right_aligned=numeric))
-        print(f"\n{len(entries)} of {len(catalog.entries)} GPUs")
+        print(f"\n{len(entries)} of {len(catalog.entries)} entries")
+        if hidden:
+            print(
+                f"{hidden} announced part{'s' if hidden != 1 else ''} (not on sale yet) "
+                "hidden: --include-announced lists them"
+            )
         price_shown = any(cell.endswith("*") for row in rows for cell in row)
         if price_shown:
             print(f"* price seen more than {STALE_AFTER_MONTHS} months ago, may be out of date")
@@ -196,6 +225,23 @@ def run_list(args: argparse.Namespace) -> int:
                 )
             )
     return EXIT_OK
+
+
+def _statuses(wanted: list[str] | None, *, include_announced: bool) -> frozenset[Status] | None:
+    """The statuses to list: those asked for, else all but announced (unless included)."""
+    if wanted:
+        return frozenset(Status(status) for status in wanted)
+    return None if include_announced else SHOWN_BY_DEFAULT
+
+
+def _announced_hidden(entries: list[CatalogEntry], criteria: CatalogFilter) -> int:
+    """How many announced parts the other criteria keep but the status default hides."""
+    if criteria.statuses is None or Status.ANNOUNCED in criteria.statuses:
+        return 0
+    if criteria.statuses != SHOWN_BY_DEFAULT:
+        return 0  # statuses the user named: nothing is hidden behind their back
+    announced = replace(criteria, statuses=frozenset({Status.ANNOUNCED}))
+    return len(filter_entries(entries, announced))
 
 
 def _price_is_stale(entry: CatalogEntry, today: dt.date) -> bool:
@@ -296,7 +342,7 @@ def run_show(args: argparse.Namespace) -> int:
     width = max(len(key) for key in [*record, *derived_values(entry)])
     text_width = max(40, output_width() - width - 2)
     for key, value in record.items():
-        if key in ("id", "name") or value is None or value == []:
+        if key in ("id", "name", "device_type") or value is None or value == []:
             continue
         indent = "\n" + " " * (width + 2)
         if key == "cloud_rates":
@@ -306,7 +352,10 @@ def run_show(args: argparse.Namespace) -> int:
             continue
         if key == "price_date" and _price_is_stale(entry, today):
             value = f"{value}  ({stale_note('price', entry.price_date)})"
-        if key in METRICS:
+        if key == "interconnect" and entry.interconnect is not None:
+            shown = _wrap(interconnect_words(entry.interconnect), text_width, indent)
+            shown += indent + _wrap(entry.interconnect.source, text_width, indent)
+        elif key in METRICS:
             shown = f"{METRICS[key].format(float(value))} {METRICS[key].unit}".rstrip()
         elif isinstance(value, bool):
             shown = "yes" if value else "no"
