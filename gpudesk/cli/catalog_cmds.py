@@ -212,8 +212,10 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"\n{len(entries)} of {len(catalog.entries)} entries")
         if hidden:
             print(
-                f"{hidden} announced part{'s' if hidden != 1 else ''} (not on sale yet) "
-                "hidden: --include-announced lists them"
+                wrap_paragraph(
+                    f"{hidden} announced part{'s' if hidden != 1 else ''} (not on sale yet) "
+                    "hidden: --include-announced lists them"
+                )
             )
         price_shown = any(cell.endswith("*") for row in rows for cell in row)
         if price_shown:
