@@ -59,6 +59,24 @@ class _FitColumn:
     GPU, COUNT, MEMORY, NEED, HEADROOM, DECODE = range(6)
 
 
+#: The number a fits row sorts by in each column (the GPU column sorts by name).
+_SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class _FitItem(QTreeWidgetItem):
+    """Sorts by the number behind each cell (usable memory as shown, not the size as
+    sold, which the rows were ordered by before); ties by GPU name."""
+
+    def __lt__(self, other: QTreeWidgetItem) -> bool:
+        tree = self.treeWidget()
+        column = tree.sortColumn() if tree is not None else 0
+        mine = self.data(column, _SORT_ROLE)
+        theirs = other.data(column, _SORT_ROLE)
+        if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)) and mine != theirs:
+            return float(mine) < float(theirs)
+        return self.text(_FitColumn.GPU).casefold() < other.text(_FitColumn.GPU).casefold()
+
+
 class FitPage(QWidget):
     """The memory estimator and the GPUs that hold the workload.
 
@@ -161,7 +179,14 @@ class FitPage(QWidget):
         self.fits_summary.setWordWrap(True)
         fits_layout.addWidget(self.fits_summary)
         self.fits_tree = forms.ranked_tree(
-            ["GPU", "GPUs", "Usable / GPU", "Need / GPU", "Headroom", "Decode ≤ tok/s"]
+            ["GPU", "GPUs", "Usable / GPU", "Need / GPU", "Headroom", "Decode ≤ tok/s"],
+            sortable=True,
+        )
+        # Fewest GPUs first, then the least usable memory that holds it; arrows show it.
+        self.fits_tree.sortByColumn(_FitColumn.COUNT, Qt.SortOrder.AscendingOrder)
+        self.fits_tree.headerItem().setToolTip(
+            _FitColumn.COUNT,
+            "Sorted by GPUs needed, then usable memory per GPU; click a header to sort by it",
         )
         self.fits_tree.headerItem().setToolTip(
             _FitColumn.DECODE,
@@ -338,6 +363,7 @@ class FitPage(QWidget):
 
     def _show_fits(self, report: FitReport) -> None:
         selected = self._selected_gpu_id()
+        self.fits_tree.setSortingEnabled(False)
         self.fits_tree.clear()
         decode = report.estimate.decode_bytes_per_token is not None
         self.fits_tree.setColumnHidden(_FitColumn.DECODE, not decode)
@@ -348,7 +374,7 @@ class FitPage(QWidget):
         restore: QTreeWidgetItem | None = None
         for result in report.fits:
             count = result.count or 0
-            item = QTreeWidgetItem(
+            item = _FitItem(
                 [
                     result.name,
                     f"{count}" if count == 1 else f"{count} (parallel)",
@@ -361,6 +387,16 @@ class FitPage(QWidget):
                 ]
             )
             item.setData(_FitColumn.GPU, Qt.ItemDataRole.UserRole, result.gpu_id)
+            for column, number in (
+                # GPUs, then usable memory: a two-GPU row never sorts among one-GPU rows
+                (_FitColumn.COUNT, count * 1e6 + result.usable_gb),
+                (_FitColumn.MEMORY, result.usable_gb),
+                (_FitColumn.NEED, result.per_gpu_gb),
+                (_FitColumn.HEADROOM, result.headroom_gb),
+                (_FitColumn.DECODE, result.decode_tokens_per_s_upper_bound),
+            ):
+                if number is not None:
+                    item.setData(column, _SORT_ROLE, float(number))
             item.setToolTip(_FitColumn.GPU, result.gpu_id)
             item.setToolTip(
                 _FitColumn.MEMORY, f"{result.memory_gb:g} GB as sold: {result.usable_basis}"
@@ -375,6 +411,7 @@ class FitPage(QWidget):
             self.fits_tree.addTopLevelItem(item)
             if result.gpu_id == selected:
                 restore = item
+        self.fits_tree.setSortingEnabled(True)  # sorts the rows by the column chosen
         if restore is not None:
             self.fits_tree.setCurrentItem(restore)
         else:
