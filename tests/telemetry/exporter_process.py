@@ -91,10 +91,10 @@ def running_exporter(
             process.stderr.close()
 
 
-def values(samples: list[Sample], name: str, **labels: str) -> list[float]:
-    """The values of ``name``'s samples whose labels include ``labels``."""
+def values(samples: list[Sample], family: str, /, **labels: str) -> list[float]:
+    """The values of ``family``'s samples whose labels include ``labels``."""
     return [
         sample.value
         for sample in samples
-        if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items())
+        if sample.name == family and all(sample.labels.get(k) == v for k, v in labels.items())
     ]
