@@ -8,6 +8,7 @@ passes instead of one Python call per row and per comparison.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -22,7 +23,7 @@ from gpudesk.catalog.query import (
     name_key,
 )
 from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS, distribution_words, rate_summary
-from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.catalog.schema import CatalogEntry, Kind, Status
 from gpudesk.compare.limits import MAX_COMPARED
 
 MISSING_TEXT = "n/a"
@@ -337,6 +338,15 @@ class CatalogIndex:
 
     def year_range(self) -> tuple[int, int] | None:
         return self._filter_columns.year_range()
+
+    def kinds(self) -> list[Kind]:
+        """The kinds in the data, in the schema's order."""
+        present = {entry.kind for entry in self.entries}
+        return [kind for kind in Kind if kind in present]
+
+    def status_counts(self) -> dict[Status, int]:
+        """How many entries have each status."""
+        return dict(Counter(entry.status for entry in self.entries))
 
     def matching(
         self, criteria: CatalogFilter, only_ids: Collection[str] | None = None

@@ -76,6 +76,9 @@ class CatalogView(QWidget):
 
         self.filters = FilterPanel()
         self.filters.set_vendors(self.model.index_data.vendors())
+        self.filters.set_kinds_and_statuses(
+            self.model.index_data.kinds(), self.model.index_data.status_counts()
+        )
         year_range = self.model.index_data.year_range()
         if year_range is not None:
             self.filters.set_year_bounds(*year_range)
@@ -381,6 +384,9 @@ class CatalogView(QWidget):
         # The model has reset already (it connected first); keep the user's place.
         shown = self.details.entry.id if self.details.entry is not None else None
         self.filters.set_vendors(self.model.index_data.vendors())
+        self.filters.set_kinds_and_statuses(
+            self.model.index_data.kinds(), self.model.index_data.status_counts()
+        )
         year_range = self.model.index_data.year_range()
         if year_range is not None:
             self.filters.set_year_bounds(*year_range)

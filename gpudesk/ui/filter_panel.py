@@ -1,4 +1,5 @@
-"""The catalog's filter panel: search, segment, vendor, memory, price, year, features."""
+"""The catalog's filter panel: search, segment, vendor, kind and status, memory, price,
+year, features."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.catalog.query import CatalogFilter, Feature
-from gpudesk.catalog.schema import Segment
+from gpudesk.catalog.names import KIND_LABELS, STATUS_LABELS
+from gpudesk.catalog.query import SHOWN_BY_DEFAULT, CatalogFilter, Feature
+from gpudesk.catalog.schema import Kind, Segment, Status
 
 #: Typing pauses this long before the table filters again.
 TEXT_DELAY_MS = 150
@@ -87,6 +89,15 @@ class FilterPanel(QWidget):
         self._vendor_layout = QVBoxLayout(self.vendor_group)
         self.vendor_boxes: dict[str, QCheckBox] = {}
         layout.addWidget(self.vendor_group)
+
+        # Kinds and statuses the data holds, one box each (set_kinds_and_statuses);
+        # announced parts start unticked: not on sale yet, the box says how many.
+        self.kind_group = QGroupBox("Kind and status")
+        self._kind_layout = QVBoxLayout(self.kind_group)
+        self.kind_boxes: dict[Kind, QCheckBox] = {}
+        self.status_boxes: dict[Status, QCheckBox] = {}
+        self.kind_group.setVisible(False)
+        layout.addWidget(self.kind_group)
 
         limits_box = QGroupBox("Memory, price, year")
         limits = QFormLayout(limits_box)
@@ -158,9 +169,56 @@ class FilterPanel(QWidget):
         self.vendor_group.setVisible(bool(vendors))
         # Boxes added after the panel was built would come last in Tab order (after
         # Reset filters): put them back between the segments and the limits.
-        chain = [*self.segment_boxes.values(), *self.vendor_boxes.values(), self.min_memory]
+        chain = [
+            *self.segment_boxes.values(),
+            *self.vendor_boxes.values(),
+            *self.kind_boxes.values(),
+            *self.status_boxes.values(),
+            self.min_memory,
+        ]
         for first, second in itertools.pairwise(chain):
             QWidget.setTabOrder(first, second)
+
+    def set_kinds_and_statuses(
+        self, kinds: Sequence[Kind], status_counts: dict[Status, int]
+    ) -> None:
+        """One box per kind (when the data holds more than one) and per status in the
+        data; a box the user unticked stays unticked, and announced parts start hidden,
+        their box saying how many there are."""
+        kinds_off = {kind for kind, box in self.kind_boxes.items() if not box.isChecked()}
+        statuses_on = {status for status, box in self.status_boxes.items() if box.isChecked()}
+        had_statuses = set(self.status_boxes)
+        for box in (*self.kind_boxes.values(), *self.status_boxes.values()):
+            self._kind_layout.removeWidget(box)
+            box.deleteLater()
+        self.kind_boxes, self.status_boxes = {}, {}
+        for kind in kinds if len(kinds) > 1 else ():
+            box = QCheckBox(KIND_LABELS[kind])
+            box.setChecked(kind not in kinds_off)
+            box.toggled.connect(self._emit)
+            self._kind_layout.addWidget(box)
+            self.kind_boxes[kind] = box
+        shown = [status for status in Status if status_counts.get(status)]
+        for status in shown if len(shown) > 1 else ():
+            count = status_counts[status]
+            box = QCheckBox(f"{STATUS_LABELS[status]} ({count:,})")
+            if status is Status.ANNOUNCED:
+                box.setToolTip(
+                    f"{count:,} announced part{'s' if count != 1 else ''}: figures the vendor "
+                    "published, not on sale yet (hidden unless ticked)"
+                )
+            new = status not in had_statuses
+            box.setChecked(status in SHOWN_BY_DEFAULT if new else status in statuses_on)
+            box.toggled.connect(self._emit)
+            self._kind_layout.addWidget(box)
+            self.status_boxes[status] = box
+        self.kind_group.setVisible(bool(self.kind_boxes or self.status_boxes))
+        self._emit()
+
+    def announced_hidden(self) -> bool:
+        """Whether the data has announced parts and the filter hides them."""
+        box = self.status_boxes.get(Status.ANNOUNCED)
+        return box is not None and not box.isChecked()
 
     def set_year_bounds(self, first: int, last: int) -> None:
         """The catalog's release years; spin boxes at the old bound follow the new one."""
@@ -177,11 +235,16 @@ class FilterPanel(QWidget):
     def criteria(self) -> CatalogFilter:
         segments = frozenset(seg for seg, box in self.segment_boxes.items() if box.isChecked())
         vendors = frozenset(name for name, box in self.vendor_boxes.items() if box.isChecked())
+        kinds = frozenset(kind for kind, box in self.kind_boxes.items() if box.isChecked())
+        statuses = frozenset(s for s, box in self.status_boxes.items() if box.isChecked())
         first, last = self._data_years
         return CatalogFilter(
             text=self.search.text().strip(),
             segments=None if len(segments) == len(self.segment_boxes) else segments,
             vendors=None if len(vendors) == len(self.vendor_boxes) else vendors,
+            kinds=None if len(kinds) == len(self.kind_boxes) else kinds,
+            # Statuses the data does not hold need no box: without one, "all" is None.
+            statuses=None if len(statuses) == len(self.status_boxes) else statuses,
             min_memory_gb=float(self.min_memory.value()) or None,
             max_price_usd=float(self.max_price.value()) or None,
             min_year=self.min_year.value() if self.min_year.value() > first else None,
@@ -192,7 +255,13 @@ class FilterPanel(QWidget):
         )
 
     def is_default(self) -> bool:
-        return self.criteria() == CatalogFilter()
+        return self.criteria() == self.default_criteria()
+
+    def default_criteria(self) -> CatalogFilter:
+        """What Reset filters gives: everything but announced parts, if any."""
+        statuses = frozenset(self.status_boxes) & SHOWN_BY_DEFAULT
+        hides = len(statuses) < len(self.status_boxes)
+        return CatalogFilter(statuses=statuses if hides else None)
 
     # acting ----------------------------------------------------------------
     def flush(self) -> None:
@@ -213,8 +282,14 @@ class FilterPanel(QWidget):
     def reset(self) -> None:
         with _Blocked(self):
             self.search.clear()
-            for box in (*self.segment_boxes.values(), *self.vendor_boxes.values()):
+            for box in (
+                *self.segment_boxes.values(),
+                *self.vendor_boxes.values(),
+                *self.kind_boxes.values(),
+            ):
                 box.setChecked(True)
+            for status, box in self.status_boxes.items():
+                box.setChecked(status in SHOWN_BY_DEFAULT)
             for box in self.feature_boxes.values():
                 box.setChecked(False)
             self.min_memory.setValue(0)
@@ -249,6 +324,8 @@ class FilterPanel(QWidget):
                 s.value for s, box in self.segment_boxes.items() if not box.isChecked()
             ],
             "vendors_off": [v for v, box in self.vendor_boxes.items() if not box.isChecked()],
+            "kinds_off": [k.value for k, box in self.kind_boxes.items() if not box.isChecked()],
+            "statuses_on": [s.value for s, box in self.status_boxes.items() if box.isChecked()],
             "min_memory_gb": self.min_memory.value(),
             "max_price_usd": self.max_price.value(),
             "min_year": self.min_year.value() if self.min_year.value() > first else None,
@@ -268,6 +345,13 @@ class FilterPanel(QWidget):
             vendors_off = {name.lower() for name in _strings(saved.get("vendors_off"))}
             for vendor, box in self.vendor_boxes.items():
                 box.setChecked(vendor.lower() not in vendors_off)
+            kinds_off = _strings(saved.get("kinds_off"))
+            for kind, box in self.kind_boxes.items():
+                box.setChecked(kind.value not in kinds_off)
+            if isinstance(saved.get("statuses_on"), list):
+                statuses_on = _strings(saved.get("statuses_on"))
+                for status, box in self.status_boxes.items():
+                    box.setChecked(status.value in statuses_on)
             for spin, key in (
                 (self.min_memory, "min_memory_gb"),
                 (self.max_price, "max_price_usd"),
