@@ -164,21 +164,23 @@ def kv_pool_bytes(
 ) -> float:
     """Bytes of KV cache that ``count`` GPUs hold together, all instances summed.
 
-    The figure is in the model's own bytes: ``kv_pool_bytes / (the model's K and V bytes
-    per token)`` is the tokens the ``count`` GPUs hold together, so one instance of
-    ``tp`` GPUs holds ``kv_pool_bytes / (count // tp)`` and has that over 16 x the
-    model's bytes per token of vLLM's 16-token KV blocks (:func:`vllm_instance_pool`
-    gives the blocks directly). Not per GPU: with TP each GPU holds its share of the
-    heads of the same tokens.
+    Not per GPU and not per instance: the bytes are counted in the model's own K and V
+    bytes per token (every layer, every KV head), so ``kv_pool_bytes / model bytes per
+    token`` is the tokens the ``count`` GPUs hold together. One instance of ``tp`` GPUs
+    holds ``kv_pool_bytes / (count // tp)`` of them, that is
+    ``kv_pool_bytes / (count // tp) / (16 x model bytes per token)`` vLLM blocks of 16
+    tokens (:func:`vllm_instance_pool` gives an instance's ``.tokens`` and ``.blocks``
+    directly). With TP each GPU holds its share of the KV heads of the same tokens.
 
     vLLM (``estimate``'s engine): each instance is ``tp`` GPUs (default: all ``count``,
-    one instance) sized by vLLM's own accounting (:func:`vllm_instance_pool`) at
-    ``gpu_memory_utilization`` (default 0.9), profiling ``max_num_batched_tokens`` and
-    ``max_num_seqs`` (default: the spec's ``prefill_chunk``, else ``vllm serve``'s for
-    the GPU), as ``vllm_version`` does it
-    (default: 0.21 or later). Other engines: each GPU's usable memory less what the
-    workload needs besides the KV cache (weights, activations, CUDA context and graphs,
-    fragmentation); TensorRT-LLM takes 0.9 of what is left
+    one instance), sized by vLLM's own accounting (:func:`vllm_instance_pool`, the
+    arithmetic ``--emit vllm`` prints) at ``gpu_memory_utilization`` (default 0.9), its
+    profiling pass over ``max_num_batched_tokens`` (default: the spec's
+    ``prefill_chunk``, else ``vllm serve``'s for the GPU) and ``max_num_seqs`` requests
+    (default: ``vllm serve``'s for the GPU), as ``vllm_version`` does it (default: 0.21
+    or later). Other engines: each GPU's usable memory less what the workload needs
+    besides the KV cache (weights, activations, CUDA context and graphs,
+    fragmentation), times ``count``; TensorRT-LLM takes 0.9 of what is left
     (kv_cache_free_gpu_mem_fraction).
 
     Raises:
