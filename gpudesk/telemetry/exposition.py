@@ -271,23 +271,35 @@ def _process_families(snapshot: Snapshot, answered: list[DeviceReading]) -> Iter
         "Device memory a process uses (--processes)",
         labels=list(PROCESS_LABELS),
     )
+    utilization = GaugeMetricFamily(
+        "gpudesk_process_utilization_ratio",
+        "Share of the GPU's SM time a process had in NVML's last sample (--processes)",
+        labels=list(PROCESS_LABELS),
+    )
+    memory_utilization = GaugeMetricFamily(
+        "gpudesk_process_memory_utilization_ratio",
+        "Share of the memory controller's time a process had in NVML's last sample",
+        labels=list(PROCESS_LABELS),
+    )
     for reading in answered:
         for process in reading.processes or ():
-            if process.memory_used_bytes is None:
-                continue
-            memory.add_metric(
-                [
-                    reading.identity.uuid or "",
-                    "" if reading.identity.index is None else str(reading.identity.index),
-                    snapshot.hostname,
-                    str(process.pid),
-                    process.user,
-                    process.container,
-                    process.pod,
-                ],
-                float(process.memory_used_bytes),
-            )
-    yield memory
+            names = [
+                reading.identity.uuid or "",
+                "" if reading.identity.index is None else str(reading.identity.index),
+                snapshot.hostname,
+                str(process.pid),
+                process.user,
+                process.container,
+                process.pod,
+            ]
+            for family, value in (
+                (memory, process.memory_used_bytes),
+                (utilization, process.utilization_ratio),
+                (memory_utilization, process.memory_utilization_ratio),
+            ):
+                if value is not None:
+                    family.add_metric(names, float(value))
+    yield from (memory, utilization, memory_utilization)
 
 
 def health_families(snapshot: Snapshot) -> Iterator[Metric]:

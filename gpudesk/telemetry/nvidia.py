@@ -371,15 +371,37 @@ class NvidiaSource:
         if found is None:
             return None
         labels = self.process_labels
+        shares = self._process_utilization(handle)
         readings = []
         for pid, used in sorted(found.items()):
             user, container, pod = labels(pid) if labels is not None else ("", "", "")
+            sm, memory = shares.get(pid, (None, None))
             readings.append(
                 ProcessReading(
-                    pid=pid, memory_used_bytes=used, user=user, container=container, pod=pod
+                    pid=pid,
+                    memory_used_bytes=used,
+                    utilization_ratio=sm,
+                    memory_utilization_ratio=memory,
+                    user=user,
+                    container=container,
+                    pod=pod,
                 )
             )
         return tuple(readings)
+
+    def _process_utilization(self, handle: Any) -> dict[int, tuple[float | None, float | None]]:
+        """PID -> (SM, memory) utilisation from the newest sample NVML kept for it.
+
+        ``nvmlDeviceGetProcessUtilization`` from time 0 returns the samples in its
+        buffer; NOT_FOUND (no samples: nothing ran lately) reads as none.
+        """
+        samples = self.nvml.query("nvmlDeviceGetProcessUtilization", handle, 0)
+        newest: dict[int, Any] = {}
+        for sample in samples or ():
+            pid = int(sample.pid)
+            if pid not in newest or int(sample.timeStamp) > int(newest[pid].timeStamp):
+                newest[pid] = sample
+        return {pid: (_ratio(s.smUtil), _ratio(s.memUtil)) for pid, s in newest.items()}
 
     def close(self) -> None:
         """Free the event set (NVML itself is shut down at exit by its owner)."""

@@ -63,6 +63,9 @@ class ProcessReading(BaseModel):
 
     pid: int
     memory_used_bytes: int | None = None
+    #: Its share of the GPU's SM and memory-controller time (the latest sample NVML kept).
+    utilization_ratio: float | None = None
+    memory_utilization_ratio: float | None = None
     user: str = ""
     container: str = ""
     pod: str = ""

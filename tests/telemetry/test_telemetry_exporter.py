@@ -127,6 +127,13 @@ def test_processes_are_exported_only_when_asked(pids: Path) -> None:
         samples = exporter.samples()
     memory = values(samples, "gpudesk_process_memory_used_bytes", uuid=H100, pid="4242")
     assert memory == [512 * 1024**2]
+    assert values(samples, "gpudesk_process_utilization_ratio", uuid=H100, pid="4242") == [0.4]
+    share = values(samples, "gpudesk_process_memory_utilization_ratio", uuid=H100, pid="4343")
+    assert share == [0.1]
+    # The RTX 4090 runs nothing: no process series for it at all.
+    assert [
+        s for s in samples if s.name.startswith("gpudesk_process") and s.labels["uuid"] == RTX
+    ] == []
     process = next(s for s in samples if s.name == "gpudesk_process_memory_used_bytes")
     assert {"pid", "user", "container", "pod", "uuid", "hostname"} <= set(process.labels)
 
