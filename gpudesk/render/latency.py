@@ -147,7 +147,8 @@ def panels(curve: CurveData) -> tuple[Panel, Panel]:
         low = min((value for value in finite if value > 0), default=high)
         if high / max(low, 1e-9) > LOG_SPAN and low > 0:
             ticks = log_ticks_between(low, high)
-            out.append(Panel(f"{label}, log scale", p50, p90, bound, tuple(ticks), log=True))
+            log_label = label.replace("(ms)", "(ms, log)")
+            out.append(Panel(log_label, p50, p90, bound, tuple(ticks), log=True))
         else:
             out.append(Panel(label, p50, p90, bound, tuple(nice_ticks(high))))
     return out[0], out[1]
@@ -369,10 +370,16 @@ def _panel(
 
     painter.setFont(font)
     grid = _pen(style.grid, 1.0 * scale)
+    # labels no closer than a line and a half: a short panel shows every other one
+    room = max(1, int(area.height() // (metrics.height() * 1.5)) + 1)
+    step = max(1, math.ceil(len(panel.y_ticks) / room))
+    labelled = set(panel.y_ticks[::-step][::-1]) if panel.log else set(panel.y_ticks[::step])
     for value in panel.y_ticks:
         y = y_at(value)
         painter.setPen(grid)
         painter.drawLine(QPointF(area.left(), y), QPointF(area.right(), y))
+        if value not in labelled:
+            continue
         painter.setPen(style.text)
         text = tick_text(value)
         width = metrics.horizontalAdvance(text)
@@ -452,7 +459,7 @@ class LatencyChartWidget(QWidget):
         self.curve: CurveData | None = None
         self.empty_text = "The latency curve of the selected GPU appears here."
         self._style: ChartStyle = LIGHT
-        self.setMinimumSize(320, 220)
+        self.setMinimumSize(320, 260)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAccessibleName("Latency against request rate")
 

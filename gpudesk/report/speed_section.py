@@ -20,7 +20,6 @@ and a line under the table gives the measured figure, when and with what
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -99,6 +98,19 @@ def _point_of(estimate: SpeedEstimate, rate: float) -> LatencyPoint | None:
     return LatencyPoint(rate, ttft["p50"], ttft["p90"], tpot["p50"], tpot["p90"])
 
 
+def _at_layout(
+    entry: CatalogEntry, costs: ModelCosts, request: SpeedRequest, estimate: SpeedEstimate
+) -> SpeedEstimate | None:
+    """``request`` on ``estimate``'s GPUs in its layout (None: the core refuses it)."""
+    layout = estimate.layout or {}
+    update: dict[str, object] = {name: layout.get(name) for name in ("tp", "pp", "dp", "ep")}
+    try:
+        placed = request.model_copy(update={"count": estimate.count, **update})
+        return estimates_for_entries([entry], costs, placed)[0]
+    except PlanningInputError:
+        return None
+
+
 def latency_curve(
     entry: CatalogEntry,
     costs: ModelCosts,
@@ -108,50 +120,43 @@ def latency_curve(
 ) -> LatencyCurve | None:
     """TTFT and TPOT (p50, p90) of ``estimate``'s deployment (its GPUs and layout) at
     :data:`SWEEP_SHARES` of its saturated request rate, with the SLO and the highest
-    rate meeting it from ``estimate``; None outside serving.
+    rate meeting it; None outside serving.
 
-    The SLO search's own rates (``estimate.rate_curve``) are not drawn: they bunch
-    around the threshold the bisection closes on and come from a run of
-    ``scheduler["slo_search_prompts"]`` requests, so among the sweep's points they
-    made the lines zigzag.
-
-    Each point is :func:`~gpudesk.speed.planner.estimates_for_entries` with the rate
-    changed (and no SLO search, which the estimate already made). ``progress`` is
-    polled between points (raises :class:`~gpudesk.progress.Cancelled`).
+    Each point is :func:`~gpudesk.speed.planner.estimates_for_entries` in that layout
+    with the rate changed and no SLO. With an SLO, the highest rate is searched again
+    over every request (``slo_search_prompts`` cleared): a ranking may search over a
+    shorter run, where no queue builds, and its rate then sat right of lines that
+    already broke the bound. The search's own rates (``rate_curve``) are not drawn:
+    they bunch around the threshold and made the lines zigzag. ``progress`` is polled
+    between simulations (raises :class:`~gpudesk.progress.Cancelled`).
     """
     progress = progress or NullProgress()
     if request.mode is not Mode.SERVE or estimate.latency is None:
         return None
-    layout = estimate.layout or {}
-    fixed = request.model_copy(
-        update={
-            "count": estimate.count,
-            "tp": layout.get("tp"),
-            "pp": layout.get("pp"),
-            "dp": layout.get("dp"),
-            "ep": layout.get("ep"),
-            "slo_ttft_ms": None,
-            "slo_tpot_ms": None,
-            "slo_e2e_ms": None,
-        }
+    plain = request.model_copy(
+        update={"slo_ttft_ms": None, "slo_tpot_ms": None, "slo_e2e_ms": None}
     )
-
-    def at(rate: float | None) -> SpeedEstimate | None:
-        try:
-            return estimates_for_entries([entry], costs, fixed.model_copy(update={"rate": rate}))[0]
-        except PlanningInputError:
-            return None
-
-    saturated_estimate = estimate if request.rate is None or math.isinf(request.rate) else at(None)
-    saturated = saturated_estimate.requests_per_s if saturated_estimate is not None else None
+    total = len(SWEEP_SHARES) + 2
+    max_rate = estimate.max_rate_at_slo
+    if request.has_slo:
+        progress.report(0.0, f"{estimate.name}: the highest rate meeting the SLO")
+        full_run = request
+        if "slo_search_prompts" in SpeedRequest.model_fields:
+            full_run = request.model_copy(update={"slo_search_prompts": None})
+        searched = _at_layout(entry, costs, full_run, estimate)
+        if searched is not None:
+            max_rate = searched.max_rate_at_slo
+    progress.check()
+    progress.report(1 / total, f"{estimate.name}: every request at once")
+    at_once = _at_layout(entry, costs, plain.model_copy(update={"rate": None}), estimate)
+    saturated = at_once.requests_per_s if at_once is not None else None
     points: dict[float, LatencyPoint] = {}
-    total = len(SWEEP_SHARES)
     if saturated is not None and saturated > 0:
-        for number, share in enumerate(SWEEP_SHARES):
+        for number, share in enumerate(SWEEP_SHARES, start=2):
             progress.check()
             rate = saturated * share
             progress.report(number / total, f"{estimate.name}: {rate:.3g} requests/s")
-            found = at(rate)
+            found = _at_layout(entry, costs, plain.model_copy(update={"rate": rate}), estimate)
             point = None if found is None else _point_of(found, rate)
             if point is not None:
                 points[rate] = point
@@ -166,7 +171,7 @@ def latency_curve(
         points=tuple(points[rate] for rate in sorted(points)),
         slo_ttft_ms=request.slo_ttft_ms,
         slo_tpot_ms=request.slo_tpot_ms,
-        max_rate_at_slo=estimate.max_rate_at_slo,
+        max_rate_at_slo=max_rate,
     )
 
 
