@@ -114,15 +114,29 @@ def test_roofline_axes_label_whole_decades_only(view: PlanView) -> None:
         assert all(float(position).is_integer() for position in positions), (side, positions)
 
 
-def test_training_says_why_it_has_no_roofline_instead_of_an_empty_grid(view: PlanView) -> None:
+def test_training_draws_tokens_per_s_and_mfu_per_gpu_instead_of_a_paragraph(
+    view: PlanView,
+) -> None:
+    """Issue 42 item 9: the Train page was a paragraph in a blank 300 px chart."""
     page = view.speed_page
     assert page.roofline_stack.currentWidget() is page.roofline, "decode draws its roofline"
     page.form.mode_combo.setCurrentIndex(page.form.mode_combo.findData("train"))
     page.recompute_now()
     assert page.results and all(item.roofline.flops_per_byte == 0 for item in page.results)
-    assert page.roofline_stack.currentWidget() is page.roofline_note
-    assert "No roofline for training" in page.roofline_note.text()
-    assert "bytes moved per step" in page.roofline_note.text()
+    chart = page.roofline_stack
+    assert chart.currentWidget() is chart.train_widget
+    rows = chart.train_rows
+    assert 2 <= len(rows) <= 10
+    first = page.results[0]
+    per_gpu = first.tokens_per_s_per_gpu or first.tokens_per_s / first.count
+    assert rows[0][1] == per_gpu and rows[0][2] == first.efficiency
+    assert all(0 < mfu <= 1 for _, _, mfu in rows)
+    bars = [
+        item
+        for item in chart.train_widget.getPlotItem().items
+        if hasattr(item, "opts") and "width" in getattr(item, "opts", {})
+    ]
+    assert bars, "one bar per GPU"
     page.form.mode_combo.setCurrentIndex(page.form.mode_combo.findData("decode"))
     page.recompute_now()
     assert page.roofline_stack.currentWidget() is page.roofline

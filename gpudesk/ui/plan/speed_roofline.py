@@ -1,8 +1,10 @@
 """How fast?'s roofline: the fastest GPUs' roofs, where the workload sits on each, and
 stars at what the user's own measurements of it reached.
 
-Where a workload has no place on a roofline (training, no result), a sentence says why
-instead of an empty grid: one stack, so nothing below it jumps.
+Training has no place on a roofline (its estimate models no bytes per step): it gets
+its own chart, tokens/s per GPU and MFU for the table's first GPUs. Where there is no
+result, a sentence says why instead of an empty grid: one stack, so nothing below it
+jumps.
 """
 
 from __future__ import annotations
@@ -22,6 +24,27 @@ from gpudesk.ui import theme
 
 #: Rows of the roofline chart: the fastest few GPUs of the table.
 ROOFLINE_GPUS = 4
+#: Bars of the training chart: the table's first GPUs (and the selected one).
+TRAIN_GPUS = 10
+
+
+def training_rows(
+    results: Sequence[SpeedEstimate], selected: SpeedEstimate | None
+) -> list[tuple[str, float, float]]:
+    """(label, tokens/s per GPU, MFU) for the training chart: the table's first
+    :data:`TRAIN_GPUS` GPUs in its order, the selected one always among them. MFU is the
+    estimate's share of its dense peak (``efficiency``: tokens/s over the peak's bound)."""
+    chosen = [item for item in results if item.mode is Mode.TRAIN][:TRAIN_GPUS]
+    if selected is not None and selected.mode is Mode.TRAIN and selected not in chosen:
+        chosen = [*chosen[: TRAIN_GPUS - 1], selected]
+    rows = []
+    for item in chosen:
+        per_gpu = item.tokens_per_s_per_gpu
+        if per_gpu is None:
+            per_gpu = item.tokens_per_s / max(1, item.count)
+        label = item.name if item.count == 1 else f"{item.name} × {item.count}"
+        rows.append((label, per_gpu, item.efficiency))
+    return rows
 
 
 def no_roofline_text(results: Sequence[SpeedEstimate], error: str | None) -> str:
@@ -61,8 +84,17 @@ class RooflineChart(QStackedWidget):
         self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.note.setMargin(24)
         self.note.setStyleSheet("color: palette(placeholder-text);")
+        # Training has no roofline (no bytes per step): its own chart, tokens/s per GPU
+        # and MFU for the table's first GPUs, instead of a paragraph in a blank frame.
+        self.train_widget = pg.PlotWidget()
+        self.train_widget.setMenuEnabled(False)
+        self.train_widget.setMinimumHeight(200)
+        theme.follow_theme(self.train_widget)
+        #: the training chart's rows as drawn: (label, tokens/s per GPU, MFU)
+        self.train_rows: list[tuple[str, float, float]] = []
         self.addWidget(self.plot_widget)
         self.addWidget(self.note)
+        self.addWidget(self.train_widget)
         self.setMinimumHeight(200)
         #: the TFLOPS of the measured stars, by GPU id
         self.measured_points: dict[str, list[float]] = {}
@@ -79,6 +111,9 @@ class RooflineChart(QStackedWidget):
     ) -> None:
         """Draw the fastest GPUs of ``results`` (``measured``, this machine's benchmark,
         first; ``selected`` always), stars from ``own_rows``, or ``note`` when none fit."""
+        if any(item.mode is Mode.TRAIN for item in results):
+            self._draw_training(results, selected, note)
+            return
         plot = self.plot_widget.getPlotItem()
         plot.clear()
         self.measured_points = {}
@@ -153,6 +188,42 @@ class RooflineChart(QStackedWidget):
         )
         self.workload_line = line
         plot.addItem(line)
+
+    def _draw_training(
+        self, results: Sequence[SpeedEstimate], selected: SpeedEstimate | None, note: str
+    ) -> None:
+        """Horizontal bars of tokens/s per GPU, best on top, each with its MFU."""
+        rows = training_rows(results, selected)
+        self.train_rows = rows
+        if not rows:
+            self.note.setText(note)
+            self.setCurrentWidget(self.note)
+            return
+        self.setCurrentWidget(self.train_widget)
+        plot = self.train_widget.getPlotItem()
+        plot.clear()
+        plot.setTitle("Training: tokens/s per GPU (MFU: share of the dense peak)")
+        plot.setLabel("bottom", "tokens/s per GPU")
+        ys = [len(rows) - 1 - index for index in range(len(rows))]
+        values = [per_gpu for _, per_gpu, _ in rows]
+        plot.addItem(
+            pg.BarGraphItem(
+                x0=0, y=ys, height=0.6, width=values, brush=pg.mkBrush(series_color(0)), pen=None
+            )
+        )
+        top = max(values) or 1.0
+        for y, (_, per_gpu, mfu) in zip(ys, rows, strict=True):
+            text = pg.TextItem(
+                f"{per_gpu:,.0f} · {mfu:.0%} MFU", color=theme.muted_color(), anchor=(0, 0.5)
+            )
+            text.setPos(per_gpu + top * 0.01, y)
+            plot.addItem(text)
+        left = plot.getAxis("left")
+        left.setTicks([[(y, label) for y, (label, _, _) in zip(ys, rows, strict=True)]])
+        longest = max(self.fontMetrics().horizontalAdvance(label) for label, _, _ in rows)
+        left.setWidth(longest + 16)
+        plot.setXRange(0, top * 1.3, padding=0)
+        plot.setYRange(-0.6, len(rows) - 0.4, padding=0)
 
     def _mark_measured(
         self,
