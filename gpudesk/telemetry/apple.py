@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from gpudesk.external import ToolError, run_tool
 from gpudesk.hardware.apple import AppleReading, is_macos
-from gpudesk.hardware.models import GpuSnapshot
 from gpudesk.storage import read_regular_file
+from gpudesk.telemetry.catalog_join import NO_FACTS, Identify
 from gpudesk.telemetry.readings import DeviceIdentity, DeviceReading, Source, Vendor
 
 ROOT_NOTE = (
@@ -41,8 +41,6 @@ IOREG_TIMEOUT_S = 5.0
 _MAX_MEMORY_BYTES = 16 * 1024**4
 _UTILIZATION = re.compile(r'"Device Utilization %"\s*=\s*([0-9]{1,4})\b')
 _IN_USE = re.compile(r'"In use system memory"\s*=\s*([0-9]{1,20})\b')
-
-Identify = Callable[[GpuSnapshot], tuple[str | None, float | None, float | None]]
 
 
 def parse_ioreg(text: str) -> tuple[float | None, int | None]:
@@ -91,18 +89,16 @@ class AppleSource:
             self.detail = None if found is None else found.detail
             return False
         gpu = found.gpu.model_copy(update={"index": first_index})
-        catalog_id = bandwidth = bf16 = None
-        if self.identify is not None:
-            catalog_id, bandwidth, bf16 = self.identify(gpu)
+        facts = NO_FACTS if self.identify is None else self.identify(gpu)
         self._identity = DeviceIdentity(
             key=f"apple:{first_index}",
             vendor=Vendor.APPLE,
             source=Source.APPLE,
             index=first_index,
-            name=gpu.name,
-            catalog_id=catalog_id,
-            catalog_memory_bandwidth_bytes_per_second=bandwidth,
-            catalog_dense_bf16_flops=bf16,
+            name=gpu.name or facts.name,
+            catalog_id=facts.catalog_id,
+            catalog_memory_bandwidth_bytes_per_second=facts.memory_bandwidth_bytes_per_second,
+            catalog_dense_bf16_flops=facts.dense_bf16_flops,
         )
         if gpu.memory_total_mib is not None:
             self._total = gpu.memory_total_mib * 1024 * 1024

@@ -55,6 +55,7 @@ from gpudesk.hardware.sysfs import (
     pcie_generation,
     read_attribute,
 )
+from gpudesk.telemetry.catalog_join import NO_FACTS, Identify
 from gpudesk.telemetry.readings import (
     DeviceIdentity,
     DeviceReading,
@@ -70,8 +71,6 @@ _AMD_SENSORS = {"edge": "gpu", "junction": "hotspot", "mem": "memory"}
 #: xe's hwmon temperature inputs (no labels): package and VRAM.
 _XE_SENSORS = {"temp2_input": "gpu", "temp3_input": "memory"}
 _MAX_MICRO = 10**15
-
-Identify = Callable[[GpuSnapshot], tuple[str | None, float | None, float | None]]
 
 
 def _names(path: Path) -> list[str]:
@@ -168,7 +167,7 @@ class BusSource:
 
     Args:
         root: the sysfs mount (``/sys``, or ``GPUDESK_SYSFS_ROOT``).
-        identify: catalog join for a device (catalog id, bandwidth B/s, dense BF16 FLOP/s).
+        identify: the device's catalog facts (entry, name, peaks); none when None.
         skip_addresses: PCI addresses another source reads (NVML's GPUs).
         clock: monotonic seconds (tests pass their own).
         amdsmi: amdsmi access, asked first for AMD devices it knows (None: sysfs only).
@@ -232,20 +231,19 @@ class BusSource:
             kernel_driver=device.driver,
             memory_total_mib=None if total is None else total // (1024 * 1024),
         )
-        catalog_id = bandwidth = bf16 = None
-        if self.identify is not None:
-            catalog_id, bandwidth, bf16 = self.identify(snapshot)
+        facts = NO_FACTS if self.identify is None else self.identify(snapshot)
         return DeviceIdentity(
             key=f"pci:{device.address}",
             vendor=vendor,
             source=source,
             index=index,
-            name=name,
+            # Intel cards and older amdgpu ones publish no name: the catalog entry's then.
+            name=name or facts.name,
             uuid=uuid,
             pci_bus_id=device.address,
-            catalog_id=catalog_id,
-            catalog_memory_bandwidth_bytes_per_second=bandwidth,
-            catalog_dense_bf16_flops=bf16,
+            catalog_id=facts.catalog_id,
+            catalog_memory_bandwidth_bytes_per_second=facts.memory_bandwidth_bytes_per_second,
+            catalog_dense_bf16_flops=facts.dense_bf16_flops,
             pci_device_id=device.device_id,
             pci_vendor_id=device.vendor_id,
         )

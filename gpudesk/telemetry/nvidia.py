@@ -33,6 +33,7 @@ from gpudesk.hardware.nvml import (
     NvmlUnavailableError,
     decode_clock_event_reasons,
 )
+from gpudesk.telemetry.catalog_join import NO_FACTS, Identify
 from gpudesk.telemetry.readings import (
     DeviceIdentity,
     DeviceReading,
@@ -66,8 +67,6 @@ REDISCOVER_S = 30.0
 
 _MIG_PROFILE = re.compile(r"\bMIG ([0-9]+g\.[0-9]+gb(?:\+[a-z]+)?)$")
 
-Identify = Callable[[GpuSnapshot], tuple[str | None, float | None, float | None]]
-
 
 def mig_profile(name: str | None) -> str | None:
     """ "NVIDIA A100-SXM4-40GB MIG 3g.20gb" -> "3g.20gb" (None when the name has none)."""
@@ -100,7 +99,7 @@ class NvidiaSource:
 
     Args:
         nvml: the NVML access (the process-wide one in the CLI).
-        identify: catalog join for a device (catalog id, bandwidth B/s, dense BF16 FLOP/s).
+        identify: the device's catalog facts (entry, name, peaks); none when None.
         processes: also read each GPU's processes (``--processes``).
         process_labels: PID -> (user, container, pod); read from /proc by default.
         clock: monotonic seconds, for retrying an NVML that could not be used.
@@ -155,9 +154,7 @@ class NvidiaSource:
         return True
 
     def _identity(self, gpu: GpuSnapshot) -> DeviceIdentity:
-        catalog_id = bandwidth = bf16 = None
-        if self.identify is not None:
-            catalog_id, bandwidth, bf16 = self.identify(gpu)
+        facts = NO_FACTS if self.identify is None else self.identify(gpu)
         key = gpu.uuid or f"nvml:{gpu.parent_index}:{gpu.index}"
         return DeviceIdentity(
             key=key,
@@ -169,9 +166,9 @@ class NvidiaSource:
             pci_bus_id=gpu.pci_bus_id,
             parent_uuid=gpu.parent_uuid,
             mig_profile=mig_profile(gpu.name) if gpu.parent_uuid else None,
-            catalog_id=catalog_id,
-            catalog_memory_bandwidth_bytes_per_second=bandwidth,
-            catalog_dense_bf16_flops=bf16,
+            catalog_id=facts.catalog_id,
+            catalog_memory_bandwidth_bytes_per_second=facts.memory_bandwidth_bytes_per_second,
+            catalog_dense_bf16_flops=facts.dense_bf16_flops,
             pci_device_id=gpu.pci_device_id,
             pci_vendor_id=gpu.pci_vendor_id,
         )

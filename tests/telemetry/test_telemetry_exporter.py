@@ -154,6 +154,8 @@ def test_amd_and_intel_from_sysfs_beside_nvml(pids: Path, tmp_path: Path) -> Non
     assert values(samples, "gpudesk_gpu_memory_total_bytes", **amd) == [192 * 1024**3]
     assert values(samples, "gpudesk_gpu_power_watts", **amd) == [pytest.approx(152.3)]
     assert values(samples, "gpudesk_gpu_memory_total_bytes", **intel) == [12 * 1024**3]
+    # The Arc publishes no name in sysfs: its catalog entry's name and id label it.
+    assert values(samples, "gpudesk_gpu_up", name="Intel Arc B580", catalog_id="arc-b580") == [1.0]
     # Intel's sysfs has no utilisation; the MI300X's has no energy counter.
     assert values(samples, "gpudesk_gpu_utilization_ratio", **intel) == []
     assert values(samples, "gpudesk_gpu_energy_joules_total", **amd) == []
