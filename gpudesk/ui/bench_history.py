@@ -133,8 +133,9 @@ class HistoryBox(QGroupBox):
         if found is not None:
             self.result_chosen.emit(found.result)
 
-    def show_message(self, text: str) -> None:
+    def show_message(self, text: str, *, tip: str = "") -> None:
         self.message.setText(text)
+        self.message.setToolTip(plain_tooltip(tip) if tip else "")
         self.message.setVisible(bool(text))
 
     def _choose_import(self) -> None:
@@ -152,13 +153,30 @@ class HistoryBox(QGroupBox):
         try:
             item = import_run(path, self.folder)
         except ResultFileError as exc:
-            self.show_message(f"Not imported: {exc}")
+            # The file by name, then the field in words ("results.0.value" was the raw
+            # validator path); the whole path is the message's tooltip.
+            self.show_message(
+                f"Not imported: {path.name}\n{field_words(exc.field)}: {exc.message}",
+                tip=str(path),
+            )
             return None
         except OSError as exc:
             self.show_message(f"Not imported: cannot save to the history: {exc}")
             return None
         self.refresh(select=item.path)
         return item
+
+
+def field_words(field: str) -> str:
+    """A validator's field path in words: "results.0.value" -> "results, row 1: value";
+    an empty path (the file as a whole) -> "the file"."""
+    words: list[str] = []
+    for part in (part for part in field.split(".") if part):
+        if part.isdigit() and words:
+            words[-1] = f"{words[-1]}, row {int(part) + 1}"
+        else:
+            words.append(part.replace("_", " "))
+    return " › ".join(words) or "the file"
 
 
 def history_text(item: HistoryItem) -> str:

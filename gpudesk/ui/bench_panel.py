@@ -46,6 +46,7 @@ from gpudesk.bench.plan import Capabilities, TestName, make_plan
 from gpudesk.bench.results import BenchResult
 from gpudesk.bench.runner import run_benchmark
 from gpudesk.progress import Progress
+from gpudesk.render.text import plain_tooltip
 from gpudesk.ui.bench_history import HistoryBox
 from gpudesk.ui.bench_results import ResultsPane
 from gpudesk.ui.state import AppState
@@ -195,7 +196,7 @@ class BenchPanel(QWidget):
         self.step_label.setWordWrap(True)
         # Room for three lines whatever it says ("Running ...", an error): a line more
         # or less must not move History.
-        self.step_label.setMinimumHeight(3 * self.step_label.fontMetrics().lineSpacing() + 4)
+        self.step_label.setFixedHeight(3 * self.step_label.fontMetrics().lineSpacing() + 4)
         self.step_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         form.addRow(self.step_label)
         left_layout.addWidget(run_box)
@@ -274,7 +275,14 @@ class BenchPanel(QWidget):
             f"{info.backend.name}: {plain_words(info.status.reason or info.error or '')}"
             for info in unavailable
         ]
-        self.step_label.setText("Ready." + ("\n" + "\n".join(lines) if lines else ""))
+        # One short line; the reasons and install commands in its tooltip and the backend
+        # list's: five lines of them made the label taller, and History jumped 94 px up
+        # when a run replaced them with "Running …".
+        names = ", ".join(info.backend.name for info in unavailable)
+        self.step_label.setText(
+            "Ready." + (f" Not available here: {names} (hover for why)." if names else "")
+        )
+        self.step_label.setToolTip(plain_tooltip("\n".join(lines)) if lines else "")
 
     def _auto_info(self) -> BackendInfo | None:
         return auto_choice(self.infos)
@@ -417,6 +425,7 @@ class BenchPanel(QWidget):
             self.history_box.show_message(f"Could not save this run to the history: {exc}")
         if result.error is not None:
             self.step_label.setText(f"Failed: {result.error}")
+            self.step_label.setToolTip(plain_tooltip(result.error))  # past three lines
         else:
             failures = sum(row.error is not None for row in result.results)
             done = f"Done in {result.duration_s:.1f} s."
@@ -436,6 +445,7 @@ class BenchPanel(QWidget):
     def _on_failed(self, message: str) -> None:
         self.progress_bar.finish()
         self.step_label.setText(f"Failed: {message}")
+        self.step_label.setToolTip(plain_tooltip(message))  # past three lines
         self.run_failed.emit(message)
 
     def _on_run_done(self) -> None:

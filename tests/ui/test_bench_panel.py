@@ -61,7 +61,9 @@ def test_backends_and_devices_are_listed(qtbot: QtBot, tmp_path: Path) -> None:
     assert texts == ["Auto (fake)", "fake 1.0", "other — not available"]
     assert panel.backend_combo.itemData(2, 3) == "fake says no"  # tooltip: the reason
     assert panel.device_combo.currentText() == "GPU 0: Fake GPU"
-    assert "other: fake says no" in panel.step_label.text()
+    # one short line; the reason in the tooltip (five lines of them made History jump)
+    assert panel.step_label.text() == "Ready. Not available here: other (hover for why)."
+    assert "other: fake says no" in panel.step_label.toolTip()
     assert panel.run_button.isEnabled()
     assert not panel.cancel_button.isEnabled()
 
@@ -214,7 +216,10 @@ def test_import_good_and_malformed_files(qtbot: QtBot, tmp_path: Path) -> None:
     bad.write_text(json.dumps(data), encoding="utf-8")
     assert panel.history_box.import_file(bad) is None
     message = panel.history_box.message.text()
-    assert message.startswith(f"Not imported: {bad}: results.0.value:")
+    # the file by name and the field in words, not the validator's "results.0.value:"
+    assert message.startswith("Not imported: bad.json\nresults, row 1 › value: ")
+    assert "results.0" not in message
+    assert panel.history_box.message.toolTip() == str(bad)
     assert panel.history_box.message.isVisible()
     assert len(panel.history_box.items) == 1
 
@@ -458,3 +463,23 @@ def test_a_failed_rows_colour_is_the_themes_error_colour(qtbot: QtBot) -> None:
             assert brush.color().name() == theme.error_color().name()
     finally:
         theme.apply_theme(theme.ThemeMode.LIGHT)
+
+
+def test_history_stays_put_when_a_run_starts(qtbot: QtBot, tmp_path: Path) -> None:
+    """Issue 42 item 9: the backends' reasons (five lines) gave way to "Running …" and
+    History jumped 94 px up at 1366x768."""
+    long_reason = "PyTorch is not importable (No module named 'torch'); install it " * 4
+    panel, _ = make_panel(qtbot, tmp_path)
+    import dataclasses
+
+    other = panel.infos[1]
+    status = other.status.model_copy(update={"reason": long_reason})
+    panel._on_backends([panel.infos[0], dataclasses.replace(other, status=status)])
+    QApplication.processEvents()
+    before = panel.history_box.geometry().top()
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000):
+        panel.run_button.click()
+        QApplication.processEvents()
+        assert panel.history_box.geometry().top() == before
+    QApplication.processEvents()
+    assert panel.history_box.geometry().top() == before
