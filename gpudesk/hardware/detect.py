@@ -9,6 +9,9 @@ on a worker thread. Sources, in order:
    ``driver_loaded`` and a hint by cause (no driver bound, nouveau or
    vfio-pci bound, NVML library missing). AMD devices take amdsmi's figures
    first when the package works, sysfs's for the rest.
+   Google TPUs and AWS Trainium chips are found there too, by vendor and device id;
+   their device nodes (``/dev/accel*``, ``/dev/neuron*``) say whether the driver is up.
+   An AMD APU (Strix Halo) reports its VRAM carve-out plus GTT, shared with the CPU.
 3. system_profiler (macOS): the Apple Silicon GPU.
 
 Indices: NVML's own; devices from other sources are numbered after them, in
@@ -36,7 +39,7 @@ from gpudesk.hardware.models import (
     pci_address_key,
 )
 from gpudesk.hardware.nvml import Nvml, default_nvml
-from gpudesk.hardware.sysfs import SysfsReader
+from gpudesk.hardware.sysfs import DEVICE_NODE_PREFIXES, SysfsReader, device_nodes
 from gpudesk.progress import NullProgress, Progress
 from gpudesk.storage import read_refusal, read_regular_file
 
@@ -69,6 +72,35 @@ NVML_SILENT_HINT = (
 )
 
 AppleReader = Callable[[], apple.AppleReading | None]
+
+#: The environment variable that points detection at another ``/dev`` (tests, containers).
+DEV_ROOT_ENV = "GPUDESK_DEV_ROOT"
+
+
+def default_dev_root() -> Path:
+    """``/dev``, or the folder named by ``GPUDESK_DEV_ROOT``."""
+    return Path(os.environ.get(DEV_ROOT_ENV) or "/dev")
+
+
+def _with_device_nodes(gpus: list[GpuSnapshot], dev_root: Path) -> list[GpuSnapshot]:
+    """TPUs and Trainium chips: the driver is up when its device nodes are there
+    (``/dev/accel*`` on a TPU VM, ``/dev/neuron*`` on a Trainium host, one per chip)."""
+    out: list[GpuSnapshot] = []
+    nodes: dict[str, list[str]] = {}
+    for gpu in gpus:
+        prefix = DEVICE_NODE_PREFIXES.get(gpu.vendor or "")
+        if prefix is None:
+            out.append(gpu)
+            continue
+        found = nodes.setdefault(prefix, device_nodes(dev_root, prefix))
+        hint = (
+            None
+            if found
+            else f"No /dev/{prefix}* device node: the {gpu.vendor} accelerator driver is not "
+            "loaded (or the nodes are not passed into this container)."
+        )
+        out.append(gpu.model_copy(update={"driver_loaded": bool(found), "hint": hint}))
+    return out
 
 
 def default_apple_reading() -> apple.AppleReading | None:
@@ -118,6 +150,7 @@ def detect(
     sysfs_root: Path | None = None,
     amdsmi: AmdSmi | None = None,
     apple_reader: AppleReader | None = None,
+    dev_root: Path | None = None,
 ) -> DetectionResult:
     """Everything about this machine's GPUs, CPU and RAM, at this moment.
 
@@ -127,6 +160,8 @@ def detect(
         sysfs_root: the sysfs tree to read (``/sys`` or ``GPUDESK_SYSFS_ROOT`` when None).
         amdsmi: amdsmi access (the real package, imported only if an AMD GPU is found).
         apple_reader: reads the Mac's GPU; system_profiler on macOS when None.
+        dev_root: where TPU and Trainium device nodes are looked for (``/dev`` or
+            ``GPUDESK_DEV_ROOT`` when None).
     """
     progress = progress or NullProgress()
     nvml = nvml or default_nvml()
@@ -173,6 +208,7 @@ def detect(
     others = [
         _nvidia_off_nvml(gpu, reading.status) if gpu.vendor == "NVIDIA" else gpu for gpu in others
     ]
+    others = _with_device_nodes(others, dev_root or default_dev_root())
 
     os_version = None
     progress.check()

@@ -153,6 +153,18 @@ def _pci_found(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> list[Catalo
     return [entry for entry in entries if device in entry.pci_device_ids]
 
 
+def _nvml_named(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> list[CatalogEntry]:
+    """Entries one of whose NVML names is the device's name (case aside)."""
+    if not gpu.name:
+        return []
+    exact = gpu.name.strip().casefold()
+    return [
+        entry
+        for entry in entries
+        if any(exact == nvml_name.strip().casefold() for nvml_name in entry.nvml_names)
+    ]
+
+
 def match_device(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMatch:
     """Match one physical GPU (a MIG instance is matched as its own name here).
 
@@ -164,6 +176,15 @@ def match_device(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMa
             picked = _pick(gpu, found, MatchMethod.PCI_DEVICE_ID)
             if picked is not None:
                 return picked
+            # Variants sharing a PCI id and no memory size to tell them apart: the name
+            # NVML gives may ("NVIDIA RTX PRO 5000 72GB Blackwell").
+            named = _nvml_named(gpu, found)
+            if len(named) == 1:
+                return CatalogMatch(
+                    catalog_id=named[0].id,
+                    method=MatchMethod.NVML_NAME,
+                    candidates=_ids(found, exclude=named[0].id),
+                )
             return CatalogMatch(
                 catalog_id=found[0].id,
                 method=MatchMethod.PCI_DEVICE_ID,
@@ -173,12 +194,7 @@ def match_device(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> CatalogMa
         return CatalogMatch(catalog_id=None, method=MatchMethod.NONE)
     if gpu.vendor == "Apple":
         return _match_apple(gpu, entries)
-    exact = gpu.name.strip().casefold()
-    found = [
-        entry
-        for entry in entries
-        if any(exact == nvml_name.strip().casefold() for nvml_name in entry.nvml_names)
-    ]
+    found = _nvml_named(gpu, entries)
     if found:
         picked = _pick(gpu, found, MatchMethod.NVML_NAME)
         if picked is not None:

@@ -192,6 +192,15 @@ class GpuSnapshot(BaseModel):
     gpu_core_count: int | None = None
     #: Memory a model can use: for unified memory, the total less what the OS keeps.
     memory_for_models_mib: int | None = None
+    #: The GPU's own graphics IP as the compiler names it ("gfx1151"), from amdgpu's
+    #: IP discovery; None elsewhere.
+    gfx_target: str | None = None
+    #: True when ``memory_total_mib`` is system memory shared with the CPU (an APU,
+    #: Apple Silicon); None when unknown.
+    memory_shared_with_cpu: bool | None = None
+    #: How ``memory_total_mib`` was made up, where it is not one figure the driver gives
+    #: (an APU: its VRAM carve-out plus the GTT the kernel lets it map).
+    memory_basis: str | None = None
 
     ecc_enabled: bool | None = None
     mig_enabled: bool | None = None
@@ -348,6 +357,10 @@ _SOURCE_WORDS = {
 }
 
 
+#: What a vendor's devices are called where they are not GPUs.
+_DEVICE_NOUNS = {"Google": "TPU", "AWS": "accelerator"}
+
+
 def describe_detection(result: DetectionResult) -> str:
     """One line: the GPUs found, by vendor and source, then what NVML said when it failed."""
     groups: dict[tuple[str, DeviceSource, bool], int] = {}
@@ -359,7 +372,8 @@ def describe_detection(result: DetectionResult) -> str:
         groups[group] = groups.get(group, 0) + 1
     parts = []
     for (vendor, source, without_driver), count in groups.items():
-        text = f"{_plural(count, f'{vendor} GPU')} via {_SOURCE_WORDS[source]}"
+        noun = _DEVICE_NOUNS.get(vendor, "GPU")
+        text = f"{_plural(count, f'{vendor} {noun}')} via {_SOURCE_WORDS[source]}"
         if without_driver:
             text += " (driver not loaded)"
         parts.append(text)

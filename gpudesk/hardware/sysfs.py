@@ -52,10 +52,48 @@ VENDOR_NAMES: dict[str, str] = {
     "0x1002": "AMD",
     "0x8086": "Intel",
     "0x1da3": "Intel",  # Habana Labs (Gaudi), an Intel company
+    "0x1ae0": "Google",  # TPUs only (ACCELERATOR_DEVICE_IDS)
+    "0x1d0f": "AWS",  # Amazon (Annapurna Labs): Trainium and Inferentia only
 }
+
+#: ML accelerators found by vendor and device id whatever their PCI class: these vendors'
+#: other devices (Google's gVNIC and NVMe, Amazon's ENA and EBS) are no accelerators.
+#: Google TPUs: JAX's list (jax/_src/hardware_utils.py, _TPU_PCI_DEVICE_IDS:
+#: https://github.com/jax-ml/jax/blob/main/jax/_src/hardware_utils.py): 0x0027 v2/v3,
+#: 0x005e v4, 0x0062 v5p, 0x0063 v5e, 0x006f v6e, 0x0076 TPU7x (Ironwood). AWS Neuron
+#: devices: the Neuron driver's table (neuron_device.h, neuron_pci_dev_ids:
+#: https://github.com/aws-neuron/aws-neuron-driver): 0x7164 Trainium1, 0x7264
+#: Inferentia2, 0x7364 Trainium2, 0x7564 and 0x7565 Trainium3.
+ACCELERATOR_DEVICE_IDS: dict[str, frozenset[str]] = {
+    "0x1ae0": frozenset({"0x0027", "0x005e", "0x0062", "0x0063", "0x006f", "0x0076"}),
+    "0x1d0f": frozenset({"0x7164", "0x7264", "0x7364", "0x7564", "0x7565"}),
+}
+#: Names of those devices (the same sources), for a chip the catalog does not hold.
+ACCELERATOR_NAMES: dict[str, str] = {
+    "0x1ae0:0x0027": "Google TPU v2/v3",
+    "0x1ae0:0x005e": "Google TPU v4",
+    "0x1ae0:0x0062": "Google TPU v5p",
+    "0x1ae0:0x0063": "Google TPU v5e",
+    "0x1ae0:0x006f": "Google TPU v6e",
+    "0x1ae0:0x0076": "Google TPU7x (Ironwood)",
+    "0x1d0f:0x7164": "AWS Trainium",
+    "0x1d0f:0x7264": "AWS Inferentia2",
+    "0x1d0f:0x7364": "AWS Trainium2",
+    "0x1d0f:0x7564": "AWS Trainium3",
+    "0x1d0f:0x7565": "AWS Trainium3",
+}
+#: The device nodes each accelerator vendor's driver creates, one per chip (``/dev``).
+DEVICE_NODE_PREFIXES: dict[str, str] = {"Google": "accel", "AWS": "neuron"}
 
 #: Kernel drivers that run compute work (as opposed to nouveau, radeon, vfio-pci...).
 COMPUTE_DRIVERS = frozenset({"nvidia", "amdgpu", "xe", "i915", "habanalabs"})
+
+#: amdgpu graphics IPs of APUs, whose GPU memory is system memory shared with the CPU
+#: (the VRAM carve-out the firmware sets aside, plus the GTT the kernel lets it map):
+#: gfx1151 is Strix Halo (Ryzen AI Max, Radeon 8050S/8060S), as ROCm's system
+#: requirements list it (https://rocm.docs.amd.com/projects/install-on-linux/en/latest/
+#: reference/system-requirements.html).
+SHARED_MEMORY_GFX_TARGETS = frozenset({"gfx1151"})
 
 _HEX_ID = re.compile(r"^0x[0-9a-fA-F]{4}$")
 _CLASS = re.compile(r"^0x[0-9a-fA-F]{6}$")
@@ -219,11 +257,15 @@ def list_gpu_devices(root: Path) -> list[PciDevice]:
         if class_text is None or not _CLASS.match(class_text):
             continue
         class_code = int(class_text, 16)
-        if class_code >> 8 not in GPU_CLASSES:
-            continue
         vendor_id = parse_hex_id(read_attribute(path / "vendor"))
         device_id = parse_hex_id(read_attribute(path / "device"))
         if vendor_id not in VENDOR_NAMES or device_id is None:
+            continue
+        accelerators = ACCELERATOR_DEVICE_IDS.get(vendor_id)
+        if accelerators is not None:
+            if device_id not in accelerators:
+                continue  # a NIC or a disk of a cloud vendor
+        elif class_code >> 8 not in GPU_CLASSES:
             continue
         found.append(
             PciDevice(
@@ -360,6 +402,9 @@ class SysfsReader:
             "kernel_driver": device.driver,
             "driver_loaded": device.driver in COMPUTE_DRIVERS,
         }
+        accelerator = ACCELERATOR_NAMES.get(f"{device.vendor_id}:{device.device_id}")
+        if accelerator is not None:
+            fields["name"] = accelerator
         if device.driver == "amdgpu":
             fields.update(self._amdgpu_fields(path))
         elif device.vendor == "Intel" and device.driver in {"xe", "i915"}:
@@ -371,6 +416,14 @@ class SysfsReader:
         return GpuSnapshot.model_validate(fields)
 
     def _amdgpu_fields(self, path: Path) -> dict[str, object]:
+        fields = self._amdgpu_live_fields(path)
+        gfx = gfx_target(path)
+        fields["gfx_target"] = gfx
+        if gfx in SHARED_MEMORY_GFX_TARGETS:
+            fields.update(_shared_memory(path, fields.get("memory_total_mib")))
+        return fields
+
+    def _amdgpu_live_fields(self, path: Path) -> dict[str, object]:
         total = _mib(parse_int(read_attribute(path / "mem_info_vram_total")))
         used = _mib(parse_int(read_attribute(path / "mem_info_vram_used")))
         if total is not None and used is not None and used > total:
@@ -408,7 +461,9 @@ class SysfsReader:
             return DeviceSample(uuid=gpu.key, index=gpu.index, lost=True)
         fields: dict[str, object] = {"uuid": gpu.key, "index": gpu.index}
         if gpu.kernel_driver == "amdgpu":
-            live = self._amdgpu_fields(path)
+            live = self._amdgpu_live_fields(path)
+            if gpu.memory_shared_with_cpu:
+                live["memory_used_mib"] = None  # VRAM use alone: not the shared total's
             for key in (
                 "utilization_gpu_percent",
                 "utilization_memory_percent",
@@ -428,3 +483,51 @@ def _link_width(text: str | None) -> int | None:
     width = parse_int(text)
     # sysfs says 255 (or 0) when the width is unknown.
     return width if width is not None and 0 < width <= 32 else None
+
+
+def gfx_target(device_dir: Path) -> str | None:
+    """ "gfx1151" from amdgpu's IP discovery (``ip_discovery/die/0/GC/0``: major, minor
+    and revision of the graphics IP, as LLVM names the target: minor and revision in
+    hex, gfx90a is 9.0.10); None where the kernel does not publish it."""
+    block = device_dir / "ip_discovery" / "die" / "0" / "GC" / "0"
+    parts = [parse_int(read_attribute(block / name)) for name in ("major", "minor", "revision")]
+    if any(part is None for part in parts):
+        return None
+    major, minor, revision = (int(part or 0) for part in parts)
+    if not (0 < major < 100 and minor < 16 and revision < 16):
+        return None
+    return f"gfx{major}{minor:x}{revision:x}"
+
+
+def _shared_memory(device_dir: Path, vram_mib: object) -> dict[str, object]:
+    """An APU's memory: its VRAM carve-out plus the GTT it may map, shared with the CPU.
+
+    Both depend on the machine: the carve-out on the firmware's setting, the GTT on
+    the kernel's limit (``amdgpu.gttsize``, ``ttm.pages_limit``); their sum is what
+    the GPU can allocate.
+    """
+    gtt = _mib(parse_int(read_attribute(device_dir / "mem_info_gtt_total")))
+    fields: dict[str, object] = {"memory_shared_with_cpu": True}
+    if not isinstance(vram_mib, int) or gtt is None:
+        return fields
+    fields["memory_total_mib"] = vram_mib + gtt
+    fields["memory_used_mib"] = None  # VRAM use alone would understate it
+    fields["memory_free_mib"] = None
+    fields["memory_basis"] = (
+        f"VRAM carve-out {vram_mib:,} MiB + GTT {gtt:,} MiB, system memory shared with "
+        "the CPU (the carve-out is the firmware's setting, the GTT the kernel's limit)"
+    )
+    return fields
+
+
+def device_nodes(dev_root: Path, prefix: str) -> list[str]:
+    """Names of the device nodes ``prefix`` + number under ``dev_root`` (and the kernel
+    accel subsystem's ``accel/`` folder): ``["accel0", "accel1"]``. Names only: a node is
+    never opened."""
+    found = [
+        name
+        for folder in (dev_root, dev_root / prefix)
+        for name in _list_dir(folder)
+        if name.startswith(prefix) and name[len(prefix) :].isdigit()
+    ]
+    return sorted(set(found), key=lambda name: int(name[len(prefix) :]))
