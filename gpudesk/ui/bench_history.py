@@ -26,6 +26,7 @@ from gpudesk.bench.results import ResultFileError
 from gpudesk.bench.text import format_figure
 from gpudesk.render.text import plain_tooltip
 from gpudesk.ui import theme
+from gpudesk.ui.words import flops_scale
 
 
 class HistoryBox(QGroupBox):
@@ -194,5 +195,9 @@ def history_text(item: HistoryItem) -> str:
             key=lambda row: row.value or 0.0,
             default=None,
         )
-        headline = "" if best is None else f"{best.label} {format_figure(best.value)} TFLOPS"
+        if best is None or best.value is None:
+            headline = ""
+        else:
+            factor, unit = flops_scale(best.value, "TFLOPS")
+            headline = f"{best.label} {format_figure(best.value * factor)} {unit}"
     return f"{first}\n{result.device_name}" + (f" — {headline}" if headline else "")

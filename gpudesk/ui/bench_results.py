@@ -39,6 +39,7 @@ from gpudesk.catalog.metrics import METRICS
 from gpudesk.render.colors import series_color
 from gpudesk.render.text import plain_tooltip
 from gpudesk.ui import theme
+from gpudesk.ui.words import flops_scale
 
 #: Item data role holding a row's fraction of peak (float or None).
 FRACTION_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -114,19 +115,25 @@ class ResultsModel(QAbstractTableModel):
 
     def _text(self, row: Measurement, column: int) -> str:
         failed = row.value is None
+        # A CPU's GEMM in GFLOPS ("20.0", not "0.020 TFLOPS"), its range and peak alike.
+        factor, unit = flops_scale(row.value if row.value is not None else row.peak, row.unit)
+
+        def shown(value: float | None) -> str:
+            return format_figure(None if value is None else value * factor)
+
         match column:
             case 0:
                 return row.label
             case 1:
                 return size_label(row)
             case 2:
-                return "failed" if failed else format_figure(row.value)
+                return "failed" if failed else shown(row.value)
             case 3:
-                return "" if failed else f"{format_figure(row.min)} – {format_figure(row.max)}"
+                return "" if failed else f"{shown(row.min)} – {shown(row.max)}"
             case 4:
-                return row.unit
+                return unit
             case 5:
-                return format_figure(row.peak) if row.peak is not None else "n/a"
+                return shown(row.peak) if row.peak is not None else "n/a"
             case 6:
                 # The delegate paints a bar; this text is what copy and accessibility get.
                 return format_fraction_of_peak(row.fraction_of_peak)

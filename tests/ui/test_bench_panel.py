@@ -483,3 +483,29 @@ def test_history_stays_put_when_a_run_starts(qtbot: QtBot, tmp_path: Path) -> No
         assert panel.history_box.geometry().top() == before
     QApplication.processEvents()
     assert panel.history_box.geometry().top() == before
+
+
+def test_a_cpu_gemm_reads_in_gflops_in_the_table_and_the_history() -> None:
+    """Issue 42 item 9: a CPU's GEMM read "0.020 TFLOPS"; GPUs stay in TFLOPS."""
+    from gpudesk.bench.results import Measurement
+    from gpudesk.ui.bench_results import ResultsModel
+
+    model = ResultsModel()
+    model.set_rows(
+        [
+            Measurement(
+                test="gemm",
+                dtype="fp64",
+                size=1024,
+                value=0.020,
+                min=0.018,
+                max=0.021,
+                unit="TFLOPS",
+                peak=0.08,
+            ),
+            Measurement(test="gemm", dtype="bf16", size=8192, value=700.0, unit="TFLOPS"),
+        ]
+    )
+    texts = [[model.index(row, column).data() for column in (2, 3, 4, 5)] for row in (0, 1)]
+    assert texts[0] == ["20.0", "18.0 – 21.0", "GFLOPS", "80.0"]
+    assert texts[1][0] == "700" and texts[1][2] == "TFLOPS"
