@@ -229,6 +229,7 @@ class SpeedPage(QWidget):
         self.latency_tab = self.charts.addTab(self.latency_chart, "Latency vs rate")
         self.roofline_tab = self.charts.addTab(self.roofline_stack, "Roofline")
         self.charts.setTabVisible(self.latency_tab, False)
+        self.charts.setCurrentIndex(self.roofline_tab)
         splitter.addWidget(self.charts)
         self.basis_view = QTextBrowser()
         self.basis_view.setOpenExternalLinks(True)
@@ -293,6 +294,7 @@ class SpeedPage(QWidget):
             self.charts.setCurrentIndex(self.latency_tab)
             self._start_ranking(entries, costs, request, settings)
             return
+        self.charts.setCurrentIndex(self.roofline_tab)
         self.latency_chart.set_curve(None)
         try:
             ranked = rank_catalog(
