@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from gpudesk.catalog.metrics import METRICS, Metric, MetricGroup, priced_memory_gb
+from gpudesk.catalog.names import KIND_LABELS, interconnect_words, status_words
 from gpudesk.catalog.prices import entry_price_label
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.chart_values import bare_module_price, bare_module_words
@@ -102,6 +103,8 @@ TEXT_FIELDS: tuple[TextField, ...] = (
         _G.IDENTITY,
         lambda entry: entry.segment.value.capitalize() if entry.segment else None,
     ),
+    TextField("kind", "Kind", _G.IDENTITY, lambda entry: KIND_LABELS[entry.kind]),
+    TextField("status", "Status", _G.IDENTITY, status_words),
     TextField("architecture", "Architecture", _G.IDENTITY, _attr("architecture")),
     TextField("form_factor", "Form factor", _G.IDENTITY, _attr("form_factor")),
     TextField("interface", "Interface", _G.IDENTITY, _attr("interface")),
@@ -115,6 +118,12 @@ TEXT_FIELDS: tuple[TextField, ...] = (
     ),
     TextField("ecc", "ECC memory", _G.FEATURES, _attr("ecc")),
     TextField("nvlink", "NVLink", _G.FEATURES, _attr("nvlink")),
+    TextField(
+        "interconnect",
+        "Device-to-device link",
+        _G.FEATURES,
+        lambda entry: interconnect_words(entry.interconnect) if entry.interconnect else None,
+    ),
     TextField("price_kind", "Price kind", _G.PRICE, _price_kind),
     TextField("price_date", "Price seen", _G.PRICE, _attr("price_date")),
     TextField("priced_memory", "Memory of what was priced", _G.PRICE, _priced_memory),
