@@ -22,7 +22,7 @@ from gpudesk.catalog.rate_book import (
     distribution_words,
     rate_summary,
 )
-from gpudesk.catalog.schema import CatalogEntry, CloudRate, PriceKind
+from gpudesk.catalog.schema import CatalogEntry, CloudRate, PriceKind, Status
 from gpudesk.workload.errors import InputProblem, PlanningInputError
 
 DAYS_PER_MONTH = 365.25 / 12
@@ -300,6 +300,22 @@ def cost_inputs_for(
     """
     figures = catalog_cost_figures(entry)
     what = f"{entry.name} ({entry.id})"
+    if entry.status is Status.CLOUD_ONLY and purchase_usd is None:
+        rent = (
+            f"its rent is {figures.cloud_hourly_usd:,.2f} USD per chip-hour"
+            if figures.cloud_hourly_usd is not None
+            else "no public hourly rate for it is held"
+        )
+        _raise(
+            [
+                InputProblem(
+                    "purchase_usd",
+                    None,
+                    f"{what} is cloud-only: it is rented, never sold, so there is no purchase "
+                    f"to compare ({rent})",
+                )
+            ]
+        )
     price = purchase_usd if purchase_usd is not None else figures.purchase_usd
     power = tdp_w if tdp_w is not None else figures.tdp_w
     hourly = cloud_hourly_usd if cloud_hourly_usd is not None else figures.cloud_hourly_usd

@@ -143,6 +143,11 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
     MappingRule("V100", "v100-sxm2-16gb", cloud="aws", instance_contains="p3."),
     # p3dn.24xlarge: eight 32 GB V100s joined by NVLink, i.e. SXM2 modules.
     MappingRule("V100-32GB", "v100-sxm2-32gb", cloud="aws", instance_contains="p3dn."),
+    # Trainium: rented only as Trn instances; a row counts the instance's chips (16 on
+    # trn2.48xlarge), so the price divided by the count is the rent per chip. Names as
+    # AWS and its Neuron driver call the chips; a row named otherwise stays unmapped.
+    MappingRule("Trainium2", "trainium2", cloud="aws", instance_contains="trn2"),
+    MappingRule("Trainium3", "trainium3", cloud="aws", instance_contains="trn3"),
     # Azure: NCads H100 v5 machines carry H100 NVL cards, ND H100 v5 SXM modules.
     MappingRule("H100", "h100-nvl", cloud="azure", instance_contains="ads_H100_v5"),
     MappingRule("H100", "h100-sxm5", cloud="azure", instance_contains="ND96isr_H100_v5"),
