@@ -29,7 +29,7 @@ from gpudesk.catalog.price_snapshots import (
     load_bundled_snapshots,
 )
 from gpudesk.catalog.prices import default_cloud_rate
-from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind
+from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind, Status
 from gpudesk.catalog.skypilot import RATE_BASIS, rate_basis
 
 #: A rate seen longer ago than this is marked stale.
@@ -541,7 +541,10 @@ def rate_coverage(
     as_of: dt.date,
     segments: frozenset[str] = COVERAGE_SEGMENTS,
 ) -> RateCoverage:
-    """Count the entries of ``segments`` with a fresh on-demand rate at ``as_of``."""
+    """Count the entries of ``segments`` with a fresh on-demand rate at ``as_of``.
+
+    Announced parts are not counted: nothing not yet on sale can be rented.
+    """
 
     def fresh(rates: Iterable[ProviderRate]) -> bool:
         return any(not rate.is_stale(as_of) for rate in rates)
@@ -552,6 +555,8 @@ def rate_coverage(
     marketplace: list[str] = []
     for entry in entries:
         if entry.segment is None or entry.segment.value not in segments:
+            continue
+        if entry.status is Status.ANNOUNCED:
             continue
         counted.append(entry.id)
         summary = book.summary(entry.id, entry)
