@@ -18,6 +18,7 @@ from gpudesk.speed.physics import ModelCosts
 from gpudesk.speed.planner import CostSettings, rank_catalog
 from gpudesk.speed.shapes import shape_for
 from gpudesk.ui import theme
+from gpudesk.ui.compare_view import CompareView
 from gpudesk.ui.plan.speed_load import Refused, rank_under_load
 from gpudesk.ui.plan.speed_page import SpeedPage
 from gpudesk.ui.plan.view import PlanView
@@ -186,6 +187,8 @@ def test_the_table_shows_the_layout_and_latencies_and_the_slo_columns(
     assert not page.busy and page.results
     assert all(tree.isColumnHidden(c) for c in (7, 8, 9)) and not tree.isColumnHidden(1)
     assert not page.charts.isTabVisible(page.latency_tab)
+    assert page.charts.currentWidget() is page.roofline_stack
+    assert not page.charts.tabBar().isVisibleTo(page)
 
 
 def test_the_latency_chart_draws_the_selected_gpu_with_the_slo(
@@ -251,6 +254,29 @@ def test_a_newer_request_drops_the_older_ranking(qtbot: QtBot, view: PlanView) -
     # the table is the newer request's (its label in the summary), not the cancelled one's
     assert page.results and "512 in / 64 out" in page.summary_label.text()
     assert "Cancelled" not in page.summary_label.text()
+
+
+# -- Compare's tokens/s row follows the serving workload ---------------------------
+
+
+def test_compare_shows_the_serving_workloads_tokens_per_s(qtbot: QtBot, view: PlanView) -> None:
+    page = view.speed_page
+    _serve(page)
+    page.recompute_now()
+    _settle(qtbot, page)
+    state = view.state
+    compare = CompareView(state)
+    qtbot.addWidget(compare)
+    state.set_compare(["h100-sxm5", "l40s"])
+    assert compare.comparison is not None
+    row = compare.comparison.row("speed")
+    assert "serve, vllm, FP8" in row.label and "5 requests/s" in row.label
+    by_id = {item.gpu_id: item for item in page.results}
+    for gpu_id, value in zip(("h100-sxm5", "l40s"), row.values, strict=True):
+        assert isinstance(value, str) and value[0].isdigit(), value
+        # the same model as the page's table: the ranked figure, to its printed digits
+        shown = float(value.split(" ")[0].replace(",", ""))
+        assert shown == pytest.approx(by_id[gpu_id].tokens_per_s, rel=0.01)
 
 
 # -- the worker's function, without Qt's thread -------------------------------------

@@ -204,7 +204,7 @@ class SpeedPage(QWidget):
         ranking_layout.addWidget(self.not_supported_label)
         self.not_supported_view = QTextBrowser()
         self.not_supported_view.setAccessibleName("Not supported list")
-        self.not_supported_view.setMaximumHeight(96)
+        self.not_supported_view.setMaximumHeight(66)  # about three lines, then it scrolls
         self.not_supported_view.setMinimumHeight(48)
         ranking_layout.addWidget(self.not_supported_view)
         self.not_supported_label.hide()
@@ -229,6 +229,7 @@ class SpeedPage(QWidget):
         self.latency_tab = self.charts.addTab(self.latency_chart, "Latency vs rate")
         self.roofline_tab = self.charts.addTab(self.roofline_stack, "Roofline")
         self.charts.setTabVisible(self.latency_tab, False)
+        self.charts.tabBar().setVisible(False)
         self.charts.setCurrentIndex(self.roofline_tab)
         splitter.addWidget(self.charts)
         self.basis_view = QTextBrowser()
@@ -290,6 +291,7 @@ class SpeedPage(QWidget):
         self._stop_workers()
         serve = request.mode is Mode.SERVE
         self.charts.setTabVisible(self.latency_tab, serve)
+        self.charts.tabBar().setVisible(serve)  # one tab needs no tab bar
         if serve:
             self.charts.setCurrentIndex(self.latency_tab)
             self._start_ranking(entries, costs, request, settings)
@@ -436,6 +438,23 @@ class SpeedPage(QWidget):
             return  # the selection moved on; its own curve is on the way
         self.latency_chart.set_curve(
             outcome.curve, None if outcome.curve is not None else "No latency curve for this row."
+        )
+        # the chart's highest rate is searched over every request; the ranking may search
+        # a shorter run, so the table's figure can differ: say which is which
+        curve = outcome.curve
+        differs = (
+            curve is not None
+            and selected.max_rate_at_slo is not None
+            and curve.max_rate_at_slo is not None
+            and abs(curve.max_rate_at_slo - selected.max_rate_at_slo)
+            > 0.01 * selected.max_rate_at_slo
+        )
+        self.latency_chart.setToolTip(
+            "The highest rate meeting the SLO here is searched over every request, as the "
+            f"lines are drawn; the table's {selected.max_rate_at_slo:.3g}/s comes from the "
+            "ranking's shorter search."
+            if differs and selected.max_rate_at_slo is not None
+            else ""
         )
 
     def _on_curve_cancelled(self) -> None:
