@@ -78,7 +78,7 @@ def this_cpu_entry() -> CatalogEntry:
             "name": f"This machine's CPU ({name})",
             "vendor": "CPU",
             "segment": "consumer",
-            "device_type": "soc",
+            "kind": "soc",
             "architecture": "cpu",
             "release_year": year if year <= 2030 else 2030,
             "memory_gb": round(max(1.0, min(memory_gib, 2048.0)), 1),

@@ -53,21 +53,21 @@ def test_published_nvidia_smi_totals_are_used() -> None:
 
 def test_apple_default_wired_limit_is_three_quarters_above_36_gib() -> None:
     entry = make_entry(
-        "mac", vendor="Apple", device_type="soc", memory_gb=192, memory_type="unified"
+        "mac", vendor="Apple", kind="soc", memory_gb=192, memory_type="unified"
     )
     usable = usable_memory(entry)
     assert usable.wired_limit_bytes == 147_456 * MIB  # 154,618,822,656 bytes
     assert usable.usable_bytes == 147_456 * MIB
     assert usable.max_devices == 1
     assert "iogpu.wired_limit_mb" in usable.basis
-    small = make_entry("mac32", vendor="Apple", device_type="soc", memory_gb=32)
+    small = make_entry("mac32", vendor="Apple", kind="soc", memory_gb=32)
     # llama.cpp logs recommendedMaxWorkingSetSize = 21845.34 MB on a 32 GB Mac
     assert usable_memory(small).usable_bytes == int(32 * GIB * 2 / 3)
     assert usable_memory(small).usable_bytes / MIB == pytest.approx(21845.33, abs=0.01)
 
 
 def test_a_raised_apple_wired_limit_is_used_and_capped_at_the_memory() -> None:
-    entry = make_entry("mac", vendor="Apple", device_type="soc", memory_gb=192)
+    entry = make_entry("mac", vendor="Apple", kind="soc", memory_gb=192)
     assert usable_memory(entry, apple_wired_limit_mb=180_000).usable_bytes == 180_000 * MIB
     assert usable_memory(entry, apple_wired_limit_mb=500_000).usable_bytes == 192 * GIB
     with pytest.raises(ValueError, match="wired limit"):
@@ -80,7 +80,7 @@ def test_no_soc_is_listed_with_more_than_one() -> None:
     catalog = load_catalog(include_user=False).entries
     estimate = estimate_memory(find_preset("deepseek-v3"), WorkloadSpec())
     report = fit_across(catalog, estimate)
-    socs = {entry.id for entry in catalog if entry.device_type.value == "soc"}
+    socs = {entry.id for entry in catalog if entry.kind.value == "soc"}
     assert socs
     assert all(result.count == 1 for result in report.fits if result.gpu_id in socs)
 

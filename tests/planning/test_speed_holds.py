@@ -235,7 +235,7 @@ def test_70b_fp8_serving_ranks_h100_on_two() -> None:
 def test_no_soc_is_ranked_above_one() -> None:
     request = SpeedRequest(mode=Mode.DECODE, engine=SpeedEngine.LLAMA_CPP, quant=QuantFormat.Q4_K_M)
     costs = model_costs(shape_for("llama-3.1-70b"), QuantFormat.Q4_K_M, KvFormat.FP16)
-    socs = [entry for entry in _catalog().values() if entry.device_type.value == "soc"]
+    socs = [entry for entry in _catalog().values() if entry.kind.value == "soc"]
     ranked = rank_catalog(socs, costs, request, max_count=8)
     assert ranked.results
     assert all(item.count == 1 for item in ranked.results)
