@@ -290,7 +290,7 @@ class _ChartText(QObject):
     def __init__(self, chart: QWidget, name: str) -> None:
         super().__init__(chart)
         self._chart = chart
-        self._last = ""
+        self._last: str | None = None  # nothing said yet: the first refresh always says
         #: Named here (not by its view): the name follows the plot's title as it changes.
         self._fallback = name if not chart.accessibleName().strip() else ""
         if self._fallback:
