@@ -295,7 +295,11 @@ class Comparison:
         if value is None:
             return NOT_MEASURED_TEXT if column.measured else MISSING_TEXT
         assert isinstance(value, (int, float))
-        return METRICS[row.key].format(float(value))
+        text = METRICS[row.key].format(float(value))
+        if abs(float(value)) > 0 and float(text.replace(",", "")) == 0:
+            # A measured CPU's 0.046 TFLOPS read "0.0": two significant digits instead.
+            return f"{float(value):.2g}"
+        return text
 
     def cell_text(self, row: Row, column_index: int) -> str:
         """What the table shows: the value, in baseline mode with its ratio ("835.5 (×2.7)").

@@ -238,3 +238,24 @@ def test_the_segment_reads_as_the_catalog_writes_it() -> None:
         "Datacenter",
         "Consumer",
     ]
+
+
+def test_a_small_measured_figure_is_not_shown_as_zero() -> None:
+    """A measured CPU's 0.046 TFLOPS read "0.0" in the Compare table (issue 42)."""
+    import datetime as dt
+
+    from catalog_factory import make_entry
+
+    from gpudesk.compare.table import build_comparison
+    from gpudesk.measured import MeasuredSeries
+
+    measured = MeasuredSeries(
+        label="CPU (measured)",
+        catalog_id=None,
+        values={"fp32_tflops": 0.046},
+        measured_at=dt.datetime(2026, 12, 1),
+    )
+    comparison = build_comparison([make_entry("a"), make_entry("b")], measured=measured)
+    row = comparison.row("fp32_tflops")
+    assert comparison.value_text(row, 2) == "0.046"
+    assert comparison.value_text(row, 0) == "20.0"
