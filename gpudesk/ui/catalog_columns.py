@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gpudesk.catalog.metrics import METRICS
-from gpudesk.catalog.names import short_name
+from gpudesk.catalog.names import KIND_LABELS, short_name, status_words
 from gpudesk.catalog.prices import entry_price_label, is_stale, stale_note
 from gpudesk.catalog.query import (
     CatalogFilter,
@@ -214,9 +214,11 @@ COLUMNS: tuple[Column, ...] = (
     _text_column(
         "segment",
         "Segment",
-        lambda entry: entry.segment.value.capitalize() if entry.segment else "",
+        lambda entry: entry.segment.value.capitalize() if entry.segment else None,
     ),
     _text_column("architecture", "Architecture", lambda entry: entry.architecture),
+    _text_column("kind", "Kind", lambda entry: KIND_LABELS[entry.kind], visible=False),
+    _text_column("status", "Status", status_words, visible=False),
     # What an ML buyer compares first comes first, so it is on screen at 1366 px:
     # memory, bandwidth, dense BF16/FP16 tensor, price and rate; then the rest.
     _metric_column("memory_gb"),
