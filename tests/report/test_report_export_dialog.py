@@ -284,7 +284,8 @@ def test_the_radar_is_exported_as_the_compare_tab_shows_it(
     window.built_views = lambda: {"Compare": compare}  # type: ignore[attr-defined]
     dialog = _dialog(window)
     assert dialog.radar_normalisation == choice and dialog.radar_axes == axes
-    assert "log scale · ×10 per ring, outer ring the power of ten above the whole catalog maximum" in dialog.radar_label.text()
+    log_words = "×10 per ring, outer ring the power of ten above the whole catalog maximum"
+    assert f"log scale · {log_words}" in dialog.radar_label.text()
     dialog.set_path(tmp_path / "on-screen.pdf")
     with qtbot.waitSignal(dialog.exported, timeout=30_000):
         assert dialog.start()
@@ -292,7 +293,7 @@ def test_the_radar_is_exported_as_the_compare_tab_shows_it(
         " ".join(page.extract_text().split())
         for page in PdfReader(str(tmp_path / "on-screen.pdf")).pages
     )
-    assert "Log scale · ×10 per ring, outer ring the power of ten above the whole catalog maximum" in text
+    assert f"Log scale · {log_words}" in text
     assert "Linear scale" not in text
     assert "largest value in the whole catalog" in text and "power of ten" in text
     qtbot.waitUntil(lambda: not shiboken6.isValid(dialog) or not dialog.isVisible())
