@@ -83,6 +83,7 @@ def test_the_serving_controls_make_the_request(view: PlanView) -> None:
     assert (request.max_num_seqs, request.max_num_batched_tokens) == (64, 4096)
     # a layout given is the deployment: TP-2 x DP-2 is 4 GPUs
     assert (request.tp, request.pp, request.dp, request.count) == (2, None, 2, 4)
+    assert not form.count_combo.isEnabled() and "TP × PP × DP" in form.count_combo.toolTip()
     # "all at once" and "no cap" are None, as the CLI's defaults
     form.rate_spin.setValue(0)
     form.concurrency_spin.setValue(0)
@@ -92,6 +93,7 @@ def test_the_serving_controls_make_the_request(view: PlanView) -> None:
     form.mode_combo.setCurrentIndex(form.mode_combo.findData("decode"))
     assert not form.load_box.isVisibleTo(form)
     assert form.current_request().rate is None
+    assert form.count_combo.isEnabled()  # decode has no serving layout: "up to N" again
 
 
 def test_expert_parallel_alone_is_refused_in_words(qtbot: QtBot, view: PlanView) -> None:

@@ -268,7 +268,7 @@ class SpeedForm(QWidget):
                 "GPU count are tried and the table names the one used. TP × PP × DP is "
                 "the GPU count"
             )
-            box_combo.currentIndexChanged.connect(self._on_edited)
+            box_combo.currentIndexChanged.connect(self._on_layout_changed)
             self.layout_combos[name] = box_combo
             form.addRow(f"Layout {name.upper()}", box_combo)
 
@@ -289,6 +289,10 @@ class SpeedForm(QWidget):
         self.max_tokens_spin.valueChanged.connect(self._on_edited)
         form.addRow("max_num_batched_tokens", self.max_tokens_spin)
         return box
+
+    def _on_layout_changed(self) -> None:
+        self._sync_enabled()
+        self.edited.emit()
 
     def _ms_spin(self, words: str) -> QDoubleSpinBox:
         spin = forms.number_spin(0, 1e6, 0, 10, " ms", 0)
@@ -323,6 +327,12 @@ class SpeedForm(QWidget):
         self.kv_combo.setEnabled(not train)
         self.batch_spin.setEnabled(mode in (Mode.DECODE, Mode.PREFILL))
         self.load_box.setVisible(mode is Mode.SERVE)
+        # a serving layout given is the deployment: TP x PP x DP GPUs, not "up to N"
+        given = self.layout_given()
+        self.count_combo.setEnabled(not given)
+        self.count_combo.setToolTip(
+            "Set by the layout: TP × PP × DP GPUs" if given else "The most GPUs of one kind tried"
+        )
         self.seq_out_spin.setEnabled(mode in (Mode.DECODE, Mode.SERVE))
         self.tokens_edit.setEnabled(train)
         self.method_combo.setEnabled(train)
