@@ -61,6 +61,7 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
         self.metric_key = DEFAULT_BAR_KEY
         self.bars: list[DrawnBar] = []
         self.stand_ins: dict[str, str] = {}
+        self._top = 1.0
         self._last: tuple[list[CatalogEntry], MeasuredSeries | None] | None = None
 
     def set_style(self, style: ChartStyle) -> None:
@@ -134,7 +135,7 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
             else:
                 text = f"{metric.format(bar.value)} {unit}".strip()
                 if bar.id in self.stand_ins:
-                    text += f" ({self.stand_ins[bar.id]} figure)"
+                    text += f" ({self.stand_ins[bar.id]})"
                 x, color = bar.value, self._style.text
             label = pg.TextItem(text, color=color, anchor=(0, 0.5))
             label.setFont(chart_font(12))
@@ -150,9 +151,25 @@ class BarPlot(pg.PlotItem):  # type: ignore[misc]
         left.setWidth(
             int(max((metrics.horizontalAdvance(name) for _, name in ticks), default=40)) + 18
         )
-        # room on the right for the value text of the longest bar
-        self.setXRange(0, top * 1.22, padding=0)
+        self._top = top
+        self._fit_x_range()
         self.setYRange(-0.6, max(0, count - 1) + 0.6, padding=0)
+
+    def _fit_x_range(self) -> None:
+        """Room right of the longest bar for its value text ("1,835.0 TFLOPS (BF16)" was
+        cut at the edge): as wide as that text is, at the plot's width (1.22 unknown)."""
+        longest = max(
+            (label for label in self._labels if label.pos().x() > 0),
+            key=lambda label: label.pos().x(),
+            default=None,
+        )
+        width = self.getViewBox().width()
+        factor = 1.22
+        if longest is not None and width > 0:
+            text_px = QFontMetricsF(chart_font(12)).horizontalAdvance(longest.toPlainText())
+            share = min(0.6, (text_px + 12) / width)
+            factor = max(factor, 1.0 / (1.0 - share))
+        self.setXRange(0, self._top * factor, padding=0)
 
 
 def _short(name: str, limit: int = 30) -> str:
@@ -170,6 +187,10 @@ class BarChart(pg.PlotWidget):  # type: ignore[misc]
     def set_style(self, style: ChartStyle) -> None:
         self.setBackground(style.background)
         self.plot.set_style(style)
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)
+        self.plot._fit_x_range()  # the value texts' room is in pixels
 
     def data_text(self) -> str:
         """What the chart shows, as text (screen readers, "Copy data as text")."""

@@ -719,6 +719,11 @@ def test_every_chart_draws_the_bf16_stand_in_and_keeps_bare_module_prices_out(
     bars = {bar.id: bar.value for bar in view.bars.plot.bars}
     assert bars == {"gaudi": 1835.0, "card": 165.0}
     assert "(BF16 figure)" in view.bars.data_text()
+    # its value text, "(BF16)" and all, fits right of the longest bar
+    label = max(view.bars.plot._labels, key=lambda item: item.pos().x())
+    assert label.toPlainText().endswith("(BF16)")
+    right = label.mapRectToScene(label.boundingRect()).right()
+    assert right <= view.bars.plot.getViewBox().sceneBoundingRect().right() + 1
     view.x_combo.setCurrentIndex(view.x_combo.findData("price_usd"))
     view.y_combo.setCurrentIndex(view.y_combo.findData("fp16_tensor_tflops"))
     plot = view.scatter.plot
