@@ -173,6 +173,8 @@ class SpeedRequest(BaseModel):
     slo_tpot_ms: float | None = None
     slo_e2e_ms: float | None = None
     slo_share: float = 0.9
+    #: serve with an SLO: requests per rate in the highest-rate search (None: num_prompts)
+    slo_search_prompts: int | None = None
     #: serve: the engine's scheduler limits (None: the engine's defaults for the GPU)
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
@@ -969,6 +971,7 @@ def _serve(
         rate=request.rate if request.rate is not None else math.inf,
         concurrency=request.concurrency,
         slo=slo,
+        search_prompts=request.slo_search_prompts,
     )
     step = instance_step(costs, fit, eff, layout, hop_s=PIPELINE_HOP_S)
     try:
@@ -985,6 +988,11 @@ def _serve(
     )
     bound = max(bound, value)
     low, high = _range(value, spread, bound)
+    offered = math.inf
+    if not math.isinf(load.rate):
+        # a deployment outputs no more than the requests sent ask for
+        offered = load.rate * seq_out
+        high = max(value, min(high, offered))
     steady = decode_step(costs, fit, eff, batch=running, context=context)
     limited = "kv_pool" if run.preemptions else steady.limited_by
     read = costs.weights_read(running) + running * costs.kv_bytes(context)
@@ -1023,6 +1031,7 @@ def _serve(
         "block_size": 16,
         "kv_pool_gb": round(pool / 1e9, 3),
         "num_prompts": request.num_prompts,
+        "slo_search_prompts": request.slo_search_prompts or request.num_prompts,
         "preemptions": run.preemptions,
         "mean_running": round(run.mean_running, 2),
         "peak_running": run.peak_running,

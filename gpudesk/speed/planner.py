@@ -7,6 +7,7 @@ that holds the workload on up to ``max_count`` cards, fastest first.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -170,7 +171,15 @@ def _serve_pool(
     """Serving's KV pool from the memory model; at least one sequence when it holds."""
     if request.mode is not Mode.SERVE or estimate is None:
         return None
-    pool = kv_pool_bytes(entry, estimate, request.count, apple_wired_limit_mb=apple_wired_limit_mb)
+    pool = kv_pool_bytes(
+        entry,
+        estimate,
+        request.count,
+        apple_wired_limit_mb=apple_wired_limit_mb,
+        gpu_memory_utilization=request.gpu_memory_utilization,
+        max_num_batched_tokens=request.max_num_batched_tokens,
+        max_num_seqs=request.max_num_seqs,
+    )
     resolved = request.resolved()
     assert resolved.seq_in is not None and resolved.seq_out is not None
     return max(pool, costs.kv_bytes(resolved.seq_in + resolved.seq_out))
@@ -298,9 +307,18 @@ def speed_cells(
     workload: SpeedWorkload, entries: Sequence[CatalogEntry], fitted: FittedParams | None = None
 ) -> list[SpeedEstimate | None]:
     """Per entry, the workload's estimate on the fewest of 1, 2, 4, 8 cards that hold it
-    (None when none do), priced with the default :class:`CostSettings`: the "tokens/s
-    for ..." row of a comparison. Only ``entries`` are estimated (:func:`best_estimates`)."""
-    return best_estimates(entries, workload.costs, workload.request, fitted=fitted)
+    (None when none do, or the engine cannot run it: :func:`split_supported`), priced
+    with the default :class:`CostSettings`: the "tokens/s for ..." row of a comparison.
+    Only ``entries`` are estimated (:func:`best_estimates`)."""
+    runnable = {entry.id for entry in split_supported(entries, workload.request)[0]}
+    found = best_estimates(
+        [entry for entry in entries if entry.id in runnable],
+        workload.costs,
+        workload.request,
+        fitted=fitted,
+    )
+    by_id = {item.gpu_id: item for item in found if item is not None}
+    return [by_id.get(entry.id) for entry in entries]
 
 
 def speed_cell_text(estimate: SpeedEstimate | None) -> str:
@@ -353,11 +371,30 @@ def split_supported(
             backend=request.backend,
             mode=request.mode,
         )
-        if support.supported:
-            runnable.append(entry)
-        else:
+        if not support.supported:
             refused.append((entry.id, support.reason or "not supported"))
+            continue
+        missing = missing_figures(entry)
+        if missing is not None:
+            refused.append((entry.id, missing))
+            continue
+        runnable.append(entry)
     return runnable, refused
+
+
+def missing_figures(entry: CatalogEntry) -> str | None:
+    """Why the speed model cannot estimate ``entry`` (an announced part whose vendor has
+    published no bandwidth or compute figure yet), or None."""
+    try:
+        rates = rates_for(entry)
+    except (TypeError, ValueError, AttributeError):
+        rates = None
+    if rates is None or rates.bandwidth_gbs <= 0 or rates.fp16_tflops <= 0:
+        return (
+            f"{entry.name}: its vendor has published no memory-bandwidth or compute figure "
+            "yet, so no speed can be estimated"
+        )
+    return None
 
 
 def _with_memory(
@@ -482,13 +519,25 @@ def best_estimates(
     estimate = memory_estimate(costs, request)
     out: list[SpeedEstimate | None] = []
     forced = request.gpu_layers is not None or request.cpu_moe is not None
+    # Serving with an SLO: counts and layouts are chosen by throughput, then the chosen one
+    # is judged against the SLO (its highest-rate search on RANK_SLO_PROMPTS requests).
+    explore = request
+    if request.mode is Mode.SERVE and (request.has_slo or request.num_prompts > RANK_PROMPTS):
+        explore = request.model_copy(
+            update={
+                "slo_ttft_ms": None,
+                "slo_tpot_ms": None,
+                "slo_e2e_ms": None,
+                "num_prompts": min(request.num_prompts, RANK_PROMPTS),
+            }
+        )
     for entry in entries:
         rates = (calibrated or {}).get(entry.id) or rates_for(entry)
         best: SpeedEstimate | None = None
         for count in [] if forced else counts:
             if not holds_at(entry, estimate, count, apple_wired_limit_mb=apple_wired_limit_mb):
                 continue
-            candidate = request.model_copy(update={"count": count})
+            candidate = explore.model_copy(update={"count": count})
             try:
                 found = _layout_estimate(
                     entry, rates, costs, candidate, estimate, fitted, apple_wired_limit_mb
@@ -499,8 +548,12 @@ def best_estimates(
                 found.tokens_per_s / found.count > best.tokens_per_s / best.count * 1.0001
             ):
                 best = found
-            if request.mode is not Mode.SERVE:
+            if request.mode is not Mode.SERVE or _keeps_up(found, explore):
                 break
+        if best is not None and explore is not request:
+            best = _judged(
+                entry, rates, costs, request, best, estimate, fitted, apple_wired_limit_mb
+            )
         if best is None:
             best = _offloaded(
                 entry, rates, costs, request, estimate, fitted, hosts, apple_wired_limit_mb
@@ -511,6 +564,47 @@ def best_estimates(
         best = _with_memory(best, entry, estimate, apple_wired_limit_mb, request)
         out.append(with_costs(best, entry, settings))
     return out
+
+
+#: Requests per simulated rate in the highest-rate search when ranking many GPUs (a full
+#: run's num_prompts for one GPU): the benchmark harness measures what this moves.
+RANK_SLO_PROMPTS = 1000
+#: Requests simulated per count and layout tried when choosing one; the chosen one runs
+#: the full num_prompts.
+RANK_PROMPTS = 100
+
+
+def _keeps_up(found: SpeedEstimate, request: SpeedRequest) -> bool:
+    """Serving at a finite rate: whether ``found`` outputs what the requests ask for, so
+    that more GPUs could only output the same with less per GPU."""
+    if request.rate is None or math.isinf(request.rate) or request.seq_out is None:
+        return False
+    return found.tokens_per_s >= 0.98 * request.rate * request.seq_out
+
+
+def _judged(
+    entry: CatalogEntry,
+    rates: DeviceRates,
+    costs: ModelCosts,
+    request: SpeedRequest,
+    chosen: SpeedEstimate,
+    estimate: MemoryEstimate | None,
+    fitted: FittedParams | None,
+    apple_wired_limit_mb: int | None,
+) -> SpeedEstimate:
+    """``chosen`` (count and layout picked by throughput on fewer requests) run again
+    with the full traffic and the SLO."""
+    assert chosen.layout is not None
+    layout = chosen.layout
+    update: dict[str, object] = {
+        "count": chosen.count,
+    }
+    if request.has_slo:
+        update["slo_search_prompts"] = min(request.num_prompts, RANK_SLO_PROMPTS)
+    if not request.engine.splits_layers:
+        update.update({name: layout[name] for name in _LAYOUT_FIELDS})
+    judged = request.model_copy(update=update)
+    return _layout_estimate(entry, rates, costs, judged, estimate, fitted, apple_wired_limit_mb)
 
 
 def replica_sizes(count: int) -> list[int]:

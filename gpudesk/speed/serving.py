@@ -332,6 +332,8 @@ class _Engine:
         #: set by a jump over pure-decode steps: the time after it and running x steps
         self.now = 0.0
         self.jumped_running = 0
+        #: the last single step's duration (a cheap guess of the next one's)
+        self.last_duration = 0.0
 
     @property
     def running(self) -> int:
@@ -423,8 +425,13 @@ def _jump_decodes(
     decodes = len(engine.decoding)
     if not decodes or engine.prefilling:
         return False
-    if engine.waiting and engine.running < engine.config.max_num_seqs:
-        return False
+    if engine.waiting and decodes < engine.config.max_num_seqs:
+        head = engine.waiting[0]
+        budget = engine.config.max_num_batched_tokens - decodes
+        first_chunk = min(head.to_compute, max(budget, 0))
+        if budget > 0 and _blocks(first_chunk, engine.bs) <= engine.free_blocks:
+            return False  # it would be admitted: step by step
+        # it waits for blocks, which only a finish gives back (the jump stops before one)
     while engine.finishing:
         _finish_step, version, index = engine.finishing[0]
         request = engine.requests[index]
@@ -441,10 +448,18 @@ def _jump_decodes(
         step = engine.step + 1 + offset
         return StepShape(0, 0.0, 0, decodes, engine.decoding_base_sum + decodes * step)
 
+    arriving = can_send and next_send < len(arrivals) and decodes < engine.config.max_num_seqs
+    # cheap first: the last step's length says whether an arrival is too close
+    if (
+        arriving
+        and engine.last_duration > 0
+        and (arrivals[next_send] - now) / engine.last_duration < 2 * JUMP_GROUPS
+    ):
+        return False
     first = step_cost(shape_at(0))
     if not first > 0 or math.isinf(first):
         return False
-    if can_send and next_send < len(arrivals) and engine.running < engine.config.max_num_seqs:
+    if arriving:
         steps = min(steps, math.floor((arrivals[next_send] - now) / first))
     cycles_free = engine.free_blocks // decodes
     if _new_blocks(engine, steps) > engine.free_blocks:
@@ -542,7 +557,7 @@ def simulate(config: SchedulerConfig, traffic: Traffic, step_cost: StepCost) -> 
         engine.decode_allocated = True
         budget -= len(engine.decoding)
         chunks: list[tuple[_Request, int]] = []
-        for request in list(engine.prefilling):
+        for request in list(engine.prefilling) if engine.prefilling else ():
             if not request.running:
                 continue
             chunk = min(request.to_compute - request.computed, budget, threshold)
@@ -572,20 +587,26 @@ def simulate(config: SchedulerConfig, traffic: Traffic, step_cost: StepCost) -> 
                 engine.admit(request)
                 budget -= chunk
                 chunks.append((request, chunk))
-        peak_running = max(peak_running, engine.running)
-        running_sum += engine.running
         decodes = len(engine.decoding)
-        shape = StepShape(
-            prefill_tokens=sum(chunk for _, chunk in chunks),
-            prefill_pairs=sum(chunk * (request.computed + chunk / 2) for request, chunk in chunks),
-            prefill_chunks=len(chunks),
-            decodes=decodes,
-            decode_context=engine.decoding_base_sum + decodes * engine.step,
-        )
+        running_now = decodes + len(engine.prefilling)
+        if running_now > peak_running:
+            peak_running = running_now
+        running_sum += running_now
+        if chunks:
+            shape = StepShape(
+                sum(chunk for _, chunk in chunks),
+                sum(chunk * (request.computed + chunk / 2) for request, chunk in chunks),
+                len(chunks),
+                decodes,
+                engine.decoding_base_sum + decodes * engine.step,
+            )
+        else:
+            shape = StepShape(0, 0.0, 0, decodes, engine.decoding_base_sum + decodes * engine.step)
         duration = step_cost(shape)
         if not duration > 0 or math.isinf(duration):
             raise SimulationError(f"a step ({shape}) took {duration} s")
         now += duration
+        engine.last_duration = duration
         if decodes:
             itl_counts[duration] = itl_counts.get(duration, 0) + decodes
         for request, chunk in chunks:

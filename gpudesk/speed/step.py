@@ -21,7 +21,20 @@ to the mixed steps a serving engine runs.
 
 from __future__ import annotations
 
-from gpudesk.speed.physics import Efficiency, Gpus, ModelCosts, StepTimes, tp_comm_s
+import math
+from collections.abc import Callable
+
+from gpudesk.speed.physics import (
+    ACTIVATION_BYTES,
+    ALLREDUCE_LATENCY_S,
+    ALLREDUCES_PER_LAYER,
+    LINK_EFFICIENCY,
+    Efficiency,
+    Gpus,
+    ModelCosts,
+    StepTimes,
+    tp_comm_s,
+)
 from gpudesk.speed.serving import StepShape
 
 
@@ -72,3 +85,76 @@ def step_time(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape) 
 def step_seconds(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape) -> float:
     """:func:`step_time`'s total."""
     return step_time(costs, gpus, eff, shape).total_s
+
+
+def step_seconds_fn(costs: ModelCosts, gpus: Gpus, eff: Efficiency) -> Callable[[StepShape], float]:
+    """:func:`step_seconds` with every constant of the model and GPUs worked out once: the
+    simulator asks for millions of steps (a test checks it agrees with :func:`step_time`)."""
+    layers = costs.layers
+    per_layer_kv = costs.kv_bytes_per_token / layers if layers > 0 else 0.0
+    full, sliding, window = costs.full_layers, costs.sliding_layers, costs.sliding_window
+    bandwidth = gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus)
+    flops = gpus.flops_s
+    peak = gpus.peak_tflops
+    active2 = 2.0 * costs.matmul_params_active
+    width4 = 4.0 * costs.attention_width
+    hidden = costs.hidden
+    fixed = layers * eff.layer_s + ((gpus.count - 1) * eff.hop_s if gpus.layer_split else 0.0)
+    tensor_parallel = gpus.tensor_parallel
+    ring = 2 * (gpus.count - 1) / gpus.count if gpus.count else 0.0
+    link = gpus.link_gbs * 1e9 * LINK_EFFICIENCY
+    dense = costs.experts is None or costs.active_experts is None
+    streamed = costs.streamed_bytes
+    share = routed = 0.0
+    if not dense:
+        assert costs.experts is not None and costs.active_experts is not None
+        share = costs.active_experts / costs.experts
+        unread = max(0.0, costs.in_memory_bytes - costs.input_embedding_bytes - streamed)
+        routed = unread / (1 - share) if share < 1 else 0.0
+
+    def attended(context: float) -> float:
+        if window is None:
+            return (full + sliding) * context
+        return full * context + sliding * min(context, window)
+
+    def seconds(shape: StepShape) -> float:
+        decodes = shape.decodes
+        prompt = shape.prefill_tokens
+        tokens = prompt + decodes
+        mean_context = shape.decode_context / decodes if decodes else 0.0
+        if dense or tokens <= 1:
+            weights = streamed
+        else:
+            weights = streamed - share * routed + (1 - (1 - share) ** tokens) * routed
+        kv = decodes * per_layer_kv * attended(mean_context) if mean_context > 0 else 0.0
+        memory = (weights + eff.kv_factor * kv) / bandwidth
+        decode_attention = decodes * width4 * attended(mean_context)
+        if prompt > 0:
+            if eff.gemm_half <= 0:
+                gemm = eff.compute
+            else:
+                size = max(1.0, tokens) * hidden
+                gemm = eff.compute * size / (size + eff.gemm_half * peak)
+            if sliding and window is not None:
+                reach = min(shape.prefill_pairs / prompt, window)
+                pairs = full * shape.prefill_pairs + sliding * prompt * reach
+            else:
+                pairs = (full + sliding) * shape.prefill_pairs
+            compute = (
+                active2 * tokens / (flops * gemm)
+                + width4 * pairs / (flops * gemm * eff.attention)
+                + decode_attention / (flops * eff.compute)
+            )
+        else:
+            compute = (decodes * active2 + decode_attention) / (flops * eff.compute)
+        total = max(memory, compute) + fixed + decodes * eff.sequence_s
+        if tensor_parallel and tokens > 0:
+            if link <= 0:
+                return math.inf
+            size_bytes = tokens * hidden * ACTIVATION_BYTES
+            total += (
+                ALLREDUCES_PER_LAYER * layers * (ALLREDUCE_LATENCY_S + ring * size_bytes / link)
+            )
+        return total
+
+    return seconds

@@ -115,6 +115,8 @@ class Family(StrEnum):
     NEURON = "neuron"  # AWS Trainium / Inferentia
     ASCEND = "ascend"
     QUALCOMM = "qualcomm"
+    #: the host processor (``speed --verify``'s "this machine's CPU" device)
+    CPU = "cpu"
     OTHER = "other"
 
 
@@ -172,6 +174,7 @@ _VENDORS = {
     "amazon": Family.NEURON,
     "huawei": Family.ASCEND,
     "qualcomm": Family.QUALCOMM,
+    "cpu": Family.CPU,
 }
 
 
@@ -644,6 +647,7 @@ _LLAMA_DEFAULT = {
     Family.AMD: Backend.ROCM,
     Family.APPLE: Backend.METAL,
     Family.INTEL_GPU: Backend.SYCL,
+    Family.CPU: Backend.CPU,
 }
 #: backends whose flash attention takes q8_0/q4_0 K and V, and which have MXFP4 kernels
 _LLAMA_QUANT_KV = frozenset(

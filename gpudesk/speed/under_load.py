@@ -22,7 +22,7 @@ from gpudesk.speed.serving import (
     Traffic,
     simulate,
 )
-from gpudesk.speed.step import step_seconds
+from gpudesk.speed.step import step_seconds_fn
 
 #: The vLLM release whose defaults are modelled; the rule below holds from 0.9.0 to 0.19.1.
 VLLM_VERSION = "0.11.0"
@@ -41,9 +41,11 @@ LLAMA_CPP_DEFAULTS_SOURCE = (
 )
 #: GiB of one GPU from which vLLM picks its large defaults
 VLLM_LARGE_GPU_GIB = 70
-#: Highest-rate search: rates tried between the saturated throughput / this and x1.25 of it
+#: Highest-rate search: down from the saturated request rate by this factor at a time,
+#: to at most the saturated rate / RATE_SEARCH_SPAN, then bisected (to within 1.4%)
+RATE_BRACKET = 0.7
 RATE_SEARCH_SPAN = 1000.0
-RATE_SEARCH_STEPS = 12
+RATE_SEARCH_STEPS = 4
 #: Share of requests that must meet every SLO bound, unless ``p=`` says otherwise
 DEFAULT_SLO_SHARE = 0.9
 
@@ -219,6 +221,8 @@ class LoadSpec:
     length_spread: float = 0.0
     prefix_hit: float = 0.0
     seed: int = 0
+    #: requests per simulated rate in the highest-rate search (None: num_prompts)
+    search_prompts: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,9 +270,12 @@ def instance_step(
     """Seconds of one step of one instance: ``gpus`` is the tensor-parallel group; with
     pipeline stages each step passes through every stage in turn (``hop_s`` each)."""
     hops = (layout.pp - 1) * hop_s
+    one_pass = step_seconds_fn(costs, gpus, eff)
+    if not hops:
+        return one_pass
 
     def seconds(shape: StepShape) -> float:
-        return step_seconds(costs, gpus, eff, shape) + hops
+        return one_pass(shape) + hops
 
     return seconds
 
@@ -333,7 +340,10 @@ def serve_under_load(
     result = replace(result, goodput_rps=goodput, slo_share_met=share)
     if not find_max_rate:
         return result
-    best, curve = max_rate_at_slo(config, load, layout, step)
+    search = load
+    if load.search_prompts is not None:
+        search = replace(load, num_prompts=min(load.num_prompts, load.search_prompts))
+    best, curve = max_rate_at_slo(config, search, layout, step)
     return replace(result, max_rate_at_slo=best, rate_curve=curve)
 
 
@@ -341,8 +351,11 @@ def max_rate_at_slo(
     config: SchedulerConfig, load: LoadSpec, layout: Layout, step: StepSeconds
 ) -> tuple[float | None, tuple[tuple[float, float, float, float, float, float], ...]]:
     """The highest Poisson request rate (whole deployment) at which at least the SLO's
-    share of requests meets every bound: a search between the saturated request rate
-    / :data:`RATE_SEARCH_SPAN` and 1.25 x it. None when even the lowest rate fails.
+    share of requests meets every bound. No rate above the saturated request rate (all
+    sent at once) can be served, so the search steps down from it by x
+    :data:`RATE_BRACKET` until a rate meets the SLO, then bisects that bracket
+    :data:`RATE_SEARCH_STEPS` times (in log space); None when no rate down to the
+    saturated rate / :data:`RATE_SEARCH_SPAN` meets it.
 
     Also the rates tried: (rate, share met, TTFT p50, TTFT p90, TPOT p50, TPOT p90).
     """
@@ -351,7 +364,7 @@ def max_rate_at_slo(
     copies = layout.dp * layout.pp
     tried: dict[float, tuple[float, float, float, float, float, float]] = {}
 
-    def share_at(rate: float) -> float:
+    def meets(rate: float) -> bool:
         run = simulate(config, _traffic(load, layout, rate), step)
         share = run.share_meeting(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, e2e_ms=slo.e2e_ms)
         tried[rate] = (
@@ -362,25 +375,27 @@ def max_rate_at_slo(
             run.tpot_ms.p50,
             run.tpot_ms.p90,
         )
-        return share
+        return share >= slo.share
 
     saturated = simulate(config, _traffic(load, layout, math.inf), step).requests_per_s * copies
-    high = saturated * 1.25
-    low = saturated / RATE_SEARCH_SPAN
-    if share_at(high) >= slo.share:
-        best: float | None = high
-    elif share_at(low) < slo.share:
-        best = None
-    else:
-        for _ in range(RATE_SEARCH_STEPS):
-            middle = math.sqrt(low * high)
-            if share_at(middle) >= slo.share:
-                low = middle
-            else:
-                high = middle
-        best = low
-    curve = tuple(tried[rate] for rate in sorted(tried))
-    return best, curve
+    high = saturated
+    if meets(high):
+        return high, tuple(tried[rate] for rate in sorted(tried))
+    floor = saturated / RATE_SEARCH_SPAN
+    if not meets(floor):  # requests that barely overlap miss it too: no rate meets it
+        return None, tuple(tried[rate] for rate in sorted(tried))
+    low = high * RATE_BRACKET
+    while low > floor and not meets(low):
+        high = low
+        low *= RATE_BRACKET
+    low = max(low, floor)
+    for _ in range(RATE_SEARCH_STEPS):
+        middle = math.sqrt(low * high)
+        if meets(middle):
+            low = middle
+        else:
+            high = middle
+    return low, tuple(tried[rate] for rate in sorted(tried))
 
 
 __all__ = [

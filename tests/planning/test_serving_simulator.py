@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from gpudesk.speed import serving
+from gpudesk.speed.physics import Efficiency, Gpus, ModelCosts, decode_step
 from gpudesk.speed.serving import (
     SchedulerConfig,
     SimulationError,
@@ -18,6 +19,7 @@ from gpudesk.speed.serving import (
     simulate,
     weighted_percentile,
 )
+from gpudesk.speed.step import step_seconds_fn, step_time
 
 STEP = 0.01
 
@@ -203,3 +205,54 @@ def test_any_traffic_runs_within_the_engine_limits_or_is_refused(
         assert tpot >= 0
     lengths = serving.request_lengths(traffic)
     assert run.output_tokens == sum(output for _, output in lengths)
+
+
+def _model_costs(name: str) -> ModelCosts:
+    from gpudesk.speed.estimate import KvFormat, model_costs
+    from gpudesk.speed.shapes import shape_for
+    from gpudesk.workload.quant import QuantFormat
+
+    return model_costs(shape_for(name), QuantFormat.BF16, KvFormat.FP16)
+
+
+@given(
+    model=st.sampled_from(["llama-3.1-70b", "qwen3-30b-a3b", "gpt-oss-20b", "gemma-3-27b"]),
+    gpus=st.sampled_from(
+        [
+            Gpus(3350.0, 989.0, 8, False, True, 450.0),
+            Gpus(1008.0, 165.0, 1),
+            Gpus(1008.0, 165.0, 4, True),
+            Gpus(936.0, 142.0, 2, False, False, 31.5),
+        ]
+    ),
+    decodes=st.integers(0, 400),
+    prompt=st.one_of(st.just(0), st.integers(1, 16_384)),
+    reach=st.floats(0.5, 30_000),
+    context=st.floats(1, 30_000),
+)
+def test_the_simulators_step_cost_is_the_step_model(
+    model: str, gpus: Gpus, decodes: int, prompt: int, reach: float, context: float
+) -> None:
+    """step_seconds_fn (constants worked out once) = step_time, for any step."""
+    if decodes + prompt == 0:
+        decodes = 1
+    costs = _model_costs(model)
+    eff = Efficiency(
+        bandwidth=0.8, compute=0.7, layer_s=3e-5, kv_factor=1.1, hop_s=5e-5,
+        sequence_s=1e-6, gemm_half=6000.0, attention=0.3, hbm=0.9,
+    )  # fmt: skip
+    shape = StepShape(prompt, prompt * reach, 1 if prompt else 0, decodes, decodes * context)
+    assert step_seconds_fn(costs, gpus, eff)(shape) == pytest.approx(
+        step_time(costs, gpus, eff, shape).total_s, rel=1e-12
+    )
+
+
+def test_a_decode_step_is_the_fitted_decode_formula() -> None:
+    costs = _model_costs("llama-3.1-70b")
+    gpus = Gpus(3350.0, 989.0, 8, False, True, 450.0)
+    eff = Efficiency(bandwidth=0.8, compute=0.7, layer_s=3e-5, sequence_s=1e-6, kv_factor=1.1)
+    for batch, context in ((1, 512), (64, 1500), (256, 8000)):
+        shape = StepShape(0, 0.0, 0, batch, batch * context)
+        assert step_time(costs, gpus, eff, shape).total_s == pytest.approx(
+            decode_step(costs, gpus, eff, batch=batch, context=context).total_s
+        )

@@ -19,13 +19,18 @@ from gpudesk.speed.estimate import (
     model_costs,
 )
 from gpudesk.speed.hardware import DeviceRates, Precision, rates_for
-from gpudesk.speed.planner import estimate_for
+from gpudesk.speed.planner import estimate_for, missing_figures
 from gpudesk.speed.shapes import shape_for
 from gpudesk.workload.quant import QuantFormat
 
 
 def _catalog_rates():  # type: ignore[no-untyped-def]
-    return [rates_for(entry) for entry in load_catalog([], include_user=False).entries]
+    # announced parts whose vendor published no figures yet are never estimated
+    return [
+        rates_for(entry)
+        for entry in load_catalog([], include_user=False).entries
+        if missing_figures(entry) is None
+    ]
 
 
 def _order_violations(
