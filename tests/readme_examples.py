@@ -1,12 +1,14 @@
-"""Run the README's shell examples as pasted: ``python tests/readme_examples.py [README]``.
+"""Run the documentation's shell examples as pasted: ``python tests/readme_examples.py [FILE...]``.
 
-Every fenced block tagged ``sh``, ``bash``, ``shell`` or ``console`` is read command by
-command (a line ending in ``\\`` continues) and run with bash, one after another, in a
-throwaway folder that links to the checkout's top-level files (so ``catalog`` and
-``tests`` resolve, and whatever a command writes lands in the throwaway folder) and with
-a throwaway ``HOME`` (a new user: no catalog folder, no history, no settings). ``gpudesk``
-is found on ``PATH`` as after ``source .venv/bin/activate``: this interpreter's folder
-comes first.
+Without arguments it reads ``README.md`` and every ``docs/**/*.md`` page (what a reader
+pastes from); with arguments, those Markdown files. Every fenced block tagged ``sh``,
+``bash``, ``shell`` or ``console`` is read command by command (a line ending in ``\\``
+continues) and run with bash, one after another. Each page runs in its own throwaway
+folder that links to the checkout's top-level files (so ``catalog`` and ``tests``
+resolve, and whatever a command writes lands in the throwaway folder) with its own
+throwaway ``HOME`` (a new user: no catalog folder, no history, no settings), as a reader
+who opens that page alone would paste it. ``gpudesk`` is found on ``PATH`` as after
+``source .venv/bin/activate``: this interpreter's folder comes first.
 
 Markers, as shell comments (so a pasted block still runs):
 
@@ -19,7 +21,7 @@ Markers, as shell comments (so a pasted block still runs):
 
 Blocks tagged ``text`` (or with no tag) are never run: use them for output samples and
 usage synopses with ``[OPTIONAL]`` parts. Exit status: 0 when every command that ran
-exited as accepted, 1 otherwise, 2 for a README that cannot be read.
+exited as accepted, 1 otherwise, 2 for a file that cannot be read.
 """
 
 from __future__ import annotations
@@ -134,8 +136,9 @@ def _block_examples(body: list[tuple[int, str]]) -> list[Example]:
     return examples
 
 
-def run(examples: list[Example], checkout: Path) -> int:
-    """Run what is not skipped; print one line per command; the failures' count."""
+def run(examples: list[Example], checkout: Path, label: str = "README.md") -> int:
+    """Run what is not skipped, in a fresh folder and HOME; one line per command; the
+    failures' count. ``label`` names the page in each line (``docs/fit.md:12``)."""
     failures = 0
     bin_dir = str(Path(sys.executable).parent)
     with tempfile.TemporaryDirectory(prefix="gpudesk-readme-") as scratch:
@@ -155,7 +158,7 @@ def run(examples: list[Example], checkout: Path) -> int:
         env.pop("WAYLAND_DISPLAY", None)
         for example in examples:
             if example.skip:
-                print(f"skip  README:{example.line}: {example.command}  ({example.skip})")
+                print(f"skip  {label}:{example.line}: {example.command}  ({example.skip})")
                 continue
             started = time.monotonic()
             try:
@@ -170,14 +173,14 @@ def run(examples: list[Example], checkout: Path) -> int:
                 )
             except subprocess.TimeoutExpired:
                 failures += 1
-                print(f"FAIL  README:{example.line}: {example.command}  (over {TIMEOUT_S} s)")
+                print(f"FAIL  {label}:{example.line}: {example.command}  (over {TIMEOUT_S} s)")
                 continue
             took = time.monotonic() - started
             if done.returncode in example.exits:
-                print(f"ok    README:{example.line}: {example.command}  ({took:.1f} s)")
+                print(f"ok    {label}:{example.line}: {example.command}  ({took:.1f} s)")
                 continue
             failures += 1
-            print(f"FAIL  README:{example.line}: {example.command}  (exit {done.returncode})")
+            print(f"FAIL  {label}:{example.line}: {example.command}  (exit {done.returncode})")
             for stream in (done.stdout, done.stderr):
                 tail = stream.strip().splitlines()[-8:]
                 for line in tail:
@@ -185,20 +188,37 @@ def run(examples: list[Example], checkout: Path) -> int:
     return failures
 
 
+def documents(checkout: Path) -> list[Path]:
+    """The pages a reader pastes from: ``README.md``, then ``docs/**/*.md`` in path order."""
+    return [checkout / "README.md", *sorted((checkout / "docs").rglob("*.md"))]
+
+
+def _label(path: Path, checkout: Path) -> str:
+    try:
+        return path.resolve().relative_to(checkout).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def main(argv: list[str]) -> int:
     checkout = Path(__file__).resolve().parents[1]
-    readme = Path(argv[0]) if argv else checkout / "README.md"
-    try:
-        examples = extract(readme.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        print(f"readme_examples: {readme}: {exc}", file=sys.stderr)
-        return 2
+    pages = [Path(arg) for arg in argv] if argv else documents(checkout)
+    read: list[tuple[Path, list[Example]]] = []
+    for page in pages:
+        try:
+            read.append((page, extract(page.read_text(encoding="utf-8"))))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            print(f"readme_examples: {page}: {exc}", file=sys.stderr)
+            return 2
     if shutil.which("bash") is None:
         print("readme_examples: bash is needed", file=sys.stderr)
         return 2
-    failures = run(examples, checkout)
-    ran = sum(1 for example in examples if not example.skip)
-    print(f"readme_examples: {ran} run, {len(examples) - ran} skipped, {failures} failed")
+    failures = ran = skipped = 0
+    for page, examples in read:
+        failures += run(examples, checkout, _label(page, checkout))
+        ran += sum(1 for example in examples if not example.skip)
+        skipped += sum(1 for example in examples if example.skip)
+    print(f"readme_examples: {len(read)} pages, {ran} run, {skipped} skipped, {failures} failed")
     return 1 if failures else 0
 
 
