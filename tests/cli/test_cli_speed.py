@@ -1,4 +1,4 @@
-"""``gpudesk speed`` end to end on the bundled catalog: the README examples, JSON, errors."""
+"""``gpudesk speed`` end to end on the bundled catalog: docs/speed.md's examples, JSON, errors."""
 
 from __future__ import annotations
 

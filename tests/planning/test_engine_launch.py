@@ -289,7 +289,7 @@ def test_ten_held_out_logs_including_tensor_parallel_ones_check_the_model() -> N
     assert len(errors) >= 10
     assert len(tensor_parallel) >= 4
     assert all(abs(error) < 0.05 for error in errors.values())
-    # the README's validation figures (median and largest held-out error)
+    # docs/plan.md's validation figures (median and largest held-out error)
     assert statistics.median(abs(e) for e in errors.values()) < 0.005
     assert max(abs(e) for e in errors.values()) < 0.05
 

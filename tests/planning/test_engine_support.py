@@ -1,7 +1,7 @@
 """The engine-support table (issue 41 item 5): only what a device can run is ranked.
 
 Every decision names the cited row that made it; a refusal is a sentence a user can act
-on; the README's TensorRT-LLM FP8 example keeps only NVIDIA compute capability 8.9+.
+on; docs/speed.md's TensorRT-LLM FP8 example keeps only NVIDIA compute capability 8.9+.
 """
 
 from __future__ import annotations

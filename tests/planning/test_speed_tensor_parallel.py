@@ -168,7 +168,7 @@ def test_eight_h100s_serve_a_70b_on_the_layout_given_or_the_best_one() -> None:
 
 
 def test_readme_tensorrt_llm_fp8_example_ranks_only_what_can_run_it() -> None:
-    """The README's 70B FP8 TensorRT-LLM example: only NVIDIA GPUs of compute capability
+    """docs/speed.md's 70B FP8 TensorRT-LLM example: only NVIDIA GPUs of compute capability
     8.9 or later are ranked; the others are named with a reason."""
     ranked = rank_catalog(list(_entries().values()), _costs(), _serve())
     by_id = _entries()
