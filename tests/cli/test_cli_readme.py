@@ -163,3 +163,26 @@ def test_every_relative_link_and_anchor_in_the_readme_and_docs_resolves() -> Non
                 assert anchor in _anchors(linked), f"{where}: no such heading"
             checked += 1
     assert checked >= 30
+
+
+def test_every_docs_page_can_be_reached_from_the_readme() -> None:
+    """A page nobody links to is a page nobody reads: following relative links from the
+    README reaches every docs/**/*.md page."""
+    reached = {README.resolve()}
+    todo = [README.resolve()]
+    while todo:
+        page = todo.pop()
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        for target in re.findall(r"\]\(([^)#\s]+\.md)(?:#[^)\s]*)?\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            linked = (page.parent / target).resolve()
+            if linked.is_file() and linked not in reached:
+                reached.add(linked)
+                todo.append(linked)
+    pages = {page.resolve() for page in (CHECKOUT / "docs").rglob("*.md")}
+    unreached = sorted(str(page.relative_to(CHECKOUT)) for page in pages - reached)
+    assert not unreached, (
+        f"no link leads to {unreached}: link them from the README's 'Where to read on'"
+    )
+    assert len(pages) >= 15
