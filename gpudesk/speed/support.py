@@ -427,6 +427,13 @@ def _vllm(device: Device, quant: QuantFormat, kv: KvFormat) -> Support:
 
 def _vllm_platform(device: Device) -> Support | None:
     family = device.family
+    if family is Family.CPU:
+        # vLLM has CPU builds, but GPUDesk estimates and measures vLLM on GPUs only
+        return _no(
+            "vllm-cuda",
+            f"GPUDesk estimates vLLM on GPUs, not {device.name}: try --engine llama.cpp "
+            "(its CPU backend) or give --gpu this machine's GPU",
+        )
     if family is Family.NVIDIA:
         if device.capability is None:
             return _unplaced(device, "vLLM")

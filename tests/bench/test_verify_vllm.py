@@ -133,8 +133,9 @@ def test_speed_verify_with_vllm_prints_stores_and_imports(
 @pytest.mark.parametrize(
     ("extra", "words"),
     [
-        (["--gpu", "cpu"], "measures a GPU"),
-        (["--gpu", "h100-sxm5", "--quant", "q4_k_m"], "measures bf16, fp16 or fp8"),
+        # the engine table refuses both before a measurement is tried
+        (["--gpu", "cpu"], "give --gpu this machine's GPU"),
+        (["--gpu", "h100-sxm5", "--quant", "q4_k_m"], "GGUF"),
     ],
 )
 def test_speed_verify_with_vllm_refuses_what_it_cannot_measure(
