@@ -24,7 +24,10 @@ def add_emit_arguments(parser: argparse.ArgumentParser, *, with_gpu: bool) -> No
     )
     if with_gpu:
         group.add_argument(
-            "--gpu", metavar="NAME", help="with --emit: the catalog GPU to size the command for"
+            "--gpu",
+            metavar="NAME",
+            help="answer for this catalog GPU: does it fit, on how many, the longest context "
+            "(with --emit: the GPU the command is sized for)",
         )
     group.add_argument(
         "--gpu-memory-utilization",
@@ -55,6 +58,15 @@ def _model_ref(model: Any, model_file: Any, args: argparse.Namespace, engine: st
     return "MODEL"
 
 
+def _preset_id(model: Any, model_file: Any, args: argparse.Namespace) -> str | None:
+    """The preset a command's repository comes from (None: the user's own file or config)."""
+    if model_file is not None or getattr(args, "config", None) is not None:
+        return None
+    if getattr(args, "model", None) is None:
+        return None
+    return getattr(model, "id", None)
+
+
 def _utilisation(args: argparse.Namespace) -> float:
     value = getattr(args, "emit_utilisation", None)
     if value is None:
@@ -82,22 +94,32 @@ def emit_for(
     max_num_seqs: int | None,
     gpu_layers: int | None = None,
     cpu_moe: int = 0,
+    context_fixed: bool = False,
 ) -> dict[str, Any]:
     """The ``emit`` document (:func:`gpudesk.engines.emit.launch_document`) for the
-    flags' utilisation and model.
+    flags' utilisation and model, naming a checkpoint in the weights' format
+    (:func:`gpudesk.engines.checkpoints.checkpoint_for`). ``context_fixed``: the user
+    chose the context (``--seq``), so an engine pool too small for it is refused.
 
     Raises:
         CliError: a bad ``--gpu-memory-utilization``, or no command for this (exit 2).
     """
+    from gpudesk.engines.checkpoints import checkpoint_for
     from gpudesk.engines.emit import EmitRefused, launch_document
 
     utilisation = _utilisation(args)
+    checkpoint = checkpoint_for(
+        engine,
+        _preset_id(model, model_file, args),
+        quant,
+        _model_ref(model, model_file, args, engine),
+    )
     try:
-        return launch_document(
+        document = launch_document(
             engine=engine,
             shape=shape,
             entry=entry,
-            model_ref=_model_ref(model, model_file, args, engine),
+            model_ref=checkpoint.model_ref,
             tensor_parallel=tensor_parallel,
             weights_bytes=weights_bytes,
             dtype=dtype,
@@ -110,14 +132,35 @@ def emit_for(
             gpu_layers=gpu_layers,
             cpu_moe=cpu_moe,
             vllm_version=getattr(args, "vllm_version", None),
+            context_fixed=context_fixed,
         )
     except EmitRefused as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
+    document["model_ref"] = checkpoint.model_ref
+    document["needs_checkpoint"] = checkpoint.needs_checkpoint
+    if checkpoint.note is not None:
+        document["notes"].insert(0, checkpoint.note)
+    return document
+
+
+#: the prose around a printed command fits 80 columns; commands are never wrapped
+TEXT_WIDTH = 80
+
+
+def _fill(text: str, indent: str, subsequent: str) -> str:
+    import textwrap
+
+    return textwrap.fill(
+        text,
+        TEXT_WIDTH,
+        initial_indent=indent,
+        subsequent_indent=subsequent,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
 
 
 def emit_text(document: dict[str, Any]) -> str:
-    import textwrap
-
     lines = [
         "",
         f"Launch ({document['engine']}, {document['tensor_parallel']}× {document['gpu_id']}):",
@@ -131,13 +174,11 @@ def emit_text(document: dict[str, Any]) -> str:
         )
         lines.append(f"KV pool as {engine_name} will log it (predicted, per GPU):")
         lines.extend(f"  {line}" for line in pool["log_lines"])
-        lines.append(
-            textwrap.fill(pool["working"], 100, initial_indent="  ", subsequent_indent="  ")
-        )
+        lines.append(_fill(pool["working"], "  ", "  "))
+    if document["notes"]:
+        lines.append("")
     for note in document["notes"]:
-        lines.append(
-            textwrap.fill(f"Note: {note}", 100, initial_indent="  ", subsequent_indent="  ")
-        )
+        lines.append(_fill(f"Note: {note}", "  ", "    "))
     lines.append("")
     # Commands are never wrapped: a line broken at a space would run its first half alone.
     checks = document["check"].split("\n")
@@ -153,20 +194,26 @@ def emit_text(document: dict[str, Any]) -> str:
 
 
 def fit_emit(
-    args: argparse.Namespace, report: Any, model_file: Any, catalog: Any
+    args: argparse.Namespace,
+    report: Any,
+    model_file: Any,
+    entry: Any,
+    answer: Any,
 ) -> dict[str, Any] | None:
-    """``fit --emit``: sized from the fit report's smallest count of ``--gpu`` that holds."""
+    """``fit --emit``: sized from the fit report's smallest count of ``--gpu`` that
+    holds the workload, at the fit's sequence length (the longest that fits, unless
+    ``--seq`` chose it; ``answer`` is the fit's :class:`~gpudesk.memory.fit.GpuAnswer`).
+
+    Raises:
+        CliError: no ``--gpu``, not an inference of a transformer, or the GPU does not
+            hold it (exit 2).
+    """
     if getattr(args, "emit", None) is None:
         return None
-    from gpudesk.catalog.query import NameLookupError, find_entry
     from gpudesk.memory.breakdown import PartKey
 
-    if args.gpu is None:
+    if entry is None:
         raise CliError("--emit needs --gpu NAME: the GPU to size the command for", EXIT_USAGE)
-    try:
-        entry = find_entry(catalog.entries, args.gpu)
-    except NameLookupError as exc:
-        raise CliError(f"--gpu: {exc}", EXIT_USAGE) from exc
     estimate = report.estimate
     shape = estimate.model.shape
     if shape is None or estimate.spec.workload.value != "inference":
@@ -189,15 +236,12 @@ def fit_emit(
     elif offload is not None and args.emit in ("llama.cpp", "ollama"):
         tp, gpu_layers, cpu_moe = 1, offload.gpu_layers, offload.cpu_moe
     else:
-        raise CliError(
-            f"--emit: {entry.id} does not hold this workload on up to {report.counts[-1]} GPUs",
-            EXIT_USAGE,
-        )
+        raise CliError(_does_not_hold(entry, report, answer, args), EXIT_USAGE)
     weights = estimate.part(PartKey.WEIGHTS)
     weights_bytes = (weights.gb + weights.host_gb) * 1e9 * estimate.spec.tensor_parallel
     spec = estimate.spec
     quant = spec.quant.value if spec.quant is not None else None
-    return emit_for(
+    document = emit_for(
         engine=args.emit,
         shape=shape,
         model=estimate.model,
@@ -210,11 +254,53 @@ def fit_emit(
         quant=quant,
         kv_dtype=spec.kv_dtype.value if spec.kv_dtype is not None else None,
         kv_dtype_bytes=spec.kv_dtype.bytes if spec.kv_dtype is not None else 2.0,
-        context=args.seq,
+        context=spec.seq,
         max_num_seqs=spec.concurrency,
         gpu_layers=gpu_layers,
         cpu_moe=cpu_moe,
+        context_fixed=args.seq is not None,
     )
+    if args.seq is None and spec.seq is not None:
+        document["notes"].insert(0, _context_note(document, spec.seq, shape.context, gpu_layers))
+    return document
+
+
+def _context_note(document: dict[str, Any], seq: int, model_context: int, offload: Any) -> str:
+    """Why the command's context is what it is, when ``--seq`` did not say."""
+    gpus = f"{document['tensor_parallel']}× {document['gpu_id']}"
+    if offload is not None:
+        return (
+            f"the context is {seq:,} tokens, fit's default: with part of the model in host "
+            "memory a longer one moves more layers to the CPU (--seq sets it)"
+        )
+    if document["context"] >= model_context:
+        return f"the model's whole {model_context:,}-token context fits {gpus}"
+    return (
+        f"the context is {document['context']:,} tokens, the longest that {gpus} holds by "
+        f"GPUDesk's fit (the model's is {model_context:,}; --seq sets it, or more GPUs "
+        "hold more)"
+    )
+
+
+def _does_not_hold(entry: Any, report: Any, answer: Any, args: argparse.Namespace) -> str:
+    """Why ``fit --emit`` prints no command: what each GPU needs against what it has, and
+    the longest context that would fit."""
+    most = report.counts[-1]
+    need = report.estimate.per_gpu_gb(most)
+    usable = answer.fit.usable_gb if answer is not None else None
+    seq = report.estimate.spec.seq
+    at = f" at --seq {seq:,}" if args.seq is not None and seq is not None else ""
+    upto = "on one GPU" if most == 1 else f"on up to {most} GPUs"
+    text = f"--emit: {entry.id} does not hold this workload{at} {upto}"
+    if usable is not None:
+        text += f" (each needs {need:.1f} GB as {most}; {usable:.1f} GB usable)"
+    longest = answer.longest if answer is not None else None
+    if longest is not None:
+        text += (
+            f"; {longest.count}× holds up to {longest.context:,} tokens: give --seq "
+            f"{longest.context} or leave --seq out"
+        )
+    return text
 
 
 # -- speed --------------------------------------------------------------------------------

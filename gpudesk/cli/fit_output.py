@@ -13,7 +13,7 @@ from gpudesk.cli.textwidth import terminal_table
 
 if TYPE_CHECKING:
     from gpudesk.memory.breakdown import MemoryEstimate
-    from gpudesk.memory.fit import FitReport
+    from gpudesk.memory.fit import FitReport, GpuAnswer
 
 #: fit's text output fits 80 columns (issue 29)
 TEXT_WIDTH = 80
@@ -79,16 +79,27 @@ def describe_workload(estimate: MemoryEstimate) -> str:
     return ", ".join(bits)
 
 
-def fit_text(report: FitReport, *, shape_flags: dict[str, str], engine_chosen: bool = True) -> str:
+def fit_text(
+    report: FitReport,
+    *,
+    shape_flags: dict[str, str],
+    engine_chosen: bool = True,
+    answer: GpuAnswer | None = None,
+) -> str:
     """The human-readable ``fit`` output; without ``engine_chosen`` a line says the
     engine is the default (``speed`` defaults to another). ``shape_flags`` names the
-    flag that sets each shape field, for the line that says the shape is assumed."""
+    flag that sets each shape field, for the line that says the shape is assumed.
+    With ``answer`` (``--gpu``) the answer for that GPU stands where the catalog's
+    tables would."""
     estimate = report.estimate
     lines = _header_lines(estimate, engine_chosen)
     sources = _memory_lines(estimate, shape_flags, lines)
-    lines.extend(_fits_lines(report))
-    lines.extend(_offload_lines(report))
-    lines.extend(_left_out_lines(report))
+    if answer is not None:
+        lines.extend(gpu_answer_lines(answer, report))
+    else:
+        lines.extend(_fits_lines(report))
+        lines.extend(_offload_lines(report))
+        lines.extend(_left_out_lines(report))
     lines.extend(_decode_lines(estimate))
     lines.append("")
     lines.append("Sources:")
@@ -257,4 +268,82 @@ def _decode_lines(estimate: MemoryEstimate) -> list[str]:
             f"50-80% of it. {DECODE_SOURCE}",
             "",
         ),
+    ]
+
+
+def _gpus(count: int) -> str:
+    return "one GPU" if count == 1 else f"{count} GPUs"
+
+
+def gpu_answer_lines(answer: GpuAnswer, report: FitReport) -> list[str]:
+    """``fit --gpu NAME``: does it fit that GPU, on how many, usable against needed
+    memory, and the longest context that fits."""
+    fit = answer.fit
+    lines = ["", _wrap(f"On {fit.gpu_id} ({fit.name}, {fit.memory_gb:g} GB):", "")]
+    usable = f"{fit.usable_gb:.1f} GB usable"
+    if fit.excluded_reason is not None:
+        lines.append(_wrap(f"Cannot run it: {fit.excluded_reason}.", "  "))
+        return lines
+    seq = f" at {answer.seq:,} tokens" if answer.seq is not None else ""
+    if fit.fits and fit.count is not None:
+        each = " each" if fit.count > 1 else ""
+        verdict = (
+            f"Fits on {_gpus(fit.count)}{seq}: needs {fit.per_gpu_gb:.1f} GB{each} of "
+            f"{usable} ({fit.headroom_gb:+.1f} GB headroom)."
+        )
+        if fit.count > 1:
+            from gpudesk.memory.fit import PARALLELISM_NOTE
+
+            verdict += f" It {PARALLELISM_NOTE}."
+    else:
+        verdict = (
+            f"Does not fit{seq} on up to {_gpus(report.counts[-1])}: needs "
+            f"{report.estimate.per_gpu_gb(report.counts[-1]):.1f} GB per GPU as "
+            f"{report.counts[-1]}, {usable} each."
+        )
+        if fit.max_devices == 1:
+            verdict = (
+                f"Does not fit{seq}: needs {report.estimate.per_gpu_gb(1):.1f} GB, {usable} "
+                "(an SoC: one per machine)."
+            )
+    lines.append(_wrap(verdict, "  "))
+    if fit.offload is not None and not fit.fits:
+        lines.append(
+            _wrap(
+                f"With llama.cpp it fits one GPU with {fit.offload.host_gb:.1f} GB in host "
+                f"memory ({fit.offload.flag}; those layers run on the CPU, so decode is "
+                "slower).",
+                "  ",
+            )
+        )
+    lines.extend(_longest_lines(answer))
+    value = fit.decode_tokens_per_s_upper_bound
+    if value is not None:
+        lines.append(_wrap(f"Decode: at most {value:,.0f} tokens/s for one stream.", "  "))
+    lines.append("")
+    lines.append(_wrap(USABLE_NOTE, ""))
+    lines.append(_wrap("Without --gpu, fit lists every catalog GPU that holds it.", ""))
+    return lines
+
+
+def _longest_lines(answer: GpuAnswer) -> list[str]:
+    if answer.max_context is None or answer.seq is None:
+        return []
+    longest = answer.longest
+    if longest is None:
+        from gpudesk.memory.fit import CONTEXT_STEP
+
+        shortest = min(CONTEXT_STEP, answer.max_context)
+        return [_wrap(f"Not even {shortest:,} tokens fit on whole GPUs.", "  ")]
+    of_model = (
+        "the model's whole context"
+        if longest.context == answer.max_context
+        else f"the model's: {answer.max_context:,}"
+    )
+    return [
+        _wrap(
+            f"Longest context that fits {_gpus(longest.count)}: {longest.context:,} tokens "
+            f"({of_model}; --seq sets the length).",
+            "  ",
+        )
     ]

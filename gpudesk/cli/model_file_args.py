@@ -156,35 +156,27 @@ def with_file_weights(estimate: Any, model_file: ModelFile | None) -> Any:
 
 def add_file_and_emit(
     document: dict[str, Any],
-    args: argparse.Namespace,
     model_file: ModelFile | None,
-    report: Any,
-    catalog: Any,
+    emitted: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """``fit --json`` plus ``model_file`` (exact bytes) when a file was read and ``emit``
     (launch command, vLLM KV pool) with ``--emit``."""
-    from gpudesk.cli.emit_args import fit_emit
-
     if model_file is not None:
         document["model_file"] = model_file_json(model_file)
-    emitted = fit_emit(args, report, model_file, catalog)
     if emitted is not None:
         document["emit"] = emitted
     return document
 
 
-def file_and_emit_text(
-    args: argparse.Namespace, model_file: ModelFile | None, report: Any, catalog: Any
-) -> str:
+def file_and_emit_text(model_file: ModelFile | None, emitted: dict[str, Any] | None) -> str:
     """What ``fit`` prints after its report for a file and ``--emit`` ("" for neither)."""
     import textwrap
 
-    from gpudesk.cli.emit_args import emit_text, fit_emit
+    from gpudesk.cli.emit_args import emit_text
 
     text = ""
     if model_file is not None:
         text += "\n\n" + textwrap.fill(model_file_line(model_file), 100, break_on_hyphens=False)
-    emitted = fit_emit(args, report, model_file, catalog)
     if emitted is not None:
         text += "\n" + emit_text(emitted)
     return text

@@ -15,7 +15,7 @@ from gpudesk.cli.common import (
     load_catalog_for,
     path_argument,
 )
-from gpudesk.cli.emit_args import add_emit_arguments
+from gpudesk.cli.emit_args import add_emit_arguments, fit_emit
 from gpudesk.cli.flag_tables import Flag, add_flags
 from gpudesk.cli.model_file_args import add_model_file_arguments
 from gpudesk.cli.textwidth import output_width, terminal_table, wrap_paragraph
@@ -35,6 +35,9 @@ _QUANTS = (
 )  # fmt: skip
 _ENGINES = ("transformers", "vllm", "llama.cpp", "tensorrt-llm")
 _SHARDING = ("none", "zero1", "zero2", "zero3", "fsdp")
+#: the engine whose memory ``fit --emit ENGINE`` sizes with when --engine is not given:
+#: SGLang, like vLLM, prefills in chunks and keeps a fixed share of memory for its pool
+_EMIT_ENGINE = {"vllm": "vllm", "sglang": "vllm", "llama.cpp": "llama.cpp", "ollama": "llama.cpp"}
 #: the WorkloadSpec field each ``fit`` flag sets, for wording the core's errors
 FIT_FLAGS = {
     "workload": "--mode",
@@ -409,17 +412,16 @@ def run_fit(args: argparse.Namespace) -> int:
         file_and_emit_text,
         file_model,
         fit_file_defaults,
-        with_file_weights,
     )
-    from gpudesk.memory.fit import fit_across
-    from gpudesk.memory.fit_json import fit_json
+    from gpudesk.memory.fit import answer_for, fit_across
+    from gpudesk.memory.fit_json import fit_json, gpu_answer_json
     from gpudesk.workload.errors import PlanningInputError
     from gpudesk.workload.presets import load_presets
 
     if args.list_models:
         _print_presets(load_presets(), as_json=args.json)
         return EXIT_OK
-    engine_given = getattr(args, "engine", None) is not None
+    engine_given = getattr(args, "engine", None) is not None or args.emit is not None
     model_file = fit_file_defaults(args)
     if args.params is None and args.model is None and args.config is None and not model_file:
         raise CliError(
@@ -427,30 +429,105 @@ def run_fit(args: argparse.Namespace) -> int:
             "--gguf FILE or --safetensors DIR",
             EXIT_USAGE,
         )
+    catalog = load_catalog_for(args)
+    entry = gpu_entry(args, catalog)
     try:
         model = file_model(args, model_file) if model_file else _fit_model(args)
-        spec = _fit_spec(args)
-        from gpudesk.memory.breakdown import estimate_memory
-
-        estimate = with_file_weights(estimate_memory(model, spec), model_file)
+        estimate_at = _estimator(model, _fit_spec(args), model_file)
+        estimate = estimate_at(args.seq)
     except PlanningInputError as exc:
         raise CliError(_flag_words(exc), EXIT_USAGE) from exc
     wired = apple_wired_limit(args)
-    catalog = load_catalog_for(args)
     counts = tuple(count for count in (1, 2, 4, 8) if count <= args.max_gpus)
     engine = estimate.spec.engine.value if estimate.spec.engine is not None else None
     offload = offload_flags(args, engine, estimate.model.shape)
+    sized = args.emit is not None and args.seq is None
+    if entry is not None and sized:
+        estimate = _longest_fitting(entry, estimate, estimate_at, counts, wired)
     report = fit_across(catalog.entries, estimate, counts, apple_wired_limit_mb=wired, **offload)
+    answer = None
+    if entry is not None:
+        answer = answer_for(entry, report, estimate_at, apple_wired_limit_mb=wired)
+    emitted = fit_emit(args, report, model_file, entry, answer)
+    resized = emitted is not None and emitted["context"] != report.estimate.spec.seq
+    if entry is not None and emitted is not None and sized and resized:
+        # the engine's own KV pool holds less than the fit's share: report the command's
+        report = fit_across(
+            catalog.entries,
+            estimate_at(emitted["context"]),
+            counts,
+            apple_wired_limit_mb=wired,
+            **offload,
+        )
+        answer = answer_for(entry, report, estimate_at, apple_wired_limit_mb=wired)
     if args.json:
         from gpudesk.cli.common import print_json
 
-        print_json(add_file_and_emit(fit_json(report), args, model_file, report, catalog))
+        document = fit_json(report)
+        if answer is not None:
+            document["gpu"] = gpu_answer_json(answer)
+        print_json(add_file_and_emit(document, model_file, emitted))
     else:
-        print(
-            fit_text(report, shape_flags=SHAPE_FLAGS, engine_chosen=engine_given)
-            + file_and_emit_text(args, model_file, report, catalog)
-        )
+        text = fit_text(report, shape_flags=SHAPE_FLAGS, engine_chosen=engine_given, answer=answer)
+        print(text + file_and_emit_text(model_file, emitted))
     return EXIT_OK
+
+
+def gpu_entry(args: argparse.Namespace, catalog: Any) -> CatalogEntry | None:
+    """The catalog GPU ``--gpu`` names (None without it).
+
+    Raises:
+        CliError: a name that matches no GPU, with the closest ones, or several (exit 2).
+    """
+    if args.gpu is None:
+        return None
+    from gpudesk.catalog.query import NameLookupError, find_entry
+    from gpudesk.terminal_text import scrub
+
+    try:
+        return find_entry(catalog.entries, args.gpu)
+    except NameLookupError as exc:
+        # on the error's one line: a newline or tab in the name is shown, not obeyed
+        name = scrub(args.gpu).replace("\n", "\\n").replace("\t", "\\t")
+        if exc.ambiguous:
+            raise CliError(
+                f"--gpu {name}: matches several GPUs: {', '.join(exc.candidates)}", EXIT_USAGE
+            ) from exc
+        text = f"--gpu {name}: no catalog GPU has that name"
+        if exc.candidates:
+            text += f"; did you mean {' or '.join(exc.candidates[:3])}?"
+        raise CliError(f"{text} ('gpudesk list' shows them all)", EXIT_USAGE) from exc
+
+
+def _estimator(model: Any, spec: Any, model_file: Any) -> Any:
+    """The memory estimate of ``spec`` on ``model`` at a sequence length (None: the
+    default), with a model file's exact weights."""
+    from gpudesk.cli.model_file_args import with_file_weights
+    from gpudesk.memory.breakdown import estimate_memory
+
+    def estimate_at(seq: int | None) -> Any:
+        at = spec if seq is None else spec.model_copy(update={"seq": seq})
+        return with_file_weights(estimate_memory(model, at), model_file)
+
+    return estimate_at
+
+
+def _longest_fitting(
+    entry: CatalogEntry, estimate: Any, estimate_at: Any, counts: tuple[int, ...], wired: Any
+) -> Any:
+    """``fit --emit`` without ``--seq``: the estimate at the longest context (up to the
+    model's) that the fewest GPUs of ``entry`` holding it at all hold; ``estimate``
+    itself when no count does (llama.cpp's offload plan, or the refusal, follows)."""
+    from gpudesk.memory.fit import fit_longest_context
+
+    shape = estimate.model.shape
+    if shape is None or estimate.spec.seq is None or estimate.spec.workload.is_training:
+        return estimate
+    at_counts = (estimate.fixed_gpus,) if estimate.fixed_gpus is not None else counts
+    longest = fit_longest_context(
+        entry, estimate_at, at_counts, shape.context, apple_wired_limit_mb=wired
+    )
+    return estimate if longest is None else estimate_at(longest.context)
 
 
 def _shape_overrides(args: argparse.Namespace) -> dict[str, int | None]:
@@ -510,7 +587,7 @@ def _fit_spec(args: argparse.Namespace) -> Any:
         lora_rank=args.lora_rank,
         flash_attention=not args.no_flash_attention,
         quant=QuantFormat(args.quant) if args.quant else None,
-        engine=Engine(args.engine) if args.engine else None,
+        engine=Engine(args.engine or _EMIT_ENGINE[args.emit]) if args.engine or args.emit else None,
         concurrency=args.concurrency,
         prefill_chunk=args.prefill_chunk,
         ubatch=args.ubatch,

@@ -58,15 +58,20 @@ def launch_document(
     gpu_layers: int | None = None,
     cpu_moe: int = 0,
     vllm_version: str | None = None,
+    context_fixed: bool = False,
 ) -> dict[str, Any]:
     """The ``emit`` document: command, KV pool (vLLM, SGLang), the check, and the working.
 
     ``vllm_version``: the vLLM release whose memory accounting the pool follows
     (:func:`gpudesk.engines.launch.era_for_version`); None: 0.21 or later.
+    ``context_fixed``: the user chose ``context``, so a pool too small for one request
+    of it is refused rather than the context cut to fit. The document's ``context`` is
+    the tokens per request the command allows.
 
     Raises:
-        EmitRefused: the GPUs leave no room for a KV cache, ``model_ref`` holds a
-            control character, or ``vllm_version`` is not a vLLM version.
+        EmitRefused: the GPUs leave no room for a KV cache (or, with ``context_fixed``,
+            for one request of ``context``), ``model_ref`` holds a control character,
+            or ``vllm_version`` is not a vLLM version.
     """
     usable = usable_memory(entry, "vllm")
     nvlink = bool(getattr(entry, "nvlink", False))
@@ -89,6 +94,7 @@ def launch_document(
             era=era,
         )
         pool, length = _vllm_pool(pool_for, engine, tensor_parallel, entry.id, length, notes)
+        check_context(engine, context_fixed, context, length)
         kv_pool = _vllm_pool_json(pool, pool_for, tensor_parallel, nvlink, notes)
     elif engine == "sglang":
         sglang_for = partial(
@@ -103,6 +109,7 @@ def launch_document(
         sglang_pool, length = _sglang_pool(
             sglang_for, engine, tensor_parallel, entry.id, length, notes, nvlink=nvlink
         )
+        check_context(engine, context_fixed, context, length)
         kv_pool = _sglang_pool_json(sglang_pool, usable.runtime_total_bytes)
     check_printable(engine, model_ref)
     plan = LaunchPlan(
@@ -120,6 +127,7 @@ def launch_document(
         cpu_moe=cpu_moe,
     )
     document = _command_document(plan, entry.id, notes)
+    document["context"] = length
     if kv_pool is not None:
         document["kv_pool"] = kv_pool
     return document
@@ -293,6 +301,20 @@ def check_printable(engine: str, model_ref: str) -> None:
         f"--emit {engine}: the model path '{scrub(model_ref)}' holds a control character "
         f"({bad}), which {where} cannot carry; rename it"
     )
+
+
+def check_context(engine: str, context_fixed: bool, asked: int | None, length: int) -> None:
+    """Refuse a context the user chose that the engine's pool cut.
+
+    Raises:
+        EmitRefused: ``context_fixed`` and ``length`` is below ``asked``.
+    """
+    if context_fixed and asked is not None and length < asked:
+        raise EmitRefused(
+            f"--emit {engine}: one request of --seq {asked:,} tokens does not fit the KV "
+            f"pool {engine} would have; at most {length:,} does (give --seq {length} or "
+            "leave --seq out)"
+        )
 
 
 def check_room(engine: str, tensor_parallel: int, gpu_id: str, tokens: int, working: str) -> None:

@@ -132,7 +132,11 @@ def vllm_command(plan: LaunchPlan) -> str:
     words += ["--gpu-memory-utilization", f"{plan.utilisation:g}"]
     words += ["--max-model-len", str(plan.context)]
     words += ["--dtype", _VLLM_DTYPE.get(plan.dtype, "auto")]
-    if plan.quant in _VLLM_QUANT:
+    # An AWQ or GPTQ checkpoint declares its format in its config and vLLM then picks
+    # its Marlin kernels where the GPU can run them; an explicit --quantization awq
+    # forces the older kernel instead (vLLM's awq_marlin.py,
+    # AWQMarlinConfig.override_quantization_method: "... so forcing awq")
+    if plan.quant in _VLLM_QUANT and plan.quant not in ("awq", "gptq"):
         words += ["--quantization", _VLLM_QUANT[plan.quant]]
     if plan.kv_dtype in ("fp8", "int8"):
         words += ["--kv-cache-dtype", "fp8"]
@@ -145,8 +149,11 @@ def sglang_command(plan: LaunchPlan) -> str:
     words = ["python", "-m", "sglang.launch_server", "--model-path", plan.model_ref]
     words += ["--tp", str(plan.tensor_parallel), "--context-length", str(plan.context)]
     words += ["--mem-fraction-static", f"{plan.utilisation:g}"]
-    if plan.quant in ("awq", "gptq", "fp8"):
-        words += ["--quantization", str(plan.quant)]
+    # SGLang reads an AWQ or GPTQ checkpoint's format from its config and asks for no
+    # --quantization with one; fp8 is quantized from the bf16 weights as they load
+    # (https://docs.sglang.io/advanced_features/quantization.html)
+    if plan.quant == "fp8":
+        words += ["--quantization", "fp8"]
     if plan.kv_dtype in ("fp8", "int8"):
         words += ["--kv-cache-dtype", "fp8_e4m3"]
     if plan.max_num_seqs:

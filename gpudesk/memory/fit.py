@@ -14,7 +14,7 @@ count only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -258,6 +258,121 @@ def offload_for(
     )
 
 
+#: contexts are sized in whole blocks of this many tokens: llama.cpp allocates its KV
+#: cache in cells of 256 tokens, and vLLM's blocks of 16 divide it
+CONTEXT_STEP = 256
+
+#: the estimate of one workload at a given sequence length (tokens)
+EstimateAt = Callable[[int], MemoryEstimate]
+
+
+def largest_context(
+    estimate_at: EstimateAt, usable: UsableMemory, count: int, max_context: int
+) -> int | None:
+    """The longest sequence, up to ``max_context``, that ``count`` devices of ``usable``
+    memory hold (:func:`check_count`): ``max_context`` itself or a whole number of
+    :data:`CONTEXT_STEP` tokens; None when not even the shortest of those fits.
+
+    Memory grows with the sequence (KV cache, activations), so a bisection finds it.
+    """
+
+    def holds(seq: int) -> bool:
+        return check_count(estimate_at(seq), count, usable)
+
+    if max_context < 1:
+        return None
+    if holds(max_context):
+        return max_context
+    if max_context <= CONTEXT_STEP or not holds(CONTEXT_STEP):
+        return None
+    # holds(low * STEP) is true; nothing above high * STEP (below max_context) is known to
+    low, high = 1, (max_context - 1) // CONTEXT_STEP
+    while low < high:
+        middle = (low + high + 1) // 2
+        if holds(middle * CONTEXT_STEP):
+            low = middle
+        else:
+            high = middle - 1
+    return low * CONTEXT_STEP
+
+
+class ContextFit(BaseModel):
+    """The fewest GPUs that hold a workload at all, and the longest context they hold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int
+    context: int
+
+
+def fit_longest_context(
+    entry: CatalogEntry,
+    estimate_at: EstimateAt,
+    counts: Sequence[int],
+    max_context: int,
+    *,
+    apple_wired_limit_mb: int | None = None,
+) -> ContextFit | None:
+    """The fewest of ``counts`` GPUs of ``entry`` that hold the workload at its shortest
+    context, and the longest context (up to ``max_context``) those hold; None when no
+    count does, or the GPU cannot run it (:func:`exclusion`)."""
+    shortest = estimate_at(min(CONTEXT_STEP, max_context))
+    if exclusion(entry, shortest) is not None:
+        return None
+    usable = usable_for(entry, shortest, apple_wired_limit_mb=apple_wired_limit_mb)
+    for count in sorted(set(counts)):
+        if usable.max_devices is not None and count > usable.max_devices:
+            break
+        context = largest_context(estimate_at, usable, count, max_context)
+        if context is not None:
+            return ContextFit(count=count, context=context)
+    return None
+
+
+class GpuAnswer(BaseModel):
+    """``fit --gpu``'s answer for one GPU: the fit at the asked sequence length, and the
+    longest sequence the GPUs hold (at the count that holds the asked one, else at the
+    fewest that hold the workload at all)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fit: GpuFit
+    #: the sequence length the fit was checked at (None: the workload has none)
+    seq: int | None
+    #: the model's own context (None: no transformer shape)
+    max_context: int | None
+    #: None: no shape, or not even CONTEXT_STEP tokens fit on any count
+    longest: ContextFit | None
+
+
+def answer_for(
+    entry: CatalogEntry,
+    report: FitReport,
+    estimate_at: EstimateAt,
+    *,
+    apple_wired_limit_mb: int | None = None,
+) -> GpuAnswer:
+    """Does ``report``'s workload fit ``entry``, on how many, and the longest context.
+
+    Raises:
+        ValueError: ``entry`` is not one of the GPUs ``report`` checked.
+    """
+    fit = next((result for result in report.results if result.gpu_id == entry.id), None)
+    if fit is None:
+        raise ValueError(f"{entry.id} is not in the fit report")
+    shape = report.estimate.model.shape
+    max_context = shape.context if shape is not None else None
+    longest = None
+    if max_context is not None and report.estimate.spec.seq is not None:
+        counts = [fit.count] if fit.fits and fit.count is not None else list(report.counts)
+        longest = fit_longest_context(
+            entry, estimate_at, counts, max_context, apple_wired_limit_mb=apple_wired_limit_mb
+        )
+    return GpuAnswer(
+        fit=fit, seq=report.estimate.spec.seq, max_context=max_context, longest=longest
+    )
+
+
 def fit_across(
     entries: Iterable[CatalogEntry],
     estimate: MemoryEstimate,
@@ -297,18 +412,25 @@ def fit_across(
 
 __all__ = [
     "BF16_SOURCE",
+    "CONTEXT_STEP",
     "DECODE_LABEL",
     "DECODE_SOURCE",
     "GPU_COUNTS",
     "PARALLELISM_NOTE",
+    "ContextFit",
+    "EstimateAt",
     "FitReport",
+    "GpuAnswer",
     "GpuFit",
+    "answer_for",
     "bf16_supported",
     "check_count",
     "decode_upper_bound",
     "exclusion",
     "fit_across",
     "fit_entry",
+    "fit_longest_context",
+    "largest_context",
     "offload_for",
     "usable_for",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpudesk.memory.breakdown import MemoryEstimate
-from gpudesk.memory.fit import DECODE_LABEL, DECODE_SOURCE, FitReport, GpuFit
+from gpudesk.memory.fit import DECODE_LABEL, DECODE_SOURCE, FitReport, GpuAnswer, GpuFit
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -126,4 +126,25 @@ def offload_json(result: Any) -> dict[str, Any]:
         "host_bandwidth_gbs": round(offload.host.bandwidth_gbs, 2),
         "host_basis": offload.host.basis,
         "words": offload.words,
+    }
+
+
+def gpu_answer_json(answer: GpuAnswer) -> dict[str, Any]:
+    """``fit --gpu NAME --json``'s ``gpu`` key: that GPU's fit, and the longest context.
+
+    ``fits`` is true when whole GPUs hold it (``count`` of them); ``offload`` is
+    llama.cpp's plan with part in host memory, or null; ``longest_context_tokens`` is
+    the longest sequence ``longest_context_count`` of the GPUs hold (null: none).
+    """
+    fit = answer.fit
+    longest = answer.longest
+    return {
+        **_gpu_fit_json(fit),
+        "fits": fit.fits,
+        "excluded_reason": fit.excluded_reason,
+        "seq": answer.seq,
+        "model_context_tokens": answer.max_context,
+        "longest_context_tokens": longest.context if longest is not None else None,
+        "longest_context_count": longest.count if longest is not None else None,
+        "offload": offload_json(fit) if fit.offload is not None and not fit.fits else None,
     }

@@ -45,12 +45,15 @@ def test_fit_emit_json_and_a_context_that_does_not_fit(
         "--engine", "vllm", "--json",
     )  # fmt: skip
     assert code == 0
-    emit = json.loads(out)["emit"]
+    document = json.loads(out)
+    emit = document["emit"]
     pool = emit["kv_pool"]
     assert pool["max_model_len"] <= pool["gpu_kv_cache_tokens"]
     assert pool["max_model_len"] < 131072
-    assert "does not fit" in emit["notes"][0]
+    assert "the longest that 1× rtx-4090 holds by GPUDesk's fit" in emit["notes"][0]
     assert f"--max-model-len {pool['max_model_len']}" in emit["command"]
+    # the workload is reported at the context the command carries
+    assert document["workload"]["seq"] == pool["max_model_len"] == emit["context"]
 
 
 @pytest.mark.parametrize(
