@@ -330,19 +330,21 @@ def _longest_lines(answer: GpuAnswer) -> list[str]:
     if answer.max_context is None or answer.seq is None:
         return []
     longest = answer.longest
+    # a training step holds whole sequences: "context" is an inference word
+    what = "sequence" if answer.training else "context"
     if longest is None:
         from gpudesk.memory.fit import CONTEXT_STEP
 
         shortest = min(CONTEXT_STEP, answer.max_context)
-        return [_wrap(f"Not even {shortest:,} tokens fit on whole GPUs.", "  ")]
+        return [_wrap(f"No {what} fits, not even {shortest:,} tokens.", "  ")]
     of_model = (
         "the model's whole context"
         if longest.context == answer.max_context
-        else f"the model's: {answer.max_context:,}"
+        else f"the model's context: {answer.max_context:,}"
     )
     return [
         _wrap(
-            f"Longest context that fits {_gpus(longest.count)}: {longest.context:,} tokens "
+            f"Longest {what} that fits {_gpus(longest.count)}: {longest.context:,} tokens "
             f"({of_model}; --seq sets the length).",
             "  ",
         )

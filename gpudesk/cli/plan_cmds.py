@@ -587,7 +587,7 @@ def _fit_spec(args: argparse.Namespace) -> Any:
         lora_rank=args.lora_rank,
         flash_attention=not args.no_flash_attention,
         quant=QuantFormat(args.quant) if args.quant else None,
-        engine=Engine(args.engine or _EMIT_ENGINE[args.emit]) if args.engine or args.emit else None,
+        engine=_spec_engine(args, Engine),
         concurrency=args.concurrency,
         prefill_chunk=args.prefill_chunk,
         ubatch=args.ubatch,
@@ -601,6 +601,15 @@ def _fit_spec(args: argparse.Namespace) -> Any:
         gpus=args.gpus if args.gpus is not None else max(1, args.tensor_parallel),
         tensor_parallel=args.tensor_parallel,
     )
+
+
+def _spec_engine(args: argparse.Namespace, engine_type: Any) -> Any:
+    """``--engine``; without it, for an inference, the engine ``--emit`` launches."""
+    if args.engine:
+        return engine_type(args.engine)
+    if args.emit and args.mode == "inference":
+        return engine_type(_EMIT_ENGINE[args.emit])
+    return None
 
 
 def _flag_words(exc: Exception) -> str:

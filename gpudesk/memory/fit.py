@@ -343,6 +343,8 @@ class GpuAnswer(BaseModel):
     max_context: int | None
     #: None: no shape, or not even CONTEXT_STEP tokens fit on any count
     longest: ContextFit | None
+    #: a training workload: the length is a training sequence's, not a context
+    training: bool = False
 
 
 def answer_for(
@@ -369,7 +371,11 @@ def answer_for(
             entry, estimate_at, counts, max_context, apple_wired_limit_mb=apple_wired_limit_mb
         )
     return GpuAnswer(
-        fit=fit, seq=report.estimate.spec.seq, max_context=max_context, longest=longest
+        fit=fit,
+        seq=report.estimate.spec.seq,
+        max_context=max_context,
+        longest=longest,
+        training=report.estimate.spec.workload.is_training,
     )
 
 

@@ -265,3 +265,21 @@ def test_any_gpu_name_is_answered_or_refused_in_one_clean_line(name: str) -> Non
         message = err.getvalue()
         assert message.count("\n") == 1 and "--gpu" in message
         assert not any(ord(char) < 32 for char in message.rstrip("\n"))
+
+
+def test_fit_gpu_for_training_speaks_of_sequences(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-8b", "--mode", "train", "--gpu", "h100-sxm5"
+    )
+    assert code == 0
+    answer = " ".join(out.split())
+    assert re.search(r"Longest sequence that fits 2 GPUs: [\d,]+ tokens", answer)
+    assert "Longest context" not in answer
+
+
+def test_an_soc_that_cannot_hold_it_says_so_plainly(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "fit", "--model", "llama-3.1-70b", "--gpu", "apple-m2-pro-16c")
+    assert code == 0
+    answer = " ".join(out.split())
+    assert "Does not fit at 2,048 tokens: needs" in answer and "(an SoC: one per machine)" in answer
+    assert "No context fits, not even 256 tokens." in answer
