@@ -57,6 +57,9 @@ ONLINE_FORMATS: dict[str, dict[str, str]] = {
     },
 }
 
+#: the engines' names as their projects write them
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
 #: formats whose weights are what the preset's repository holds
 _UNQUANTIZED = frozenset({"bf16", "fp16", "fp32"})
 
@@ -96,12 +99,13 @@ def checkpoint_for(
             needs_checkpoint=False,
             note=f"{known.repo} is {known.what} ({known.source})",
         )
+    name = _ENGINE_NAMES.get(engine, engine)
     online = ONLINE_FORMATS.get(engine, {}).get(quant)
     if online is not None:
         return CheckpointChoice(
             model_ref,
             needs_checkpoint=False,
-            note=f"{engine} makes {quant.upper()} weights from {model_ref}'s bf16 ones as "
+            note=f"{name} makes {quant.upper()} weights from {model_ref}'s bf16 ones as "
             f"it loads them ({online}); a checkpoint stored in {quant.upper()} loads faster",
         )
     word = placeholder(quant)
@@ -110,5 +114,5 @@ def checkpoint_for(
         needs_checkpoint=True,
         note=f"GPUDesk knows no {quant.upper()} checkpoint of {preset_id}: put the path or "
         f"Hugging Face repository of one in place of {word} ({model_ref} holds bf16 "
-        f"weights, which {engine} would load unquantized, in more memory than this fit)",
+        f"weights, which {name} would load unquantized, in more memory than this fit)",
     )
