@@ -57,9 +57,8 @@ def test_list_hides_announced_parts_and_says_how_many(
     code, out = _run(capsys, "--catalog", str(folder), "list", "--search", "zqxv")
     assert code == 0
     assert "Zqxv GPU" in out and "Zqxv TPU" in out and "Zqxv Next" not in out
-    assert (
-        "2 announced parts (not on sale yet) hidden: --include-announced lists them"
-        in " ".join(out.split())
+    assert "2 announced parts (not on sale yet) hidden: --include-announced lists them" in " ".join(
+        out.split()
     )
     code, out = _run(
         capsys, "--catalog", str(folder), "list", "--search", "zqxv", "--include-announced"

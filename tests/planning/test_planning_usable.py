@@ -52,9 +52,7 @@ def test_published_nvidia_smi_totals_are_used() -> None:
 
 
 def test_apple_default_wired_limit_is_three_quarters_above_36_gib() -> None:
-    entry = make_entry(
-        "mac", vendor="Apple", kind="soc", memory_gb=192, memory_type="unified"
-    )
+    entry = make_entry("mac", vendor="Apple", kind="soc", memory_gb=192, memory_type="unified")
     usable = usable_memory(entry)
     assert usable.wired_limit_bytes == 147_456 * MIB  # 154,618,822,656 bytes
     assert usable.usable_bytes == 147_456 * MIB
