@@ -8,7 +8,7 @@ import pytest
 
 from gpudesk.catalog.loader import load_directory
 from gpudesk.catalog.rate_book import lowest_on_demand_rate
-from gpudesk.catalog.schema import CatalogEntry, Segment
+from gpudesk.catalog.schema import CatalogEntry, Segment, Status
 from gpudesk.catalog.sourcing import INTERNAL_MARKERS, sourcing_issues
 from gpudesk.paths import bundled_catalog_dir
 
@@ -35,10 +35,15 @@ ORIGINAL_ENTRIES = frozenset(
 #: on-demand price, a managed inference endpoint, is not a machine one rents and
 #: was removed). Each says so in its notes. Closing a gap means removing it here.
 #: (read from the rate book: SkyPilot's bundled snapshot plus the entries' own rates)
-RATE_GAPS = frozenset({"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-sxm5", "mi350x"})
-#: Entries with no public, dated price (Apple's SoCs are not sold alone and
-#: carry none by design): each says so in its notes.
-PRICE_GAPS = frozenset({"mi300a", "a2", "gh200"})
+#: Issue 43 added GB300 and Trainium2/3, with no dated public on-demand rate yet.
+#: Announced parts are not on sale, so they have no rate by design and are not gaps.
+RATE_GAPS = frozenset(
+    {"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-sxm5", "mi350x", "gb300",
+     "trainium2", "trainium3"}
+)  # fmt: skip
+#: Entries with no public, dated price (Apple's SoCs are not sold alone and carry
+#: none by design, nor do cloud-only and announced parts): each says so in its notes.
+PRICE_GAPS = frozenset({"mi300a", "a2", "gh200", "gb300", "ryzen-ai-max-plus-395"})
 #: The original entries among the rate gaps: the MI210 is rarely rented by the hour.
 NO_ON_DEMAND_RATE = RATE_GAPS & ORIGINAL_ENTRIES
 #: Cloud cards people rent by the hour: each has an on-demand rate.
@@ -99,11 +104,22 @@ def test_the_known_rate_and_price_gaps_are_exactly_those_and_say_so(
     rate_gaps = {
         e.id
         for e in entries
-        if e.segment is Segment.DATACENTER and lowest_on_demand_rate(e) is None
+        if e.segment is Segment.DATACENTER
+        and e.status is not Status.ANNOUNCED
+        and lowest_on_demand_rate(e) is None
     }
     assert rate_gaps == RATE_GAPS
-    price_gaps = {e.id for e in entries if e.price_usd is None and e.vendor != "Apple"}
+    price_gaps = {
+        e.id
+        for e in entries
+        if e.price_usd is None
+        and e.vendor != "Apple"
+        and e.status not in (Status.ANNOUNCED, Status.CLOUD_ONLY)
+    }
     assert price_gaps == PRICE_GAPS
+    # a cloud-only part says it is not sold in a dated statement
+    cloud_only = [e for e in entries if e.status is Status.CLOUD_ONLY]
+    assert cloud_only and all(e.price_unavailable is not None for e in cloud_only)
     by_id = {entry.id: entry for entry in entries}
     for entry_id in RATE_GAPS:
         assert "rate" in (by_id[entry_id].notes or ""), entry_id

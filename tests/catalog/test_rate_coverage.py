@@ -18,11 +18,13 @@ from gpudesk.catalog.schema import CatalogEntry, Statement
 from gpudesk.cli import main
 from gpudesk.paths import bundled_catalog_dir
 
-#: What the bundled data reached on 2026-12-02 (38 of 77 entries; 38 of the 59 that
-#: some public provider may rent by the hour). Raise these when coverage grows; a
-#: drop below them is a regression.
+#: What the bundled data reached on 2026-12-07 (38 of 84 entries; 38 of the 63 that
+#: some public provider may rent by the hour: issue 43's new parts, GB300, Trainium2
+#: and 3 and the RTX PRO 5000 72 GB, have no dated public rate yet, which lowered the
+#: share from 38 of 59). Raise these when coverage grows; a drop below them is a
+#: regression.
 FRESH_AT_LEAST = 38
-AMONG_RENTABLE_AT_LEAST = 38 / 59
+AMONG_RENTABLE_AT_LEAST = 38 / 63
 
 
 @pytest.fixture(scope="module")
