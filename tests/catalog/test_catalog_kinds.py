@@ -403,3 +403,14 @@ def test_any_interconnect_table_gives_a_link_or_a_problem_at_interconnect(
     for count in (1, 2, 8):
         rate = result.allreduce_gbs(count)
         assert rate >= 0 and rate == rate  # never NaN, never negative
+
+
+def test_each_bundled_entry_lives_in_its_vendors_folder_under_the_display_name() -> None:
+    catalog = load_directory(Path(__file__).resolve().parents[2] / "catalog")
+    from gpudesk.catalog.schema import VENDOR_DISPLAY_NAMES
+
+    folders = {path.parent.name for path in catalog.origins.values()}
+    assert {"nvidia", "amd", "apple", "intel", "aws", "huawei"} <= folders
+    for entry in catalog.entries:
+        folder = catalog.origins[entry.id].parent.name
+        assert VENDOR_DISPLAY_NAMES.get(folder) == entry.vendor, (entry.id, folder)
