@@ -32,7 +32,12 @@ from gpudesk.speed.physics import (
     decode_step,
     tp_comm_s,
 )
-from gpudesk.speed.planner import estimates_for_entries, rank_catalog, replica_sizes
+from gpudesk.speed.planner import (
+    estimates_for_entries,
+    missing_figures,
+    rank_catalog,
+    replica_sizes,
+)
 from gpudesk.speed.shapes import shape_for
 from gpudesk.workload.quant import QuantFormat
 
@@ -97,7 +102,8 @@ def test_every_nvlink_gpu_in_the_catalog_has_its_link_figure() -> None:
         if entry.nvlink:
             assert link.kind in ("switch", "bridge"), entry.id
             assert link.gbs > link.pcie_gbs, entry.id
-        assert rates_for(entry).link == link
+        if missing_figures(entry) is None:  # an announced part may publish no rate
+            assert rates_for(entry).link == link
 
 
 @settings(max_examples=200, deadline=None)
