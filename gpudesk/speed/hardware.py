@@ -91,6 +91,8 @@ class Link(BaseModel):
     max_gpus: int | None = None
     pcie_gbs: float = 0.0
     source: str = ""
+    #: the catalog's link kind ("nvlink", "xgmi", "ici", "neuronlink", ...): its name
+    technology: str = ""
 
     def allreduce_gbs(self, count: int) -> float:
         """GB/s (one direction) each GPU of ``count`` sends an all-reduce at."""
@@ -105,13 +107,27 @@ class Link(BaseModel):
         return self.pcie_gbs
 
     def words(self, count: int) -> str:
+        technology = _LINK_NAMES.get(self.technology, "NVLink")
         if self.kind == "bridge" and self.max_gpus is not None and count > self.max_gpus:
-            return f"PCIe {self.pcie_gbs:,.0f} GB/s (the NVLink bridge joins {self.max_gpus})"
-        name = {"switch": "NVLink", "bridge": "NVLink bridge", "mesh": "peer links"}.get(
-            self.kind, "PCIe"
-        )
+            return f"PCIe {self.pcie_gbs:,.0f} GB/s (the {technology} bridge joins {self.max_gpus})"
+        if self.kind == "pcie":
+            return f"PCIe {self.allreduce_gbs(count):,.0f} GB/s"
+        name = {"switch": technology, "bridge": f"{technology} bridge"}.get(self.kind)
+        if name is None:  # a mesh: links to each peer
+            name = "peer links" if self.technology in ("", "nvlink") else f"{technology} links"
         return f"{name} {self.allreduce_gbs(count):,.0f} GB/s"
 
+
+#: How each link kind of the catalog is called in an estimate's words.
+_LINK_NAMES = {
+    "nvlink": "NVLink",
+    "xgmi": "Infinity Fabric",
+    "ici": "ICI",
+    "neuronlink": "NeuronLink",
+    "ub": "Unified Bus",
+    "ethernet": "Ethernet (RoCE)",
+    "pcie": "PCIe",
+}
 
 #: PCIe GB/s in one direction for an x16 link, by generation (PCI-SIG: 8, 16, 32, 64 GT/s
 #: per lane, 128b/130b from Gen 3; Gen 6 FLIT mode at 64 GT/s PAM4 doubles Gen 5).
@@ -154,6 +170,7 @@ def link_for(entry: CatalogEntry) -> Link:
         max_gpus=link.max_devices if kind == "bridge" else None,
         pcie_gbs=pcie,
         source=entry.id,
+        technology=str(link.kind),
     )
 
 

@@ -187,3 +187,17 @@ def test_readme_tensorrt_llm_fp8_example_ranks_only_what_can_run_it() -> None:
     assert "mi355x" in refused and "NVIDIA" in refused["mi355x"]
     assert "a100-80gb-sxm4" in refused and "8.9" in refused["a100-80gb-sxm4"]
     assert not set(refused) & {item.gpu_id for item in ranked.results}
+
+
+def test_the_link_is_called_by_its_own_name() -> None:
+    """An estimate names the link it crosses: NVLink, Infinity Fabric, NeuronLink, RoCE
+    ports or PCIe, not NVLink for every switch."""
+    entries = _entries()
+    words = {gpu: link_for(entries[gpu]).words(8) for gpu in entries}
+    assert words["h100-sxm5"].startswith("NVLink ")
+    assert words["mi300x"].startswith("Infinity Fabric links ")
+    assert words["gaudi-3"].startswith("Ethernet (RoCE) links ")
+    if "trainium2" in entries:
+        assert words["trainium2"].startswith("NeuronLink ")
+    assert words["rtx-4090"].startswith("PCIe ")
+    assert "NVLink bridge joins 2" in words["h100-pcie"]

@@ -231,12 +231,6 @@ def test_serving_pdf_carries_the_chart_table_and_not_supported(tmp_path: Path) -
         assert words in text, words
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="planner.speed_cells (Compare's tokens/s row) does not apply split_supported: "
-    "a GPU the engine cannot run the request on gets a figure there; the report's section "
-    "filters it itself (core change asked for)",
-)
 def test_compares_speed_cells_give_no_figure_for_a_gpu_the_engine_cannot_run() -> None:
     from gpudesk.speed.planner import speed_cells
 
