@@ -41,6 +41,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gpudesk.errors import GpuDeskError
+
 #: vLLM's default KV block size on GPUs (CacheConfig.block_size, 16 tokens).
 DEFAULT_BLOCK_SIZE = 16
 #: Percentiles reported for every latency, as vLLM's ``--metric-percentiles`` lists them.
@@ -51,7 +53,7 @@ MAX_PROMPTS = 100_000
 MAX_STEPS = 5_000_000
 
 
-class SimulationError(ValueError):
+class SimulationError(GpuDeskError, ValueError):
     """A simulation that cannot run as asked (the message says which value)."""
 
 

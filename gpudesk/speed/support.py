@@ -23,6 +23,7 @@ from enum import StrEnum
 from importlib import resources
 
 from gpudesk.catalog.schema import CatalogEntry
+from gpudesk.errors import GpuDeskError
 from gpudesk.speed.estimate import Backend, Engine, KvFormat, Mode
 from gpudesk.workload.quant import QuantFormat
 
@@ -54,7 +55,7 @@ class Row:
     conservative: str | None = None
 
 
-class SupportTableError(ValueError):
+class SupportTableError(GpuDeskError, ValueError):
     """``support.toml`` (shipped with GPUDesk) is broken: a bug, not a user's input."""
 
 

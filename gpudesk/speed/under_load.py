@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from gpudesk.errors import GpuDeskError
 from gpudesk.speed.physics import Efficiency, Gpus, ModelCosts
 from gpudesk.speed.serving import (
     DEFAULT_BLOCK_SIZE,
@@ -130,7 +131,7 @@ class Slo:
         }
 
 
-class SloError(ValueError):
+class SloError(GpuDeskError, ValueError):
     """An ``--slo`` text that cannot be read; the message says what is wrong."""
 
 

@@ -304,6 +304,8 @@ RAW_READERS = {
     "workload/presets.py": "a bundled resource",
     "speed/data.py": "a bundled resource",
     "speed/fitting.py": "a bundled resource",
+    "speed/support.py": "a bundled resource (the engine-support table)",
+    "speed/serving_validation.py": "a bundled resource (the published serving runs)",
     "bench/reference.py": "a bundled resource",
     "bench/typical.py": "a bundled resource",
     "cli/desktop_cmd.py": "bundled resources",
