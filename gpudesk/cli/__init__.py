@@ -28,6 +28,7 @@ from gpudesk.cli.common import (
 )
 from gpudesk.cli.exit_codes import error_line, exit_code_for
 from gpudesk.cli.output import scrubbed_streams
+from gpudesk.cli.parsing import SuggestingParser
 from gpudesk.errors import GpuDeskError
 from gpudesk.progress import Cancelled
 
@@ -57,8 +58,9 @@ def _command_modules() -> list[ModuleType]:
     return [importlib.import_module(f"{__name__}.{name}") for name in _COMMAND_MODULE_NAMES]
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse's parser, except that a failed write of ``--help`` or ``--version`` is raised.
+class _Parser(SuggestingParser):
+    """argparse's parser with did-you-mean and fitted help (:mod:`gpudesk.cli.parsing`),
+    except that a failed write of ``--help`` or ``--version`` is raised.
 
     argparse ignores an ``OSError`` while it prints, so ``gpudesk fleet --help >
     /dev/full`` printed nothing and exited 0, or ended in a traceback when the

@@ -219,11 +219,13 @@ def render_text(result: BenchResult) -> str:
     # which every other subcommand (and `gpudesk --help`) would pay for at start-up.
     from gpudesk.bench.summary import run_summary
     from gpudesk.bench.text import format_figure, size_label
+    from gpudesk.cli.textwidth import wrap_long_lines
 
-    lines = [f"{line.label + ':':<10}{line.text}" for line in run_summary(result)]
+    # the label column is 10 wide: a long line continues under its value
+    lines = [wrap_long_lines(f"{line.label + ':':<10}{line.text}") for line in run_summary(result)]
     if result.error is not None:
         return "\n".join(lines)
-    lines.append(f"Method:   {_method(result)}")
+    lines.append(wrap_long_lines(f"Method:   {_method(result)}"))
     lines.append("")
     rows: list[list[str]] = []
     for row in result.results:
@@ -264,5 +266,5 @@ def render_text(result: BenchResult) -> str:
         notes.extend(f"{row.label}: {note}" for note in row.notes)
     if notes:
         lines.append("")
-        lines.extend(f"Note: {note}" for note in notes)
+        lines.extend(wrap_long_lines(f"Note: {note}") for note in notes)
     return "\n".join(lines)

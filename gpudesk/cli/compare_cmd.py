@@ -165,7 +165,9 @@ def comparison_text(comparison: Comparison, selected: list[CatalogEntry]) -> str
                     cells.append(text + " *" if comparison.is_best(row, index) else text)
                 rows.append([f"  {row.header}", *cells])
         right = set(range(1, len(indices) + 1))
-        return terminal_table(headers, rows, right, width, wrap={0}, wrap_headers=True)
+        # a GPU's column wraps too: a text cell (the device-to-device link's 65
+        # characters) set the column's width, one GPU a block at 80 columns
+        return terminal_table(headers, rows, right, width, wrap={0, *right}, wrap_headers=True)
 
     per_block = len(gpu_indices)
     while True:

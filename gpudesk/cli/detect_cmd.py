@@ -198,4 +198,6 @@ def detection_text(result: DetectionResult, matches: list[CatalogMatch]) -> str:
     lines.append(f"RAM  {text.ram_text(result.ram_total_gib)}")
     if result.os_version:
         lines.append(f"OS   {result.os_version}")
-    return "\n".join(lines)
+    from gpudesk.cli.textwidth import wrap_long_lines
+
+    return wrap_long_lines("\n".join(lines))

@@ -145,9 +145,10 @@ def _nothing_detected(
     args: argparse.Namespace, spec: ExpectSpec | None, check: str, message: str, detection: Any
 ) -> int:
     """Exit 3, with a JSON document under --json (it used to print nothing)."""
+    from gpudesk.cli.textwidth import wrap_paragraph
     from gpudesk.health.doctor import DoctorReport, Finding
 
-    print(f"gpudesk: {message}", file=sys.stderr)
+    print(wrap_paragraph(f"gpudesk: {message}", subsequent_indent="  "), file=sys.stderr)
     if args.json:
         report = DoctorReport(
             ok=False,
@@ -205,7 +206,7 @@ def _stuck(args: argparse.Namespace, spec: ExpectSpec | None, finding: Finding) 
         print_json(data)
     else:
         _print_text(report, spec, checks)
-    print("gpudesk: doctor found: " + "; ".join(report.errors), file=sys.stderr)
+    print(_found_text(report.errors), file=sys.stderr)
     return EXIT_FAILURE
 
 
@@ -271,5 +272,12 @@ def run_doctor(args: argparse.Namespace) -> int:
         return EXIT_FAILURE if failed else EXIT_OK
     if report.ok:
         return EXIT_OK
-    print("gpudesk: doctor found: " + "; ".join(report.errors), file=sys.stderr)
+    print(_found_text(report.errors), file=sys.stderr)
     return EXIT_FAILURE
+
+
+def _found_text(errors: list[str]) -> str:
+    """``gpudesk: doctor found: ...``, wrapped to the terminal."""
+    from gpudesk.cli.textwidth import wrap_paragraph
+
+    return wrap_paragraph("gpudesk: doctor found: " + "; ".join(errors), subsequent_indent="  ")

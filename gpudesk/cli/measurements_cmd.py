@@ -16,10 +16,10 @@ from gpudesk.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
-    format_table,
     load_catalog_for,
     path_argument,
 )
+from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
 
 if TYPE_CHECKING:
     from gpudesk.measurements.store import Measurement, StoredMeasurement
@@ -157,7 +157,8 @@ def run_import(args: argparse.Namespace) -> int:
         print_json(document)
     else:
         print(_import_text(files))
-        print(f"Added {added}, already stored {duplicates} ({document['database']}).")
+        database = document["database"]
+        print(wrap_paragraph(f"Added {added}, already stored {duplicates} ({database})."))
     if not rows:
         errors = [item for item in files if "error" in item]
         if len(files) == 1 and errors:  # one file: its reason, in the one line on stderr
@@ -239,14 +240,25 @@ def _parse_files(
     return files, rows
 
 
+def _file_line(path: str, text: str) -> str:
+    """``path: text`` on one line where it fits the terminal; else the path alone (kept
+    whole) and the text wrapped under it."""
+    from gpudesk.cli.textwidth import display_width, output_width
+
+    line = f"{path}: {text}"
+    if display_width(line) <= output_width():
+        return line
+    return f"{path}:\n" + wrap_paragraph(text, indent="  ")
+
+
 def _import_text(files: list[dict[str, Any]]) -> str:
     """Each file: its format and rows (or why it was refused), models placed, rows refused."""
     lines: list[str] = []
     for item in files:
         if "error" in item:
-            lines.append(f"{item['file']}: {item['error']}")
+            lines.append(_file_line(item["file"], item["error"]))
             continue
-        lines.append(f"{item['file']}: {item['format']}, {item['rows']} measurement(s)")
+        lines.append(_file_line(item["file"], f"{item['format']}, {item['rows']} measurement(s)"))
         for how in item["models_placed"]:
             lines.append(
                 textwrap.fill(how, 80, initial_indent="  model: ", subsequent_indent="    ")
@@ -313,7 +325,7 @@ def run_list(args: argparse.Namespace) -> int:
             ]
         )
     headers = ["ID", "GPU", "Engine", "Model", "Quant", "Mode", "Lengths", "tok/s", "Est.", "Ratio"]
-    print(format_table(headers, table, right_aligned={0, 7, 8, 9}))
+    print(terminal_table(headers, table, right_aligned={0, 7, 8, 9}))
     print("\nRatio = measured / GPUDesk's estimate for the same workload, at import.")
     return EXIT_OK
 

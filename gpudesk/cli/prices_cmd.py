@@ -125,20 +125,24 @@ def run_prices(args: argparse.Namespace) -> int:
 
 
 def _print_one(entry: CatalogEntry, summary: RateSummary, today: dt.date, *, spot: bool) -> None:
-    print(f"{entry.name}: cloud rates per GPU-hour")
+    from gpudesk.cli.textwidth import wrap_paragraph
+
+    print(wrap_paragraph(f"{entry.name}: cloud rates per GPU-hour"))
     lines = _summary_lines(summary)
     if not lines:
-        print("  no rate found (see 'gpudesk show' for the entry's price notes)")
+        no_rate = "no rate found (see 'gpudesk show' for the entry's price notes)"
+        print(wrap_paragraph(no_rate, indent="  "))
         return
     for line in lines:
-        print(f"  {line}")
+        print(wrap_paragraph(line, indent="  ", subsequent_indent="    "))
     rates = summary.spot if spot else summary.rates
     headers = ["Provider", "Kind", "$/GPU-h", "Region", "Date", "Instance", "Source"]
     rows = [_rate_row(rate, today) for rate in rates]
     headers, rows, _ = fit_columns(headers, rows, terminal_width())
     print()
     print(format_table(headers, rows, right_aligned={2}))
-    print(f"\nA rate per GPU-hour is the {RATE_BASIS}.")
+    print()
+    print(wrap_paragraph(f"A rate per GPU-hour is the {RATE_BASIS}."))
 
 
 def _summary_lines(summary: RateSummary) -> list[str]:
@@ -251,8 +255,10 @@ def _history(entry: CatalogEntry, book: RateBook, rate_filter: RateFilter, *, as
         ]
         for p in points
     ]
-    print(f"{entry.name}: on-demand rates per GPU-hour by snapshot date")
-    print(format_table(headers, rows, right_aligned={1, 3, 4, 5, 6}))
+    from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
+
+    print(wrap_paragraph(f"{entry.name}: on-demand rates per GPU-hour by snapshot date"))
+    print(terminal_table(headers, rows, right_aligned={1, 3, 4, 5, 6}))
     return EXIT_OK
 
 
@@ -319,34 +325,51 @@ def _report_json(report: ImportReport, source: str, stored: int, path: Path) -> 
 
 
 def _print_report(report: ImportReport, source: str, stored: int, path: Path) -> None:
+    from gpudesk.cli.textwidth import wrap_paragraph
+
     if report.snapshots:
         dates = ", ".join(sorted({s.taken.isoformat() for s in report.snapshots}))
         gpus = {offer.gpu_id for s in report.snapshots for offer in s.offers}
         clouds = sorted({cloud for s in report.snapshots for cloud in s.clouds})
         print(
-            f"Imported {len(report.snapshots)} snapshot(s) ({dates}) from {source}: "
-            f"{stored} offers for {len(gpus)} GPUs from {', '.join(clouds)}; kept in {path}"
+            wrap_paragraph(
+                f"Imported {len(report.snapshots)} snapshot(s) ({dates}) from {source}: "
+                f"{stored} offers for {len(gpus)} GPUs from {', '.join(clouds)}; kept in {path}"
+            )
         )
     else:
-        print(f"Nothing imported from {source}; the stored prices are unchanged.", file=sys.stderr)
+        print(
+            wrap_paragraph(f"Nothing imported from {source}; the stored prices are unchanged."),
+            file=sys.stderr,
+        )
     problems = report.problems
     if problems:
         total = len(problems) + report.more_problems
         print(f"{total} row(s) or file(s) skipped:", file=sys.stderr)
         for problem in problems[:_PROBLEMS_SHOWN]:
-            print(f"  {problem}", file=sys.stderr)
+            print(
+                wrap_paragraph(str(problem), indent="  ", subsequent_indent="    "),
+                file=sys.stderr,
+            )
         if total > _PROBLEMS_SHOWN:
             print(f"  ... and {total - _PROBLEMS_SHOWN} more", file=sys.stderr)
     if report.failed_clouds:
         print(
-            "Kept the last good data for: " + ", ".join(sorted(set(report.failed_clouds))),
+            wrap_paragraph(
+                "Kept the last good data for: " + ", ".join(sorted(set(report.failed_clouds)))
+            ),
             file=sys.stderr,
         )
     if report.unmapped:
-        names = ", ".join(
-            f"{name} ({count})"
-            + (f": {report.unmapped_reasons[name]}" if name in report.unmapped_reasons else "")
-            for name, count in sorted(report.unmapped.items())
-        )
-        print(f"Accelerator names not mapped to a catalog GPU (rows, not guessed): {names}")
+        # one name a line: a single paragraph of them ran to 875 columns
+        print("Accelerator names not mapped to a catalog GPU (rows, not guessed):")
+        for name, count in sorted(report.unmapped.items()):
+            reason = report.unmapped_reasons.get(name)
+            print(
+                wrap_paragraph(
+                    f"{name} ({count})" + (f": {reason}" if reason else ""),
+                    indent="  ",
+                    subsequent_indent="    ",
+                )
+            )
     print(f"Source: {CATALOG_REPOSITORY}")

@@ -11,6 +11,7 @@ them as they print everything else (through the scrubbing stream of
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -225,10 +226,44 @@ def wrap_paragraph(
     return "\n".join(out)
 
 
+#: A line's label: "  hint      " (a word or two, then two spaces or more) or "hint: ".
+_LABEL = re.compile(r"^(\s*[^\s:]+(?: [^\s:]+)?(?::\s+|\s{2,}))\S")
+
+
+def hanging_indent(line: str) -> str:
+    """The indent a wrapped ``line`` continues at: under its value when it starts with a
+    label (``"  hint      ..."``, ``"hint: ..."``), else its own indent plus two."""
+    label = _LABEL.match(line)
+    if label is not None and len(label.group(1)) <= 24:
+        return " " * len(label.group(1))
+    return line[: len(line) - len(line.lstrip())] + "  "
+
+
+def wrap_long_lines(text: str, width: int | None = None) -> str:
+    """``text`` with each line wider than ``width`` (default :func:`output_width`) wrapped
+    under its label (:func:`hanging_indent`); lines that fit are left exactly as they are,
+    so aligned tables that fit keep their alignment."""
+    target = output_width() if width is None else max(MIN_WIDTH, width)
+    out: list[str] = []
+    for line in text.split("\n"):
+        if display_width(line) <= target or len(line.split()) < 2:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out.append(
+            wrap_paragraph(
+                line.strip(), target, indent=indent, subsequent_indent=hanging_indent(line)
+            )
+        )
+    return "\n".join(out)
+
+
 __all__ = [
     "DEFAULT_WIDTH",
     "display_width",
+    "hanging_indent",
     "output_width",
     "terminal_table",
+    "wrap_long_lines",
     "wrap_paragraph",
 ]

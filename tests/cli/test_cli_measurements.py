@@ -94,7 +94,7 @@ def test_nothing_importable_is_exit_2_with_the_reasons(
     junk.write_bytes(b"\x00\xff" * 10)
     code, out, err = run_cli(capsys, "measurements", "import", str(junk))
     assert code == 2
-    assert "is not UTF-8 text" in out
+    assert "is not UTF-8 text" in " ".join(out.split())  # wrapped at 80 columns
     assert "Traceback" not in err
 
 

@@ -1,0 +1,142 @@
+"""At 80 columns no line of prose from any command is wider than 80 (issue 42 item 12).
+
+Every subcommand's --help (nested ones included, found from the parser itself) and
+its common invocations run at COLUMNS=80; every line of stdout and stderr is checked.
+A line may run past 80 only where it is one unbreakable word standing alone (a URL, a
+path) or a label and a path: those stay whole. A printed shell command breaks with
+`` \\`` continuations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from survey_factory import gemm_run, gpu, node, survey
+
+from gpudesk.catalog.price_snapshots import bundled_snapshot_dir
+from gpudesk.cli import build_parser, main
+from gpudesk.cli.textwidth import display_width
+
+WIDTH = 80
+MEASUREMENT_TABLE = (
+    Path(__file__).parents[1]
+    / "planning"
+    / "measurement_files"
+    / "llama-bench-geerlingguy-rtx4090-vulkan.md"
+)
+
+
+def _excused(line: str) -> bool:
+    """One unbreakable word standing alone, or a label and a path or URL (``source
+    /long/path``): what stays whole."""
+    words = line.split()
+    return len(words) == 1 or (len(words) == 2 and "/" in words[1])
+
+
+def too_wide(text: str, width: int = WIDTH) -> list[str]:
+    """The lines of ``text`` wider than ``width`` that are not excused."""
+    return [
+        line for line in text.splitlines() if display_width(line) > width and not _excused(line)
+    ]
+
+
+def _command_paths(
+    parser: argparse.ArgumentParser, prefix: tuple[str, ...]
+) -> Iterator[tuple[str, ...]]:
+    yield prefix
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _command_paths(sub, (*prefix, name))
+
+
+def _every_help() -> list[list[str]]:
+    return [[*path, "--help"] for path in _command_paths(build_parser(), ())]
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # --help and usage errors leave through argparse
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+@pytest.mark.parametrize("argv", _every_help(), ids=" ".join)
+def test_every_help_fits_80_columns(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = _run(argv, capsys)
+    assert code == 0 and "usage:" in text
+    assert too_wide(text) == [], text
+
+
+COMMON = [
+    ["list"],
+    ["list", "--sort", "price_usd"],
+    ["list", "--sort", "bandwidth_gbs"],
+    ["show", "rtx-4090"],
+    ["show", "h100-sxm5"],
+    ["compare", "rtx-4090", "h100-sxm5", "--text"],
+    ["detect"],
+    ["doctor"],
+    ["bench", "--list-backends"],
+    ["bench", "--backend", "numpy", "--tests", "copy", "--no-save"],
+    ["fit", "--model", "llama-3.1-70b", "--quant", "q4_k_m"],
+    ["fit", "--model", "qwen2.5-32b", "--quant", "q4_k_m", "--engine", "llama.cpp"],
+    ["cost", "rtx-4090"],
+    ["prices"],
+    ["prices", "rtx-4090"],
+    ["prices", "h100-sxm5"],
+    ["prices", "h100-sxm5", "--history"],
+    ["prices", "a100-80gb-sxm4", "--spot"],
+    ["speed", "--model", "llama-3.1-8b"],
+    ["speed", "--model", "llama-3.1-8b", "--mode", "prefill"],
+    ["speed", "--model", "llama-3.1-70b", "--quant", "fp8", "--mode", "train", "--count", "8"],
+    ["speed", "--model", "llama-3.1-8b", "--mode", "train", "--tokens", "1e9"],
+    ["speed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--sort", "price"],
+    ["measurements", "list"],
+    ["comapre", "rtx-4090", "h100-sxm5"],
+    ["fleet", "survey", "--adress", "x"],
+    ["speed", "--model", "llama-3.1-8b", "--quant", "q4_k"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMON, ids=" ".join)
+def test_common_invocations_fit_80_columns(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _code, text = _run(argv, capsys)
+    assert text.strip(), "the command printed something to check"
+    assert too_wide(text) == [], text
+
+
+def test_stateful_invocations_fit_80_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Commands whose output needs stored data: prices update, measurements, fleet show."""
+    path = tmp_path / "survey.json"
+    nodes = [node(f"node-{i}", [gpu(0), gpu(1)], [gemm_run(0, 700.0)]) for i in range(3)]
+    path.write_text(json.dumps(survey(nodes)), encoding="utf-8")
+    steps = [
+        ["prices", "update", "--from", str(bundled_snapshot_dir())],
+        ["measurements", "import", str(MEASUREMENT_TABLE), "--gpu", "rtx-4090",
+         "--model", "tinyllama-1.1b"],
+        ["measurements", "list"],
+        ["measurements", "show", "1"],
+        ["fleet", "show", str(path)],
+    ]  # fmt: skip
+    for argv in steps:
+        code, text = _run(argv, capsys)
+        assert code == 0, (argv, text)
+        assert too_wide(text) == [], f"{argv}:\n{text}"
+
+
+def test_the_check_sees_a_wide_line_and_excuses_a_lone_url() -> None:
+    assert too_wide("word " * 20) == ["word " * 20]
+    assert too_wide("  https://example.com/" + "x" * 90) == []
+    assert too_wide("source  /data/" + "x" * 90) == []
+    assert too_wide("see the page at https://example.com/" + "x" * 90) != []
