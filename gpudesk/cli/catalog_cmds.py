@@ -200,13 +200,19 @@ def run_list(args: argparse.Namespace) -> int:
         sys.stdout.write(entries_csv(entries))
     else:
         width = None if args.wide else terminal_width()
-        headers, rows = _list_table(entries, compact=False, today=today)
+        shown = sort[0] if sort else None
+        headers, rows = _list_table(entries, compact=False, today=today, sort_key=shown)
         if width is not None and table_width(headers, rows) > width:
-            # Short names and headers first; then columns go from the right.
-            headers, rows = _list_table(entries, compact=True, today=today)
-        headers, rows, dropped = fit_columns(headers, rows, width)
+            # Short names and headers first; then columns go from the right (the sort
+            # column stands first of them, so it goes last).
+            headers, rows = _list_table(entries, compact=True, today=today, sort_key=shown)
+        # ID, Name and the sort column stay, whatever the width
+        keep = 3 if shown not in (None, "id", "name") else 2
+        headers, rows, dropped = fit_columns(headers, rows, width, keep=keep)
         numeric = {
-            index for index, header in enumerate(headers) if index >= 2 and header != "Segment"
+            index
+            for index, header in enumerate(headers)
+            if index >= 2 and (header in _NUMERIC_HEADERS)
         }
         print(format_table(headers, rows, right_aligned=numeric))
         print(f"\n{len(entries)} of {len(catalog.entries)} entries")
@@ -275,8 +281,29 @@ _COMPACT_HEADERS = {
     "tdp_w": "TDP W",
     "price_usd": "USD",
     "fp16_tensor_tflops_per_kusd": "TF/kUSD",
+    # shown only when sorted by
+    "memory_bus_bits": "Bus bit",
+    "l2_cache_mb": "L2 MB",
+    "l3_cache_mb": "L3 MB",
+    "boost_clock_mhz": "Boost MHz",
+    "shader_cores": "Shaders",
+    "fp16_tflops": "FP16 TF",
+    "fp64_tflops": "FP64 TF",
+    "tf32_tensor_tflops": "TF32 TC TF",
+    "bf16_tensor_tflops": "BF16 TC TF",
+    "fp8_tensor_tflops": "FP8 TC TF",
+    "int8_tensor_tops": "INT8 TOPS",
+    "mig_max_instances": "MIG",
+    "memory_gb_per_kusd": "GB/kUSD",
+    "fp32_tflops_per_w": "FP32 TF/W",
+    "fp16_tensor_tflops_per_w": "TC TF/W",
+    "cloud_hourly_usd": "USD/h",
 }
 _COMPACT_NAME_CHARS = 26
+#: The list's number columns (right-aligned): every metric's header, long and short.
+_NUMERIC_HEADERS = frozenset(
+    [*(metric.header for metric in METRICS.values()), *_COMPACT_HEADERS.values()]
+)
 _COMPACT_ORDER = (
     "memory_gb",
     "fp16_tensor_tflops",
@@ -289,10 +316,16 @@ _COMPACT_ORDER = (
 
 
 def _list_table(
-    entries: list[CatalogEntry], *, compact: bool, today: dt.date
+    entries: list[CatalogEntry], *, compact: bool, today: dt.date, sort_key: str | None = None
 ) -> tuple[list[str], list[list[str]]]:
-    def header(key: str) -> str:
-        return _COMPACT_HEADERS[key] if compact else METRICS[key].header
+    """The list's headers and rows: every column, or (``compact``) short names and the
+    buyers' first figures first, the right-most dropped first when space runs out.
+
+    The ``sort_key`` column (a METRICS key or an entry field) is always in the table,
+    and in the compact one right after the name: the column a list is sorted by is the
+    one a reader checks the order against (``list --sort price_usd`` at 80 columns had
+    dropped the price).
+    """
 
     def name(entry: CatalogEntry) -> str:
         if not compact:
@@ -300,32 +333,46 @@ def _list_table(
         text = short_name(entry)
         return text if len(text) <= _COMPACT_NAME_CHARS else text[: _COMPACT_NAME_CHARS - 1] + "…"
 
-    if not compact:
-        headers = ["ID", "Name", "Segment", *(header(key) for key in _LIST_COLUMNS)]
-        rows = [
-            [
-                entry.id,
-                name(entry),
-                _segment_cell(entry),
-                *(_list_cell(entry, key, today) for key in _LIST_COLUMNS),
-            ]
-            for entry in entries
-        ]
-        return headers, rows
-    # Narrow terminals: the figures buyers compare first, so the right-most columns
-    # (dropped first when space runs out) matter least.
-    keys = _COMPACT_ORDER
-    headers = ["ID", "Name", *(header(key) for key in keys), "Segment"]
+    if compact:
+        keys: tuple[str, ...] = (*_COMPACT_ORDER, "segment")
+    else:
+        keys = ("segment", *_LIST_COLUMNS)
+    if sort_key is not None and sort_key not in ("id", "name"):
+        keys = (sort_key, *(key for key in keys if key != sort_key)) if compact else keys
+        if sort_key not in keys:
+            keys = (*keys, sort_key)
+    headers = ["ID", "Name", *(_column_header(key, compact) for key in keys)]
     rows = [
-        [
-            entry.id,
-            name(entry),
-            *(_list_cell(entry, key, today) for key in keys),
-            _segment_cell(entry),
-        ]
+        [entry.id, name(entry), *(_column_cell(entry, key, today, compact) for key in keys)]
         for entry in entries
     ]
     return headers, rows
+
+
+#: A text field's cell in the compact table (``--sort architecture``) keeps this many
+#: characters, so that ID, Name and it fit 80 columns.
+_COMPACT_FIELD_CHARS = 20
+
+
+def _column_header(key: str, compact: bool) -> str:
+    if key == "segment":
+        return "Segment"
+    if compact and key in _COMPACT_HEADERS:
+        return _COMPACT_HEADERS[key]
+    return METRICS[key].header if key in METRICS else key
+
+
+def _column_cell(entry: CatalogEntry, key: str, today: dt.date, compact: bool) -> str:
+    if key == "segment":
+        return _segment_cell(entry)
+    if key in METRICS:
+        return _list_cell(entry, key, today)
+    value = getattr(entry, key, None)
+    value = getattr(value, "value", value)  # an enum's own word
+    text = "" if value is None else str(value)
+    if compact and len(text) > _COMPACT_FIELD_CHARS:
+        return text[: _COMPACT_FIELD_CHARS - 1] + "…"
+    return text
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -137,15 +137,15 @@ def table_width(headers: list[str], rows: list[list[str]]) -> int:
 
 
 def fit_columns(
-    headers: list[str], rows: list[list[str]], width: int | None
+    headers: list[str], rows: list[list[str]], width: int | None, *, keep: int = 2
 ) -> tuple[list[str], list[list[str]], list[str]]:
     """Drop columns from the right until the table fits ``width``; the names dropped.
 
-    The first two columns (what identifies a row) always stay.
+    The first ``keep`` columns (what identifies a row, and a sort column) always stay.
     """
     headers, rows = list(headers), [list(row) for row in rows]
     dropped: list[str] = []
-    while width is not None and len(headers) > 2 and table_width(headers, rows) > width:
+    while width is not None and len(headers) > keep and table_width(headers, rows) > width:
         dropped.insert(0, headers.pop())
         for row in rows:
             row.pop()

@@ -25,6 +25,7 @@ from gpudesk.cli.speed_output import (
     speed_json,
     speed_text,
 )
+from gpudesk.cli.speed_prices import SORT_KEYS, max_price_argument
 from gpudesk.cli.verify_args import add_verify_arguments
 
 if TYPE_CHECKING:
@@ -119,7 +120,14 @@ SPEED_MODEL_FLAGS: tuple[Flag, ...] = (
     ),
 )
 SPEED_FLAGS: tuple[Flag, ...] = (
-    (("--mode",), {"choices": _MODES, "required": True, "help": "the workload"}),
+    (
+        ("--mode",),
+        {
+            "choices": _MODES,
+            "default": "decode",
+            "help": "the workload (default decode: generating tokens, --batch requests at once)",
+        },
+    ),
     (
         ("--gpu",),
         {"action": "append", "metavar": "NAME", "help": "catalog id or name (repeatable)"},
@@ -261,6 +269,25 @@ SPEED_FLAGS: tuple[Flag, ...] = (
         },
     ),
     (("--mfu",), {"type": float, "metavar": "F", "help": "train: utilisation to assume (0-1)"}),
+    (
+        ("--sort",),
+        {
+            "choices": SORT_KEYS,
+            "help": "order: tokens_s (the ranking, the default), usd_per_tokens_s (purchase "
+            "price per tokens/s, cheapest first) or price (purchase price, cheapest first); "
+            "GPUs without a catalog price come last",
+        },
+    ),
+    (
+        ("--max-price-usd",),
+        {
+            "type": max_price_argument,
+            "metavar": "N",
+            "help": "only GPUs whose purchase price, for all their GPUs (the catalog's price "
+            "× the count), is at most N USD; those without a catalog price are left out "
+            "and named",
+        },
+    ),
     (("--cloud-hourly",), {"type": float, "metavar": "USD", "help": "rent price per GPU-hour"}),
     (
         ("--years",),
@@ -652,10 +679,17 @@ def _print_speed(
     ``--verify`` measurement and the ``--emit`` command."""
     from gpudesk.cli.emit_args import emit_text, speed_emit
     from gpudesk.cli.price_lines import rate_lines, rate_records
+    from gpudesk.cli.speed_prices import prices_for, sorted_results, within_price
     from gpudesk.cli.verify_args import verify_text
 
-    document = speed_json(request, model, results, not_holding, not_supported)
     by_id = {entry.id: entry for entry in catalog.entries}
+    prices = prices_for(results, by_id)
+    results, over_price, unpriced = within_price(results, prices, args.max_price_usd)
+    results = sorted_results(results, prices, args.sort)
+    document = speed_json(request, model, results, not_holding, not_supported, prices)
+    if args.max_price_usd is not None:
+        document["over_max_price"] = over_price
+        document["no_price"] = unpriced
     cloud_rates = {} if args.cloud_hourly is not None else rate_records(results, by_id)
     if verified is not None:
         document["verify"] = verified
@@ -676,11 +710,41 @@ def _print_speed(
                 not_holding,
                 not_supported,
                 engine_chosen=engine_chosen,
+                prices=prices,
+                names={gpu_id: entry.name for gpu_id, entry in by_id.items()},
+                **_empty_note(args),
             )
         )
+        if args.max_price_usd is not None:
+            print(_price_limit_text(args.max_price_usd, over_price, unpriced))
         if cloud_rates:
             print("\n".join(rate_lines(results, by_id)))
         if verified is not None:
             print(verify_text(verified))
         if emitted is not None:
             print(emit_text(emitted))
+
+
+def _empty_note(args: argparse.Namespace) -> dict[str, str]:
+    """What to say when no GPU is left: with --max-price-usd, that none is within it."""
+    if args.max_price_usd is None:
+        return {}
+    return {
+        "empty": f"No GPU that holds the workload costs at most ${args.max_price_usd:,.0f} "
+        "(the catalog's price × the count)."
+    }
+
+
+def _price_limit_text(max_usd: float, over: list[str], unpriced: list[str]) -> str:
+    """What ``--max-price-usd`` left out: the GPUs over it and those without a price."""
+    from gpudesk.cli.textwidth import wrap_paragraph
+
+    lines = []
+    if over:
+        lines += ["", f"Over --max-price-usd {max_usd:,.0f} ({len(over)}): " + ", ".join(over)]
+    if unpriced:
+        lines += [
+            "",
+            f"Left out, no catalog price to compare ({len(unpriced)}): " + ", ".join(unpriced),
+        ]
+    return "\n".join(wrap_paragraph(line) for line in lines)

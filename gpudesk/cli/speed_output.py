@@ -4,11 +4,13 @@ first result's basis, fitting the terminal; 80 columns when not a terminal)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.speed.text import duration_text, figure_text, usd_text
 
 if TYPE_CHECKING:
+    from gpudesk.cli.speed_prices import PurchasePrice
     from gpudesk.speed.estimate import SpeedEstimate, SpeedRequest
 
 #: The ``--json`` result keys the issue names, in order; more keys follow them.
@@ -55,7 +57,10 @@ _SERVE_KEYS = ("latency", "requests_per_s", "rate_curve", "scheduler")
 _SLO_KEYS = ("goodput_rps", "max_rate_at_slo", "slo")
 
 
-def result_json(estimate: SpeedEstimate) -> dict[str, Any]:
+def result_json(estimate: SpeedEstimate, price: PurchasePrice | None = None) -> dict[str, Any]:
+    """One ``--json`` result: :data:`RESULT_KEYS` first, then the estimate's other keys
+    and, given a ``price``, the purchase keys (``purchase_usd``, ``tokens_per_s_per_kusd``,
+    ...: :func:`gpudesk.cli.speed_prices.price_json`)."""
     data = estimate.model_dump(mode="json")
     ordered = {key: data.pop(key) for key in RESULT_KEYS}
     ordered.update(data)
@@ -67,6 +72,10 @@ def result_json(estimate: SpeedEstimate) -> dict[str, Any]:
             ordered.pop(key, None)
     if estimate.layout is None:
         ordered.pop("layout", None)
+    if price is not None:
+        from gpudesk.cli.speed_prices import price_json
+
+        ordered.update(price_json(price))
     cleaned: dict[str, Any] = _clean(ordered)
     return cleaned
 
@@ -77,15 +86,18 @@ def speed_json(
     results: list[SpeedEstimate],
     not_holding: list[str],
     not_supported: list[tuple[str, str]] | None = None,
+    prices: Mapping[str, PurchasePrice] | None = None,
 ) -> dict[str, Any]:
-    """The ``speed --json`` document: ``workload``, ``results``, ``not_holding`` and
-    ``not_supported`` (``{"gpu_id", "reason"}`` each)."""
+    """The ``speed --json`` document: ``workload``, ``results`` (with the purchase keys
+    where ``prices`` has the GPU), ``not_holding`` and ``not_supported`` (``{"gpu_id",
+    "reason"}`` each)."""
+    prices = prices or {}
     workload = request.model_dump(mode="json")
     workload.update(model)
     workload["label"] = request.label
     return {
         "workload": _clean(workload),
-        "results": [result_json(item) for item in results],
+        "results": [result_json(item, prices.get(item.gpu_id)) for item in results],
         "not_holding": not_holding,
         "not_supported": [
             {"gpu_id": gpu_id, "reason": reason} for gpu_id, reason in not_supported or []
@@ -101,10 +113,16 @@ def speed_text(
     not_supported: list[tuple[str, str]] | None = None,
     *,
     engine_chosen: bool = True,
+    prices: Mapping[str, PurchasePrice] | None = None,
+    names: Mapping[str, str] | None = None,
+    empty: str = "No catalog GPU holds this workload.",
 ) -> str:
     """The human-readable ``speed`` output: a ranked table, then the first result's basis,
     all fitting the terminal (80 columns when not a terminal). Without ``engine_chosen``
-    a line says the engine is the default (``fit`` defaults to another)."""
+    a line says the engine is the default (``fit`` defaults to another). With ``prices``
+    the table has each GPU's purchase price and tokens/s per $1k; ``names`` (id -> name)
+    lets GPUs refused for the same reason share one line; ``empty`` is said when no
+    result is left."""
     from gpudesk.cli.textwidth import wrap_paragraph
 
     name = model.get("model") or model.get("params") or model.get("config")
@@ -115,7 +133,9 @@ def speed_text(
     if not engine_chosen and request.mode.value != "train":
         lines.append(wrap_paragraph(SPEED_DEFAULT_ENGINE_NOTE, indent="  "))
     lines.append("")
-    lines.extend(_table_lines(request, results))
+    lines.extend(
+        _table_lines(request, results, prices or {}) if results else [wrap_paragraph(empty)]
+    )
     lines.extend(_basis_lines(results))
     lines.extend(_offload_lines(results))
     lines.extend(_latency_lines(results))
@@ -125,11 +145,42 @@ def speed_text(
     if not_supported:
         lines.append("")
         lines.append(f"Not supported ({len(not_supported)}, never ranked):")
-        for gpu_id, reason in not_supported:
-            lines.append(
-                wrap_paragraph(f"{gpu_id}: {reason}", indent="  ", subsequent_indent="    ")
-            )
+        lines.extend(_not_supported_lines(not_supported, names or {}))
     return "\n".join(lines)
+
+
+#: Marks a used-market purchase price in the table (a footnote says so).
+USED_MARK = "†"
+#: Stands for each GPU's own name in a reason shared by several GPUs.
+_THESE = "each GPU below"
+
+
+def _not_supported_lines(
+    not_supported: list[tuple[str, str]], names: Mapping[str, str]
+) -> list[str]:
+    """One entry per reason: GPUs refused for the same reason (their names aside) share
+    it, their ids listed under it. One per GPU made 81 two-to-three-line paragraphs of
+    ``speed --mode train``."""
+    from gpudesk.cli.textwidth import wrap_paragraph
+
+    groups: dict[str, list[str]] = {}
+    own: dict[str, str] = {}
+    for gpu_id, reason in not_supported:
+        name = names.get(gpu_id)
+        shared = reason.replace(name, _THESE) if name and name in reason else reason
+        groups.setdefault(shared, []).append(gpu_id)
+        own[gpu_id] = reason
+    lines: list[str] = []
+    for shared, ids in groups.items():
+        if len(ids) == 1:
+            text = f"{ids[0]}: {own[ids[0]]}"
+            lines.append(wrap_paragraph(text, indent="  ", subsequent_indent="    "))
+            continue
+        lines.append(
+            wrap_paragraph(f"{shared} ({len(ids)}):", indent="  ", subsequent_indent="    ")
+        )
+        lines.append(wrap_paragraph(", ".join(ids), indent="    "))
+    return lines
 
 
 def _latency_lines(results: list[SpeedEstimate]) -> list[str]:
@@ -167,8 +218,13 @@ def _latency_lines(results: list[SpeedEstimate]) -> list[str]:
     return lines
 
 
-def _table_lines(request: SpeedRequest, results: list[SpeedEstimate]) -> list[str]:
-    """The ranked table (training has per-GPU figures and, with --tokens, the run)."""
+def _table_lines(
+    request: SpeedRequest,
+    results: list[SpeedEstimate],
+    prices: Mapping[str, PurchasePrice],
+) -> list[str]:
+    """The ranked table (training has per-GPU figures and, with --tokens, the run); with
+    ``prices``, each GPU's purchase price ("buy $", all its GPUs) and tokens/s per $1k."""
     from gpudesk.cli.textwidth import terminal_table
 
     train = request.mode.value == "train"
@@ -186,7 +242,62 @@ def _table_lines(request: SpeedRequest, results: list[SpeedEstimate]) -> list[st
     if not rows:
         return ["No catalog GPU holds this workload."]
     right = {1, 2, 3, 5, 6, 7} if train else {1, 2, 5, 6}
-    return terminal_table(headers, rows, right_aligned=right).splitlines()
+    if not prices:
+        return terminal_table(headers, rows, right_aligned=right).splitlines()
+    lines = _priced_table(headers, rows, right, results, prices)
+    if any(price.kind == "used" for price in prices.values()):
+        lines.append(f"{USED_MARK} a used-market price (the catalog's price kind: used)")
+    return lines
+
+
+#: The GPU column keeps at least this many characters beside the purchase columns.
+_MIN_GPU_COLUMN = 10
+
+
+def _priced_table(
+    headers: list[str],
+    rows: list[list[str]],
+    right: set[int],
+    results: list[SpeedEstimate],
+    prices: Mapping[str, PurchasePrice],
+) -> list[str]:
+    """The table with each GPU's purchase price and tokens/s per $1k as its last columns;
+    where they do not fit beside the others (training with --tokens at 80 columns), the
+    table as it was and a second one, GPU by GPU in the same order, with them."""
+    from gpudesk.cli.speed_prices import per_kusd_cell, price_cell
+    from gpudesk.cli.textwidth import output_width, terminal_table
+
+    def cells(item: SpeedEstimate) -> list[str]:
+        price = prices.get(item.gpu_id)
+        return ["n/a", "n/a"] if price is None else [price_cell(price), per_kusd_cell(price)]
+
+    priced = [row + cells(item) for row, item in zip(rows, results, strict=True)]
+    columns = len(headers)
+    # GPU ids break at their hyphens, the limit (or training's range) at its words; an
+    # inference range never breaks; headers wrap over their figures to leave room
+    lines = terminal_table(
+        [*headers, "buy $", "tok/s per $1k"],
+        priced,
+        right_aligned=right | {columns, columns + 1},
+        wrap={0, 4},
+        wrap_headers=True,
+    ).splitlines()
+    separator = next(line for line in lines if line.startswith("-"))
+    gpu_width = len(separator.split(" ", 1)[0])
+    if max(len(line) for line in lines) <= output_width() and gpu_width >= min(
+        _MIN_GPU_COLUMN, max(len(row[0]) for row in rows)
+    ):
+        return lines
+    table = terminal_table(headers, rows, right_aligned=right).splitlines()
+    bought = [[row[0], row[1], *cells(item)] for row, item in zip(rows, results, strict=True)]
+    return [
+        *table,
+        "",
+        "To buy (the catalog's price × the GPU count):",
+        *terminal_table(
+            ["GPU", "GPUs", "buy $", "tok/s per $1k"], bought, right_aligned={1, 2, 3}
+        ).splitlines(),
+    ]
 
 
 def _range_text(item: SpeedEstimate) -> str:
@@ -216,8 +327,15 @@ def _inference_row(item: SpeedEstimate) -> list[str]:
         _range_text(item),
         item.limited_by,
         usd_text(item.usd_per_million_tokens),
-        "n/a" if ttft is None else f"{ttft * 1000:,.0f} ms",
+        _ttft_text(ttft),
     ]
+
+
+def _ttft_text(seconds: float | None) -> str:
+    """Time to first token: ms below a second (``38 ms``), else seconds (``1.31 s``)."""
+    if seconds is None or not math.isfinite(seconds):
+        return "n/a"
+    return f"{seconds * 1000:,.0f} ms" if seconds < 0.9995 else f"{seconds:,.3g} s"
 
 
 def _basis_lines(results: list[SpeedEstimate]) -> list[str]:
