@@ -153,8 +153,13 @@ def _parse_sort(text: str | None) -> tuple[str, bool] | None:
     if direction not in ("", "asc", "desc"):
         raise CliError(f"--sort: direction must be asc or desc, not {direction!r}", EXIT_USAGE)
     if key not in METRICS and key not in CatalogEntry.model_fields:
+        from gpudesk.cli.parsing import nearest
+
+        # the 24 numeric fields made a 330-column line; --help's epilog lists them
+        guess = nearest(key, [*METRICS, *CatalogEntry.model_fields])
+        hint = f"; did you mean {guess!r}?" if guess else ""
         raise CliError(
-            f"--sort: unknown field {key!r} (numeric fields: {', '.join(METRICS)})", EXIT_USAGE
+            f"--sort: unknown field {key!r}{hint} (gpudesk list --help lists them)", EXIT_USAGE
         )
     return key, direction == "desc"
 

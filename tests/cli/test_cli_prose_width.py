@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from survey_factory import gemm_run, gpu, node, survey
 
 from gpudesk.catalog.price_snapshots import bundled_snapshot_dir
 from gpudesk.cli import build_parser, main
-from gpudesk.cli.textwidth import display_width
+from gpudesk.cli.textwidth import display_width, hanging_indent, wrap_long_lines
 
 WIDTH = 80
 MEASUREMENT_TABLE = (
@@ -140,3 +141,21 @@ def test_the_check_sees_a_wide_line_and_excuses_a_lone_url() -> None:
     assert too_wide("  https://example.com/" + "x" * 90) == []
     assert too_wide("source  /data/" + "x" * 90) == []
     assert too_wide("see the page at https://example.com/" + "x" * 90) != []
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    label=st.sampled_from(["", "  hint      ", "Method:   ", "GPU 0  ", "note: "]),
+    words=st.lists(st.text(alphabet="abcdefghij-./", min_size=1, max_size=12), max_size=40),
+    width=st.integers(min_value=30, max_value=120),
+)
+def test_a_long_line_wraps_under_its_label_and_keeps_every_word(
+    label: str, words: list[str], width: int
+) -> None:
+    line = label + " ".join(words)
+    wrapped = wrap_long_lines(line, width)
+    assert wrapped.split() == line.split(), "only spaces change"
+    lines = wrapped.split("\n")
+    assert all(display_width(piece) <= width for piece in lines), wrapped
+    if len(lines) > 1 and label.strip():
+        assert all(piece.startswith(hanging_indent(line)) for piece in lines[1:]), wrapped

@@ -168,3 +168,17 @@ def test_speed_without_mode_is_decode(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         main(["speed", "--help"])
     assert "default decode" in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_unknown_sort_field_is_one_short_line_with_a_guess(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["list", "--sort", "price_usdd"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "gpudesk: --sort: unknown field 'price_usdd'; did you mean 'price_usd'? "
+        "(gpudesk list --help lists them)\n"
+    )
+    assert main(["list", "--sort", "qqqq"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and len(err.splitlines()) == 1
