@@ -3,8 +3,8 @@
 Every subcommand's --help (nested ones included, found from the parser itself) and
 its common invocations run at COLUMNS=80; every line of stdout and stderr is checked.
 A line may run past 80 only where it is one unbreakable word standing alone (a URL, a
-path) or a label and a path: those stay whole. A printed shell command breaks with
-`` \\`` continuations.
+path), a label and a path, or a printed shell command: those stay whole (a command may
+also break with `` \\`` continuations).
 """
 
 from __future__ import annotations
@@ -31,11 +31,23 @@ MEASUREMENT_TABLE = (
 )
 
 
+#: A printed shell command starts with one of these: it stays whole (a line broken at a
+#: space would run its first half alone) unless it breaks with `` \\`` continuations.
+SHELL_COMMANDS = frozenset(
+    ["llama-server", "llama-bench", "llama-cli", "vllm", "python", "python3", "curl",
+     "ollama", "gpudesk", "trtllm-serve", "docker", "pip", "srun", "ray", "mkdir"]
+)  # fmt: skip
+
+
 def _excused(line: str) -> bool:
-    """One unbreakable word standing alone, or a label and a path or URL (``source
-    /long/path``): what stays whole."""
+    """One unbreakable word standing alone, a label and a path or URL (``source
+    /long/path``), or a printed shell command: what stays whole."""
     words = line.split()
-    return len(words) == 1 or (len(words) == 2 and "/" in words[1])
+    return (
+        len(words) == 1
+        or (len(words) == 2 and "/" in words[1])
+        or words[0].removeprefix("$") in SHELL_COMMANDS
+    )
 
 
 def too_wide(text: str, width: int = WIDTH) -> list[str]:
@@ -99,6 +111,39 @@ COMMON = [
     ["speed", "--model", "llama-3.1-70b", "--quant", "fp8", "--mode", "train", "--count", "8"],
     ["speed", "--model", "llama-3.1-8b", "--mode", "train", "--tokens", "1e9"],
     ["speed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--sort", "price"],
+    ["speed", "--model", "llama-3.1-8b", "--sort", "usd_per_tokens_s"],
+    ["speed", "--model", "llama-3.1-8b", "--max-price-usd", "2000"],
+    ["speed", "--model", "llama-3.1-70b", "--quant", "fp8", "--mode", "serve", "--count", "4"],
+    [
+        "speed",
+        "--model",
+        "llama-3.1-70b",
+        "--quant",
+        "fp8",
+        "--mode",
+        "train",
+        "--count",
+        "8",
+        "--sort",
+        "price",
+    ],
+    [
+        "fit",
+        "--model",
+        "qwen2.5-32b",
+        "--quant",
+        "q4_k_m",
+        "--engine",
+        "llama.cpp",
+        "--emit",
+        "llama.cpp",
+        "--gpu",
+        "rtx-4090",
+    ],
+    ["fit", "--model", "llama-3.1-8b", "--gpu", "rtx-4090"],
+    ["cost", "h100-sxm5"],
+    ["validate"],
+    ["list", "--sort", "nonsense_field"],
     ["measurements", "list"],
     ["comapre", "rtx-4090", "h100-sxm5"],
     ["fleet", "survey", "--adress", "x"],
@@ -141,6 +186,7 @@ def test_the_check_sees_a_wide_line_and_excuses_a_lone_url() -> None:
     assert too_wide("  https://example.com/" + "x" * 90) == []
     assert too_wide("source  /data/" + "x" * 90) == []
     assert too_wide("see the page at https://example.com/" + "x" * 90) != []
+    assert too_wide("  llama-bench -m model.gguf -ngl 65 " + "-p 512 " * 20) == []
 
 
 @settings(max_examples=80, deadline=None)
