@@ -140,6 +140,9 @@ FIELDS_OPTIONAL_WHEN_ANNOUNCED: tuple[str, ...] = (
     "fp32_tflops",
 )
 
+#: Of those, what a cloud-only part may leave empty: its vendor rents matrix rates only.
+FIELDS_OPTIONAL_WHEN_CLOUD_ONLY: tuple[str, ...] = ("fp32_tflops",)
+
 #: Catalog folder (lower-case vendor) -> the vendor's name as entries write it.
 VENDOR_DISPLAY_NAMES: dict[str, str] = {
     "nvidia": "NVIDIA",
@@ -521,10 +524,13 @@ class CatalogEntry(BaseModel):
                 f"{self.kind.value!r}; write kind only (device_type is deprecated)"
             )
         if self.status is not Status.ANNOUNCED:
+            # A cloud-only accelerator's vendor may publish no FP32 rate (Google's TPUs):
+            # left empty, never guessed.
+            optional = FIELDS_OPTIONAL_WHEN_CLOUD_ONLY if self.status is Status.CLOUD_ONLY else ()
             missing = [
                 InitErrorDetails(type="missing", loc=(name,), input=None)
                 for name in FIELDS_OPTIONAL_WHEN_ANNOUNCED
-                if getattr(self, name) is None
+                if getattr(self, name) is None and name not in optional
             ]
             if missing:
                 raise ValidationError.from_exception_data(type(self).__name__, missing)

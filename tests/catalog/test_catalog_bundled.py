@@ -35,11 +35,12 @@ ORIGINAL_ENTRIES = frozenset(
 #: on-demand price, a managed inference endpoint, is not a machine one rents and
 #: was removed). Each says so in its notes. Closing a gap means removing it here.
 #: (read from the rate book: SkyPilot's bundled snapshot plus the entries' own rates)
-#: Issue 43 added GB300 and Trainium2/3, with no dated public on-demand rate yet.
+#: Issue 43 added GB300, Trainium2/3 and TPU v7 Ironwood, with no dated public
+#: on-demand rate yet (Google lists no per-chip TPU7x price).
 #: Announced parts are not on sale, so they have no rate by design and are not gaps.
 RATE_GAPS = frozenset(
     {"mi210", "mi300a", "a2", "a800-sxm4-80gb", "b100", "h800-sxm5", "mi350x", "gb300",
-     "trainium2", "trainium3"}
+     "trainium2", "trainium3", "tpu-v7-ironwood"}
 )  # fmt: skip
 #: Entries with no public, dated price (Apple's SoCs are not sold alone and carry
 #: none by design, nor do cloud-only and announced parts): each says so in its notes.
