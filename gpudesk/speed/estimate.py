@@ -401,7 +401,8 @@ def model_costs(
         hidden=shape.hidden,
         matmul_params_active=float(matmul_active),
         params_total=float(shape.total_params),
-        attention_width=shape.heads * shape.head_dim,
+        attention_width=_attention_width(shape),
+        decode_attention_width=_decode_attention_width(shape),
         full_layers=shape.layers - shape.sliding_layers,
         sliding_layers=shape.sliding_layers,
         sliding_window=shape.sliding_window,
@@ -413,6 +414,29 @@ def model_costs(
         active_experts=shape.active_experts,
         shape=shape,
     )
+
+
+def _attention_width(shape: ModelShape) -> int:
+    """Width whose 4 x per query-key pair is the attention FLOPs of a prompt token.
+
+    Multi-head latent attention (DeepSeek-V2/V3) computes a prompt with the full heads:
+    QK over ``qk_nope + qk_rope`` dims, PV over ``v_head_dim`` (DeepSeek-V3 report,
+    arXiv:2412.19437, section 2.1.1), so 2 x heads x (qk + v) per pair."""
+    if shape.is_mla:
+        assert shape.qk_nope_head_dim and shape.qk_rope_head_dim and shape.v_head_dim
+        qk = shape.qk_nope_head_dim + shape.qk_rope_head_dim
+        return shape.heads * (qk + shape.v_head_dim) // 2
+    return shape.heads * shape.head_dim
+
+
+def _decode_attention_width(shape: ModelShape) -> int:
+    """MLA decode as engines run it, the up-projections absorbed: each head's QK over the
+    latent and the rope part (``kv_lora_rank + qk_rope``), PV over the latent
+    (``kv_lora_rank``); 0 (the prompt's width) for other attention."""
+    if not shape.is_mla:
+        return 0
+    assert shape.kv_lora_rank and shape.qk_rope_head_dim
+    return shape.heads * (2 * shape.kv_lora_rank + shape.qk_rope_head_dim) // 2
 
 
 def compute_precision(quant: QuantFormat, rates: DeviceRates, engine: Engine | None) -> Precision:

@@ -56,8 +56,12 @@ class ModelCosts:
     matmul_params_active: float
     #: every parameter (training counts them all: 6 x N)
     params_total: float
-    #: attention width: query heads x head dim (attention FLOPs scale with it)
+    #: attention width: query heads x head dim (attention FLOPs scale with it: 4 x width
+    #: per query-key pair, QK and PV)
     attention_width: int = 0
+    #: the width a decoded token attends with, when it differs (MLA with the projections
+    #: absorbed: every head works in the latent space); 0: ``attention_width``
+    decode_attention_width: int = 0
     #: layers attending to the whole context, and sliding-window layers with their window
     full_layers: int = 0
     sliding_layers: int = 0
@@ -102,7 +106,7 @@ class ModelCosts:
         """FLOPs of one token's attention over ``context`` cached tokens (QK and PV)."""
         window = self.sliding_window if self.sliding_window is not None else context
         attended = self.full_layers * context + self.sliding_layers * min(context, window)
-        return 4.0 * self.attention_width * attended
+        return 4.0 * (self.decode_attention_width or self.attention_width) * attended
 
     def attention_flops_prefill(self, tokens: float) -> float:
         """Causal attention FLOPs of a prompt of ``tokens`` tokens (QK and PV, half masked)."""

@@ -98,6 +98,7 @@ def step_seconds_fn(costs: ModelCosts, gpus: Gpus, eff: Efficiency) -> Callable[
     peak = gpus.peak_tflops
     active2 = 2.0 * costs.matmul_params_active
     width4 = 4.0 * costs.attention_width
+    decode_width4 = 4.0 * (costs.decode_attention_width or costs.attention_width)
     hidden = costs.hidden
     fixed = layers * eff.layer_s + ((gpus.count - 1) * eff.hop_s if gpus.layer_split else 0.0)
     tensor_parallel = gpus.tensor_parallel
@@ -128,7 +129,7 @@ def step_seconds_fn(costs: ModelCosts, gpus: Gpus, eff: Efficiency) -> Callable[
             weights = streamed - share * routed + (1 - (1 - share) ** tokens) * routed
         kv = decodes * per_layer_kv * attended(mean_context) if mean_context > 0 else 0.0
         memory = (weights + eff.kv_factor * kv) / bandwidth
-        decode_attention = decodes * width4 * attended(mean_context)
+        decode_attention = decodes * decode_width4 * attended(mean_context)
         if prompt > 0:
             if eff.gemm_half <= 0:
                 gemm = eff.compute

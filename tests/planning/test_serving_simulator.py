@@ -256,3 +256,20 @@ def test_a_decode_step_is_the_fitted_decode_formula() -> None:
         assert step_time(costs, gpus, eff, shape).total_s == pytest.approx(
             decode_step(costs, gpus, eff, batch=batch, context=context).total_s
         )
+
+
+def test_mla_attends_in_the_latent_space_when_decoding() -> None:
+    """DeepSeek-R1: a prompt's attention over 128 heads of 192 (QK) + 128 (PV) dims; a
+    decoded token's over the 512-wide latent + 64 rope dims (absorbed), ten times the
+    per-head width the hidden size would suggest."""
+    deepseek = _model_costs("deepseek-r1")
+    assert deepseek.attention_width == 128 * (192 + 128) // 2
+    assert deepseek.decode_attention_width == 128 * (2 * 512 + 64) // 2
+    assert deepseek.attention_flops_decode(1000) == pytest.approx(
+        4.0 * deepseek.decode_attention_width * deepseek.full_layers * 1000
+    )
+    llama = _model_costs("llama-3.1-70b")
+    assert llama.decode_attention_width == 0
+    assert llama.attention_flops_decode(1000) == pytest.approx(
+        4.0 * llama.attention_width * llama.full_layers * 1000
+    )
