@@ -630,9 +630,7 @@ def layout_candidates(request: SpeedRequest, costs: ModelCosts) -> list[SpeedReq
 
     count = request.resolved().count
     out = []
-    for layout in layouts_for(
-        count, moe=costs.experts is not None, splits_layers=request.engine.splits_layers
-    ):
+    for layout in layouts_for(count, splits_layers=request.engine.splits_layers):
         update: dict[str, object] = dict(layout.as_dict())
         if request.ep is not None:
             update["ep"] = request.ep

@@ -53,8 +53,34 @@ def _attention_pairs(costs: ModelCosts, shape: StepShape) -> float:
     return full + sliding
 
 
-def step_time(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape) -> StepTimes:
-    """The parts of one step's time on ``gpus`` (one engine instance's GPUs)."""
+#: Expert parallelism: each mixture-of-experts layer sends every token's hidden state to
+#: the GPUs holding its routed experts and back (dispatch and combine: two all-to-alls,
+#: DeepSeek-V3 report, arXiv:2412.19437, section 3.2.2), k copies of tokens x hidden x 2
+#: bytes, of which (ep - 1) / ep leaves the GPU; each all-to-all costs a latency as an
+#: all-reduce does. Every layer is counted as a MoE layer (DeepSeek's first three are
+#: dense: a 5% overcount there).
+ALL_TO_ALLS_PER_MOE_LAYER = 2
+
+
+def expert_parallel_s(costs: ModelCosts, gpus: Gpus, tokens: float, expert_parallel: int) -> float:
+    """Seconds of the all-to-alls of one step of ``tokens`` tokens over ``expert_parallel``
+    GPUs (0 for a dense model or without expert parallelism)."""
+    if expert_parallel <= 1 or costs.active_experts is None or tokens <= 0:
+        return 0.0
+    link = gpus.link_gbs * 1e9 * LINK_EFFICIENCY
+    if link <= 0:
+        return math.inf
+    leaving = tokens * costs.hidden * ACTIVATION_BYTES * costs.active_experts
+    leaving *= (expert_parallel - 1) / expert_parallel
+    one = ALLREDUCE_LATENCY_S + leaving / link
+    return ALL_TO_ALLS_PER_MOE_LAYER * costs.layers * one
+
+
+def step_time(
+    costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape, *, expert_parallel: int = 1
+) -> StepTimes:
+    """The parts of one step's time on ``gpus`` (one engine instance's GPUs; experts over
+    ``expert_parallel`` of them when above 1)."""
     decodes = shape.decodes
     tokens = shape.prefill_tokens + decodes
     mean_context = shape.decode_context / decodes if decodes else 0.0
@@ -79,7 +105,8 @@ def step_time(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape) 
     overhead = costs.layers * eff.layer_s + decodes * eff.sequence_s
     if gpus.layer_split:
         overhead += (gpus.count - 1) * eff.hop_s
-    return StepTimes(memory, compute, overhead, comm_s=tp_comm_s(costs, gpus, tokens))
+    comm = tp_comm_s(costs, gpus, tokens) + expert_parallel_s(costs, gpus, tokens, expert_parallel)
+    return StepTimes(memory, compute, overhead, comm_s=comm)
 
 
 def step_seconds(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShape) -> float:
@@ -87,7 +114,9 @@ def step_seconds(costs: ModelCosts, gpus: Gpus, eff: Efficiency, shape: StepShap
     return step_time(costs, gpus, eff, shape).total_s
 
 
-def step_seconds_fn(costs: ModelCosts, gpus: Gpus, eff: Efficiency) -> Callable[[StepShape], float]:
+def step_seconds_fn(
+    costs: ModelCosts, gpus: Gpus, eff: Efficiency, *, expert_parallel: int = 1
+) -> Callable[[StepShape], float]:
     """:func:`step_seconds` with every constant of the model and GPUs worked out once: the
     simulator asks for millions of steps (a test checks it agrees with :func:`step_time`)."""
     layers = costs.layers
@@ -105,6 +134,7 @@ def step_seconds_fn(costs: ModelCosts, gpus: Gpus, eff: Efficiency) -> Callable[
     ring = 2 * (gpus.count - 1) / gpus.count if gpus.count else 0.0
     link = gpus.link_gbs * 1e9 * LINK_EFFICIENCY
     dense = costs.experts is None or costs.active_experts is None
+    experts_over = 1 if dense else expert_parallel
     streamed = costs.streamed_bytes
     share = routed = 0.0
     if not dense:
@@ -156,6 +186,8 @@ def step_seconds_fn(costs: ModelCosts, gpus: Gpus, eff: Efficiency) -> Callable[
             total += (
                 ALLREDUCES_PER_LAYER * layers * (ALLREDUCE_LATENCY_S + ring * size_bytes / link)
             )
+        if experts_over > 1 and tokens > 0:
+            total += expert_parallel_s(costs, gpus, tokens, experts_over)
         return total
 
     return seconds

@@ -84,20 +84,22 @@ class Layout:
         return ", ".join(parts)
 
 
-def layouts_for(count: int, *, moe: bool, splits_layers: bool) -> list[Layout]:
+def layouts_for(count: int, *, splits_layers: bool) -> list[Layout]:
     """The layouts of ``count`` GPUs an engine runs: one tensor-parallel instance across
-    powers of two, copies of it (data parallel) for the rest; experts over the
-    tensor-parallel group for a mixture of experts. llama.cpp splits layers, one copy."""
+    powers of two, copies of it (data parallel) for the rest. A mixture of experts'
+    experts are split by tensor parallelism, as vLLM does without
+    ``--enable-expert-parallel`` (``--ep`` asks for expert parallelism). llama.cpp splits
+    layers, one copy."""
     if splits_layers:
         return [Layout(tp=1, pp=count)] if count > 1 else [Layout()]
     out = []
     tp = 1
     while tp <= count:
         if count % tp == 0:
-            out.append(Layout(tp=tp, dp=count // tp, ep=tp if moe and tp > 1 else 1))
+            out.append(Layout(tp=tp, dp=count // tp))
         tp *= 2
     if not out or out[-1].tp != count:
-        out.append(Layout(tp=count, ep=count if moe else 1))
+        out.append(Layout(tp=count))
     return out
 
 
@@ -271,7 +273,7 @@ def instance_step(
     """Seconds of one step of one instance: ``gpus`` is the tensor-parallel group; with
     pipeline stages each step passes through every stage in turn (``hop_s`` each)."""
     hops = (layout.pp - 1) * hop_s
-    one_pass = step_seconds_fn(costs, gpus, eff)
+    one_pass = step_seconds_fn(costs, gpus, eff, expert_parallel=layout.ep)
     if not hops:
         return one_pass
 

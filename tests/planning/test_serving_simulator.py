@@ -229,9 +229,16 @@ def _model_costs(name: str) -> ModelCosts:
     prompt=st.one_of(st.just(0), st.integers(1, 16_384)),
     reach=st.floats(0.5, 30_000),
     context=st.floats(1, 30_000),
+    expert_parallel=st.sampled_from([1, 2, 8]),
 )
 def test_the_simulators_step_cost_is_the_step_model(
-    model: str, gpus: Gpus, decodes: int, prompt: int, reach: float, context: float
+    model: str,
+    gpus: Gpus,
+    decodes: int,
+    prompt: int,
+    reach: float,
+    context: float,
+    expert_parallel: int,
 ) -> None:
     """step_seconds_fn (constants worked out once) = step_time, for any step."""
     if decodes + prompt == 0:
@@ -242,9 +249,9 @@ def test_the_simulators_step_cost_is_the_step_model(
         sequence_s=1e-6, gemm_half=6000.0, attention=0.3, hbm=0.9,
     )  # fmt: skip
     shape = StepShape(prompt, prompt * reach, 1 if prompt else 0, decodes, decodes * context)
-    assert step_seconds_fn(costs, gpus, eff)(shape) == pytest.approx(
-        step_time(costs, gpus, eff, shape).total_s, rel=1e-12
-    )
+    fast = step_seconds_fn(costs, gpus, eff, expert_parallel=expert_parallel)
+    reference = step_time(costs, gpus, eff, shape, expert_parallel=expert_parallel)
+    assert fast(shape) == pytest.approx(reference.total_s, rel=1e-12)
 
 
 def test_a_decode_step_is_the_fitted_decode_formula() -> None:
@@ -273,3 +280,16 @@ def test_mla_attends_in_the_latent_space_when_decoding() -> None:
     assert llama.attention_flops_decode(1000) == pytest.approx(
         4.0 * llama.attention_width * llama.full_layers * 1000
     )
+
+
+def test_expert_parallelism_adds_two_all_to_alls_per_layer_for_a_mixture_only() -> None:
+    from gpudesk.speed.step import expert_parallel_s
+
+    gpus = Gpus(4800.0, 989.0, 8, False, True, 450.0)
+    moe = _model_costs("deepseek-r1")
+    assert expert_parallel_s(moe, gpus, 128, 1) == 0.0
+    eight = expert_parallel_s(moe, gpus, 128, 8)
+    sent = 128 * moe.hidden * 2 * 8 * 7 / 8  # tokens x hidden x bf16 x k, 7/8 leave
+    assert eight > 2 * moe.layers * sent / (450e9 * 0.6)
+    assert expert_parallel_s(moe, gpus, 256, 8) > eight
+    assert expert_parallel_s(_model_costs("llama-3.1-70b"), gpus, 128, 8) == 0.0
