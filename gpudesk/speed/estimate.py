@@ -1059,6 +1059,7 @@ def _serve(
         "preemptions": run.preemptions,
         "mean_running": round(run.mean_running, 2),
         "peak_running": run.peak_running,
+        "keeps_up": run.keeps_up,
         "steps": run.steps,
         "source": limits.source,
     }

@@ -466,7 +466,8 @@ def rank_catalog(
 
     Serving tries every count that holds and keeps the one with the most tokens/s per
     GPU: one card that barely holds the weights leaves no KV pool, two serve many
-    sequences. Training runs on ``max_count`` cards when they hold it: its throughput
+    sequences. At a finite request rate the fewest GPUs that output what the requests
+    ask for win instead. Training runs on ``max_count`` cards when they hold it: its throughput
     grows with the GPUs, so fewer cards would only rank slower sets above faster ones.
     llama.cpp decode that no count holds (or with ``gpu_layers`` / ``cpu_moe`` set) runs
     on one GPU with part of the model in host memory (``hosts``: this machine's host
@@ -544,11 +545,16 @@ def best_estimates(
                 )
             except NotRunnable:
                 continue
-            if best is None or (
-                found.tokens_per_s / found.count > best.tokens_per_s / best.count * 1.0001
+            keeps_up = request.mode is Mode.SERVE and _keeps_up(found, explore)
+            if (
+                best is None
+                or keeps_up
+                or found.tokens_per_s / found.count > best.tokens_per_s / best.count * 1.0001
             ):
+                # at a finite rate the fewest GPUs that keep up win, whatever a count that
+                # falls behind would serve per GPU
                 best = found
-            if request.mode is not Mode.SERVE or _keeps_up(found, explore):
+            if request.mode is not Mode.SERVE or keeps_up:
                 break
         if best is not None and explore is not request:
             best = _judged(
@@ -575,11 +581,12 @@ RANK_PROMPTS = 100
 
 
 def _keeps_up(found: SpeedEstimate, request: SpeedRequest) -> bool:
-    """Serving at a finite rate: whether ``found`` outputs what the requests ask for, so
-    that more GPUs could only output the same with less per GPU."""
-    if request.rate is None or math.isinf(request.rate) or request.seq_out is None:
+    """Serving at a finite rate: whether ``found`` served the requests as fast as they
+    came (its queue did not grow: :attr:`ServingRun.keeps_up`), so that more GPUs could
+    only serve the same with less per GPU."""
+    if request.rate is None or math.isinf(request.rate) or found.scheduler is None:
         return False
-    return found.tokens_per_s >= 0.98 * request.rate * request.seq_out
+    return bool(found.scheduler.get("keeps_up"))
 
 
 def _judged(

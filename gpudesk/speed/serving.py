@@ -172,6 +172,17 @@ class ServingRun:
     #: per request (in the order sent), for goodput: TTFT, TPOT and E2E in ms
     per_request_ms: tuple[tuple[float, float, float], ...] = field(repr=False)
 
+    @property
+    def keeps_up(self) -> bool:
+        """Whether the requests were served as fast as they came: the queue did not grow,
+        so the last fifth of the requests waited for their first token about as long as
+        the first fifth (at most twice as long, or half a second more)."""
+        fifth = max(1, len(self.per_request_ms) // 5)
+        first = [ttft for ttft, _, _ in self.per_request_ms[:fifth]]
+        last = [ttft for ttft, _, _ in self.per_request_ms[-fifth:]]
+        early, late = sum(first) / len(first), sum(last) / len(last)
+        return late <= max(2 * early, early + 500.0)
+
     def share_meeting(
         self, *, ttft_ms: float | None, tpot_ms: float | None, e2e_ms: float | None
     ) -> float:

@@ -293,3 +293,11 @@ def test_expert_parallelism_adds_two_all_to_alls_per_layer_for_a_mixture_only() 
     assert eight > 2 * moe.layers * sent / (450e9 * 0.6)
     assert expert_parallel_s(moe, gpus, 256, 8) > eight
     assert expert_parallel_s(_model_costs("llama-3.1-70b"), gpus, 128, 8) == 0.0
+
+
+def test_a_deployment_that_falls_behind_says_so() -> None:
+    slow = simulate(_config(max_num_seqs=1), Traffic(num_prompts=60, seq_in=10, seq_out=20,
+                                                     rate=20.0), constant)  # fmt: skip
+    assert not slow.keeps_up  # 20 requests/s, one at a time for 0.2 s: the queue grows
+    fast = simulate(_config(), Traffic(num_prompts=60, seq_in=10, seq_out=20, rate=2.0), constant)
+    assert fast.keeps_up

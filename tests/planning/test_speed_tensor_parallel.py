@@ -201,3 +201,22 @@ def test_the_link_is_called_by_its_own_name() -> None:
         assert words["trainium2"].startswith("NeuronLink ")
     assert words["rtx-4090"].startswith("PCIe ")
     assert "NVLink bridge joins 2" in words["h100-pcie"]
+
+
+def test_at_a_request_rate_the_fewest_gpus_that_keep_up_are_ranked() -> None:
+    """At 4 requests/s of 1,000 + 1,000 tokens, a count whose queue grows is not shown
+    because it serves more per GPU: the fewest GPUs that keep up are."""
+    entry = _entries()["h100-sxm5"]
+    request = _serve(rate=4.0, num_prompts=200)
+    (ranked,) = rank_catalog([entry], _costs(), request).results
+    assert ranked.scheduler is not None and ranked.scheduler["keeps_up"] is True
+    for count in (1, 2, 4, 8):
+        if count >= ranked.count:
+            break
+        try:
+            (smaller,) = estimates_for_entries(
+                [entry], _costs(), _serve(count, rate=4.0, num_prompts=200)
+            )
+        except NotRunnable:
+            continue
+        assert smaller.scheduler is not None and smaller.scheduler["keeps_up"] is False, count
