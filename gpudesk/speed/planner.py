@@ -560,6 +560,27 @@ def best_estimates(
             best = _judged(
                 entry, rates, costs, request, best, estimate, fitted, apple_wired_limit_mb
             )
+            # a count that kept up with the shorter run may fall behind over all the
+            # requests: then the next counts, on all of them, until one keeps up
+            for count in counts:
+                if count <= best.count or _keeps_up(best, request) or not _finite(request):
+                    continue
+                if not holds_at(entry, estimate, count, apple_wired_limit_mb=apple_wired_limit_mb):
+                    continue
+                try:
+                    larger = _layout_estimate(
+                        entry,
+                        rates,
+                        costs,
+                        request.model_copy(update={"count": count}),
+                        estimate,
+                        fitted,
+                        apple_wired_limit_mb,
+                    )
+                except NotRunnable:
+                    continue
+                if _keeps_up(larger, request):
+                    best = larger
         if best is None:
             best = _offloaded(
                 entry, rates, costs, request, estimate, fitted, hosts, apple_wired_limit_mb
@@ -580,11 +601,15 @@ RANK_SLO_PROMPTS = 1000
 RANK_PROMPTS = 100
 
 
+def _finite(request: SpeedRequest) -> bool:
+    return request.rate is not None and not math.isinf(request.rate)
+
+
 def _keeps_up(found: SpeedEstimate, request: SpeedRequest) -> bool:
     """Serving at a finite rate: whether ``found`` served the requests as fast as they
     came (its queue did not grow: :attr:`ServingRun.keeps_up`), so that more GPUs could
     only serve the same with less per GPU."""
-    if request.rate is None or math.isinf(request.rate) or found.scheduler is None:
+    if not _finite(request) or found.scheduler is None:
         return False
     return bool(found.scheduler.get("keeps_up"))
 

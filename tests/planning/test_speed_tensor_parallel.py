@@ -220,3 +220,14 @@ def test_at_a_request_rate_the_fewest_gpus_that_keep_up_are_ranked() -> None:
         except NotRunnable:
             continue
         assert smaller.scheduler is not None and smaller.scheduler["keeps_up"] is False, count
+
+
+def test_a_count_that_falls_behind_over_all_the_requests_is_not_ranked() -> None:
+    """One B200 keeps up with the ranking's 100-request run at 4 requests/s of 1,000 +
+    1,000 tokens but falls behind over 1,000 (TTFT p50 51 s, seen in the How fast?
+    window): the ranking checks the chosen count over all the requests."""
+    entry = _entries()["b200"]
+    request = _serve(rate=4.0).model_copy(update={"engine": Engine.VLLM})
+    (ranked,) = rank_catalog([entry], _costs(), request).results
+    assert ranked.scheduler is not None and ranked.scheduler["keeps_up"] is True
+    assert ranked.count >= 2
