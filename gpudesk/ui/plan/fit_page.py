@@ -2,7 +2,7 @@
 
 Everything here is a cheap pure function of the form (:mod:`gpudesk.memory.fit`), so
 the page recomputes live; :func:`.forms.update_timer` folds a burst of edits into
-one update.
+one update. The words and table rows it shows are built in :mod:`.fit_results`.
 """
 
 from __future__ import annotations
@@ -24,57 +24,25 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.catalog.names import short_name
-from gpudesk.markup import linkify
-from gpudesk.memory.breakdown import (
-    PartKey,
-    estimate_memory,
-)
+from gpudesk.memory.breakdown import estimate_memory
 from gpudesk.memory.fit import DECODE_SOURCE, GPU_COUNTS, FitReport, fit_across
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
-from gpudesk.ui.plan.fit_form import WORKLOAD_TEXT, WorkloadForm
+from gpudesk.ui.plan.fit_form import WorkloadForm
+from gpudesk.ui.plan.fit_results import (
+    FIT_HEADERS,
+    PART_COLORS,
+    SHORT_LABELS,
+    FitColumn,
+    breakdown_html,
+    fit_item,
+    fits_summary,
+    total_html,
+)
 from gpudesk.ui.state import AppState
 from gpudesk.workload.errors import PlanningInputError
 
-#: One color per memory part, the same in the bar and its legend.
-PART_COLORS: dict[PartKey, str] = {
-    PartKey.WEIGHTS: "#0072B2",
-    PartKey.GRADIENTS: "#E69F00",
-    PartKey.OPTIMIZER: "#D55E00",
-    PartKey.ACTIVATIONS: "#009E73",
-    PartKey.KV_CACHE: "#CC79A7",
-    PartKey.OVERHEAD: "#8c8c8c",
-}
-_SHORT_LABELS = {
-    PartKey.WEIGHTS: "weights",
-    PartKey.GRADIENTS: "grads",
-    PartKey.OPTIMIZER: "optimizer",
-    PartKey.ACTIVATIONS: "activations",
-    PartKey.KV_CACHE: "KV",
-    PartKey.OVERHEAD: "overhead",
-}
-
-
-class _FitColumn:
-    GPU, COUNT, MEMORY, NEED, HEADROOM, DECODE = range(6)
-
-
-#: The number a fits row sorts by in each column (the GPU column sorts by name).
-_SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
-class _FitItem(QTreeWidgetItem):
-    """Sorts by the number behind each cell (usable memory as shown, not the size as
-    sold, which the rows were ordered by before); ties by GPU name."""
-
-    def __lt__(self, other: QTreeWidgetItem) -> bool:
-        tree = self.treeWidget()
-        column = tree.sortColumn() if tree is not None else 0
-        mine = self.data(column, _SORT_ROLE)
-        theirs = other.data(column, _SORT_ROLE)
-        if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)) and mine != theirs:
-            return float(mine) < float(theirs)
-        return self.text(_FitColumn.GPU).casefold() < other.text(_FitColumn.GPU).casefold()
+__all__ = ["PART_COLORS", "FitPage"]
 
 
 class FitPage(QWidget):
@@ -178,18 +146,15 @@ class FitPage(QWidget):
         self.fits_summary = QLabel()
         self.fits_summary.setWordWrap(True)
         fits_layout.addWidget(self.fits_summary)
-        self.fits_tree = forms.ranked_tree(
-            ["GPU", "GPUs", "Usable / GPU", "Need / GPU", "Headroom", "Decode ≤ tok/s"],
-            sortable=True,
-        )
+        self.fits_tree = forms.ranked_tree(FIT_HEADERS, sortable=True)
         # Fewest GPUs first, then the least usable memory that holds it; arrows show it.
-        self.fits_tree.sortByColumn(_FitColumn.COUNT, Qt.SortOrder.AscendingOrder)
+        self.fits_tree.sortByColumn(FitColumn.COUNT, Qt.SortOrder.AscendingOrder)
         self.fits_tree.headerItem().setToolTip(
-            _FitColumn.COUNT,
+            FitColumn.COUNT,
             "Sorted by GPUs needed, then usable memory per GPU; click a header to sort by it",
         )
         self.fits_tree.headerItem().setToolTip(
-            _FitColumn.DECODE,
+            FitColumn.DECODE,
             "Upper bound for one stream: GPUs × bandwidth / bytes read per token. "
             "Real decoders reach roughly 50-80% of it.",
         )
@@ -282,63 +247,15 @@ class FitPage(QWidget):
         )
         # Name the segments wide enough to hold a label; the legend below names them all.
         labels = [
-            (start + width / 2, _SHORT_LABELS[part.key])
+            (start + width / 2, SHORT_LABELS[part.key])
             for start, width, part in zip(x0, widths, parts, strict=True)
             if width >= 0.1 * running
         ]
         self._set_segment_labels(labels)
         self._update_bar_range()
 
-        single = sum(1 for result in report.fits if result.count == 1)
-        self.total_label.setText(
-            f"<span style='font-size:16pt; font-weight:bold'>{estimate.total_gb:,.2f} GB</span>"
-            f"&nbsp;&nbsp;{html.escape(estimate.model.name)} · "
-            f"{html.escape(WORKLOAD_TEXT[estimate.spec.workload])} · {_spec_suffix(report)}"
-            + (
-                f" · fits on {single} GPU{'s' if single != 1 else ''} on its own"
-                if single
-                else " · no single GPU holds it"
-            )
-        )
-        muted = theme.muted_color().name()
-        rows = []
-        for part in estimate.parts:
-            swatch = f"<span style='color:{PART_COLORS[part.key]}; font-size:14pt'>&#9632;</span>"
-            if part.gb == 0:
-                rows.append(
-                    f"<tr style='color:{muted}'><td valign='top'>{swatch}</td>"
-                    f"<td valign='top'>{html.escape(part.label)}</td>"
-                    f"<td valign='top' align='right' style='padding-right:10px'>0&nbsp;GB</td>"
-                    f"<td valign='top'>{html.escape(part.formula)}</td></tr>"
-                )
-                continue
-            rows.append(
-                f"<tr><td valign='top'>{swatch}</td>"
-                f"<td valign='top' style='padding-right:8px'><b>{html.escape(part.label)}</b></td>"
-                f"<td valign='top' align='right' style='padding-right:10px'>"
-                f"<b>{part.gb:,.2f}&nbsp;GB</b></td>"
-                f"<td valign='top'>{html.escape(part.formula)}<br>"
-                f"<span style='color:{muted}; font-size:small'>{linkify(part.source)}</span>"
-                "</td></tr>"
-            )
-        notes = "".join(f"<li>{html.escape(note)}</li>" for note in estimate.notes)
-        self.formula_view.setHtml(
-            "<table cellspacing='0' cellpadding='2'>"
-            + "".join(rows)
-            + "</table>"
-            + (f"<ul>{notes}</ul>" if notes else "")
-            + f"<p>Tensors {estimate.allocated_gb:,.2f} GB"
-            + (
-                f"; {estimate.host_gb:,.2f} GB in host memory, not on the GPU"
-                if estimate.host_gb
-                else ""
-            )
-            + f". {html.escape(estimate.compares_with)}</p>"
-            + f"<p style='color:{muted}; font-size:small'>GB = 10⁹ bytes; a GPU sold as "
-            "'24 GB' holds 24 GiB = 25.8 GB, and the Usable column is that less what the "
-            "driver and the engine keep. Activations are an approximation (see the formula); "
-            "the framework overhead is GPUDesk's stated choice.</p>"
-        )
+        self.total_label.setText(total_html(report))
+        self.formula_view.setHtml(breakdown_html(estimate))
 
     def _set_segment_labels(self, labels: list[tuple[float, str]]) -> None:
         for text in self.segment_texts:
@@ -366,48 +283,10 @@ class FitPage(QWidget):
         self.fits_tree.setSortingEnabled(False)
         self.fits_tree.clear()
         decode = report.estimate.decode_bytes_per_token is not None
-        self.fits_tree.setColumnHidden(_FitColumn.DECODE, not decode)
-        parallel_tip = (
-            "Needs tensor/model parallelism across this many GPUs: an ideal even split, "
-            "with the framework overhead counted on every GPU."
-        )
+        self.fits_tree.setColumnHidden(FitColumn.DECODE, not decode)
         restore: QTreeWidgetItem | None = None
         for result in report.fits:
-            count = result.count or 0
-            item = _FitItem(
-                [
-                    result.name,
-                    f"{count}" if count == 1 else f"{count} (parallel)",
-                    f"{result.usable_gb:,.1f} GB",
-                    f"{result.per_gpu_gb:,.1f} GB",
-                    f"+{result.headroom_gb:,.1f} GB",
-                    ""
-                    if result.decode_tokens_per_s_upper_bound is None
-                    else f"≤ {result.decode_tokens_per_s_upper_bound:,.0f}",
-                ]
-            )
-            item.setData(_FitColumn.GPU, Qt.ItemDataRole.UserRole, result.gpu_id)
-            for column, number in (
-                # GPUs, then usable memory: a two-GPU row never sorts among one-GPU rows
-                (_FitColumn.COUNT, count * 1e6 + result.usable_gb),
-                (_FitColumn.MEMORY, result.usable_gb),
-                (_FitColumn.NEED, result.per_gpu_gb),
-                (_FitColumn.HEADROOM, result.headroom_gb),
-                (_FitColumn.DECODE, result.decode_tokens_per_s_upper_bound),
-            ):
-                if number is not None:
-                    item.setData(column, _SORT_ROLE, float(number))
-            item.setToolTip(_FitColumn.GPU, result.gpu_id)
-            item.setToolTip(
-                _FitColumn.MEMORY, f"{result.memory_gb:g} GB as sold: {result.usable_basis}"
-            )
-            for column in range(1, 6):
-                item.setTextAlignment(
-                    column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                )
-            if count > 1:
-                item.setToolTip(_FitColumn.COUNT, parallel_tip)
-                item.setForeground(_FitColumn.COUNT, QColor("#b36b00"))
+            item = fit_item(result)
             self.fits_tree.addTopLevelItem(item)
             if result.gpu_id == selected:
                 restore = item
@@ -418,45 +297,14 @@ class FitPage(QWidget):
             self._hide_gpu_marker()
             self.cost_button.setEnabled(False)
 
-        single = sum(1 for result in report.fits if result.count == 1)
-        multi = len(report.fits) - single
-        parts = [f"{single} GPU{'s' if single != 1 else ''} hold it on one card"]
-        if multi:
-            parts.append(
-                f"{multi} more need {min(r.count or 0 for r in report.fits if (r.count or 0) > 1)}"
-                f" or more (tensor/model parallelism; overhead counted per GPU)"
-            )
-        if report.too_small:
-            parts.append(f"{len(report.too_small)} are too small even as {report.counts[-1]}")
-        alone = [r for r in report.offloaded if r.count is None and r.offload is not None]
-        if alone:
-            names = ", ".join(
-                f"{self._gpu_name(r.gpu_id)} ({r.offload.flag})" for r in alone[:3] if r.offload
-            )
-            parts.append(
-                f"{len(alone)} hold it with llama.cpp keeping part in host memory: {names}"
-                f"{'…' if len(alone) > 3 else ''}"
-            )
-        if report.excluded:
-            parts.append(
-                f"{len(report.excluded)} left out: no native {report.estimate.spec.dtype} "
-                f"({', '.join(self._gpu_name(r.gpu_id) for r in report.excluded[:4])}"
-                f"{'…' if len(report.excluded) > 4 else ''})"
-            )
-        text = "; ".join(parts) + "."
-        if decode:
-            text += (
-                " Decode tok/s is an upper bound for a single stream (bandwidth / bytes read "
-                "per token), not a prediction."
-            )
-        self.fits_summary.setText(text)
+        self.fits_summary.setText(fits_summary(report, self._gpu_name))
         self.fits_summary.setToolTip(DECODE_SOURCE if decode else "")
 
     def _selected_gpu_id(self) -> str | None:
         item = self.fits_tree.currentItem()
         if item is None:
             return None
-        value = item.data(_FitColumn.GPU, Qt.ItemDataRole.UserRole)
+        value = item.data(FitColumn.GPU, Qt.ItemDataRole.UserRole)
         return str(value) if value is not None else None
 
     def _on_fit_selected(self, current: QTreeWidgetItem | None, _previous: object) -> None:
@@ -465,7 +313,7 @@ class FitPage(QWidget):
             self._hide_gpu_marker()
             self._update_bar_range()
             return
-        gpu_id = current.data(_FitColumn.GPU, Qt.ItemDataRole.UserRole)
+        gpu_id = current.data(FitColumn.GPU, Qt.ItemDataRole.UserRole)
         result = next((r for r in self.report.fits if r.gpu_id == gpu_id), None)
         if result is None:
             return
@@ -482,7 +330,7 @@ class FitPage(QWidget):
         self._update_bar_range()
 
     def _on_fit_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
-        gpu_id = item.data(_FitColumn.GPU, Qt.ItemDataRole.UserRole)
+        gpu_id = item.data(FitColumn.GPU, Qt.ItemDataRole.UserRole)
         if gpu_id:
             self.state.show_entry(str(gpu_id))
 
@@ -513,15 +361,3 @@ class FitPage(QWidget):
         self.gpu_text.setColor(foreground)
         if self.report is not None:
             self._show_breakdown(self.report)
-
-
-def _spec_suffix(report: FitReport) -> str:
-    spec = report.estimate.spec
-    stored = spec.quant.label if spec.quant is not None else str(spec.dtype)
-    bits = [stored if stored == str(spec.dtype) else f"{stored}, {spec.dtype} compute"]
-    if spec.engine is not None:
-        bits.append(spec.engine.value)
-    bits.append(f"batch {spec.batch}")
-    if spec.seq is not None:
-        bits.append(f"{spec.seq:,} tokens")
-    return html.escape(", ".join(bits))
