@@ -29,6 +29,24 @@ class CliError(GpuDeskError):
         self.exit_code = exit_code
 
 
+#: A live loop's interval, in seconds: ``exporter --interval`` and ``monitor --interval``.
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
+
+
+def interval_argument(text: str) -> float:
+    """A polling interval in seconds, from :data:`MIN_INTERVAL_S` to :data:`MAX_INTERVAL_S`."""
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from exc
+    if not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+        raise argparse.ArgumentTypeError(
+            f"give {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} seconds, not {text}"
+        )
+    return value
+
+
 def path_argument(text: str) -> Path:
     """An argparse type for a file or folder: an empty string is not a path.
 

@@ -13,24 +13,15 @@ import sys
 import threading
 from typing import Any
 
-from gpudesk.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, load_catalog_for
+from gpudesk.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    interval_argument,
+    load_catalog_for,
+)
 from gpudesk.telemetry.listen import DEFAULT_HOST, DEFAULT_PORT
-
-#: Bounds of the collection interval and deadline flags (seconds).
-_MIN_INTERVAL_S = 0.1
-_MAX_INTERVAL_S = 3600.0
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from exc
-    if not _MIN_INTERVAL_S <= value <= _MAX_INTERVAL_S:
-        raise argparse.ArgumentTypeError(
-            f"give {_MIN_INTERVAL_S:g} to {_MAX_INTERVAL_S:g} seconds, not {text}"
-        )
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -73,14 +64,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--interval",
         metavar="SECONDS",
-        type=_seconds,
+        type=interval_argument,
         default=1.0,
         help="time between collections (default 1)",
     )
     parser.add_argument(
         "--deadline",
         metavar="SECONDS",
-        type=_seconds,
+        type=interval_argument,
         default=5.0,
         help="a collection still running after this long serves its GPUs as down (default 5)",
     )

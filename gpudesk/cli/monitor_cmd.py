@@ -18,25 +18,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from gpudesk.cli.common import EXIT_OK, load_catalog_for
+from gpudesk.cli.common import EXIT_OK, interval_argument, load_catalog_for
 from gpudesk.cli.output import write_control
 
-_MIN_INTERVAL_S = 0.1
-_MAX_INTERVAL_S = 3600.0
 #: Clear the screen and go home, before each screen on a terminal.
 _CLEAR = "\x1b[H\x1b[2J"
-
-
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from exc
-    if not _MIN_INTERVAL_S <= value <= _MAX_INTERVAL_S:
-        raise argparse.ArgumentTypeError(
-            f"give {_MIN_INTERVAL_S:g} to {_MAX_INTERVAL_S:g} seconds, not {text}"
-        )
-    return value
 
 
 def _count(text: str) -> int:
@@ -61,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--interval",
         metavar="SECONDS",
-        type=_interval,
+        type=interval_argument,
         default=1.0,
         help="time between screens (default 1)",
     )

@@ -10,8 +10,10 @@ from hypothesis import given, strategies as st
 from reach import reached
 
 from gpudesk.cli import main
-from gpudesk.cli.exporter_cmd import _seconds
-from gpudesk.cli.monitor_cmd import _count, _interval
+
+# the parser each command registers for its seconds flags (one shared function now)
+from gpudesk.cli.exporter_cmd import interval_argument as exporter_seconds
+from gpudesk.cli.monitor_cmd import _count, interval_argument as monitor_seconds
 
 _NUMBERS = st.one_of(
     st.text(max_size=12),
@@ -23,7 +25,7 @@ _NUMBERS = st.one_of(
 @given(_NUMBERS)
 @pytest.mark.reaches(accepted=15, refused=35)
 def test_any_seconds_flag_is_a_finite_duration_in_range_or_refused(text: str) -> None:
-    for parse in (_seconds, _interval):
+    for parse in (exporter_seconds, monitor_seconds):
         try:
             value = parse(text)
         except argparse.ArgumentTypeError as exc:
