@@ -2,10 +2,10 @@
 
 The readings come from :mod:`gpudesk.telemetry` (:class:`~gpudesk.telemetry.live.LiveSampler`),
 the code ``gpudesk exporter`` and ``gpudesk monitor`` read with, so the table
-shows the same fields for every vendor: utilisation, memory, temperature,
-power and limit, clock, fan, PCIe link, energy and health counters. The
-charts plot utilisation, memory, temperature, power and the graphics clock
-of the physical GPUs with live figures.
+(:mod:`gpudesk.ui.monitor_readings`) shows the same fields for every vendor:
+utilisation, memory, temperature, power and limit, clock, fan, PCIe link,
+energy and health counters. The charts plot utilisation, memory, temperature,
+power and the graphics clock of the physical GPUs with live figures.
 
 Sampling runs off the GUI thread: each tick hands one
 :meth:`~gpudesk.telemetry.live.LiveSampler.sample` call to a
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,17 +26,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QShowEvent
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from gpudesk.hardware.models import GpuSnapshot
 from gpudesk.hardware.monitor import (
@@ -49,10 +39,16 @@ from gpudesk.hardware.monitor import (
 from gpudesk.hardware.nvml import Nvml
 from gpudesk.progress import Progress
 from gpudesk.render.style import ChartStyle, chart_font, chart_series_color, chart_style
-from gpudesk.telemetry import text as reading_text
 from gpudesk.telemetry.live import LiveSampler
 from gpudesk.telemetry.readings import DeviceReading
 from gpudesk.ui import theme
+
+# READING_COLUMNS and reading_cells stay importable from here (tests import them).
+from gpudesk.ui.monitor_readings import (
+    READING_COLUMNS as READING_COLUMNS,
+    ReadingsTable,
+    reading_cells as reading_cells,
+)
 from gpudesk.ui.worker import TaskWorker
 
 SAMPLE_INTERVAL_MS = 1000
@@ -81,39 +77,6 @@ _DISPLAY: dict[str, _Display] = {
 #: The window starts this wide and grows with the history to its full 5 minutes.
 MIN_WINDOW_S = 30
 NO_DATA_TEXT = "no data: not reported for this device"
-
-#: The readings table: a heading and the text of each cell (gpudesk.telemetry.text's words).
-READING_COLUMNS: tuple[tuple[str, Callable[[DeviceReading], str] | None], ...] = (
-    ("GPU", None),
-    ("Vendor", None),
-    ("Util.", lambda reading: reading_text.percent(reading.utilization_ratio)),
-    ("Memory", reading_text.memory),
-    ("Temp.", reading_text.temperature),
-    ("Power", reading_text.power),
-    ("Clock", reading_text.clock),
-    ("Fan", lambda reading: reading_text.percent(reading.fan_ratio)),
-    ("PCIe", reading_text.pcie),
-    ("Energy", reading_text.energy),
-    ("Health", reading_text.health),
-)
-
-
-def reading_cells(reading: DeviceReading) -> list[str]:
-    """One table row: every field of the common set, "n/a" where the device gives none."""
-    identity = reading.identity
-    index = "" if identity.index is None else f"{identity.index}: "
-    name = identity.name or "unknown"
-    if identity.parent_uuid:
-        name = f"  MIG {identity.mig_profile or name}"
-        index = ""
-    cells = [f"{index}{name}", identity.vendor.value]
-    if not reading.up:
-        note = reading.note or "not answering"
-        return [*cells, "LOST", *([""] * (len(READING_COLUMNS) - 4)), note]
-    cells.extend(cell(reading) for _, cell in READING_COLUMNS[2:] if cell is not None)
-    if reading.note:
-        cells[-1] = f"{cells[-1]}  {reading.note}".strip()
-    return cells
 
 
 def device_color(position: int, dark: bool) -> QColor:
@@ -172,24 +135,7 @@ class MonitorPanel(QWidget):
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setWordWrap(True)
         layout.addWidget(self.legend)
-        self.readings_table = QTableWidget(0, len(READING_COLUMNS))
-        self.readings_table.setObjectName("monitorReadings")
-        self.readings_table.setHorizontalHeaderLabels([name for name, _ in READING_COLUMNS])
-        self.readings_table.verticalHeader().hide()
-        # Compact rows: the charts below need the height more than the table needs air.
-        self.readings_table.verticalHeader().setDefaultSectionSize(
-            self.readings_table.fontMetrics().height() + 8
-        )
-        self.readings_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.readings_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.readings_table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.readings_table.setWordWrap(False)
-        self.readings_table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents
-        )
-        self.readings_table.horizontalHeader().setStretchLastSection(True)
-        self.readings_table.setAccessibleName("Current readings of every GPU")
-        self.readings_table.hide()
+        self.readings_table = ReadingsTable()
         layout.addWidget(self.readings_table)
         #: Every device's newest reading (all vendors, MIG instances too).
         self.last_readings: tuple[DeviceReading, ...] = ()
@@ -402,7 +348,7 @@ class MonitorPanel(QWidget):
             return  # a sample of the previous device set
         sample, readings = result
         self.last_readings = readings
-        self._show_readings(readings)
+        self.readings_table.show_readings(readings)
         self.history.add(sample)
         self.last_sample = sample
         for device in sample.devices:
@@ -416,24 +362,6 @@ class MonitorPanel(QWidget):
         self.sampled.emit()
 
     # -- drawing --------------------------------------------------------------------
-
-    def _show_readings(self, readings: Sequence[DeviceReading]) -> None:
-        """Fill the readings table, one row per device (cells are plain text)."""
-        table = self.readings_table
-        table.setRowCount(len(readings))
-        for row, reading in enumerate(readings):
-            for column, cell in enumerate(reading_cells(reading)):
-                item = table.item(row, column)
-                if item is None:
-                    item = QTableWidgetItem()
-                    table.setItem(row, column, item)
-                if item.text() != cell:
-                    item.setText(cell)
-                    item.setToolTip(cell)  # a long health cell is cut at the table's edge
-        table.setVisible(bool(readings))
-        height = table.horizontalHeader().height() + 2 * table.frameWidth()
-        height += sum(table.rowHeight(row) for row in range(table.rowCount()))
-        table.setFixedHeight(height)
 
     def redraw(self) -> None:
         """Put the history on the plots (x = seconds before the newest sample)."""
