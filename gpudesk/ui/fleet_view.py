@@ -14,29 +14,25 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from gpudesk.bench.text import format_figure, format_fraction_of_peak
 from gpudesk.catalog.names import short_name
 from gpudesk.fleet.checks import (
     Outlier,
     ReferenceLine,
-    check_label,
     outlier_line,
     reference_lines,
     summarise,
@@ -47,26 +43,30 @@ from gpudesk.progress import Progress
 from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
 from gpudesk.ui.fleet_chart import draw_gemm_bars, draw_no_bars
+from gpudesk.ui.fleet_table import (
+    COLUMNS,
+    REFERENCE_TIP,
+    SLOW,
+    colour_rows,
+    fill_table,
+    make_inventory_table,
+    row_cells,
+    row_kind,
+)
 from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
 
-COLUMNS = (
-    "Node",
-    "GPU",
-    "Model",
-    "Checks",
-    "GEMM",
-    "of peak",
-    "of ref",
-    "Copy",
-    "Memory",
-    "Driver",
-)
-#: Columns whose figures align right.
-_RIGHT_COLUMNS = frozenset(COLUMNS.index(name) for name in ("GPU", "of peak", "of ref", "Copy"))
-#: How a row reads: a GPU slow against its fleet median, another finding, or in line.
-_SLOW, _FLAGGED, _IN_LINE = "slow", "flagged", ""
-_ROW_KIND_ROLE = Qt.ItemDataRole.UserRole + 1
+# Re-exported: tests and callers import the table's names from here.
+__all__ = [
+    "COLUMNS",
+    "NO_RAY_TEXT",
+    "REFERENCE_TIP",
+    "FleetView",
+    "ray_installed",
+    "row_cells",
+    "row_kind",
+]
+
 #: Beyond this many devices per model the bars are too thin to name each.
 #: Said on the Survey button and up front when this Python cannot import Ray.
 NO_RAY_TEXT = (
@@ -75,55 +75,9 @@ NO_RAY_TEXT = (
 )
 
 
-REFERENCE_TIP = (
-    "The headline GEMM as a share of the median of published runs of this model "
-    "(other clocks, shapes and software: 85-95% is ordinary). The fleet's own median "
-    "decides what is slow; the reference says how the whole fleet compares."
-)
-
-
 def ray_installed() -> bool:
     """Whether this Python can import Ray (looked up, not imported: Ray is slow to import)."""
     return importlib.util.find_spec("ray") is not None
-
-
-def _item(text: str, *, right: bool = False, tip: str = "") -> QStandardItem:
-    item = QStandardItem(text)
-    item.setEditable(False)
-    if right:
-        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    if tip:
-        item.setToolTip(tip)
-    return item
-
-
-def row_cells(row: InventoryRow) -> list[str]:
-    """The table's texts for one inventory row (a failed node shows its error), in
-    :data:`COLUMNS` order: Checks beside the model, so a laptop screen shows it."""
-    if row.error is not None:
-        return [row.node, "", "node failed", row.error, "", "", "", "", "", ""]
-    gemm = row.gemm
-    return [
-        row.node,
-        "CPU" if row.gpu_index is None else str(row.gpu_index),
-        row.model,
-        ", ".join(dict.fromkeys(check_label(check) for check in row.checks)) or "ok",
-        f"{gemm.dtype.upper()} {format_figure(gemm.value)} {gemm.unit}" if gemm else "",
-        format_fraction_of_peak(gemm.fraction_of_peak) if gemm else "",
-        f"{row.of_reference:.0%}" if row.of_reference is not None else "",
-        f"{format_figure(row.copy.value)} GB/s" if row.copy else "",
-        # GB, the vendor's unit (a "80 GB" H100 reports 81,559 MiB = 79.6 GiB)
-        f"{row.memory_gib:.0f} GB" if row.memory_gib else "n/a",
-        row.driver or "",
-    ]
-
-
-def row_kind(row: InventoryRow) -> str:
-    """:data:`_SLOW` for a GPU slow against its fleet median, :data:`_FLAGGED` for any other
-    finding (or a failed node), else :data:`_IN_LINE`."""
-    if any(check.startswith("measured:") for check in row.checks):
-        return _SLOW
-    return _FLAGGED if row.checks or row.error is not None else _IN_LINE
 
 
 class FleetView(QWidget):
@@ -188,26 +142,7 @@ class FleetView(QWidget):
         self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
         self.summary_label.setWordWrap(True)
 
-        self.model = QStandardItemModel(0, len(COLUMNS), self)
-        self.model.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table = QTableView()
-        self.table.setAccessibleName("Fleet inventory: one row per GPU")
-        self.table.setModel(self.model)
-        # Survey order until the user sorts by a column.
-        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.table.setSortingEnabled(True)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(False)
-        # One text line per device (the style's default row was about twice that:
-        # 20 of 57 devices fitted at 1366x768).
-        rows = self.table.verticalHeader()
-        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        # Before a survey the columns fit their headers (100 px each cut "Checks" off).
-        self.table.resizeColumnsToContents()
+        self.model, self.table = make_inventory_table(self)
 
         self.model_combo = QComboBox()
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -303,60 +238,11 @@ class FleetView(QWidget):
         self._update_buttons()
 
     def _fill_table(self) -> None:
-        self.model.setRowCount(0)
-        self.table.setSortingEnabled(False)
-        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        model_column, checks_column = COLUMNS.index("Model"), COLUMNS.index("Checks")
-        for row in self.rows:
-            cells = row_cells(row)
-            name = cells[model_column] = self.model_name(cells[model_column])
-            tips = {
-                checks_column: cells[checks_column],
-                model_column: f"{name} (catalog id {row.model})" if name != row.model else name,
-                COLUMNS.index("of ref"): REFERENCE_TIP,
-            }
-            items = [
-                _item(text, right=column in _RIGHT_COLUMNS, tip=tips.get(column, ""))
-                for column, text in enumerate(cells)
-            ]
-            kind = row_kind(row)
-            for item in items:
-                item.setData(kind, _ROW_KIND_ROLE)
-            self.model.appendRow(items)
-        self._colour_rows()
-        self.table.setSortingEnabled(True)
-        self._fit_columns()
+        fill_table(self.model, self.table, self.rows, self.model_name)
 
     def _on_theme_changed(self, _dark: bool) -> None:
-        self._colour_rows()
+        colour_rows(self.model, self.table)
         self._draw_chart()
-
-    def _colour_rows(self) -> None:
-        """A GPU slow against its fleet median in the error colour and bold; another
-        finding in the warning colour; re-read on a theme switch."""
-        colours = {_SLOW: theme.error_color(), _FLAGGED: theme.severity_color("warning")}
-        bold = self.table.font()
-        bold.setBold(True)
-        for row in range(self.model.rowCount()):
-            for column in range(self.model.columnCount()):
-                item = self.model.item(row, column)
-                if item is None:
-                    continue
-                kind = item.data(_ROW_KIND_ROLE)
-                if kind in colours:
-                    item.setForeground(colours[kind])
-                if kind == _SLOW:
-                    item.setFont(bold)
-
-    def _fit_columns(self) -> None:
-        """Columns fit their contents, long check texts elide (full text in the tooltip),
-        and "Checks" always keeps room for its header."""
-        self.table.resizeColumnsToContents()
-        header = self.table.horizontalHeader()
-        for name, most in (("Model", 170), ("Checks", 170)):
-            column = COLUMNS.index(name)
-            least = header.sectionSizeFromContents(column).width() + 8
-            self.table.setColumnWidth(column, max(least, min(self.table.columnWidth(column), most)))
 
     def _fill_outliers(self) -> None:
         labels = {node.node_id: node.label for node in self.survey.nodes} if self.survey else {}
@@ -396,7 +282,7 @@ class FleetView(QWidget):
         for row in self.rows:
             if row.model == model and row.gemm is not None and row.gemm.value is not None:
                 device = "CPU" if row.gpu_index is None else f"GPU {row.gpu_index}"
-                slow = row_kind(row) == _SLOW
+                slow = row_kind(row) == SLOW
                 points.append((f"{row.node} {device}", row.gemm.value, slow))
         return points
 
