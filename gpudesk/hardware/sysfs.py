@@ -193,7 +193,7 @@ def parse_dpm_levels(text: str | None) -> tuple[int | None, int | None]:
     return current, (max(levels) if levels else None)
 
 
-def _list_dir(path: Path) -> list[str]:
+def list_dir(path: Path) -> list[str]:
     """Names in a directory, sorted, at most :data:`MAX_ENTRIES`; [] when unreadable."""
     names: list[str] = []
     try:
@@ -207,7 +207,7 @@ def _list_dir(path: Path) -> list[str]:
     return sorted(names)
 
 
-def _is_dir(path: Path) -> bool:
+def is_dir(path: Path) -> bool:
     try:
         return path.is_dir()
     except (OSError, ValueError):
@@ -249,7 +249,7 @@ def list_gpu_devices(root: Path) -> list[PciDevice]:
     """GPU-class devices of known GPU vendors on the bus under ``root``, in address order."""
     bus = root / "bus" / "pci" / "devices"
     found: list[PciDevice] = []
-    for address in _list_dir(bus):
+    for address in list_dir(bus):
         if not _PCI_ADDRESS.match(address):
             continue
         path = bus / address
@@ -280,11 +280,11 @@ def list_gpu_devices(root: Path) -> list[PciDevice]:
     return found
 
 
-def _hwmon_dir(device_dir: Path) -> Path | None:
+def hwmon_dir(device_dir: Path) -> Path | None:
     """The device's first hwmon directory (``hwmon/hwmonN``), if any."""
     base = device_dir / "hwmon"
-    for name in _list_dir(base):
-        if name.startswith("hwmon") and _is_dir(base / name):
+    for name in list_dir(base):
+        if name.startswith("hwmon") and is_dir(base / name):
             return base / name
     return None
 
@@ -336,7 +336,7 @@ def _intel_memory(device_dir: Path) -> tuple[int | None, int | None]:
     """(total, used) MiB of Intel local memory where xe or i915 publish it."""
     total = 0
     seen = False
-    for name in _list_dir(device_dir):
+    for name in list_dir(device_dir):
         if name.startswith("tile") and name[4:].isdigit():
             size = parse_int(read_attribute(device_dir / name / "physical_vram_size_bytes"))
             if size is not None:
@@ -344,7 +344,7 @@ def _intel_memory(device_dir: Path) -> tuple[int | None, int | None]:
                 seen = True
     if seen:
         return _mib(total), None
-    for name in _list_dir(device_dir / "drm"):
+    for name in list_dir(device_dir / "drm"):
         if not name.startswith("card"):
             continue
         card = device_dir / "drm" / name
@@ -442,7 +442,7 @@ class SysfsReader:
             "memory_clock_mhz": mclk,
             "memory_clock_max_mhz": mclk_max,
         }
-        hwmon = _hwmon_dir(path)
+        hwmon = hwmon_dir(path)
         if hwmon is not None:
             fields["temperature_c"] = _hwmon_temperature_c(hwmon)
             fields["power_draw_w"] = _hwmon_watts(hwmon, "power1_average", "power1_input")
@@ -457,7 +457,7 @@ class SysfsReader:
         A device no longer on the bus is ``lost``.
         """
         path = self.root / "bus" / "pci" / "devices" / (gpu.pci_bus_id or "")
-        if not gpu.pci_bus_id or not _is_dir(path):
+        if not gpu.pci_bus_id or not is_dir(path):
             return DeviceSample(uuid=gpu.key, index=gpu.index, lost=True)
         fields: dict[str, object] = {"uuid": gpu.key, "index": gpu.index}
         if gpu.kernel_driver == "amdgpu":
@@ -527,7 +527,7 @@ def device_nodes(dev_root: Path, prefix: str) -> list[str]:
     found = [
         name
         for folder in (dev_root, dev_root / prefix)
-        for name in _list_dir(folder)
+        for name in list_dir(folder)
         if name.startswith(prefix) and name[len(prefix) :].isdigit()
     ]
     return sorted(set(found), key=lambda name: int(name[len(prefix) :]))

@@ -37,7 +37,6 @@ gives no instantaneous figure.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +47,9 @@ from gpudesk.hardware.amd_smi import AmdSmi
 from gpudesk.hardware.models import DeviceSource, GpuSnapshot
 from gpudesk.hardware.sysfs import (
     PciDevice,
+    hwmon_dir,
+    is_dir,
+    list_dir,
     list_gpu_devices,
     parse_dpm_levels,
     parse_int,
@@ -65,39 +67,11 @@ from gpudesk.telemetry.readings import (
 )
 
 #: Directory listings looked at, at most (a device has a few hundred entries).
-_MAX_ENTRIES = 1024
 #: hwmon temperature sensors by their kernel label, as the common sensor names.
 _AMD_SENSORS = {"edge": "gpu", "junction": "hotspot", "mem": "memory"}
 #: xe's hwmon temperature inputs (no labels): package and VRAM.
 _XE_SENSORS = {"temp2_input": "gpu", "temp3_input": "memory"}
 _MAX_MICRO = 10**15
-
-
-def _names(path: Path) -> list[str]:
-    names: list[str] = []
-    try:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                names.append(entry.name)
-                if len(names) >= _MAX_ENTRIES:
-                    break
-    except (OSError, ValueError):
-        return []
-    return sorted(names)
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):
-        return False
-
-
-def _hwmon(device_dir: Path) -> Path | None:
-    for name in _names(device_dir / "hwmon"):
-        if name.startswith("hwmon") and _is_dir(device_dir / "hwmon" / name):
-            return device_dir / "hwmon" / name
-    return None
 
 
 def _number(path: Path, limit: int = _MAX_MICRO) -> int | None:
@@ -251,7 +225,7 @@ class BusSource:
     def read(self) -> list[DeviceReading]:
         readings = []
         for device in self._devices:
-            if device.lost or not _is_dir(device.path):
+            if device.lost or not is_dir(device.path):
                 device.lost = True
                 readings.append(lost_reading(device.identity, "the device left the PCI bus"))
                 continue
@@ -305,13 +279,13 @@ class BusSource:
             return used, total
         tiles = [
             _number(path / name / "physical_vram_size_bytes")
-            for name in _names(path)
+            for name in list_dir(path)
             if name.startswith("tile") and name[4:].isdigit()
         ]
         sizes = [size for size in tiles if size is not None]
         if sizes:
             return None, sum(sizes)
-        for name in _names(path / "drm"):
+        for name in list_dir(path / "drm"):
             card = path / "drm" / name
             if not name.startswith("card"):
                 continue
@@ -349,7 +323,7 @@ class BusSource:
         errors = parse_error_counts(read_attribute(path / "ras" / "umc_err_count"))
         if errors:
             fields["ecc_errors_total"] = errors
-        hwmon = _hwmon(path)
+        hwmon = hwmon_dir(path)
         if hwmon is not None:
             fields.update(self._amdgpu_hwmon(hwmon))
         return fields
@@ -391,7 +365,7 @@ class BusSource:
             fields["memory_total_bytes"] = total
         current, maximum = _intel_frequencies(path, device.driver)
         fields["clocks_hertz"], fields["clocks_max_hertz"] = current, maximum
-        hwmon = _hwmon(path)
+        hwmon = hwmon_dir(path)
         if hwmon is None:
             return fields
         limit = _number(hwmon / "power1_max")
@@ -419,15 +393,15 @@ class BusSource:
 def _intel_frequencies(path: Path, driver: str) -> tuple[dict[str, float], dict[str, float]]:
     """The GT's actual and hardware-maximum (RP0) frequency, in hertz."""
     if driver == "xe":
-        for tile in _names(path):
+        for tile in list_dir(path):
             if not (tile.startswith("tile") and tile[4:].isdigit()):
                 continue
-            for gt in _names(path / tile):
+            for gt in list_dir(path / tile):
                 folder = path / tile / gt / "freq0"
-                if gt.startswith("gt") and _is_dir(folder):
+                if gt.startswith("gt") and is_dir(folder):
                     return _frequencies(folder / "act_freq", folder / "rp0_freq")
         return {}, {}
-    for name in _names(path / "drm"):
+    for name in list_dir(path / "drm"):
         card = path / "drm" / name
         if name.startswith("card") and name[4:].isdigit():
             return _frequencies(card / "gt_act_freq_mhz", card / "gt_RP0_freq_mhz")
