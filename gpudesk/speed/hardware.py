@@ -93,6 +93,9 @@ class Link(BaseModel):
     source: str = ""
     #: the catalog's link kind ("nvlink", "xgmi", "ici", "neuronlink", ...): its name
     technology: str = ""
+    #: False where the catalog names the link but its vendor published no rate: then
+    #: ``gbs`` is no figure, and nothing across several devices can be estimated
+    rate_published: bool = True
 
     def allreduce_gbs(self, count: int) -> float:
         """GB/s (one direction) each GPU of ``count`` sends an all-reduce at."""
@@ -108,6 +111,8 @@ class Link(BaseModel):
 
     def words(self, count: int) -> str:
         technology = _LINK_NAMES.get(self.technology, "NVLink")
+        if not self.rate_published:
+            return f"{technology} (no published rate)"
         if self.kind == "bridge" and self.max_gpus is not None and count > self.max_gpus:
             return f"PCIe {self.pcie_gbs:,.0f} GB/s (the {technology} bridge joins {self.max_gpus})"
         if self.kind == "pcie":
@@ -162,8 +167,17 @@ def link_for(entry: CatalogEntry) -> Link:
     pcie = pcie_gbs(entry.interface)
     link = entry.interconnect
     kind = None if link is None else _LINK_KINDS.get(link.topology)
-    if link is None or kind is None or link.gbs_per_direction is None:
+    if link is None or kind is None:
         return Link(kind="pcie", gbs=pcie, pcie_gbs=pcie, source=entry.interface or "PCIe 4.0")
+    if link.gbs_per_direction is None:
+        # a link its vendor names without a rate: no rate is assumed, not even PCIe's
+        return Link(
+            kind=kind,
+            pcie_gbs=pcie,
+            source=entry.id,
+            technology=str(link.kind),
+            rate_published=False,
+        )
     return Link(
         kind=kind,
         gbs=link.gbs_per_direction,
@@ -229,6 +243,13 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
     The 16-bit peak is the dense BF16 (or FP16) tensor figure; GPUs without tensor
     figures in the catalog use the non-tensor FP16 rate, or the FP32 rate, and say so.
     """
+    unpublished = [
+        words
+        for words, value in (("memory size", entry.memory_gb), ("bandwidth", entry.bandwidth_gbs))
+        if value is None
+    ]
+    if unpublished:  # an announced part: a gap, never a rate of zero
+        raise ValueError(f"{entry.name} has no {' or '.join(unpublished)} in the catalog")
     if entry.bf16_tensor_tflops is not None:
         fp16, kind = entry.bf16_tensor_tflops, "bf16 tensor"
     elif entry.fp16_tensor_tflops is not None:

@@ -385,6 +385,19 @@ def split_supported(
 def missing_figures(entry: CatalogEntry) -> str | None:
     """Why the speed model cannot estimate ``entry`` (an announced part whose vendor has
     published no bandwidth or compute figure yet), or None."""
+    unpublished = [
+        words
+        for words, value in (
+            ("memory size", entry.memory_gb),
+            ("memory bandwidth", entry.bandwidth_gbs),
+        )
+        if value is None
+    ]
+    if unpublished:
+        return (
+            f"{entry.name}: its vendor has published no {' or '.join(unpublished)} yet, so "
+            "no speed can be estimated"
+        )
     try:
         rates = rates_for(entry)
     except (TypeError, ValueError, AttributeError):
@@ -488,11 +501,28 @@ def rank_catalog(
         hosts=hosts,
     )
     results = [best for best in found if best is not None]
-    missing = [entry.id for entry, best in zip(entries, found, strict=True) if best is None]
+    missing = []
+    for entry, best in zip(entries, found, strict=True):
+        if best is None and not rates_for(entry).link.rate_published:
+            refused.append((entry.id, no_link_rate_words(entry)))
+        elif best is None:
+            missing.append(entry.id)
     results.sort(key=lambda item: (-item.tokens_per_s, item.gpu_id))
     return RankedEstimates(
         results=tuple(results), not_holding=tuple(missing), not_supported=tuple(refused)
     )
+
+
+def no_link_rate_words(entry: CatalogEntry, count: int | None = None) -> str:
+    """Why ``entry`` is not estimated on several devices: its link has no published rate
+    (``count``: the devices asked for; None: one device did not hold the workload)."""
+    link = rates_for(entry).link.words(2)
+    if count is None:
+        return (
+            f"{entry.name}: {link} between devices, so only one device can be estimated, "
+            "and one does not hold it"
+        )
+    return f"{entry.name} × {count}: {link} between devices, so {count} cannot be estimated"
 
 
 def best_estimates(
@@ -706,6 +736,8 @@ def _layout_estimate(
         NotRunnable: no layout has room for one sequence.
     """
     if request.mode is not Mode.SERVE:
+        if request.count > 1 and not rates.link.rate_published:
+            raise NotRunnable(no_link_rate_words(entry, request.count))
         pool = _serve_pool(entry, costs, request, estimate, apple_wired_limit_mb)
         return estimate_for(rates, costs, request, fitted, kv_pool=pool)
     count = request.resolved().count
@@ -714,6 +746,9 @@ def _layout_estimate(
     for candidate in layout_candidates(request, costs):
         tp, pp, _dp, _ep = candidate.resolved().inference_layout()
         per_instance = tp * pp
+        if per_instance > 1 and not rates.link.rate_published:
+            failure = NotRunnable(no_link_rate_words(entry, per_instance))
+            continue
         if not holds_at(entry, estimate, per_instance, apple_wired_limit_mb=apple_wired_limit_mb):
             continue
         sized = candidate.model_copy(
