@@ -363,6 +363,12 @@ def split_supported(
     runnable: list[CatalogEntry] = []
     refused: list[tuple[str, str]] = []
     for entry in entries:
+        # a figure the vendor has not published rules out every engine: said first, so
+        # no "try another engine" sends the user round to the same gap
+        missing = missing_figures(entry)
+        if missing is not None:
+            refused.append((entry.id, missing))
+            continue
         support = engine_support(
             entry,
             request.engine,
@@ -373,10 +379,6 @@ def split_supported(
         )
         if not support.supported:
             refused.append((entry.id, support.reason or "not supported"))
-            continue
-        missing = missing_figures(entry)
-        if missing is not None:
-            refused.append((entry.id, missing))
             continue
         runnable.append(entry)
     return runnable, refused
