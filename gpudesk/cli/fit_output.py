@@ -279,7 +279,8 @@ def gpu_answer_lines(answer: GpuAnswer, report: FitReport) -> list[str]:
     """``fit --gpu NAME``: does it fit that GPU, on how many, usable against needed
     memory, and the longest context that fits."""
     fit = answer.fit
-    lines = ["", _wrap(f"On {fit.gpu_id} ({fit.name}, {fit.memory_gb:g} GB):", "")]
+    size = "memory size not published" if fit.memory_gb is None else f"{fit.memory_gb:g} GB"
+    lines = ["", _wrap(f"On {fit.gpu_id} ({fit.name}, {size}):", "")]
     usable = f"{fit.usable_gb:.1f} GB usable"
     if fit.excluded_reason is not None:
         lines.append(_wrap(f"Cannot run it: {fit.excluded_reason}.", "  "))

@@ -88,10 +88,10 @@ def name_tokens(name: str) -> frozenset[str]:
 
 def _memory_fits(gpu: GpuSnapshot, entry: CatalogEntry) -> bool:
     """Whether the reported memory is the entry's size, allowing for reserved memory."""
-    reported = gpu.memory_total_gib
-    if reported is None:
+    reported, stated = gpu.memory_total_gib, entry.memory_gb
+    if reported is None or stated is None:  # an announced part may state no size
         return False
-    return abs(reported - entry.memory_gb) <= max(1.0, 0.1 * entry.memory_gb)
+    return abs(reported - stated) <= max(1.0, 0.1 * stated)
 
 
 def _closest_by_memory(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> list[CatalogEntry]:
@@ -99,7 +99,7 @@ def _closest_by_memory(gpu: GpuSnapshot, entries: Sequence[CatalogEntry]) -> lis
     reported = gpu.memory_total_gib
     fitting = [entry for entry in entries if _memory_fits(gpu, entry)]
     if reported is not None:
-        fitting.sort(key=lambda entry: abs(reported - entry.memory_gb))
+        fitting.sort(key=lambda entry: abs(reported - (entry.memory_gb or 0.0)))
     return fitting
 
 

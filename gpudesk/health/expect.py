@@ -198,6 +198,13 @@ def _count_checks(spec: ExpectSpec, report: DoctorReport, labels: list[str]) -> 
 def _memory_check(
     gpu: DoctorGpu, snapshot: GpuSnapshot | None, label: str, entry: Any
 ) -> ExpectCheck:
+    if entry.memory_gb is None:  # an announced part: nothing to check against
+        return ExpectCheck(
+            check="memory",
+            passed=False,
+            detail=f"{label}: the catalog has no memory size for it (not published)",
+            gpu_index=gpu.index,
+        )
     expected_mib = float(entry.memory_gb) * 1024
     shown = snapshot.memory_total_mib if snapshot is not None else None
     if shown is None:

@@ -45,7 +45,9 @@ class GpuFit(BaseModel):
 
     gpu_id: str
     name: str
-    memory_gb: float
+    #: None: the vendor published no memory size (an announced part): excluded, and the
+    #: usable and headroom figures below are no figures (JSON gives null)
+    memory_gb: float | None
     #: what the workload may use of each GPU (GB = 10^9 bytes, and GiB as nvidia-smi adds up)
     usable_gb: float = 0.0
     usable_gib: float = 0.0
@@ -86,7 +88,9 @@ class FitReport(BaseModel):
     def fits(self) -> list[GpuFit]:
         """GPUs that hold the workload: fewest GPUs first, then the smallest card."""
         chosen = [result for result in self.results if result.fits]
-        return sorted(chosen, key=lambda r: (r.count or 0, r.memory_gb, -r.headroom_gb, r.gpu_id))
+        return sorted(
+            chosen, key=lambda r: (r.count or 0, r.memory_gb or 0.0, -r.headroom_gb, r.gpu_id)
+        )
 
     @property
     def excluded(self) -> list[GpuFit]:
@@ -170,7 +174,10 @@ def usable_for(
 
 
 def exclusion(entry: CatalogEntry, estimate: MemoryEstimate) -> str | None:
-    """Why ``entry`` cannot run ``estimate`` at all (a dtype it lacks), else None."""
+    """Why ``entry`` cannot run ``estimate`` at all (a dtype it lacks, or no memory size
+    published: nothing can be checked against a gap), else None."""
+    if entry.memory_gb is None:
+        return "its vendor has published no memory size yet, so the fit cannot be checked"
     if _needs_bf16(estimate) and bf16_supported(entry) is False:
         capability = entry.compute_capability or entry.architecture
         return f"no native bf16 ({capability}, needs compute capability 8.0+); use fp16"
@@ -206,6 +213,18 @@ def fit_entry(
     (beside the count that holds it all, when one does).
     """
     excluded = exclusion(entry, estimate)
+    if entry.memory_gb is None:
+        return GpuFit(
+            gpu_id=entry.id,
+            name=entry.name,
+            memory_gb=None,
+            count=None,
+            per_gpu_gb=estimate.per_gpu_gb(min(counts)),
+            # nothing usable is known: usable and headroom are no figures (JSON: null)
+            headroom_gb=0.0,
+            decode_tokens_per_s_upper_bound=None,
+            excluded_reason=excluded,
+        )
     usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
     allowed = [c for c in counts if usable.max_devices is None or c <= usable.max_devices]
     allowed = allowed or [min(counts)]
@@ -225,8 +244,10 @@ def fit_entry(
     if chosen is None and offload is not None:
         per_gpu = offload.gpu_bytes / GB
     decode = None
-    if chosen is not None and excluded is None and estimate.spec.workload is Workload.INFERENCE:
-        decode = decode_upper_bound(estimate, entry.bandwidth_gbs, chosen)
+    bandwidth = entry.bandwidth_gbs  # none published (announced): no bound, never 0
+    inference = estimate.spec.workload is Workload.INFERENCE
+    if chosen is not None and excluded is None and inference and bandwidth is not None:
+        decode = decode_upper_bound(estimate, bandwidth, chosen)
     return GpuFit(
         gpu_id=entry.id,
         name=entry.name,

@@ -90,18 +90,19 @@ def _weights_json(estimate: MemoryEstimate) -> dict[str, Any] | None:
 
 
 def _gpu_fit_json(result: GpuFit) -> dict[str, Any]:
+    known = result.memory_gb is not None  # no memory size published: no usable figures
     return {
         "gpu_id": result.gpu_id,
         "count": result.count,
         "name": result.name,
         "memory_gb": result.memory_gb,
-        "usable_gb": round(result.usable_gb, 4),
-        "usable_gib": round(result.usable_gib, 4),
+        "usable_gb": round(result.usable_gb, 4) if known else None,
+        "usable_gib": round(result.usable_gib, 4) if known else None,
         "usable_basis": result.usable_basis,
         "max_devices": result.max_devices,
         "per_gpu_gb": round(result.per_gpu_gb, 4),
         "per_gpu_gib": round(result.per_gpu_gb * 1e9 / 2**30, 4),
-        "headroom_gb": round(result.headroom_gb, 4),
+        "headroom_gb": round(result.headroom_gb, 4) if known else None,
         "needs_parallelism": result.needs_parallelism,
         "decode_tokens_per_s_upper_bound": _round(result.decode_tokens_per_s_upper_bound, 1),
     }

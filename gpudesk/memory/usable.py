@@ -169,8 +169,11 @@ def usable_memory(
         gpu_memory_utilization: vLLM's share when not its default 0.9.
 
     Raises:
-        ValueError: a wired limit or a share out of range (the CLI checks first).
+        ValueError: a wired limit or a share out of range (the CLI checks first), or an
+            entry with no memory size (:func:`gpudesk.memory.fit.exclusion` says so first).
     """
+    if entry.memory_gb is None:  # an announced part whose vendor gave no size
+        raise ValueError(f"{entry.name} has no memory size in the catalog (not published)")
     capacity = round(entry.memory_gb * GIB)
     reserved, reserved_words, reserved_source = _reserved(entry, capacity)
     total = capacity - reserved

@@ -45,4 +45,6 @@ class CatalogJoin:
         if entry is None:
             return NO_FACTS
         bf16 = None if entry.bf16_tensor_tflops is None else float(entry.bf16_tensor_tflops) * 1e12
-        return CatalogFacts(entry.id, entry.name, float(entry.bandwidth_gbs) * 1e9, bf16)
+        # an announced part may state no bandwidth: no peak to set readings against
+        bandwidth = None if entry.bandwidth_gbs is None else float(entry.bandwidth_gbs) * 1e9
+        return CatalogFacts(entry.id, entry.name, bandwidth, bf16)

@@ -231,8 +231,11 @@ def _cloud_rates_html(summary: RateSummary, today: dt.date, muted: str) -> str:
 
 def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, muted: str) -> str:
     """The figures a buyer looks for first: memory, bandwidth, dense BF16, price, rent."""
-    facts = [f"{entry.memory_gb:g} GB {html.escape(entry.memory_type or '')}".rstrip()]
-    facts.append(f"{entry.bandwidth_gbs:,.0f} GB/s")
+    # an announced part may state no size or bandwidth: said so, never 0
+    memory = "size not published" if entry.memory_gb is None else f"{entry.memory_gb:g} GB"
+    facts = [f"{memory} {html.escape(entry.memory_type or '')}".rstrip()]
+    bandwidth = entry.bandwidth_gbs
+    facts.append("bandwidth not published" if bandwidth is None else f"{bandwidth:,.0f} GB/s")
     tensor = entry.bf16_tensor_tflops or entry.fp16_tensor_tflops
     if tensor is not None:
         kind = "BF16" if entry.bf16_tensor_tflops else "FP16"
