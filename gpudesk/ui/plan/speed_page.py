@@ -57,6 +57,7 @@ from gpudesk.ui.plan.fit_form import WorkloadForm
 from gpudesk.ui.plan.import_dialog import ImportDialog
 from gpudesk.ui.plan.measured_panel import MeasuredPanel
 from gpudesk.ui.plan.speed_form import SpeedForm
+from gpudesk.ui.plan.speed_results import training_basis_html
 from gpudesk.ui.plan.speed_roofline import ROOFLINE_GPUS, RooflineChart
 from gpudesk.ui.plan.speed_serving import SpeedServing
 from gpudesk.ui.plan.speed_table import MEASURED_LABEL, basis_html, speed_tree
@@ -282,7 +283,10 @@ class SpeedPage(SpeedServing):
             self.measured_panel.show_rows(None, [], self.store_problem)
             return
         self.measured_panel.show_rows(result, self.measured_rows(result), self.store_problem)
-        self.basis_view.setHtml(basis_html(result))
+        if result.mode is Mode.TRAIN:
+            self.basis_view.setHtml(training_basis_html(result))
+        else:
+            self.basis_view.setHtml(basis_html(result))
         if result.mode is Mode.SERVE:
             self._start_curve(result)
 

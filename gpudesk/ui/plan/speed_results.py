@@ -8,16 +8,19 @@ them with the workload's problem.
 
 from __future__ import annotations
 
+import html
+
 import pyqtgraph as pg
 
 from gpudesk.measurements.calibration import calibrate_all
 from gpudesk.render.style import chart_style
 from gpudesk.speed.estimate import SpeedEstimate, SpeedRequest
 from gpudesk.speed.planner import RankedEstimates, SpeedWorkload
+from gpudesk.speed.text import figure_text
 from gpudesk.ui import theme
 from gpudesk.ui.plan import forms
 from gpudesk.ui.plan.speed_measured import SpeedMeasured
-from gpudesk.ui.plan.speed_roofline import no_roofline_text
+from gpudesk.ui.plan.speed_roofline import no_roofline_text, training_per_gpu
 from gpudesk.ui.plan.speed_table import (
     clear_tree,
     current_index,
@@ -26,6 +29,40 @@ from gpudesk.ui.plan.speed_table import (
     not_supported_text,
     summary_html,
 )
+
+
+def training_basis_html(result: SpeedEstimate) -> str:
+    """The detail line under the training chart, on the chart's basis: tokens/s per GPU
+    and MFU (the same figures as the selected bar), then the table's figure for all the
+    GPUs and its range, then the estimate's basis.
+
+    It said "221,317 tokens/s …; bound 436,349 tokens/s; this is 51% of it" under bars of
+    27,665 tokens/s per GPU at 51% MFU: the same estimate on another basis and in other
+    words, which read as a contradiction."""
+    count = max(1, result.count)
+    per_gpu = training_per_gpu(result)
+    bound_per_gpu = result.bound_tokens_per_s / count
+    peak = result.roofline.peak_tflops
+    name = html.escape(result.name)
+    head = (
+        f"<p><b>{name}</b> × {count}: <b>{figure_text(per_gpu)} tokens/s per GPU</b> at "
+        f"<b>{result.efficiency:.0%} MFU</b> (share of the dense peak, "
+        f"{figure_text(peak)} TFLOPS per GPU, at which one GPU would train "
+        f"{figure_text(bound_per_gpu)} tokens/s)"
+    )
+    if count > 1:
+        head += (
+            f"; all {count} GPUs: {figure_text(result.tokens_per_s)} tokens/s "
+            f"({figure_text(result.low)}–{figure_text(result.high)})"
+        )
+    else:
+        head += f"; range {figure_text(result.low)}–{figure_text(result.high)} tokens/s"
+    parts = [head + ".</p>", f"<p>{html.escape(result.basis)}.</p>"]
+    if result.calibrated:
+        parts.append(f"<p>Calibrated: {html.escape(result.calibrated)}.</p>")
+    if result.cost_basis:
+        parts.append(f"<p>Cost: {html.escape(result.cost_basis)}.</p>")
+    return "".join(parts)
 
 
 class SpeedResults(SpeedMeasured):

@@ -20,6 +20,7 @@ from gpudesk.compare.axes import log_ticks
 from gpudesk.measurements.rows import MeasuredRow
 from gpudesk.render.colors import series_color
 from gpudesk.speed.estimate import Mode, SpeedEstimate
+from gpudesk.speed.text import figure_text
 from gpudesk.ui import theme
 
 #: Rows of the roofline chart: the fastest few GPUs of the table.
@@ -39,12 +40,17 @@ def training_rows(
         chosen = [*chosen[: TRAIN_GPUS - 1], selected]
     rows = []
     for item in chosen:
-        per_gpu = item.tokens_per_s_per_gpu
-        if per_gpu is None:
-            per_gpu = item.tokens_per_s / max(1, item.count)
         label = item.name if item.count == 1 else f"{item.name} × {item.count}"
-        rows.append((label, per_gpu, item.efficiency))
+        rows.append((label, training_per_gpu(item), item.efficiency))
     return rows
+
+
+def training_per_gpu(item: SpeedEstimate) -> float:
+    """Tokens/s per GPU as the table's all-GPU figure divided by the count: a calibrated
+    row's ``tokens_per_s`` moves with the user's measurement while its
+    ``tokens_per_s_per_gpu`` keeps the uncalibrated estimate, so the chart, the table and
+    the detail line all read this one figure."""
+    return item.tokens_per_s / max(1, item.count)
 
 
 def no_roofline_text(results: Sequence[SpeedEstimate], error: str | None) -> str:
@@ -214,7 +220,9 @@ class RooflineChart(QStackedWidget):
         top = max(values) or 1.0
         for y, (_, per_gpu, mfu) in zip(ys, rows, strict=True):
             text = pg.TextItem(
-                f"{per_gpu:,.0f} · {mfu:.0%} MFU", color=theme.muted_color(), anchor=(0, 0.5)
+                f"{figure_text(per_gpu)} · {mfu:.0%} MFU",
+                color=theme.muted_color(),
+                anchor=(0, 0.5),
             )
             text.setPos(per_gpu + top * 0.01, y)
             plot.addItem(text)
