@@ -310,6 +310,13 @@ def sort_key_value(entry: CatalogEntry, key: str) -> float | str | None:
     return value if isinstance(value, (int, float)) else str(value).lower()
 
 
+def entries_without(entries: Iterable[CatalogEntry], key: str) -> list[CatalogEntry]:
+    """The entries with no value for ``key`` (a figure an announced part's vendor has not
+    published, a price nobody has seen): :func:`sort_entries` ranks them on nothing and
+    puts them last, and a listing says so."""
+    return [entry for entry in entries if sort_key_value(entry, key) is None]
+
+
 def sort_entries(
     entries: Iterable[CatalogEntry], key: str, *, descending: bool = False
 ) -> list[CatalogEntry]:

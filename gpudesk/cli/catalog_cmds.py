@@ -19,6 +19,7 @@ from gpudesk.catalog.query import (
     CatalogFilter,
     Feature,
     NameLookupError,
+    entries_without,
     filter_entries,
     find_entry,
     sort_entries,
@@ -226,6 +227,14 @@ def run_list(args: argparse.Namespace) -> int:
                 wrap_paragraph(
                     f"{hidden} announced part{'s' if hidden != 1 else ''} (not on sale yet) "
                     "hidden: --include-announced lists them"
+                )
+            )
+        unranked = len(entries_without(entries, shown)) if shown is not None else 0
+        if unranked:
+            print(
+                wrap_paragraph(
+                    f"{unranked} without {shown} in the catalog (not published, or not "
+                    "known) listed last, not ranked"
                 )
             )
         price_shown = any(cell.endswith("*") for row in rows for cell in row)

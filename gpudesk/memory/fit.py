@@ -177,7 +177,7 @@ def exclusion(entry: CatalogEntry, estimate: MemoryEstimate) -> str | None:
     """Why ``entry`` cannot run ``estimate`` at all (a dtype it lacks, or no memory size
     published: nothing can be checked against a gap), else None."""
     if entry.memory_gb is None:
-        return "its vendor has published no memory size yet, so the fit cannot be checked"
+        return "its vendor has published no memory size yet: no fit to check"
     if _needs_bf16(estimate) and bf16_supported(entry) is False:
         capability = entry.compute_capability or entry.architecture
         return f"no native bf16 ({capability}, needs compute capability 8.0+); use fp16"
