@@ -25,9 +25,11 @@ from gpudesk.speed.physics import (
     Gpus,
     HostPart,
     ModelCosts,
+    MoeDispatch,
     decode_bound_bytes,
     decode_bound_tokens_per_s,
     decode_step,
+    dispatch_override,
     prefill_bound_s,
     prefill_time,
     serve_bound_tokens_per_s,
@@ -412,6 +414,7 @@ def model_costs(
         input_embedding_bytes=weights.input_embedding_bytes,
         experts=shape.experts,
         active_experts=shape.active_experts,
+        kv_replicated=shape.is_mla,
         shape=shape,
     )
 
@@ -829,10 +832,11 @@ def _decode(
     bound = decode_bound_tokens_per_s(costs, gpus, batch=batch, context=context)
     if host is not None:
         perfect = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
-        bound = (
-            batch
-            / decode_step(costs, gpus, perfect, batch=batch, context=context, host=host).total_s
-        )
+        with dispatch_override(MoeDispatch()):  # a bound has no overheads
+            bound = (
+                batch
+                / decode_step(costs, gpus, perfect, batch=batch, context=context, host=host).total_s
+            )
     low, high = _range(value, spread, bound)
     read = decode_bound_bytes(costs, batch=batch, context=context)
     basis = (

@@ -23,8 +23,13 @@ formula for each workload:
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from importlib import resources
 
 # At run time: pydantic models holding ModelCosts (SpeedWorkload) resolve its fields.
 from gpudesk.workload.architecture import ModelShape
@@ -75,6 +80,11 @@ class ModelCosts:
     #: mixture of experts: experts per layer and active per token (None: dense)
     experts: int | None = None
     active_experts: int | None = None
+    #: every tensor-parallel GPU holds and reads every token's KV cache (multi-head latent
+    #: attention: one latent per token, which tensor parallelism cannot split; vLLM keeps
+    #: it as one KV head per GPU, and Modular's MAX docs say TP "will cause the KV-cache to
+    #: be duplicated across all devices")
+    kv_replicated: bool = False
     #: the shape the costs came from: ``fit``'s memory model checks what holds it
     shape: ModelShape | None = None
 
@@ -263,6 +273,85 @@ class HostPart:
     bandwidth_gbs: float
 
 
+@dataclass(frozen=True, slots=True)
+class MoeDispatch:
+    """What a step of a mixture of experts costs beyond its bytes and FLOPs.
+
+    Each MoE layer routes its tokens (the router's GEMM, top-k, sorting tokens by expert,
+    the grouped expert GEMMs, the weighted combine): kernels a dense MLP does not run,
+    ``layer_s`` per MoE layer per step. The grouped GEMMs then run a tile sequence per
+    expert the step's tokens picked, ``expert_s`` per touched expert per layer. Chosen
+    by :mod:`gpudesk.speed.moe_fit` on published serving runs, one source held out at a
+    time; ``moe_dispatch.json`` holds the choice.
+    """
+
+    layer_s: float = 0.0
+    expert_s: float = 0.0
+
+
+MOE_DISPATCH_FILE = "moe_dispatch.json"
+
+
+def _fitted_dispatch() -> MoeDispatch:
+    text = resources.files("gpudesk.speed").joinpath(MOE_DISPATCH_FILE).read_text("utf-8")
+    chosen = json.loads(text)["chosen"]
+    return MoeDispatch(float(chosen["layer_s"]), float(chosen["expert_s"]))
+
+
+_DISPATCH: ContextVar[MoeDispatch | None] = ContextVar("moe_dispatch", default=None)
+
+
+def moe_dispatch() -> MoeDispatch:
+    """The dispatch costs in force: the fitted ones unless :func:`dispatch_override` says."""
+    current = _DISPATCH.get()
+    if current is None:
+        current = _fitted_dispatch()
+        _DISPATCH.set(current)
+    return current
+
+
+@contextmanager
+def dispatch_override(dispatch: MoeDispatch) -> Iterator[None]:
+    """Estimate with ``dispatch`` instead of the fitted costs (the fit's own grid, and the
+    validation's held-out choice for each source)."""
+    token = _DISPATCH.set(dispatch)
+    try:
+        yield
+    finally:
+        _DISPATCH.reset(token)
+
+
+def touched_experts(costs: ModelCosts, tokens: float) -> float:
+    """Experts per layer any of ``tokens`` tokens is routed to (k of E picked at random)."""
+    if costs.experts is None or costs.active_experts is None or tokens <= 0:
+        return 0.0
+    share = costs.active_experts / costs.experts
+    return costs.experts * (1 - float((1 - share) ** max(1.0, tokens)))
+
+
+def moe_dispatch_s(
+    costs: ModelCosts,
+    tokens: float,
+    *,
+    expert_parallel: int = 1,
+    dispatch: MoeDispatch | None = None,
+) -> float:
+    """Seconds one forward pass of ``tokens`` tokens spends routing them to experts (0 for
+    a dense model); with expert parallelism each GPU runs its share of the experts. Every
+    layer is counted as a MoE layer, as :func:`gpudesk.speed.step.expert_parallel_s` does."""
+    if costs.experts is None or tokens <= 0:
+        return 0.0
+    cost = dispatch if dispatch is not None else moe_dispatch()
+    per_gpu = touched_experts(costs, tokens) / max(1, expert_parallel)
+    return costs.layers * (cost.layer_s + cost.expert_s * per_gpu)
+
+
+def kv_read_factor(costs: ModelCosts, gpus: Gpus) -> float:
+    """How many times over ``gpus`` read a step's KV cache: once, or once per
+    tensor-parallel GPU when each holds every token's latent (:attr:`ModelCosts.kv_replicated`)."""
+    return float(gpus.count) if costs.kv_replicated and gpus.tensor_parallel else 1.0
+
+
 def tp_comm_s(costs: ModelCosts, gpus: Gpus, tokens: float) -> float:
     """Seconds of all-reduces one forward pass of ``tokens`` tokens spends when ``gpus``
     split tensors (0 on one GPU or when layers are split)."""
@@ -287,7 +376,7 @@ def decode_step(
     takes its bytes over the host bandwidth, after the GPU's (the CPU runs its layers in
     turn; routed experts read for one token of the batch are assumed read for all).
     """
-    kv = batch * costs.kv_bytes(context)
+    kv = batch * costs.kv_bytes(context) * kv_read_factor(costs, gpus)
     weights = costs.weights_read(batch)
     host_s = 0.0
     if host is not None:
@@ -303,7 +392,7 @@ def decode_step(
     return StepTimes(
         memory,
         compute,
-        costs.layers * eff.layer_s + batch * eff.sequence_s + hops,
+        costs.layers * eff.layer_s + batch * eff.sequence_s + hops + moe_dispatch_s(costs, batch),
         host_s,
         tp_comm_s(costs, gpus, batch),
     )
@@ -318,7 +407,9 @@ def decode_bound_tokens_per_s(
     costs: ModelCosts, gpus: Gpus, *, batch: int, context: float
 ) -> float:
     """Roofline for decode: tokens/s if bandwidth and peak were reached with no overhead."""
-    memory = decode_bound_bytes(costs, batch=batch, context=context) / gpus.bandwidth_bytes_s
+    replicated = batch * costs.kv_bytes(context) * (kv_read_factor(costs, gpus) - 1)
+    read = decode_bound_bytes(costs, batch=batch, context=context) + replicated
+    memory = read / gpus.bandwidth_bytes_s
     compute = batch * costs.decode_flops(context) / gpus.flops_s
     return batch / max(memory, compute)
 
@@ -366,7 +457,9 @@ def prefill_time(
     passes = 1 if chunk is None else max(1, math.ceil(batch * tokens / chunk))
     memory = passes * costs.in_memory_bytes / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
     comm = tp_comm_s(costs, gpus, batch * tokens)
-    return StepTimes(memory, compute, passes * costs.layers * eff.layer_s, comm_s=comm)
+    per_pass = batch * tokens if chunk is None else min(batch * tokens, chunk)
+    overhead = passes * (costs.layers * eff.layer_s + moe_dispatch_s(costs, per_pass))
+    return StepTimes(memory, compute, overhead, comm_s=comm)
 
 
 def prefill_bound_s(costs: ModelCosts, gpus: Gpus, *, tokens: float, batch: int = 1) -> float:
@@ -422,9 +515,10 @@ def serve_bound_tokens_per_s(
     costs: ModelCosts, gpus: Gpus, *, concurrency: int, seq_in: int, seq_out: int
 ) -> float:
     perfect = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
-    return serve_times(
-        costs, gpus, perfect, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
-    ).output_tokens_per_s
+    with dispatch_override(MoeDispatch()):  # a bound has no overheads
+        return serve_times(
+            costs, gpus, perfect, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
+        ).output_tokens_per_s
 
 
 def max_sequences(kv_pool_bytes: float, costs: ModelCosts, *, seq_in: int, seq_out: int) -> int:

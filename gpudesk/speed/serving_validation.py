@@ -17,10 +17,13 @@ Choices where a run leaves something open, applied to every row alike:
   vLLM step efficiencies: GPUDesk has no SGLang fit.
 - TTFT and TPOT are compared at the median where the source prints one, else at the mean
   (counted apart).
+- Runs published before :data:`SIMULATED_BUILDS_FROM` ran engine builds older than the
+  scheduler the simulator follows: their figures are given apart as well as in the total.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 import statistics
 import tomllib
@@ -32,6 +35,11 @@ SERVING_RUNS_FILE = "serving_runs.toml"
 #: SGLang 0.5.4 server_args.py: chunked_prefill_size by GPU memory (GB upper bounds)
 _SGLANG_CHUNK = ((20, 2048), (35, 2048), (60, 4096), (90, 8192), (160, 8192))
 _SGLANG_LARGE_CHUNK = 16384
+#: The simulator follows vLLM V1's scheduler, the default from vLLM 0.8.0 (vLLM pull
+#: request #13726, released 2025-03-18): a run published before then ran an older build
+#: (V0's scheduler; for DeepSeek-R1, builds from before FlashMLA and DeepGEMM were released
+#: on 2025-02-24 and 2025-02-26). An estimate is for a current build.
+SIMULATED_BUILDS_FROM = datetime.date(2025, 3, 19)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +58,28 @@ class ServingCheck:
     tpot_p50: float | None = None
     tpot_mean: float | None = None
     skipped: str | None = None
+    #: published on or after :data:`SIMULATED_BUILDS_FROM`
+    current_build: bool = True
+    published: str = ""
 
 
 def load_runs() -> list[dict[str, Any]]:
     text = resources.files("gpudesk.speed").joinpath(SERVING_RUNS_FILE).read_text("utf-8")
     runs: list[dict[str, Any]] = tomllib.loads(text)["runs"]
     return runs
+
+
+def current_build(run: dict[str, Any]) -> bool:
+    """The run is of a build the simulator's rules describe (see :data:`SIMULATED_BUILDS_FROM`)."""
+    published = run.get("published")
+    if isinstance(published, datetime.date):
+        return published >= SIMULATED_BUILDS_FROM
+    return True
+
+
+def source_of(run: dict[str, Any]) -> str:
+    """A run's source: the address its ``source`` begins with."""
+    return str(run["source"]).split(" ")[0]
 
 
 def _lengths(run: dict[str, Any]) -> tuple[int, int] | None:
@@ -103,11 +127,13 @@ def check_run(run: dict[str, Any], entries: dict[str, Any]) -> ServingCheck:
     layout = f"TP-{tp}" + (f" DP-{dp}" if dp > 1 else "")
     shape = shape_for(run["model"])
     common = {
-        "source": run["source"].split(" ")[0],
+        "source": source_of(run),
         "label": f"{run['model']} on {run['gpu']} ({run['engine']}, {layout})",
         "vendor": entry.vendor.lower(),
         "layout": "TP-1" if tp * dp * pp == 1 else "TP-n",
         "moe": shape.experts is not None,
+        "current_build": current_build(run),
+        "published": str(run.get("published", "")),
     }
     lengths = _lengths(run)
     if lengths is None:
@@ -175,9 +201,16 @@ def check_run(run: dict[str, Any], entries: dict[str, Any]) -> ServingCheck:
 
 def check_all() -> list[ServingCheck]:
     from gpudesk.catalog.loader import load_catalog
+    from gpudesk.speed.moe_fit import held_out_dispatch
+    from gpudesk.speed.physics import dispatch_override
 
     entries = {entry.id: entry for entry in load_catalog([], include_user=False).entries}
-    return [check_run(run, entries) for run in load_runs()]
+    checked = []
+    for run in load_runs():
+        # a mixture of experts' dispatch costs as chosen without this run's source
+        with dispatch_override(held_out_dispatch(source_of(run))):
+            checked.append(check_run(run, entries))
+    return checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +229,10 @@ def _miss(ratios: list[float]) -> float:
     return math.exp(statistics.median(abs(math.log(value)) for value in ratios))
 
 
-def summarise(checked: list[ServingCheck]) -> list[Figure]:
+def summarise(checked: list[ServingCheck], *, only_current: bool = False) -> list[Figure]:
+    """Each metric over the rows that have it (``only_current``: of current builds only)."""
+    if only_current:
+        checked = [item for item in checked if item.current_build]
     out = []
     for metric, name in (
         ("throughput", "output tokens/s"),
@@ -228,15 +264,19 @@ def summarise(checked: list[ServingCheck]) -> list[Figure]:
 
 def report_text(checked: list[ServingCheck]) -> str:
     lines = [
-        "| Metric | Rows | Sources | Median miss (×) | Median estimate / measured | "
+        "| Runs | Metric | Rows | Sources | Median miss (×) | Median estimate / measured | "
         "Throughput inside [low, high] |",
-        "|---|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
-    for figure in summarise(checked):
-        lines.append(
-            f"| {figure.metric} | {figure.rows} | {figure.sources} | "
-            f"×{figure.median_miss:.2f} | {figure.median_ratio:.2f} | {figure.inside} |"
-        )
+    for name, only_current in (
+        ("all", False),
+        (f"builds from {SIMULATED_BUILDS_FROM:%Y-%m-%d}", True),
+    ):
+        for figure in summarise(checked, only_current=only_current):
+            lines.append(
+                f"| {name} | {figure.metric} | {figure.rows} | {figure.sources} | "
+                f"×{figure.median_miss:.2f} | {figure.median_ratio:.2f} | {figure.inside} |"
+            )
     skipped = [item for item in checked if item.skipped]
     lines.append("")
     lines.append(
@@ -245,8 +285,11 @@ def report_text(checked: list[ServingCheck]) -> str:
         + ("; ".join(sorted({f"{item.label}: {item.skipped}" for item in skipped})) or "none")
     )
     lines.append("")
-    lines.append("| Run | Layout | MoE | tokens/s | TTFT p50 | TPOT p50 | TTFT mean | TPOT mean |")
-    lines.append("|---|---|---|---:|---:|---:|---:|---:|")
+    lines.append(
+        "| Run | Published | Layout | MoE | tokens/s | TTFT p50 | TPOT p50 | TTFT mean | "
+        "TPOT mean |"
+    )
+    lines.append("|---|---|---|---|---:|---:|---:|---:|---:|")
 
     def cell(value: float | None) -> str:
         return "" if value is None else f"{value:.2f}"
@@ -255,7 +298,7 @@ def report_text(checked: list[ServingCheck]) -> str:
         if item.skipped:
             continue
         lines.append(
-            f"| {item.label} | {item.layout} | {'yes' if item.moe else 'no'} | "
+            f"| {item.label} | {item.published} | {item.layout} | {'yes' if item.moe else 'no'} | "
             f"{cell(item.throughput)} | {cell(item.ttft_p50)} | {cell(item.tpot_p50)} | "
             f"{cell(item.ttft_mean)} | {cell(item.tpot_mean)} |"
         )

@@ -33,6 +33,9 @@ from gpudesk.speed.physics import (
     Gpus,
     ModelCosts,
     StepTimes,
+    kv_read_factor,
+    moe_dispatch,
+    moe_dispatch_s,
     tp_comm_s,
 )
 from gpudesk.speed.serving import StepShape
@@ -85,7 +88,7 @@ def step_time(
     tokens = shape.prefill_tokens + decodes
     mean_context = shape.decode_context / decodes if decodes else 0.0
     weights = costs.weights_read(max(1, tokens))
-    kv = decodes * costs.kv_bytes(mean_context)
+    kv = decodes * costs.kv_bytes(mean_context) * kv_read_factor(costs, gpus)
     memory = (weights + eff.kv_factor * kv) / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
     decode_attention = decodes * costs.attention_flops_decode(mean_context)
     if shape.prefill_tokens > 0:
@@ -103,6 +106,7 @@ def step_time(
             gpus.flops_s * eff.compute
         )
     overhead = costs.layers * eff.layer_s + decodes * eff.sequence_s
+    overhead += moe_dispatch_s(costs, tokens, expert_parallel=expert_parallel)
     if gpus.layer_split:
         overhead += (gpus.count - 1) * eff.hop_s
     comm = tp_comm_s(costs, gpus, tokens) + expert_parallel_s(costs, gpus, tokens, expert_parallel)
@@ -121,6 +125,7 @@ def step_seconds_fn(
     simulator asks for millions of steps (a test checks it agrees with :func:`step_time`)."""
     layers = costs.layers
     per_layer_kv = costs.kv_bytes_per_token / layers if layers > 0 else 0.0
+    per_layer_kv *= kv_read_factor(costs, gpus)
     full, sliding, window = costs.full_layers, costs.sliding_layers, costs.sliding_window
     bandwidth = gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus)
     flops = gpus.flops_s
@@ -137,11 +142,17 @@ def step_seconds_fn(
     experts_over = 1 if dense else expert_parallel
     streamed = costs.streamed_bytes
     share = routed = 0.0
+    experts = 0
+    dispatch_layer = dispatch_expert = 0.0
     if not dense:
         assert costs.experts is not None and costs.active_experts is not None
         share = costs.active_experts / costs.experts
         unread = max(0.0, costs.in_memory_bytes - costs.input_embedding_bytes - streamed)
         routed = unread / (1 - share) if share < 1 else 0.0
+        experts = costs.experts
+        cost = moe_dispatch()
+        dispatch_layer = layers * cost.layer_s
+        dispatch_expert = layers * cost.expert_s / max(1, expert_parallel)
 
     def attended(context: float) -> float:
         if window is None:
@@ -179,6 +190,9 @@ def step_seconds_fn(
         else:
             compute = (decodes * active2 + decode_attention) / (flops * eff.compute)
         total = max(memory, compute) + fixed + decodes * eff.sequence_s
+        if experts and tokens > 0:
+            touched = experts * (1 - (1 - share) ** max(1.0, tokens))
+            total += dispatch_layer + dispatch_expert * touched
         if tensor_parallel and tokens > 0:
             if link <= 0:
                 return math.inf

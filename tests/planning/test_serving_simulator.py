@@ -216,7 +216,9 @@ def _model_costs(name: str) -> ModelCosts:
 
 
 @given(
-    model=st.sampled_from(["llama-3.1-70b", "qwen3-30b-a3b", "gpt-oss-20b", "gemma-3-27b"]),
+    model=st.sampled_from(
+        ["llama-3.1-70b", "qwen3-30b-a3b", "gpt-oss-20b", "gemma-3-27b", "deepseek-r1"]
+    ),
     gpus=st.sampled_from(
         [
             Gpus(3350.0, 989.0, 8, False, True, 450.0),
