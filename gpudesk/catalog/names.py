@@ -68,11 +68,20 @@ _TOPOLOGY_WORDS: dict[Topology, str] = {
 }
 
 
+#: How a link whose vendor published no rate is said (never "0 GB/s").
+NO_PUBLISHED_RATE = "no published rate,"
+
+
 def interconnect_words(link: Interconnect) -> str:
     """ "NVLink 4: 450 GB/s each way through a switch, up to 8 devices"."""
     name = link.generation or link.kind.value
-    if link.topology is Topology.NONE or link.gbs_per_direction is None:
+    if link.topology is Topology.NONE:
         return f"{name}: {_TOPOLOGY_WORDS[link.topology]}"
+    if link.gbs_per_direction is None:  # the vendor names the link, not its rate
+        words = f"{name}: {NO_PUBLISHED_RATE} {_TOPOLOGY_WORDS[link.topology]}"
+        if link.max_devices is not None:
+            words += f", up to {link.max_devices} devices"
+        return words
     words = f"{name}: {link.gbs_per_direction:,.4g} GB/s each way {_TOPOLOGY_WORDS[link.topology]}"
     if link.max_devices is not None:
         words += f", up to {link.max_devices} devices"

@@ -138,6 +138,10 @@ FIELDS_OPTIONAL_WHEN_ANNOUNCED: tuple[str, ...] = (
     "release_year",
     "memory_type",
     "fp32_tflops",
+    # an announced part's vendor may publish no memory size or bandwidth yet (Qualcomm
+    # AI250, Intel Crescent Island): a gap everywhere, never 0
+    "memory_gb",
+    "bandwidth_gbs",
 )
 
 #: Of those, what a cloud-only part may leave empty: its vendor rents matrix rates only.
@@ -191,7 +195,9 @@ class Interconnect(BaseModel):
     kind: LinkKind
     #: free text, e.g. "NVLink 4", "Infinity Fabric (4th gen)"
     generation: Text | None = None
-    #: GB/s in one direction: per device into a switch, or per peer link for a mesh
+    #: GB/s in one direction: per device into a switch, or per peer link for a mesh;
+    #: empty where the vendor names the link but publishes no rate (Qualcomm's PCIe
+    #: scale-up): a link with no published rate, never 0
     gbs_per_direction: Annotated[Number, Field(gt=0, le=100_000)] | None = None
     topology: Topology
     #: devices one link domain joins (a bridge 2, HGX 8, NVL72 72)
@@ -199,9 +205,7 @@ class Interconnect(BaseModel):
     source: Annotated[StrictStr, Field(min_length=1, max_length=2000)]
 
     @model_validator(mode="after")
-    def _rate_where_there_is_a_link(self) -> Interconnect:
-        if self.topology is not Topology.NONE and self.gbs_per_direction is None:
-            raise ValueError(f"a {self.topology.value} link needs gbs_per_direction")
+    def _bridge_says_how_many(self) -> Interconnect:
         if self.topology is Topology.BRIDGE and self.max_devices is None:
             raise ValueError("a bridge needs max_devices, the cards it joins")
         if not self.source.strip():
@@ -355,9 +359,10 @@ class CatalogEntry(BaseModel):
     form_factor: Text | None = None
     interface: Text | None = None
     # memory
-    memory_gb: Annotated[Number, Field(ge=MIN_MEMORY_GB, le=2048)]
+    # memory_gb and bandwidth_gbs are required unless the part is announced
+    memory_gb: Annotated[Number, Field(ge=MIN_MEMORY_GB, le=2048)] | None = None
     memory_type: Annotated[StrictStr, Field(min_length=1, max_length=40)] | None = None
-    bandwidth_gbs: Annotated[Number, Field(gt=0, le=100_000)]
+    bandwidth_gbs: Annotated[Number, Field(gt=0, le=100_000)] | None = None
     memory_bus_bits: Annotated[PositiveInt, Field(le=16_384)] | None = None
     #: the L2 cache only; a last-level cache beyond it is ``l3_cache_mb``
     l2_cache_mb: Annotated[PositiveFloat, Field(le=4096)] | None = None
@@ -506,7 +511,7 @@ class CatalogEntry(BaseModel):
         if self.price_system_memory_gb is not None:
             if self.price_kind is not PriceKind.SYSTEM:
                 raise ValueError("price_system_memory_gb is only for price_kind 'system'")
-            if self.price_system_memory_gb > self.memory_gb:
+            if self.memory_gb is not None and self.price_system_memory_gb > self.memory_gb:
                 raise ValueError(
                     "price_system_memory_gb is more than memory_gb, the most this chip is sold with"
                 )

@@ -263,6 +263,11 @@ def best_for_lines(entries: Sequence[CatalogEntry]) -> tuple[BestFor, ...]:
                     "Prices of different kinds (list, street, used, whole computer) compared; "
                     "see Notes, Prices"
                 )
+        unranked = [entry.name for entry in entries if metric.value(entry) is None]
+        if unranked:
+            # a gap is not a zero: an entry without the figure is left out, and named
+            gap = f"not ranked, no figure in the catalog: {', '.join(unranked)}"
+            caveat = f"{caveat}; {gap}" if caveat else gap[0].upper() + gap[1:]
         lines.append(
             BestFor(
                 title=criterion.title,
@@ -289,13 +294,20 @@ def _describe(entry: CatalogEntry) -> str:
             if part
         ),
         *([entry.segment.value] if entry.segment is not None else []),
-        f"{entry.memory_gb:g} GB {entry.memory_type or ''}".rstrip(),
+        _memory_words(entry),
     ]
     if entry.tdp_w is not None:
         parts.append(f"{entry.tdp_w} W")
     if entry.price_usd is not None:
         parts.append(f"{entry.price_usd:,.0f} USD")
     return " · ".join(parts)
+
+
+def _memory_words(entry: CatalogEntry) -> str:
+    """ "128 GB GDDR7"; an announced part whose vendor gave no size says so (never 0 GB)."""
+    if entry.memory_gb is None:
+        return f"{entry.memory_type or 'memory'} size not published".strip()
+    return f"{entry.memory_gb:g} GB {entry.memory_type or ''}".rstrip()
 
 
 def _gpu_summaries(

@@ -48,7 +48,7 @@ _LINK = {
 
 
 def _announced(**overrides: Any) -> dict[str, Any]:
-    """An announced part with only memory, bandwidth and a dense BF16 figure."""
+    """An announced part with only a dense BF16 figure (no memory size or bandwidth)."""
     data = entry_data(
         "next-chip",
         status="announced",
@@ -144,8 +144,13 @@ def test_an_announced_part_may_leave_the_unpublished_fields_empty() -> None:
     for name in FIELDS_OPTIONAL_WHEN_ANNOUNCED:
         assert getattr(entry, name) is None, name
     assert identity_parts(entry) == ["NVIDIA", "Announced 2026-03-16"]
-    # the speed model prices it from what was published; no FP32 is never a rate of 0
-    rates = rates_for(entry)
+    # without memory size or bandwidth the speed model has nothing to price: said so
+    with pytest.raises(ValueError, match="no memory size or bandwidth"):
+        rates_for(entry)
+    # with them, it prices it from what was published; no FP32 is never a rate of 0
+    rates = rates_for(
+        CatalogEntry.model_validate(_announced(memory_gb=288.0, bandwidth_gbs=22_000.0))
+    )
     assert rates.fp16_tflops == 2500.0 and rates.fp32_tflops == 2500.0
     assert rates.family == "other"
 
@@ -253,7 +258,6 @@ def test_topology_none_is_the_host_pcie_with_no_peer_link() -> None:
 @pytest.mark.parametrize(
     ("change", "words"),
     [
-        ({"gbs_per_direction": None}, "needs gbs_per_direction"),
         ({"topology": "bridge", "max_devices": None}, "needs max_devices"),
         ({"source": "  "}, "source"),
         ({"kind": "infiniband"}, "kind"),
@@ -269,6 +273,25 @@ def test_a_bad_interconnect_is_refused_naming_what(
     assert problems, change
     assert all(problem.field.startswith("interconnect") for problem in problems)
     assert any(words in f"{problem.field}: {problem.message}" for problem in problems)
+
+
+@pytest.mark.parametrize("topology", ["switch", "mesh", "torus"])
+def test_a_link_without_a_published_rate_loads_as_a_gap_not_a_rate(
+    tmp_path: Path, topology: str
+) -> None:
+    link = {key: value for key, value in _LINK.items() if key != "gbs_per_direction"}
+    entry, problems, _ = read_entry(
+        write_entry(tmp_path, interconnect={**link, "topology": topology})
+    )
+    assert problems == [] and entry is not None and entry.interconnect is not None
+    assert entry.interconnect.gbs_per_direction is None
+    words = interconnect_words(entry.interconnect)
+    assert "no published rate" in words and "GB/s" not in words
+    # the speed model takes no rate for it, not even the host's PCIe
+    speed_link = link_for(entry)
+    assert speed_link.rate_published is False and speed_link.kind != "pcie"
+    assert "no published rate" in speed_link.words(2)
+    assert json.loads(json.dumps(entry_record(entry)))["interconnect"]["gbs_per_direction"] is None
 
 
 def test_strict_validation_follows_the_interconnect_source() -> None:
@@ -403,6 +426,11 @@ def test_any_interconnect_table_gives_a_link_or_a_problem_at_interconnect(
     assert entry is not None and entry.interconnect is not None
     result = link_for(entry)
     assert result.pcie_gbs == 31.5
+    unpublished = entry.interconnect.topology is not Topology.NONE and (
+        entry.interconnect.gbs_per_direction is None
+    )
+    # a link named without a rate is a gap, never PCIe's rate or 0 GB/s taken as a figure
+    assert result.rate_published is not unpublished
     for count in (1, 2, 8):
         rate = result.allreduce_gbs(count)
         assert rate >= 0 and rate == rate  # never NaN, never negative
