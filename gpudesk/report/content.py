@@ -306,7 +306,9 @@ def _describe(entry: CatalogEntry) -> str:
 def _memory_words(entry: CatalogEntry) -> str:
     """ "128 GB GDDR7"; an announced part whose vendor gave no size says so (never 0 GB)."""
     if entry.memory_gb is None:
-        return f"{entry.memory_type or 'memory'} size not published".strip()
+        if entry.memory_type:
+            return f"{entry.memory_type}, size not published"
+        return "memory size not published"
     return f"{entry.memory_gb:g} GB {entry.memory_type or ''}".rstrip()
 
 

@@ -232,8 +232,13 @@ def _cloud_rates_html(summary: RateSummary, today: dt.date, muted: str) -> str:
 def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, muted: str) -> str:
     """The figures a buyer looks for first: memory, bandwidth, dense BF16, price, rent."""
     # an announced part may state no size or bandwidth: said so, never 0
-    memory = "size not published" if entry.memory_gb is None else f"{entry.memory_gb:g} GB"
-    facts = [f"{memory} {html.escape(entry.memory_type or '')}".rstrip()]
+    memory_type = html.escape(entry.memory_type or "")
+    if entry.memory_gb is None:
+        facts = [
+            f"{memory_type}, size not published" if memory_type else "memory size not published"
+        ]
+    else:
+        facts = [f"{entry.memory_gb:g} GB {memory_type}".rstrip()]
     bandwidth = entry.bandwidth_gbs
     facts.append("bandwidth not published" if bandwidth is None else f"{bandwidth:,.0f} GB/s")
     tensor = entry.bf16_tensor_tflops or entry.fp16_tensor_tflops
