@@ -78,6 +78,7 @@ FLAG_FOR_FIELD = {
     "dp": "--dp",
     "rate": "--rate",
     "num_prompts": "--num-prompts",
+    "random_range_ratio": "--random-range-ratio",
     "slo": "--slo",
     "max_num_seqs": "--max-num-seqs",
     "max_num_batched_tokens": "--max-num-batched-tokens",
@@ -218,6 +219,16 @@ SPEED_FLAGS: tuple[Flag, ...] = (
             "default": 1000,
             "metavar": "N",
             "help": "serve: requests in the simulated benchmark (default 1000)",
+        },
+    ),
+    (
+        ("--random-range-ratio",),
+        {
+            "type": float,
+            "default": 0.0,
+            "metavar": "R",
+            "help": "serve: draw each prompt and output length uniformly from len x (1 - R) "
+            "to len x (1 + R), as vllm bench serve does (default 0: fixed lengths)",
         },
     ),
     (
@@ -416,6 +427,7 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
         concurrency=args.concurrency,
         rate=None if args.rate is None or math.isinf(args.rate) else args.rate,
         num_prompts=args.num_prompts,
+        random_range_ratio=args.random_range_ratio,
         slo_ttft_ms=slo.ttft_ms if slo else None,
         slo_tpot_ms=slo.tpot_ms if slo else None,
         slo_e2e_ms=slo.e2e_ms if slo else None,
@@ -461,6 +473,8 @@ def _check_serving_flags(args: argparse.Namespace) -> None:
                 raise _usage(f"{flag} applies to --mode serve")
         if args.num_prompts != 1000:
             raise _usage("--num-prompts applies to --mode serve")
+        if args.random_range_ratio != 0.0:
+            raise _usage("--random-range-ratio applies to --mode serve")
     if args.mode == "train" and args.dp is not None:
         raise _usage(
             "--dp applies to --mode serve and decode (training's data parallelism "

@@ -25,16 +25,15 @@ from gpudesk.speed.physics import (
     Gpus,
     HostPart,
     ModelCosts,
-    MoeDispatch,
     decode_bound_bytes,
     decode_bound_tokens_per_s,
     decode_step,
-    dispatch_override,
     prefill_bound_s,
     prefill_time,
     serve_bound_tokens_per_s,
     train_flops_per_token,
     train_tokens_per_s_per_gpu,
+    with_dispatch,
 )
 from gpudesk.workload.architecture import ModelShape
 from gpudesk.workload.errors import PlanningInputError
@@ -170,6 +169,9 @@ class SpeedRequest(BaseModel):
     rate: float | None = None
     #: serve: requests in the simulated benchmark
     num_prompts: int = 1000
+    #: serve: each prompt and output length drawn uniformly within this share of
+    #: ``seq_in`` and ``seq_out`` either side (``vllm bench serve --random-range-ratio``)
+    random_range_ratio: float = 0.0
     #: serve: SLO bounds in ms (None: no bound) and the share of requests to meet them
     slo_ttft_ms: float | None = None
     slo_tpot_ms: float | None = None
@@ -313,6 +315,13 @@ class SpeedRequest(BaseModel):
 
     def _check_serving(self) -> None:
         _check_int("num_prompts", self.num_prompts, 1, 100_000)
+        if not (
+            isinstance(self.random_range_ratio, float | int) and 0 <= self.random_range_ratio < 1
+        ):
+            raise SpeedInputError(
+                "random_range_ratio",
+                f"random range ratio {self.random_range_ratio!r} must be from 0 to below 1",
+            )
         if self.rate is not None and not (
             (math.isfinite(self.rate) and 0 < self.rate <= 1e6) or math.isinf(self.rate)
         ):
@@ -694,7 +703,7 @@ def estimate_speed(
     gpus = _gpus(rates, request, precision)
     fit = fitted_gpus(rates, request)
     if request.mode is not Mode.TRAIN:
-        eff = within_peak(eff, rates, precision)
+        eff = with_dispatch(within_peak(eff, rates, precision), rates.vendor)
     assert request.seq_in is not None and request.seq_out is not None
     assert request.context is not None
     calibrated = rates.calibration_note
@@ -832,11 +841,10 @@ def _decode(
     bound = decode_bound_tokens_per_s(costs, gpus, batch=batch, context=context)
     if host is not None:
         perfect = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
-        with dispatch_override(MoeDispatch()):  # a bound has no overheads
-            bound = (
-                batch
-                / decode_step(costs, gpus, perfect, batch=batch, context=context, host=host).total_s
-            )
+        bound = (
+            batch
+            / decode_step(costs, gpus, perfect, batch=batch, context=context, host=host).total_s
+        )
     low, high = _range(value, spread, bound)
     read = decode_bound_bytes(costs, batch=batch, context=context)
     basis = (
@@ -999,6 +1007,7 @@ def _serve(
         rate=request.rate if request.rate is not None else math.inf,
         concurrency=request.concurrency,
         slo=slo,
+        length_spread=float(request.random_range_ratio),
         search_prompts=request.slo_search_prompts,
     )
     step = instance_step(costs, fit, eff, layout, hop_s=PIPELINE_HOP_S)
@@ -1059,6 +1068,7 @@ def _serve(
         "block_size": 16,
         "kv_pool_gb": round(pool / 1e9, 3),
         "num_prompts": request.num_prompts,
+        "random_range_ratio": request.random_range_ratio,
         "slo_search_prompts": request.slo_search_prompts or request.num_prompts,
         "preemptions": run.preemptions,
         "mean_running": round(run.mean_running, 2),

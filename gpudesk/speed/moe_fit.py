@@ -11,9 +11,11 @@ published MoE serving runs GPUDesk holds, without letting any row judge its own 
 - a point's loss over a set of runs is the median of |log(estimate / measured)| over
   their TPOT (the median where the source prints one, else the mean) and output
   throughput, the two figures the step time sets;
-- the costs the app uses (``chosen``) minimise the loss over all runs; for each source,
-  ``held_out`` gives the point that minimises it over the other sources' runs, and
-  :mod:`gpudesk.speed.serving_validation` estimates that source's runs with it.
+- the costs the app uses (``chosen``) minimise the loss over each vendor family's runs
+  (engines' MoE kernels differ by vendor: ROCm's and CUDA's), and over all runs (``*``)
+  for a vendor without any; for each source, ``held_out`` gives the same chosen over the
+  other sources' runs, and :mod:`gpudesk.speed.serving_validation` estimates that
+  source's runs with it.
 
 ``python -m gpudesk.speed.moe_fit`` recomputes the grid (about a minute) and writes
 ``moe_dispatch.json``; a test re-estimates a few of its cells and checks the choices.
@@ -29,11 +31,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpudesk.speed.physics import MOE_DISPATCH_FILE, MoeDispatch, dispatch_override
+from gpudesk.speed.physics import ANY_VENDOR, MOE_DISPATCH_FILE, MoeDispatch, dispatch_override
 
 #: seconds per MoE layer per step, and per touched expert per layer (one GPU's share)
-LAYER_GRID_S = (0.0, 10e-6, 20e-6, 30e-6, 40e-6, 50e-6, 60e-6, 80e-6, 100e-6)
-EXPERT_GRID_S = (0.0, 0.05e-6, 0.1e-6, 0.2e-6, 0.3e-6, 0.5e-6)
+LAYER_GRID_S = (
+    0.0,
+    10e-6,
+    20e-6,
+    30e-6,
+    40e-6,
+    50e-6,
+    60e-6,
+    80e-6,
+    100e-6,
+    130e-6,
+    160e-6,
+    200e-6,
+    250e-6,
+)
+EXPERT_GRID_S = (0.0, 0.05e-6, 0.1e-6, 0.2e-6, 0.3e-6, 0.5e-6, 0.8e-6, 1.2e-6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +58,8 @@ class RunRatios:
 
     source: str
     label: str
+    #: the GPU's vendor family (``hardware.vendor_of``): costs are chosen per family
+    vendor: str
     #: the run's place in ``serving_runs.toml`` (labels repeat)
     index: int
     #: per grid point, in :func:`grid` order: (TPOT, throughput)
@@ -61,6 +79,7 @@ def run_ratios(
 ) -> RunRatios | None:
     """Run ``index`` estimated at every point (None: not a MoE run of a current build, or
     not estimable)."""
+    from gpudesk.speed.hardware import vendor_of
     from gpudesk.speed.serving_validation import check_run, current_build, source_of
 
     if not current_build(run):
@@ -68,14 +87,14 @@ def run_ratios(
     logs = []
     label = ""
     for point in points:
-        with dispatch_override(point):
+        with dispatch_override({ANY_VENDOR: point}):
             checked = check_run(run, entries)
         if checked.skipped or not checked.moe:
             return None
         label = checked.label
         tpot = checked.tpot_p50 if checked.tpot_p50 is not None else checked.tpot_mean
         logs.append((_log(tpot), _log(checked.throughput)))
-    return RunRatios(source_of(run), label, index, tuple(logs))
+    return RunRatios(source_of(run), label, vendor_of(entries[run["gpu"]]), index, tuple(logs))
 
 
 def loss(rows: Iterable[RunRatios], point: int) -> float:
@@ -89,24 +108,42 @@ def best(rows: Sequence[RunRatios], points: int) -> int:
     return min(range(points), key=lambda point: (loss(rows, point), point))
 
 
+def _point(points: Sequence[MoeDispatch], index: int) -> dict[str, float]:
+    return {"layer_s": points[index].layer_s, "expert_s": points[index].expert_s}
+
+
+def _by_vendor(rows: Sequence[RunRatios], points: Sequence[MoeDispatch]) -> dict[str, Any]:
+    """The best point over ``rows``, and over each vendor family's rows among them."""
+    table = {ANY_VENDOR: _point(points, best(rows, len(points)))} if rows else {}
+    for vendor in sorted({row.vendor for row in rows}):
+        own = [row for row in rows if row.vendor == vendor]
+        table[vendor] = _point(points, best(own, len(points)))
+    return table
+
+
 def choose(rows: Sequence[RunRatios], points: Sequence[MoeDispatch]) -> dict[str, Any]:
-    """The fit's result as ``moe_dispatch.json`` holds it."""
-    count = len(points)
-    chosen = best(rows, count)
-    held_out = {}
-    for source in sorted({row.source for row in rows}):
-        others = [row for row in rows if row.source != source]
-        point = best(others, count) if others else 0
-        held_out[source] = {"layer_s": points[point].layer_s, "expert_s": points[point].expert_s}
+    """The fit's result as ``moe_dispatch.json`` holds it: the costs per vendor family
+    (``*`` over every run, for other vendors), and for each source the same chosen
+    without its runs."""
+    chosen = _by_vendor(rows, points)
+    held_out = {
+        source: _by_vendor([row for row in rows if row.source != source], points)
+        for source in sorted({row.source for row in rows})
+    }
+    losses = {}
+    for vendor, point in chosen.items():
+        own = [row for row in rows if vendor in (ANY_VENDOR, row.vendor)]
+        losses[vendor] = loss(own, points.index(MoeDispatch(**point)))
     return {
-        "chosen": {"layer_s": points[chosen].layer_s, "expert_s": points[chosen].expert_s},
-        "loss": loss(rows, chosen),
+        "chosen": chosen,
+        "loss": losses,
         "held_out": held_out,
         "grid": [{"layer_s": point.layer_s, "expert_s": point.expert_s} for point in points],
         "runs": [
             {
                 "source": row.source,
                 "label": row.label,
+                "vendor": row.vendor,
                 "index": row.index,
                 "logs": [[_round(tpot), _round(rate)] for tpot, rate in row.logs],
             }
@@ -127,11 +164,15 @@ def stored() -> dict[str, Any]:
     return result
 
 
-def held_out_dispatch(source: str) -> MoeDispatch:
-    """The costs chosen without ``source``'s runs (the app's own where it has none)."""
+def held_out_dispatch(source: str) -> dict[str, MoeDispatch]:
+    """The costs by vendor family chosen without ``source``'s runs (the app's own where
+    it has none)."""
     data = stored()
-    point = data.get("held_out", {}).get(source, data["chosen"])
-    return MoeDispatch(float(point["layer_s"]), float(point["expert_s"]))
+    table = data.get("held_out", {}).get(source, data["chosen"])
+    return {
+        vendor: MoeDispatch(float(point["layer_s"]), float(point["expert_s"]))
+        for vendor, point in table.items()
+    }
 
 
 def fit_all() -> dict[str, Any]:
@@ -152,7 +193,4 @@ if __name__ == "__main__":
     result = fit_all()
     path = Path(__file__).with_name(MOE_DISPATCH_FILE)
     path.write_text(json.dumps(result, indent=1) + "\n", "utf-8")
-    print(
-        f"chosen {result['chosen']} (loss {result['loss']:.3f}) over "
-        f"{len(result['runs'])} runs; held out: {result['held_out']}"
-    )
+    print(f"chosen {result['chosen']} (loss {result['loss']}) over {len(result['runs'])} runs")

@@ -23,9 +23,11 @@ formula for each workload:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -247,6 +249,10 @@ class Efficiency:
     #: build). Prefill has no such term: the one current-build prefill row (held out)
     #: cannot fit one.
     older_layer_s: float = 0.0
+    #: a mixture of experts' dispatch costs (:class:`MoeDispatch`, by vendor family; set by
+    #: :func:`with_dispatch`, 0 in the fit, whose rows are dense)
+    moe_layer_s: float = 0.0
+    expert_s: float = 0.0
 
     def bandwidth_share(self, gpus: Gpus) -> float:
         return self.bandwidth * (self.hbm if gpus.hbm else 1.0)
@@ -281,8 +287,8 @@ class MoeDispatch:
     the grouped expert GEMMs, the weighted combine): kernels a dense MLP does not run,
     ``layer_s`` per MoE layer per step. The grouped GEMMs then run a tile sequence per
     expert the step's tokens picked, ``expert_s`` per touched expert per layer. Chosen
-    by :mod:`gpudesk.speed.moe_fit` on published serving runs, one source held out at a
-    time; ``moe_dispatch.json`` holds the choice.
+    per vendor family by :mod:`gpudesk.speed.moe_fit` on published serving runs, one
+    source held out at a time; ``moe_dispatch.json`` holds the choice.
     """
 
     layer_s: float = 0.0
@@ -290,35 +296,48 @@ class MoeDispatch:
 
 
 MOE_DISPATCH_FILE = "moe_dispatch.json"
+#: the table's entry for a vendor without its own
+ANY_VENDOR = "*"
 
 
-def _fitted_dispatch() -> MoeDispatch:
+@functools.cache
+def fitted_dispatch() -> dict[str, MoeDispatch]:
+    """The fitted costs by vendor family (``moe_dispatch.json``'s ``chosen``)."""
     text = resources.files("gpudesk.speed").joinpath(MOE_DISPATCH_FILE).read_text("utf-8")
     chosen = json.loads(text)["chosen"]
-    return MoeDispatch(float(chosen["layer_s"]), float(chosen["expert_s"]))
+    return {
+        vendor: MoeDispatch(float(point["layer_s"]), float(point["expert_s"]))
+        for vendor, point in chosen.items()
+    }
 
 
-_DISPATCH: ContextVar[MoeDispatch | None] = ContextVar("moe_dispatch", default=None)
+_DISPATCH: ContextVar[Mapping[str, MoeDispatch] | None] = ContextVar("moe_dispatch", default=None)
 
 
-def moe_dispatch() -> MoeDispatch:
-    """The dispatch costs in force: the fitted ones unless :func:`dispatch_override` says."""
-    current = _DISPATCH.get()
-    if current is None:
-        current = _fitted_dispatch()
-        _DISPATCH.set(current)
-    return current
+def dispatch_for(vendor: str) -> MoeDispatch:
+    """The dispatch costs for a GPU of ``vendor``: the fitted ones unless
+    :func:`dispatch_override` says otherwise."""
+    table = _DISPATCH.get()
+    if table is None:
+        table = fitted_dispatch()
+    return table.get(vendor.lower(), table.get(ANY_VENDOR, MoeDispatch()))
 
 
 @contextmanager
-def dispatch_override(dispatch: MoeDispatch) -> Iterator[None]:
-    """Estimate with ``dispatch`` instead of the fitted costs (the fit's own grid, and the
-    validation's held-out choice for each source)."""
-    token = _DISPATCH.set(dispatch)
+def dispatch_override(table: Mapping[str, MoeDispatch]) -> Iterator[None]:
+    """Estimate with ``table`` (vendor family or ``*`` to costs) instead of the fitted
+    costs: the fit's own grid, and the validation's held-out choice for each source."""
+    token = _DISPATCH.set(table)
     try:
         yield
     finally:
         _DISPATCH.reset(token)
+
+
+def with_dispatch(eff: Efficiency, vendor: str) -> Efficiency:
+    """``eff`` with the MoE dispatch costs of ``vendor``'s GPUs."""
+    cost = dispatch_for(vendor)
+    return dataclasses.replace(eff, moe_layer_s=cost.layer_s, expert_s=cost.expert_s)
 
 
 def touched_experts(costs: ModelCosts, tokens: float) -> float:
@@ -330,20 +349,16 @@ def touched_experts(costs: ModelCosts, tokens: float) -> float:
 
 
 def moe_dispatch_s(
-    costs: ModelCosts,
-    tokens: float,
-    *,
-    expert_parallel: int = 1,
-    dispatch: MoeDispatch | None = None,
+    costs: ModelCosts, tokens: float, eff: Efficiency, *, expert_parallel: int = 1
 ) -> float:
-    """Seconds one forward pass of ``tokens`` tokens spends routing them to experts (0 for
-    a dense model); with expert parallelism each GPU runs its share of the experts. Every
-    layer is counted as a MoE layer, as :func:`gpudesk.speed.step.expert_parallel_s` does."""
+    """Seconds one forward pass of ``tokens`` tokens spends routing them to experts at
+    ``eff``'s dispatch costs (0 for a dense model); with expert parallelism each GPU runs
+    its share of the experts. Every layer is counted as a MoE layer, as
+    :func:`gpudesk.speed.step.expert_parallel_s` does."""
     if costs.experts is None or tokens <= 0:
         return 0.0
-    cost = dispatch if dispatch is not None else moe_dispatch()
     per_gpu = touched_experts(costs, tokens) / max(1, expert_parallel)
-    return costs.layers * (cost.layer_s + cost.expert_s * per_gpu)
+    return costs.layers * (eff.moe_layer_s + eff.expert_s * per_gpu)
 
 
 def kv_read_factor(costs: ModelCosts, gpus: Gpus) -> float:
@@ -392,7 +407,10 @@ def decode_step(
     return StepTimes(
         memory,
         compute,
-        costs.layers * eff.layer_s + batch * eff.sequence_s + hops + moe_dispatch_s(costs, batch),
+        costs.layers * eff.layer_s
+        + batch * eff.sequence_s
+        + hops
+        + moe_dispatch_s(costs, batch, eff),
         host_s,
         tp_comm_s(costs, gpus, batch),
     )
@@ -458,7 +476,7 @@ def prefill_time(
     memory = passes * costs.in_memory_bytes / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
     comm = tp_comm_s(costs, gpus, batch * tokens)
     per_pass = batch * tokens if chunk is None else min(batch * tokens, chunk)
-    overhead = passes * (costs.layers * eff.layer_s + moe_dispatch_s(costs, per_pass))
+    overhead = passes * (costs.layers * eff.layer_s + moe_dispatch_s(costs, per_pass, eff))
     return StepTimes(memory, compute, overhead, comm_s=comm)
 
 
@@ -515,10 +533,9 @@ def serve_bound_tokens_per_s(
     costs: ModelCosts, gpus: Gpus, *, concurrency: int, seq_in: int, seq_out: int
 ) -> float:
     perfect = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
-    with dispatch_override(MoeDispatch()):  # a bound has no overheads
-        return serve_times(
-            costs, gpus, perfect, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
-        ).output_tokens_per_s
+    return serve_times(
+        costs, gpus, perfect, concurrency=concurrency, seq_in=seq_in, seq_out=seq_out
+    ).output_tokens_per_s
 
 
 def max_sequences(kv_pool_bytes: float, costs: ModelCosts, *, seq_in: int, seq_out: int) -> int:

@@ -10,6 +10,10 @@ Choices where a run leaves something open, applied to every row alike:
 
 - ShareGPT-style runs give only token totals: their mean prompt and output lengths are
   the totals over the completed requests (the simulator then uses fixed lengths).
+- Random-prompt runs draw lengths as their client does: ``random_range_ratio`` as
+  ``vllm bench serve`` (uniform within len x (1 ± r)); ``random_range_low`` as SGLang's
+  ``bench_serving`` (uniform in [low x len, len], ``--random-range-ratio`` 0 by default),
+  simulated as its mean with the matching spread.
 - A run without a stated number of requests is simulated with 10 x its concurrency
   (InferenceX's recipes), else 1,000.
 - SGLang runs use the same scheduler rules with SGLang's default chunked-prefill size
@@ -78,8 +82,27 @@ def current_build(run: dict[str, Any]) -> bool:
 
 
 def source_of(run: dict[str, Any]) -> str:
-    """A run's source: the address its ``source`` begins with."""
-    return str(run["source"]).split(" ")[0]
+    """A run's source: the address its ``source`` begins with; files of one repository at
+    one commit are one source."""
+    address = str(run["source"]).split(" ")[0]
+    if "/blob/" in address:
+        repository, _, rest = address.partition("/blob/")
+        return f"{repository}/blob/{rest.split('/')[0]}"
+    return address
+
+
+#: ``random_range_low`` spread past this is simulated at it (the simulator needs < 1)
+_WIDEST_SPREAD = 0.99
+
+
+def length_draw(run: dict[str, Any], lengths: tuple[int, int]) -> tuple[int, int, float]:
+    """(mean prompt, mean output, spread) the simulator draws ``run``'s lengths with."""
+    low = run.get("random_range_low")
+    if low is not None:
+        scale = (1 + float(low)) / 2
+        spread = min(_WIDEST_SPREAD, (1 - float(low)) / (1 + float(low)))
+        return (max(1, round(lengths[0] * scale)), max(1, round(lengths[1] * scale)), spread)
+    return lengths[0], lengths[1], float(run.get("random_range_ratio", 0.0))
 
 
 def _lengths(run: dict[str, Any]) -> tuple[int, int] | None:
@@ -138,6 +161,7 @@ def check_run(run: dict[str, Any], entries: dict[str, Any]) -> ServingCheck:
     lengths = _lengths(run)
     if lengths is None:
         return ServingCheck(**common, skipped="no prompt and output lengths")
+    seq_in, seq_out, spread = length_draw(run, lengths)
     engine = Engine.TENSORRT_LLM if run["engine"] == "tensorrt-llm" else Engine.VLLM
     server = run.get("server", {})
     budget = server.get("max_num_batched_tokens") or server.get("max_num_tokens")
@@ -162,8 +186,9 @@ def check_run(run: dict[str, Any], entries: dict[str, Any]) -> ServingCheck:
             dp=dp,
             pp=pp,
             ep=run.get("ep"),
-            seq_in=lengths[0],
-            seq_out=lengths[1],
+            seq_in=seq_in,
+            seq_out=seq_out,
+            random_range_ratio=spread,
             num_prompts=int(min(prompts, 5000)),
             rate=rate,
             concurrency=concurrency,

@@ -34,7 +34,6 @@ from gpudesk.speed.physics import (
     ModelCosts,
     StepTimes,
     kv_read_factor,
-    moe_dispatch,
     moe_dispatch_s,
     tp_comm_s,
 )
@@ -106,7 +105,7 @@ def step_time(
             gpus.flops_s * eff.compute
         )
     overhead = costs.layers * eff.layer_s + decodes * eff.sequence_s
-    overhead += moe_dispatch_s(costs, tokens, expert_parallel=expert_parallel)
+    overhead += moe_dispatch_s(costs, tokens, eff, expert_parallel=expert_parallel)
     if gpus.layer_split:
         overhead += (gpus.count - 1) * eff.hop_s
     comm = tp_comm_s(costs, gpus, tokens) + expert_parallel_s(costs, gpus, tokens, expert_parallel)
@@ -150,9 +149,8 @@ def step_seconds_fn(
         unread = max(0.0, costs.in_memory_bytes - costs.input_embedding_bytes - streamed)
         routed = unread / (1 - share) if share < 1 else 0.0
         experts = costs.experts
-        cost = moe_dispatch()
-        dispatch_layer = layers * cost.layer_s
-        dispatch_expert = layers * cost.expert_s / max(1, expert_parallel)
+        dispatch_layer = layers * eff.moe_layer_s
+        dispatch_expert = layers * eff.expert_s / max(1, expert_parallel)
 
     def attended(context: float) -> float:
         if window is None:

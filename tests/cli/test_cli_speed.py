@@ -359,6 +359,28 @@ def test_serve_under_load_reports_the_layout_latency_and_slo(
     assert never["results"][0]["goodput_rps"] == 0
 
 
+def test_drawn_lengths_keep_the_mean_and_say_their_spread(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--random-range-ratio as vllm bench serve: lengths uniform within len x (1 ± R); the
+    output tokens per request stay near the nominal, and the JSON says the spread."""
+    args = (
+        *("speed", "--model", "llama-3.1-8b", "--mode", "serve", "--gpu", "h100-sxm5"),
+        *("--seq-in", "512", "--seq-out", "256", "--num-prompts", "400", "--no-calibration"),
+    )
+    fixed = _json(capsys, *args)["results"][0]
+    drawn = _json(capsys, *args, "--random-range-ratio", "0.5")["results"][0]
+    assert fixed["scheduler"]["random_range_ratio"] == 0.0
+    assert drawn["scheduler"]["random_range_ratio"] == 0.5
+    per_request = drawn["tokens_per_s"] / drawn["requests_per_s"]
+    assert per_request == pytest.approx(256, rel=0.05)
+    assert fixed["tokens_per_s"] / fixed["requests_per_s"] == pytest.approx(256, rel=1e-3)
+    # requests of different lengths finish apart: the E2E spread widens
+    assert drawn["latency"]["e2e_ms"]["p99"] / drawn["latency"]["e2e_ms"]["p50"] > (
+        fixed["latency"]["e2e_ms"]["p99"] / fixed["latency"]["e2e_ms"]["p50"]
+    )
+
+
 @pytest.mark.parametrize(
     ("extra", "named"),
     [
@@ -371,6 +393,9 @@ def test_serve_under_load_reports_the_layout_latency_and_slo(
         (("--max-num-seqs", "64", "--max-num-batched-tokens", "32"), "--max-num-batched-tokens"),
         (("--max-model-len", "100"), "--max-model-len"),
         (("--num-prompts", "0"), "--num-prompts"),
+        (("--random-range-ratio", "1"), "--random-range-ratio"),
+        (("--random-range-ratio", "-0.1"), "--random-range-ratio"),
+        (("--random-range-ratio", "nan"), "--random-range-ratio"),
     ],
 )
 def test_serving_flags_out_of_range_are_refused_by_name(
@@ -384,7 +409,12 @@ def test_serving_flags_out_of_range_are_refused_by_name(
 
 
 def test_serving_flags_with_another_mode_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    for flag, value in (("--rate", "4"), ("--slo", "ttft=5"), ("--max-num-seqs", "8")):
+    for flag, value in (
+        ("--rate", "4"),
+        ("--slo", "ttft=5"),
+        ("--max-num-seqs", "8"),
+        ("--random-range-ratio", "0.5"),
+    ):
         code, _, err = run_cli(
             capsys, "speed", "--model", "llama-3.1-8b", "--mode", "decode", flag, value
         )

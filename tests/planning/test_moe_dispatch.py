@@ -11,17 +11,20 @@ from hypothesis import given, strategies as st
 from gpudesk.speed.estimate import KvFormat, model_costs
 from gpudesk.speed.moe_fit import RunRatios, best, choose, grid, loss, run_ratios, stored
 from gpudesk.speed.physics import (
+    ANY_VENDOR,
     Efficiency,
     Gpus,
     ModelCosts,
     MoeDispatch,
     decode_step,
+    dispatch_for,
     dispatch_override,
+    fitted_dispatch,
     kv_read_factor,
-    moe_dispatch,
     moe_dispatch_s,
     prefill_time,
     touched_experts,
+    with_dispatch,
 )
 from gpudesk.speed.serving_validation import current_build, load_runs
 from gpudesk.speed.shapes import shape_for
@@ -37,7 +40,8 @@ def _costs(name: str) -> ModelCosts:
 
 def test_a_dense_model_pays_no_dispatch() -> None:
     llama = _costs("llama-3.1-70b")
-    assert moe_dispatch_s(llama, 64, dispatch=MoeDispatch(1e-3, 1e-3)) == 0.0
+    eff = Efficiency(bandwidth=0.8, compute=0.7, layer_s=3e-5, moe_layer_s=1e-3, expert_s=1e-3)
+    assert moe_dispatch_s(llama, 64, eff) == 0.0
 
 
 @given(tokens=st.integers(1, 20_000), expert_parallel=st.sampled_from([1, 2, 4, 8]))
@@ -49,8 +53,8 @@ def test_dispatch_grows_with_the_experts_touched_and_splits_over_expert_parallel
     touched = touched_experts(deepseek, tokens)
     assert 8 <= touched <= 256
     assert touched_experts(deepseek, tokens + 1) >= touched
-    cost = MoeDispatch(layer_s=40e-6, expert_s=0.2e-6)
-    seconds = moe_dispatch_s(deepseek, tokens, expert_parallel=expert_parallel, dispatch=cost)
+    eff = Efficiency(bandwidth=0.8, compute=0.7, layer_s=0.0, moe_layer_s=40e-6, expert_s=0.2e-6)
+    seconds = moe_dispatch_s(deepseek, tokens, eff, expert_parallel=expert_parallel)
     expected = deepseek.layers * (40e-6 + 0.2e-6 * touched / expert_parallel)
     assert seconds == pytest.approx(expected, rel=1e-12)
 
@@ -61,19 +65,27 @@ def test_one_token_touches_its_k_experts_and_a_large_step_all_of_them() -> None:
     assert touched_experts(qwen, 8192) == pytest.approx(128, rel=1e-6)
 
 
-def test_decode_and_prefill_carry_the_dispatch_cost_in_force() -> None:
+def test_decode_and_prefill_carry_the_dispatch_cost_of_the_efficiency() -> None:
     deepseek = _costs("deepseek-r1")
-    with dispatch_override(MoeDispatch()):
-        assert moe_dispatch() == MoeDispatch()
-        bare_decode = decode_step(deepseek, H200_X8, EFF, batch=32, context=2000).total_s
-        bare_prefill = prefill_time(deepseek, H200_X8, EFF, tokens=2048).total_s
-    cost = MoeDispatch(50e-6, 0.1e-6)
-    with dispatch_override(cost):
-        decode = decode_step(deepseek, H200_X8, EFF, batch=32, context=2000).total_s
-        prefill = prefill_time(deepseek, H200_X8, EFF, tokens=2048).total_s
-    assert decode - bare_decode == pytest.approx(moe_dispatch_s(deepseek, 32, dispatch=cost))
-    assert prefill - bare_prefill == pytest.approx(moe_dispatch_s(deepseek, 2048, dispatch=cost))
-    assert moe_dispatch() != cost  # the override ends with its block
+    bare_decode = decode_step(deepseek, H200_X8, EFF, batch=32, context=2000).total_s
+    bare_prefill = prefill_time(deepseek, H200_X8, EFF, tokens=2048).total_s
+    with dispatch_override({"nvidia": MoeDispatch(50e-6, 0.1e-6)}):
+        eff = with_dispatch(EFF, "nvidia")
+        assert with_dispatch(EFF, "amd") == EFF  # no entry for amd, and no "*"
+    assert (eff.moe_layer_s, eff.expert_s) == (50e-6, 0.1e-6)
+    decode = decode_step(deepseek, H200_X8, eff, batch=32, context=2000).total_s
+    prefill = prefill_time(deepseek, H200_X8, eff, tokens=2048).total_s
+    assert decode - bare_decode == pytest.approx(moe_dispatch_s(deepseek, 32, eff))
+    assert prefill - bare_prefill == pytest.approx(moe_dispatch_s(deepseek, 2048, eff))
+    assert dispatch_for("nvidia") == fitted_dispatch()["nvidia"]  # the override ended
+
+
+def test_each_vendor_family_has_its_costs_and_others_take_the_pooled_ones() -> None:
+    table = fitted_dispatch()
+    assert {ANY_VENDOR, "nvidia", "amd"} <= set(table)
+    assert dispatch_for("NVIDIA") == table["nvidia"]
+    assert dispatch_for("intel") == table[ANY_VENDOR]
+    assert all(cost.layer_s >= 0 and cost.expert_s >= 0 for cost in table.values())
 
 
 def test_the_latent_kv_cache_is_read_by_every_tensor_parallel_gpu() -> None:
@@ -87,30 +99,39 @@ def test_the_latent_kv_cache_is_read_by_every_tensor_parallel_gpu() -> None:
     assert kv_read_factor(deepseek, Gpus(4800.0, 989.0, 8, layer_split=True)) == 1.0
     assert kv_read_factor(llama, H200_X8) == 1.0
     eff = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
-    with dispatch_override(MoeDispatch()):
-        short = decode_step(deepseek, H200_X8, eff, batch=64, context=100).memory_s
-        long = decode_step(deepseek, H200_X8, eff, batch=64, context=100_100).memory_s
+    short = decode_step(deepseek, H200_X8, eff, batch=64, context=100).memory_s
+    long = decode_step(deepseek, H200_X8, eff, batch=64, context=100_100).memory_s
     kv_per_gpu = 64 * deepseek.kv_bytes(100_100) - 64 * deepseek.kv_bytes(100)
     assert long - short == pytest.approx(kv_per_gpu / (4800e9), rel=1e-9)
 
 
-def _rows(losses: dict[str, list[float]]) -> list[RunRatios]:
+def _rows(losses: dict[str, tuple[str, list[float]]]) -> list[RunRatios]:
     return [
-        RunRatios(source, source, index, tuple((value, None) for value in values))
-        for index, (source, values) in enumerate(losses.items())
+        RunRatios(source, source, vendor, index, tuple((value, None) for value in values))
+        for index, (source, (vendor, values)) in enumerate(losses.items())
     ]
 
 
 def test_the_choice_minimises_the_median_and_each_source_is_judged_without_itself() -> None:
     points = [MoeDispatch(0.0, 0.0), MoeDispatch(1e-5, 0.0), MoeDispatch(2e-5, 0.0)]
-    rows = _rows({"a": [0.9, 0.1, 0.5], "b": [0.8, 0.2, 0.6], "c": [0.1, 0.9, 0.7]})
+    rows = _rows(
+        {
+            "a": ("nvidia", [0.9, 0.1, 0.5]),
+            "b": ("nvidia", [0.8, 0.2, 0.6]),
+            "c": ("amd", [0.1, 0.9, 0.7]),
+        }
+    )
     assert loss(rows, 1) == pytest.approx(0.2)
     assert best(rows, 3) == 1
     result = choose(rows, points)
-    assert result["chosen"] == {"layer_s": 1e-5, "expert_s": 0.0}
-    # without "a" the medians are 0.45, 0.55, 0.65: the first point
-    assert result["held_out"]["a"] == {"layer_s": 0.0, "expert_s": 0.0}
-    assert result["held_out"]["c"] == {"layer_s": 1e-5, "expert_s": 0.0}
+    assert result["chosen"][ANY_VENDOR] == {"layer_s": 1e-5, "expert_s": 0.0}
+    assert result["chosen"]["nvidia"] == {"layer_s": 1e-5, "expert_s": 0.0}
+    assert result["chosen"]["amd"] == {"layer_s": 0.0, "expert_s": 0.0}
+    # without "a": pooled medians 0.45, 0.55, 0.65 pick the first point; nvidia's (b) the second
+    assert result["held_out"]["a"][ANY_VENDOR] == {"layer_s": 0.0, "expert_s": 0.0}
+    assert result["held_out"]["a"]["nvidia"] == {"layer_s": 1e-5, "expert_s": 0.0}
+    # without "c" no amd run is left: amd takes the pooled choice
+    assert "amd" not in result["held_out"]["c"]
 
 
 def test_the_stored_choice_is_the_stored_grids_best() -> None:
@@ -119,15 +140,21 @@ def test_the_stored_choice_is_the_stored_grids_best() -> None:
     assert points == grid()
     rows = [
         RunRatios(
-            run["source"], run["label"], run["index"], tuple(tuple(pair) for pair in run["logs"])
+            run["source"],
+            run["label"],
+            run["vendor"],
+            run["index"],
+            tuple(tuple(pair) for pair in run["logs"]),
         )
         for run in data["runs"]
     ]
     assert len(rows) >= 20 and len({row.source for row in rows}) >= 5
+    assert {row.vendor for row in rows} >= {"nvidia", "amd"}
     again = choose(rows, points)
     assert again["chosen"] == data["chosen"]
     assert again["held_out"] == data["held_out"]
-    assert math.isclose(again["loss"], data["loss"], rel_tol=1e-3)
+    for vendor, value in data["loss"].items():
+        assert math.isclose(again["loss"][vendor], value, rel_tol=1e-3)
 
 
 def test_the_stored_grid_is_what_the_code_estimates_today() -> None:

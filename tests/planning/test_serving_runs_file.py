@@ -65,7 +65,18 @@ SERVER_KEYS = frozenset(
     }
 )
 KNOWN = frozenset(
-    {*REQUIRED, *COUNTS, *RATES, *LATENCIES, "engine_version", "kv", "server", "note"}
+    {
+        *REQUIRED,
+        *COUNTS,
+        *RATES,
+        *LATENCIES,
+        "engine_version",
+        "kv",
+        "server",
+        "note",
+        "random_range_ratio",
+        "random_range_low",
+    }
 )
 
 
@@ -129,6 +140,14 @@ def check_run(run: Mapping[str, Any], gpus: frozenset[str], models: frozenset[st
             problems += _check_latency(key, run[key])
     if not any(key in run for key in (*RATES, *LATENCIES)):
         problems.append("no measured figure (throughput or latency)")
+    ratio = run.get("random_range_ratio", 0.0)
+    if not (_is_number(ratio) and 0 <= ratio < 1):
+        problems.append("random_range_ratio must be from 0 to below 1 (vLLM's len x (1 ± r))")
+    low = run.get("random_range_low", 0.0)
+    if not (_is_number(low) and 0 <= low <= 1):
+        problems.append("random_range_low must be from 0 to 1 (SGLang's [low x len, len])")
+    if "random_range_ratio" in run and "random_range_low" in run:
+        problems.append("give random_range_ratio or random_range_low, not both")
     if "note" in run and not isinstance(run["note"], str):
         problems.append("note must be text")
     return problems
@@ -218,6 +237,8 @@ def test_a_good_row_passes_and_each_kind_of_bad_row_is_named() -> None:
         "ttft_ms": ("ttft_ms", {"p50": 300.0, "p99": 100.0}),
         "tpot_ms": ("tpot_ms", {"median": 10.0}),
         "unknown key": ("speed", 1.0),
+        "random_range_ratio": ("random_range_ratio", 1.0),
+        "random_range_low": ("random_range_low", -0.5),
     }
     for named, (key, value) in bad.items():
         problems = check_run({**_GOOD, key: value}, _GPUS, _MODELS)

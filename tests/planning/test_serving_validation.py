@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpudesk.speed.serving_validation import ServingCheck, check_all, report_text, summarise
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "validation" / "serving.md"
@@ -47,3 +49,28 @@ def test_the_validation_page_shows_what_the_code_computes() -> None:
     text = DOC.read_text(encoding="utf-8")
     table = report_text(check_all())
     assert table in text, "regenerate docs/validation/serving.md (see its header)"
+
+
+def test_lengths_are_drawn_as_each_client_draws_them() -> None:
+    from gpudesk.speed.serving_validation import length_draw
+
+    assert length_draw({}, (1000, 200)) == (1000, 200, 0.0)
+    assert length_draw({"random_range_ratio": 0.25}, (1000, 200)) == (1000, 200, 0.25)
+    # SGLang's bench_serving, ratio 0: uniform in [1, len], mean about half
+    prompt, output, spread = length_draw({"random_range_low": 0.0}, (512, 64))
+    assert (prompt, output) == (256, 32) and 0.9 < spread < 1
+    # [0.8 len, len]: mean 0.9 len, within ±1/9 of it
+    prompt, output, spread = length_draw({"random_range_low": 0.8}, (1000, 1000))
+    assert (prompt, output) == (900, 900) and spread == pytest.approx(1 / 9)
+
+
+def test_files_of_one_repository_at_one_commit_are_one_source() -> None:
+    from gpudesk.speed.serving_validation import source_of
+
+    one = source_of({"source": "https://github.com/o/r/blob/abc123/docs/a.json — x"})
+    two = source_of({"source": "https://github.com/o/r/blob/abc123/docs/b.json — y"})
+    other = source_of({"source": "https://github.com/o/r/blob/def456/docs/a.json — x"})
+    assert one == two != other
+    assert source_of({"source": "https://github.com/o/r/pull/7 — z"}) == (
+        "https://github.com/o/r/pull/7"
+    )
