@@ -29,6 +29,7 @@ from gpudesk.cli.common import (
 from gpudesk.cli.exit_codes import error_line, exit_code_for
 from gpudesk.cli.output import scrubbed_streams
 from gpudesk.cli.parsing import SuggestingParser
+from gpudesk.cli.textwidth import error_text
 from gpudesk.errors import GpuDeskError
 from gpudesk.progress import Cancelled
 
@@ -249,9 +250,11 @@ def _parse_and_run(argv: Sequence[str] | None, parsed: list[argparse.Namespace])
 
 
 def _say(line: str) -> None:
-    """Print ``line`` on stderr; if stderr itself cannot be written, there is no one to tell."""
+    """Print ``line`` on stderr (wrapped at a terminal: :func:`error_text`; a message can
+    name a file, a field and a list of choices, 600 columns); if stderr itself cannot
+    be written, there is no one to tell."""
     with contextlib.suppress(OSError, ValueError):
-        print(line, file=sys.stderr)
+        print(error_text(line), file=sys.stderr)
         sys.stderr.flush()
 
 

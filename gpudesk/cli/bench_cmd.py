@@ -21,7 +21,7 @@ from gpudesk.cli.common import (
     write_output,
 )
 from gpudesk.cli.output import write_control
-from gpudesk.cli.textwidth import terminal_table
+from gpudesk.cli.textwidth import error_text, terminal_table
 
 if TYPE_CHECKING:
     from gpudesk.bench.results import BenchResult
@@ -166,7 +166,10 @@ def run_bench(args: argparse.Namespace) -> int:
         try:
             saved = save_run(result)
         except OSError as exc:
-            print(f"gpudesk: could not save the run to the history: {exc}", file=sys.stderr)
+            print(
+                error_text(f"gpudesk: could not save the run to the history: {exc}"),
+                file=sys.stderr,
+            )
         else:
             if not args.json:
                 print(f"saved to {saved}", file=sys.stderr)
@@ -178,7 +181,7 @@ def run_bench(args: argparse.Namespace) -> int:
     else:
         print(render_text(result))
     if result.error is not None:
-        print(f"gpudesk: {result.error}", file=sys.stderr)
+        print(error_text(f"gpudesk: {result.error}"), file=sys.stderr)
         return EXIT_FAILURE
     return EXIT_OK if result.ok else EXIT_FAILURE
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudesk.catalog.loader import Catalog, load_catalog
+from gpudesk.cli.textwidth import error_text
 from gpudesk.errors import GpuDeskError
 
 EXIT_OK = 0
@@ -107,7 +108,7 @@ def load_catalog_for(args: argparse.Namespace, *, report_problems: bool = True) 
     catalog = load_catalog(extra)
     if report_problems:
         for problem in catalog.problems:
-            print(f"gpudesk: catalog problem: {problem}", file=sys.stderr)
+            print(error_text(f"gpudesk: catalog problem: {problem}"), file=sys.stderr)
     return catalog
 
 

@@ -28,7 +28,7 @@ from gpudesk.cli.common import (
     path_argument,
     print_json,
 )
-from gpudesk.cli.textwidth import wrap_paragraph
+from gpudesk.cli.textwidth import error_text, wrap_paragraph
 
 if TYPE_CHECKING:
     from gpudesk.health.doctor import DoctorReport, Finding
@@ -268,7 +268,10 @@ def run_doctor(args: argparse.Namespace) -> int:
     if spec is not None:
         failed = [check for check in checks if not check.passed]
         for check in failed:
-            print(f"gpudesk: expect failed: {check.check}: {check.detail}", file=sys.stderr)
+            print(
+                error_text(f"gpudesk: expect failed: {check.check}: {check.detail}"),
+                file=sys.stderr,
+            )
         return EXIT_FAILURE if failed else EXIT_OK
     if report.ok:
         return EXIT_OK

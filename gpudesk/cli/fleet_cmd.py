@@ -27,7 +27,7 @@ from gpudesk.cli.common import (
     write_output,
 )
 from gpudesk.cli.flag_tables import Flag, add_flags
-from gpudesk.cli.textwidth import terminal_table, wrap_paragraph
+from gpudesk.cli.textwidth import error_text, terminal_table, wrap_paragraph
 
 if TYPE_CHECKING:
     from gpudesk.fleet.document import SurveyView
@@ -176,8 +176,10 @@ def _progress_line(done: NodeDone) -> None:
         if runs:
             outcome += f", {runs} benchmark run{'s' if runs != 1 else ''}"
     print(
-        f"gpudesk: node {done.position}/{done.total} {where}: {outcome} "
-        f"({row.get('duration_s', 0):.1f} s)",
+        error_text(
+            f"gpudesk: node {done.position}/{done.total} {where}: {outcome} "
+            f"({row.get('duration_s', 0):.1f} s)"
+        ),
         file=sys.stderr,
         flush=True,
     )

@@ -47,7 +47,7 @@ from gpudesk.cli.common import (
     print_json,
     terminal_width,
 )
-from gpudesk.cli.textwidth import wrap_paragraph
+from gpudesk.cli.textwidth import error_text, wrap_paragraph
 
 #: Problems listed after an import; the rest are counted.
 _PROBLEMS_SHOWN = 8
@@ -99,7 +99,7 @@ def run_prices(args: argparse.Namespace) -> int:
     catalog = load_catalog_for(args)
     book = RateBook.load()
     for problem in book.problems:
-        print(f"gpudesk: prices: {problem}", file=sys.stderr)
+        print(error_text(f"gpudesk: prices: {problem}"), file=sys.stderr)
     rate_filter = RateFilter(region=args.region, provider=args.provider)
     if args.name is None:
         if args.history:

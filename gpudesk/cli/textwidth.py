@@ -17,6 +17,7 @@ import sys
 import textwrap
 import unicodedata
 from collections.abc import Collection, Sequence
+from typing import TextIO
 
 from gpudesk.terminal_text import scrub
 
@@ -258,9 +259,38 @@ def wrap_long_lines(text: str, width: int | None = None) -> str:
     return "\n".join(out)
 
 
+def error_text(text: str) -> str:
+    """An error or warning for stderr: wrapped under its "gpudesk: " label
+    (:func:`wrap_long_lines`) when a person reads it (stderr is a terminal: COLUMNS or
+    its width); captured by a script or a log (``2>file``, ``2>&1 | tee``), each message
+    stays one line that grep finds whole."""
+    if _is_terminal(sys.stderr):
+        return wrap_long_lines(text, _stderr_width())
+    return text
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _stderr_width() -> int:
+    """COLUMNS, else stderr's terminal's width, else 80 (stdout may be a pipe)."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns:
+        return output_width()
+    try:
+        return max(MIN_WIDTH, os.get_terminal_size(sys.stderr.fileno()).columns)
+    except (AttributeError, ValueError, OSError):
+        return DEFAULT_WIDTH
+
+
 __all__ = [
     "DEFAULT_WIDTH",
     "display_width",
+    "error_text",
     "hanging_indent",
     "output_width",
     "terminal_table",

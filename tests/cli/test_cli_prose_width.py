@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 from survey_factory import gemm_run, gpu, node, survey
 
 from gpudesk.catalog.price_snapshots import bundled_snapshot_dir
-from gpudesk.cli import build_parser, main
+from gpudesk.cli import build_parser, main, textwidth
 from gpudesk.cli.textwidth import display_width, hanging_indent, wrap_long_lines
 
 WIDTH = 80
@@ -205,3 +205,77 @@ def test_a_long_line_wraps_under_its_label_and_keeps_every_word(
     assert all(display_width(piece) <= width for piece in lines), wrapped
     if len(lines) > 1 and label.strip():
         assert all(piece.startswith(hanging_indent(line)) for piece in lines[1:]), wrapped
+
+
+#: Error paths (argparse's own usage errors aside): one long line each before they were
+#: wrapped under "gpudesk: " (issue 42; 109 to 600 columns).
+ERRORS = [
+    (["show", "nonexistent-gpu-9000"], 2),
+    (["fit", "--model", "nosuch-model-preset"], 2),
+    (["speed", "--model", "llama-3.1-8b", "--gpu", "nonexistent-gpu-9000-with-a-long-name"], 2),
+    (
+        [
+            "speed",
+            "--model",
+            "llama-3.1-8b",
+            "--mode",
+            "serve",
+            "--slo",
+            "ttft=500,time_to_first_token_in_milliseconds_at_the_ninetieth=5",
+        ],
+        2,
+    ),
+    (["speed", "--model", "llama-3.1-8b", "--mode", "serve", "--slo", "ttft=" + "9" * 70], 2),
+]
+
+
+@pytest.mark.parametrize(("argv", "exit_code"), ERRORS, ids=[" ".join(a)[:60] for a, _ in ERRORS])
+def test_error_messages_wrap_at_80_columns(
+    argv: list[str],
+    exit_code: int,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(textwidth, "_is_terminal", lambda stream: True)  # a person reads it
+    code, text = _run(argv, capsys)
+    assert code == exit_code, text
+    assert text.startswith("gpudesk: ") and "usage:" not in text, text
+    assert too_wide(text) == [], text
+
+
+def test_catalog_problems_wrap_at_80_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken catalog file is named with its field and what is wrong: three problems,
+    each one line of up to 168 columns before."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(textwidth, "_is_terminal", lambda stream: True)
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    (folder / "broken-entry-with-a-long-file-name.toml").write_text(
+        'id = "broken"\nname = "Broken"\nmemory_gb = "lots of it"\nvendor = "nvidia"\n'
+        "this_is_an_unknown_field_with_a_long_name = 3\n",
+        encoding="utf-8",
+    )
+    code, text = _run(["list", "--catalog", str(folder)], capsys)
+    assert code == 0
+    problems = [line for line in text.splitlines() if line.startswith("gpudesk: catalog problem")]
+    assert len(problems) >= 3, text
+    assert "memory_gb" in text and "this_is_an_unknown_field_with_a_long_name" in text
+    assert too_wide(text) == [], text
+
+
+def test_a_captured_error_stays_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read by a script or a log (stderr not a terminal), a message is one line that grep
+    finds whole; at a terminal it wraps under "gpudesk: "."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, text = _run(["show", "nonexistent-gpu-9000"], capsys)
+    assert code == 2 and len(text.splitlines()) == 1 and len(text) > WIDTH, text
+    monkeypatch.setattr(textwidth, "_is_terminal", lambda stream: True)
+    code, wrapped = _run(["show", "nonexistent-gpu-9000"], capsys)
+    assert code == 2 and len(wrapped.splitlines()) > 1 and too_wide(wrapped) == []
+    assert wrapped.split() == text.split()
+    assert all(line.startswith(" " * len("gpudesk: ")) for line in wrapped.splitlines()[1:])
