@@ -28,6 +28,8 @@ from gpudesk.speed.physics import (
     decode_bound_bytes,
     decode_bound_tokens_per_s,
     decode_step,
+    kv_read_factor,
+    moe_dispatch_s,
     prefill_bound_s,
     prefill_time,
     serve_bound_tokens_per_s,
@@ -1032,7 +1034,8 @@ def _serve(
         high = max(value, min(high, offered))
     steady = decode_step(costs, fit, eff, batch=running, context=context)
     limited = "kv_pool" if run.preemptions else steady.limited_by
-    read = costs.weights_read(running) + running * costs.kv_bytes(context)
+    kv_read = running * costs.kv_bytes(context) * kv_read_factor(costs, fit)
+    read = costs.weights_read(running) + kv_read
     flops = running * costs.decode_flops(context)
     rate_words = (
         "all sent at once"
@@ -1046,6 +1049,18 @@ def _serve(
             f"; {ALLREDUCES_PER_LAYER} all-reduces per layer over "
             f"{rates.link.words(fit.count)} take {steady.comm_s / steady.total_s:.0%} of a "
             "decode step"
+        )
+    if kv_read_factor(costs, fit) > 1:
+        comm_words += (
+            f"; the latent KV cache ({running * costs.kv_bytes(context) / 1e9:.1f} GB) is read "
+            f"whole by each of the {fit.count} GPUs (multi-head latent attention)"
+        )
+    dispatch = moe_dispatch_s(costs, running, eff, expert_parallel=layout.ep)
+    if dispatch > 0:
+        comm_words += (
+            f"; routing tokens to experts adds {dispatch * 1e3:.1f} ms a decode step "
+            f"({eff.moe_layer_s * 1e6:.0f} us per MoE layer + {eff.expert_s * 1e6:.2f} us per "
+            f"expert touched, chosen on published MoE serving runs for {rates.vendor} GPUs)"
         )
     basis = (
         f"{reported.words if not request.engine.splits_layers else _gpu_words(fit)}; "

@@ -194,3 +194,27 @@ def test_runs_of_builds_before_the_simulated_scheduler_are_told_apart() -> None:
     runs = load_runs()
     assert any(current_build(run) for run in runs)
     assert any(not current_build(run) for run in runs)
+
+
+def _serve_basis(model: str, gpu: str) -> str:
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.speed.estimate import Engine, Mode, SpeedRequest
+    from gpudesk.speed.planner import estimates_for_entries
+
+    (entry,) = [e for e in load_catalog([], include_user=False).entries if e.id == gpu]
+    request = SpeedRequest(
+        mode=Mode.SERVE, engine=Engine.VLLM, quant=QuantFormat.FP8, count=8, tp=8,
+        seq_in=1024, seq_out=1024, concurrency=32, num_prompts=64,
+    ).resolved()  # fmt: skip
+    (estimate,) = estimates_for_entries([entry], _costs(model), request)
+    return estimate.basis
+
+
+def test_the_basis_says_what_the_dispatch_and_the_latent_cache_cost() -> None:
+    deepseek = _serve_basis("deepseek-r1", "h200-sxm")
+    nvidia = fitted_dispatch()["nvidia"]
+    assert f"{nvidia.layer_s * 1e6:.0f} us per MoE layer" in deepseek
+    assert "for nvidia GPUs" in deepseek
+    assert "read whole by each of the 8 GPUs" in deepseek
+    llama = _serve_basis("llama-3.1-70b", "h200-sxm")
+    assert "MoE layer" not in llama and "latent KV" not in llama
