@@ -223,8 +223,9 @@ def not_supported_text(not_supported: Sequence[tuple[str, str]], names: dict[str
 
 def summary_html(request: SpeedRequest, count: int, not_holding: int) -> str:
     return (
-        f"<b>{html.escape(request.label)}</b> — {count} GPU types hold it"
-        + (f", {not_holding} do not" if not_holding else "")
+        f"<b>{html.escape(request.label)}</b> — {count} GPU type{'s' if count != 1 else ''} "
+        f"hold{'s' if count == 1 else ''} it"
+        + (f", {not_holding} {'does' if not_holding == 1 else 'do'} not" if not_holding else "")
         + "."
     )
 
