@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudesk.speed.estimate import SpeedRequest
+from gpudesk.speed.estimate import Mode, SpeedRequest
 from gpudesk.ui.plan.speed_table import summary_html
 
 
@@ -17,4 +17,4 @@ from gpudesk.ui.plan.speed_table import summary_html
     ],
 )
 def test_the_summary_agrees_in_number(count: int, not_holding: int, words: str) -> None:
-    assert summary_html(SpeedRequest(), count, not_holding).endswith(words)
+    assert summary_html(SpeedRequest(mode=Mode.SERVE), count, not_holding).endswith(words)
