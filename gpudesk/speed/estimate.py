@@ -675,6 +675,16 @@ def _range(value: float, spread: Spread, cap: float | None) -> tuple[float, floa
     return low, max(high, value if cap is None else min(value, cap))
 
 
+def _check_link(rates: DeviceRates, gpus: Gpus) -> None:
+    """Tensors split over a link whose vendor published no rate: not estimated (an
+    all-reduce over an unknown link has no time; never PCIe's or 0 GB/s)."""
+    if gpus.tensor_parallel and not rates.link.rate_published:
+        raise NotRunnable(
+            f"{rates.name} × {gpus.count}: {rates.link.words(gpus.count)}, so tensors split "
+            "over it cannot be estimated"
+        )
+
+
 def estimate_speed(
     rates: DeviceRates,
     costs: ModelCosts,
@@ -706,6 +716,8 @@ def estimate_speed(
     fit = fitted_gpus(rates, request)
     if request.mode is not Mode.TRAIN:
         eff = with_dispatch(within_peak(eff, rates, precision), rates.vendor)
+        if request.mode is not Mode.SERVE:
+            _check_link(rates, fit)
     assert request.seq_in is not None and request.seq_out is not None
     assert request.context is not None
     calibrated = rates.calibration_note
@@ -981,6 +993,7 @@ def _serve(
         update={"count": layout.tp, "tp": None, "pp": None, "dp": None, "ep": None}
     )
     fit = fitted_gpus(rates, instance)
+    _check_link(rates, fit)
     bound_gpus = _gpus(rates, instance, compute_precision(request.quant, rates, request.engine))
     pool = kv_pool if kv_pool is not None else kv_pool_bytes(rates, costs, layout.per_instance)
     blocks = kv_blocks_for(pool, costs, seq_in=seq_in, seq_out=seq_out) if pool > 0 else 0
