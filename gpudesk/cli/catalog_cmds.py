@@ -420,6 +420,8 @@ def run_show(args: argparse.Namespace) -> int:
             shown += indent + _wrap(entry.interconnect.source, text_width, indent)
         elif key in METRICS:
             shown = f"{METRICS[key].format(float(value))} {METRICS[key].unit}".rstrip()
+            if key == "memory_gb":  # as sold; fit, detect and the fleet count in GiB
+                shown += f" (= {float(value):g} GiB: GPU vendors' GB are GiB)"
         elif isinstance(value, bool):
             shown = "yes" if value else "no"
         elif isinstance(value, list):

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from gpudesk.cli.common import EXIT_USAGE, CliError
+from gpudesk.cli.fit_output import gib_text
 
 ENGINES = ("vllm", "sglang", "llama.cpp", "ollama")
 
@@ -293,7 +294,7 @@ def _does_not_hold(entry: Any, report: Any, answer: Any, args: argparse.Namespac
     upto = "on one GPU" if most == 1 else f"on up to {most} GPUs"
     text = f"--emit: {entry.id} does not hold this workload{at} {upto}"
     if usable is not None:
-        text += f" (each needs {need:.1f} GB as {most}; {usable:.1f} GB usable)"
+        text += f" (each needs {gib_text(need)} as {most}; {gib_text(usable)} usable)"
     longest = answer.longest if answer is not None else None
     if longest is not None:
         text += (

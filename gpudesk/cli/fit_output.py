@@ -22,12 +22,27 @@ TEXT_WIDTH = 80
 FIT_DEFAULT_ENGINE_NOTE = "engine: {engine} by default (--engine chooses; speed's default is vllm)"
 
 USABLE_NOTE = (
-    "Usable: the GPU's memory as sold, read as GiB (a '24 GB' card holds 24 GiB = "
-    "25.77 GB; nvidia-smi shows MiB), less what the driver keeps (ECC on "
-    "datacenter GDDR cards), times the engine's share (vLLM 0.9); on a Mac, the "
-    "GPU wired limit (--apple-wired-limit-mb once raised). An SoC is one per "
-    "machine."
+    "Usable: the GPU's memory as sold (GPU vendors' GB are GiB: a '24 GB' card holds "
+    "24 GiB), less what the driver keeps (ECC on datacenter GDDR cards), times the "
+    "engine's share (vLLM 0.9); on a Mac, the GPU wired limit (--apple-wired-limit-mb "
+    "once raised). An SoC is one per machine."
 )
+
+#: The breakdown's heading: the one unit of memory sizes, and where the other appears.
+MEMORY_HEADING = (
+    "Memory in GiB = 2^30 bytes (a GPU's '24 GB' is 24 GiB; nvidia-smi counts MiB); "
+    "the formulas count in GB = 10^9 bytes: 1 GiB = 1.074 GB"
+)
+
+
+def gib(value_gb: float) -> float:
+    """A size in GB (10^9 bytes, the memory model's unit) in GiB, the unit fit prints."""
+    return value_gb * 1e9 / 2**30
+
+
+def gib_text(value_gb: float, decimals: int = 1, *, sign: bool = False) -> str:
+    """ "19.2 GiB" (or "+4.8 GiB" with ``sign``) for a size given in GB (10^9 bytes)."""
+    return f"{gib(value_gb):{'+' if sign else ''},.{decimals}f} GiB"
 
 
 def _wrap(text: str, indent: str, subsequent: str | None = None) -> str:
@@ -128,21 +143,21 @@ def _memory_lines(
 ) -> list[str]:
     """Append the memory breakdown to ``lines``; return its sources, in citation order."""
     sources: list[str] = []
-    lines.append("Memory (GB = 10^9 bytes)")
+    lines.append(_wrap(MEMORY_HEADING, "", "  "))
     for part in estimate.parts:
         for source in part.source.split("; "):
             if source not in sources:
                 sources.append(source)
         refs = ",".join(str(sources.index(source) + 1) for source in part.source.split("; "))
-        lines.append(f"  {part.label:<20}{part.gb:>9.2f} GB   [{refs}]")
+        lines.append(f"  {part.label:<20}{gib(part.gb):>9.2f} GiB   [{refs}]")
         lines.append(_wrap(part.formula, " " * 6))
     lines.append(
-        f"  {'Total':<20}{estimate.total_gb:>9.2f} GB   = {estimate.total_gb * 1e9 / 2**30:,.2f} "
-        f"GiB = {estimate.total_gb * 1e9 / 2**20:,.0f} MiB"
+        f"  {'Total':<20}{gib(estimate.total_gb):>9.2f} GiB  = "
+        f"{estimate.total_gb * 1e9 / 2**20:,.0f} MiB = {estimate.total_gb:,.2f} GB"
     )
-    lines.append(f"  {'of which tensors':<20}{estimate.allocated_gb:>9.2f} GB")
+    lines.append(f"  {'of which tensors':<20}{gib(estimate.allocated_gb):>9.2f} GiB")
     if estimate.host_gb:
-        lines.append(f"  {'in host memory':<20}{estimate.host_gb:>9.2f} GB   (not on the GPU)")
+        lines.append(f"  {'in host memory':<20}{gib(estimate.host_gb):>9.2f} GiB  (not on the GPU)")
     lines.append(_wrap(estimate.compares_with, "  "))
     model = estimate.model
     if model.assumed_fields:
@@ -164,12 +179,13 @@ def _fit_row(result: Any, *, with_count: bool, decode: bool) -> list[str]:
     cells = [result.gpu_id]
     if with_count:
         cells.append(f"{result.count}")
-    else:
-        cells.append(f"{result.memory_gb:g} GB")
+    else:  # as sold: the vendor's "24 GB" is 24 GiB
+        cells.append("n/a" if result.memory_gb is None else f"{result.memory_gb:g}")
+    # GiB, as the table's title says (a unit in every cell ran the table past 80 columns)
     cells += [
-        f"{result.usable_gb:.1f} GB",
-        f"{result.per_gpu_gb:.1f} GB",
-        f"{result.headroom_gb:+.1f} GB",
+        f"{gib(result.usable_gb):.1f}",
+        f"{gib(result.per_gpu_gb):.1f}",
+        f"{gib(result.headroom_gb):+.1f}",
     ]
     if decode:
         value = result.decode_tokens_per_s_upper_bound
@@ -187,7 +203,7 @@ def _fits_lines(report: FitReport) -> list[str]:
     tok_s = ["tok/s<="] if decode else []
     lines = [""]
     if single:
-        lines.append(f"Fits on one GPU ({len(single)}):")
+        lines.append(f"Fits on one GPU ({len(single)}; memory in GiB):")
         rows = [_fit_row(r, with_count=False, decode=decode) for r in single]
         headers = ["GPU", "Memory", "Usable", "Need", "Headroom", *tok_s]
         table = format_table(headers, rows, right_aligned={1, 2, 3, 4, 5})
@@ -196,7 +212,12 @@ def _fits_lines(report: FitReport) -> list[str]:
         lines.append("Fits on no single GPU of the catalog.")
     if multi:
         lines.append("")
-        lines.append(_wrap(f"Fits on several GPUs ({len(multi)}): {PARALLELISM_NOTE}:", ""))
+        lines.append(
+            _wrap(
+                f"Fits on several GPUs ({len(multi)}; memory in GiB per GPU): {PARALLELISM_NOTE}:",
+                "",
+            )
+        )
         rows = [_fit_row(r, with_count=True, decode=decode) for r in multi]
         headers = ["GPU", "GPUs", "Usable/GPU", "Need/GPU", "Headroom", *tok_s]
         table = format_table(headers, rows, right_aligned={1, 2, 3, 4, 5})
@@ -213,17 +234,17 @@ def _offload_lines(report: FitReport) -> list[str]:
     lines = [
         "",
         _wrap(
-            f"Fits one GPU with part in host memory ({len(report.offloaded)}; llama.cpp "
-            "runs those layers on the CPU, so decode is slower):",
+            f"Fits one GPU with part in host memory ({len(report.offloaded)}; memory in "
+            "GiB; llama.cpp runs those layers on the CPU, so decode is slower):",
             "",
         ),
     ]
     offload_rows = [
         [
             r.gpu_id,
-            f"{r.usable_gb:.1f} GB",
-            f"{r.offload.gpu_bytes / 1e9:.1f} GB",
-            f"{r.offload.host_gb:.1f} GB",
+            f"{gib(r.usable_gb):.1f}",
+            f"{gib(r.offload.gpu_bytes / 1e9):.1f}",
+            f"{gib(r.offload.host_gb):.1f}",
             r.offload.flag,
         ]
         for r in report.offloaded
@@ -279,9 +300,9 @@ def gpu_answer_lines(answer: GpuAnswer, report: FitReport) -> list[str]:
     """``fit --gpu NAME``: does it fit that GPU, on how many, usable against needed
     memory, and the longest context that fits."""
     fit = answer.fit
-    size = "memory size not published" if fit.memory_gb is None else f"{fit.memory_gb:g} GB"
+    size = "memory size not published" if fit.memory_gb is None else f"{fit.memory_gb:g} GiB"
     lines = ["", _wrap(f"On {fit.gpu_id} ({fit.name}, {size}):", "")]
-    usable = f"{fit.usable_gb:.1f} GB usable"
+    usable = f"{gib_text(fit.usable_gb)} usable"
     if fit.excluded_reason is not None:
         lines.append(_wrap(f"Cannot run it: {fit.excluded_reason}.", "  "))
         return lines
@@ -289,8 +310,8 @@ def gpu_answer_lines(answer: GpuAnswer, report: FitReport) -> list[str]:
     if fit.fits and fit.count is not None:
         each = " each" if fit.count > 1 else ""
         verdict = (
-            f"Fits on {_gpus(fit.count)}{seq}: needs {fit.per_gpu_gb:.1f} GB{each} of "
-            f"{usable} ({fit.headroom_gb:+.1f} GB headroom)."
+            f"Fits on {_gpus(fit.count)}{seq}: needs {gib_text(fit.per_gpu_gb)}{each} of "
+            f"{usable} ({gib_text(fit.headroom_gb, sign=True)} headroom)."
         )
         if fit.count > 1:
             from gpudesk.memory.fit import PARALLELISM_NOTE
@@ -299,19 +320,19 @@ def gpu_answer_lines(answer: GpuAnswer, report: FitReport) -> list[str]:
     else:
         verdict = (
             f"Does not fit{seq} on up to {_gpus(report.counts[-1])}: needs "
-            f"{report.estimate.per_gpu_gb(report.counts[-1]):.1f} GB per GPU as "
+            f"{gib_text(report.estimate.per_gpu_gb(report.counts[-1]))} per GPU as "
             f"{report.counts[-1]}, {usable} each."
         )
         if fit.max_devices == 1:
             verdict = (
-                f"Does not fit{seq}: needs {report.estimate.per_gpu_gb(1):.1f} GB, {usable} "
+                f"Does not fit{seq}: needs {gib_text(report.estimate.per_gpu_gb(1))}, {usable} "
                 "(an SoC: one per machine)."
             )
     lines.append(_wrap(verdict, "  "))
     if fit.offload is not None and not fit.fits:
         lines.append(
             _wrap(
-                f"With llama.cpp it fits one GPU with {fit.offload.host_gb:.1f} GB in host "
+                f"With llama.cpp it fits one GPU with {gib_text(fit.offload.host_gb)} in host "
                 f"memory ({fit.offload.flag}; those layers run on the CPU, so decode is "
                 "slower).",
                 "  ",

@@ -358,7 +358,7 @@ def survey_text(view: SurveyView, summary: dict[str, Any]) -> str:
                 row.node,
                 "CPU" if row.gpu_index is None else str(row.gpu_index),
                 row.model,
-                f"{row.memory_gib:.0f} GiB" if row.memory_gib else "n/a",
+                f"{row.memory_gib:.1f} GiB" if row.memory_gib else "n/a",  # as the GUI
                 row.driver or "",
                 _gemm_cell(gemm, format_fraction_of_peak(gemm.fraction_of_peak)) if gemm else "",
                 f"{_figure(row.copy.value)} GB/s" if row.copy else "",

@@ -30,7 +30,9 @@ COLUMNS = (
     "Driver",
 )
 #: Columns whose figures align right.
-_RIGHT_COLUMNS = frozenset(COLUMNS.index(name) for name in ("GPU", "of peak", "of ref", "Copy"))
+_RIGHT_COLUMNS = frozenset(
+    COLUMNS.index(name) for name in ("GPU", "of peak", "of ref", "Copy", "Memory")
+)
 #: How a row reads: a GPU slow against its fleet median, another finding, or in line.
 SLOW, FLAGGED, IN_LINE = "slow", "flagged", ""
 _ROW_KIND_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -39,6 +41,13 @@ REFERENCE_TIP = (
     "The headline GEMM as a share of the median of published runs of this model "
     "(other clocks, shapes and software: 85-95% is ordinary). The fleet's own median "
     "decides what is slow; the reference says how the whole fleet compares."
+)
+
+
+MEMORY_TIP = (
+    "Memory as the driver reports it, in GiB (2³⁰ bytes), the unit GPUs are sold in: "
+    "an H100 sold as '80 GB' reports 81,559 MiB = 79.6 GiB in nvidia-smi, the driver "
+    "keeping the rest. 1 GiB = 1.074 GB of 10⁹ bytes."
 )
 
 
@@ -67,8 +76,8 @@ def row_cells(row: InventoryRow) -> list[str]:
         format_fraction_of_peak(gemm.fraction_of_peak) if gemm else "",
         f"{row.of_reference:.0%}" if row.of_reference is not None else "",
         f"{format_figure(row.copy.value)} GB/s" if row.copy else "",
-        # GB, the vendor's unit (a "80 GB" H100 reports 81,559 MiB = 79.6 GiB)
-        f"{row.memory_gib:.0f} GB" if row.memory_gib else "n/a",
+        # GiB, as the Devices tab and the Plan tab say it (MEMORY_TIP: why)
+        f"{row.memory_gib:.1f} GiB" if row.memory_gib else "n/a",
         row.driver or "",
     ]
 
@@ -85,6 +94,9 @@ def make_inventory_table(parent: QWidget) -> tuple[QStandardItemModel, QTableVie
     """An empty inventory model (owned by ``parent``) and the table that shows it."""
     model = QStandardItemModel(0, len(COLUMNS), parent)
     model.setHorizontalHeaderLabels(list(COLUMNS))
+    header = model.horizontalHeaderItem(COLUMNS.index("Memory"))
+    if header is not None:
+        header.setToolTip(MEMORY_TIP)
     table = QTableView()
     table.setAccessibleName("Fleet inventory: one row per GPU")
     table.setModel(model)
@@ -124,6 +136,7 @@ def fill_table(
             checks_column: cells[checks_column],
             model_column: f"{name} (catalog id {row.model})" if name != row.model else name,
             COLUMNS.index("of ref"): REFERENCE_TIP,
+            COLUMNS.index("Memory"): MEMORY_TIP,
         }
         items = [
             _item(text, right=column in _RIGHT_COLUMNS, tip=tips.get(column, ""))

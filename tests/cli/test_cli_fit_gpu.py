@@ -100,7 +100,7 @@ def test_a_given_seq_that_does_not_fit_is_refused_saying_why(
     assert code == 2
     assert "Launch (" not in out
     assert "rtx-4090 does not hold this workload at --seq 131,072 on one GPU" in err
-    assert "GB usable" in err
+    assert "GiB usable" in err
     longest = re.search(r"1× holds up to ([\d,]+) tokens: give --seq (\d+)", err)
     assert longest is not None
     # the context it offers is one the fit holds
@@ -195,9 +195,12 @@ def test_fit_gpu_answers_for_that_gpu(capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0, err
     plain = run_cli(capsys, *QWEN_Q4)[1]
     assert out != plain
-    assert "On rtx-4090 (NVIDIA GeForce RTX 4090, 24 GB):" in out
+    # memory in GiB, the unit the card is sold in (its "24 GB" is 24 GiB = 25.8 x 10^9 bytes)
+    assert "On rtx-4090 (NVIDIA GeForce RTX 4090, 24 GiB):" in out
     answer = " ".join(out.split())
-    assert re.search(r"Fits on one GPU at 2,048 tokens: needs [\d.]+ GB of 25.8 GB usable", answer)
+    assert re.search(
+        r"Fits on one GPU at 2,048 tokens: needs [\d.]+ GiB of 24.0 GiB usable", answer
+    )
     assert re.search(r"Longest context that fits one GPU: [\d,]+ tokens", answer)
     assert "Fits on one GPU (" not in out  # the catalog-wide table is left out
     assert max(len(line) for line in out.splitlines()) <= 80
@@ -223,7 +226,7 @@ def test_fit_gpu_that_does_not_hold_it_says_so(capsys: pytest.CaptureFixture[str
     assert code == 0
     answer = " ".join(out.split())
     assert "Does not fit at 2,048 tokens on up to 2 GPUs: needs" in answer
-    assert "12.9 GB usable each" in answer
+    assert "12.0 GiB usable each" in answer  # a "12 GB" card: 12.9 x 10^9 bytes
     document = _json(
         capsys, "fit", "--model", "llama-3.1-70b", "--gpu", "rtx-3060-12gb", "--max-gpus", "2"
     )

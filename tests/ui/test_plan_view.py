@@ -74,7 +74,9 @@ def test_default_7b_bf16_inference(view: PlanView) -> None:
     assert "Transformer Math 101" in view.fit_page.formula_view.toPlainText()
     # The stacked bar: one segment per non-zero part, laid end to end.
     opts = view.fit_page.bar_item.opts
-    assert sum(opts["width"]) == pytest.approx(view.fit_page.report.estimate.total_gb)
+    # in GiB, the page's unit (the estimate counts in GB = 10^9 bytes)
+    total_gib = view.fit_page.report.estimate.total_gb * 1e9 / 2**30
+    assert sum(opts["width"]) == pytest.approx(total_gib)
     assert opts["x0"][0] == 0 and opts["x0"][1] == pytest.approx(opts["width"][0])
     count_column = view.fit_page.fits_tree.topLevelItem(3).text(1)
     assert count_column == "2 (parallel)"

@@ -31,12 +31,14 @@ from gpudesk.ui.plan import forms
 from gpudesk.ui.plan.fit_form import WorkloadForm
 from gpudesk.ui.plan.fit_results import (
     FIT_HEADERS,
+    GIB_NOTE,
     PART_COLORS,
     SHORT_LABELS,
     FitColumn,
     breakdown_html,
     fit_item,
     fits_summary,
+    gib,
     total_html,
 )
 from gpudesk.ui.state import AppState
@@ -113,9 +115,10 @@ class FitPage(QWidget):
         self.bar_plot.setMouseEnabled(x=False, y=False)
         self.bar_plot.hideButtons()
         self.bar_plot.setFixedHeight(96)
+        self.bar_plot.setToolTip(GIB_NOTE)
         plot_item = self.bar_plot.getPlotItem()
         plot_item.hideAxis("left")
-        plot_item.setLabel("bottom", "GB (10⁹ bytes)")
+        plot_item.setLabel("bottom", "GiB (2³⁰ bytes)")
         plot_item.setYRange(-0.5, 0.5, padding=0)
         theme.follow_theme(self.bar_plot)
         self.bar_item = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6)
@@ -153,6 +156,8 @@ class FitPage(QWidget):
             FitColumn.COUNT,
             "Sorted by GPUs needed, then usable memory per GPU; click a header to sort by it",
         )
+        for column in (FitColumn.MEMORY, FitColumn.NEED, FitColumn.HEADROOM):
+            self.fits_tree.headerItem().setToolTip(column, GIB_NOTE)
         self.fits_tree.headerItem().setToolTip(
             FitColumn.DECODE,
             "Upper bound for one stream: GPUs × bandwidth / bytes read per token. "
@@ -237,11 +242,11 @@ class FitPage(QWidget):
         widths: list[float] = []
         brushes: list[QColor] = []
         running = 0.0
-        for part in parts:
+        for part in parts:  # in GiB, the page's unit
             x0.append(running)
-            widths.append(part.gb)
+            widths.append(gib(part.gb))
             brushes.append(QColor(PART_COLORS[part.key]))
-            running += part.gb
+            running += gib(part.gb)
         self.bar_item.setOpts(
             x0=x0, y=[0.0] * len(parts), width=widths, height=0.6, brushes=brushes, pens=brushes
         )
@@ -272,7 +277,7 @@ class FitPage(QWidget):
         self.gpu_text.hide()
 
     def _update_bar_range(self) -> None:
-        total = self.report.estimate.total_gb if self.report is not None else 1.0
+        total = gib(self.report.estimate.total_gb) if self.report is not None else 1.0
         right = max(total, 0.001)
         if self.gpu_line.isVisible():
             right = max(right, float(self.gpu_line.value()))
@@ -320,10 +325,10 @@ class FitPage(QWidget):
         # With N GPUs each holds 1/N of the tensors plus its own overhead: mark one GPU's
         # memory against one GPU's share only when N is 1, else the N GPUs' sum.
         count = result.count or 1
-        usable = result.usable_gb * count  # what the workload may use, GB like the bar
+        usable = result.usable_gib * count  # what the workload may use, GiB like the bar
         self.gpu_line.setValue(usable)
         label = result.name if count == 1 else f"{count} × {result.name}"
-        self.gpu_text.setText(f"{label}: {usable:,.1f} GB usable ")
+        self.gpu_text.setText(f"{label}: {usable:,.1f} GiB usable ")
         self.gpu_text.setPos(usable, 0.36)
         self.gpu_line.show()
         self.gpu_text.show()

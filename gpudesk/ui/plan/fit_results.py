@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QTreeWidgetItem
 from gpudesk.markup import linkify
 from gpudesk.memory.breakdown import MemoryEstimate, PartKey
 from gpudesk.memory.fit import FitReport, GpuFit
+from gpudesk.memory.usable import GB, GIB
 from gpudesk.ui import theme
 from gpudesk.ui.plan.fit_form import WORKLOAD_TEXT
 
@@ -41,6 +42,24 @@ SHORT_LABELS = {
 
 #: The fits table's column headers, in :class:`FitColumn` order.
 FIT_HEADERS = ["GPU", "GPUs", "Usable / GPU", "Need / GPU", "Headroom", "Decode ≤ tok/s"]
+
+#: Why memory reads in GiB on this page, where a user compares it with a card's "80 GB".
+GIB_NOTE = (
+    "Memory is in GiB (2³⁰ bytes), the unit GPUs are sold in: a card sold as '80 GB' "
+    "holds 80 GiB (nvidia-smi totals an A100 80GB at 81,920 MiB), and PyTorch and the "
+    "engines' logs count in GiB too. 1 GiB = 1.074 GB of 10⁹ bytes, the unit model "
+    "downloads are sized in and the formulas count in."
+)
+
+
+def gib(value_gb: float) -> float:
+    """A size in GB (10⁹ bytes, the memory model's unit) in GiB, the page's unit."""
+    return value_gb * GB / GIB
+
+
+def gib_text(value_gb: float, decimals: int = 1) -> str:
+    """ "19.2 GiB" for a size given in GB (10⁹ bytes)."""
+    return f"{gib(value_gb):,.{decimals}f} GiB"
 
 
 class FitColumn:
@@ -77,9 +96,9 @@ def fit_item(result: GpuFit) -> FitItem:
         [
             result.name,
             f"{count}" if count == 1 else f"{count} (parallel)",
-            f"{result.usable_gb:,.1f} GB",
-            f"{result.per_gpu_gb:,.1f} GB",
-            f"+{result.headroom_gb:,.1f} GB",
+            gib_text(result.usable_gb),
+            gib_text(result.per_gpu_gb),
+            f"+{gib_text(result.headroom_gb)}",
             ""
             if result.decode_tokens_per_s_upper_bound is None
             else f"≤ {result.decode_tokens_per_s_upper_bound:,.0f}",
@@ -97,7 +116,12 @@ def fit_item(result: GpuFit) -> FitItem:
         if number is not None:
             item.setData(column, SORT_ROLE, float(number))
     item.setToolTip(FitColumn.GPU, result.gpu_id)
-    item.setToolTip(FitColumn.MEMORY, f"{result.memory_gb:g} GB as sold: {result.usable_basis}")
+    sold = (
+        "Memory size not published"
+        if result.memory_gb is None
+        else f"Sold as '{result.memory_gb:g} GB', which is {result.memory_gb:g} GiB"
+    )
+    item.setToolTip(FitColumn.MEMORY, f"{sold}: {result.usable_basis}")
     for column in range(1, 6):
         item.setTextAlignment(column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     if count > 1:
@@ -144,11 +168,11 @@ def fits_summary(report: FitReport, gpu_name: Callable[[str], str]) -> str:
 
 
 def total_html(report: FitReport) -> str:
-    """The headline: the total in GB, the model and workload, and whether one GPU holds it."""
+    """The headline: the total in GiB, the model and workload, and whether one GPU holds it."""
     estimate = report.estimate
     single = sum(1 for result in report.fits if result.count == 1)
     return (
-        f"<span style='font-size:16pt; font-weight:bold'>{estimate.total_gb:,.2f} GB</span>"
+        f"<span style='font-size:16pt; font-weight:bold'>{gib_text(estimate.total_gb, 2)}</span>"
         f"&nbsp;&nbsp;{html.escape(estimate.model.name)} · "
         f"{html.escape(WORKLOAD_TEXT[estimate.spec.workload])} · {spec_suffix(report)}"
         + (
@@ -169,7 +193,7 @@ def breakdown_html(estimate: MemoryEstimate) -> str:
             rows.append(
                 f"<tr style='color:{muted}'><td valign='top'>{swatch}</td>"
                 f"<td valign='top'>{html.escape(part.label)}</td>"
-                f"<td valign='top' align='right' style='padding-right:10px'>0&nbsp;GB</td>"
+                f"<td valign='top' align='right' style='padding-right:10px'>0&nbsp;GiB</td>"
                 f"<td valign='top'>{html.escape(part.formula)}</td></tr>"
             )
             continue
@@ -177,7 +201,7 @@ def breakdown_html(estimate: MemoryEstimate) -> str:
             f"<tr><td valign='top'>{swatch}</td>"
             f"<td valign='top' style='padding-right:8px'><b>{html.escape(part.label)}</b></td>"
             f"<td valign='top' align='right' style='padding-right:10px'>"
-            f"<b>{part.gb:,.2f}&nbsp;GB</b></td>"
+            f"<b>{gib(part.gb):,.2f}&nbsp;GiB</b></td>"
             f"<td valign='top'>{html.escape(part.formula)}<br>"
             f"<span style='color:{muted}; font-size:small'>{linkify(part.source)}</span>"
             "</td></tr>"
@@ -188,17 +212,17 @@ def breakdown_html(estimate: MemoryEstimate) -> str:
         + "".join(rows)
         + "</table>"
         + (f"<ul>{notes}</ul>" if notes else "")
-        + f"<p>Tensors {estimate.allocated_gb:,.2f} GB"
+        + f"<p>Tensors {gib_text(estimate.allocated_gb, 2)}"
         + (
-            f"; {estimate.host_gb:,.2f} GB in host memory, not on the GPU"
+            f"; {gib_text(estimate.host_gb, 2)} in host memory, not on the GPU"
             if estimate.host_gb
             else ""
         )
         + f". {html.escape(estimate.compares_with)}</p>"
-        + f"<p style='color:{muted}; font-size:small'>GB = 10⁹ bytes; a GPU sold as "
-        "'24 GB' holds 24 GiB = 25.8 GB, and the Usable column is that less what the "
-        "driver and the engine keep. Activations are an approximation (see the formula); "
-        "the framework overhead is GPUDesk's stated choice.</p>"
+        + f"<p style='color:{muted}; font-size:small'>{html.escape(GIB_NOTE)} The total "
+        f"is {estimate.total_gb:,.2f} GB. The Usable column is the memory as sold less "
+        "what the driver and the engine keep. Activations are an approximation (see the "
+        "formula); the framework overhead is GPUDesk's stated choice.</p>"
     )
 
 
