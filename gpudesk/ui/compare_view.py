@@ -52,8 +52,42 @@ from gpudesk.ui.compare_widgets import (
     swatch,
 )
 from gpudesk.ui.state import AppState
+from gpudesk.ui.worker import TaskWorker
 
 __all__ = ["PLOT_KEYS", "AxisPicker", "ChartLayout", "CompareTableModel", "CompareView"]
+
+#: a "tokens/s for ..." cell while its estimate runs on the worker
+SPEED_PENDING = "estimating…"
+
+
+def speed_rows(workload: object, entries: list[CatalogEntry], with_measured: bool) -> list[Row]:
+    """The "tokens/s for ..." row (and the user's measured row, where there are
+    measurements of it) for ``entries``: plain Python, run on a worker."""
+    from gpudesk.measurements.rows import cell_text, rows_across, stored_rows
+    from gpudesk.speed.planner import SpeedWorkload, speed_cell_text, speed_cells
+
+    assert isinstance(workload, SpeedWorkload)
+    cells = speed_cells(workload, entries)
+    values: list[str | None] = [speed_cell_text(cell) for cell in cells]
+    measured = [cell_text(found) for found in rows_across(workload, cells, stored_rows())]
+    if with_measured:
+        values.append(None)
+        measured.append(None)
+    label = f"tokens/s for {workload.label}"
+    rows = [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
+    if any(measured):
+        rows.append(
+            Row(
+                "speed_measured",
+                "measured tokens/s (yours, same workload)",
+                "",
+                MetricGroup.COMPUTE,
+                RowKind.TEXT,
+                tuple(measured),
+            )
+        )
+    return rows
+
 
 EMPTY_MESSAGE = (
     f"Mark {MIN_COMPARED}-{MAX_COMPARED} GPUs in the Catalog tab (Ctrl+D) to compare them here."
@@ -76,6 +110,12 @@ class CompareView(CompareLayout):
         #: (row key, GPU id) -> why its price or rate may be old (:func:`stale_cells`)
         self._stale: dict[tuple[str, str], str] = {}
         self._style: ChartStyle = chart_style(theme.is_dark())
+        #: the "tokens/s for ..." rows: estimated on a worker (a serving workload with an
+        #: SLO takes about a second for four GPUs), kept for the (workload, GPUs,
+        #: measured column) they were made for; the table shows "estimating…" meanwhile
+        self._speed_ready: tuple[object, tuple[str, ...], bool, list[Row]] | None = None
+        self._speed_pending: tuple[object, tuple[str, ...], bool] | None = None
+        self._speed_worker: TaskWorker | None = None
         self._build()
         state.compare_changed.connect(self.refresh)
         state.catalog_changed.connect(self.refresh)
@@ -314,36 +354,58 @@ class CompareView(CompareLayout):
             self._update_table()
 
     def _speed_rows(self, entries: list[CatalogEntry], with_measured: bool) -> list[Row]:
-        """The "tokens/s for ..." row while the Plan tab's "How fast?" has a workload."""
+        """The "tokens/s for ..." row while the Plan tab's "How fast?" has a workload:
+        the estimated rows once the worker has them, "estimating…" until then."""
         workload = self.state.speed_workload
         if workload is None or not entries:
             return []
-        from gpudesk.speed.planner import SpeedWorkload, speed_cell_text, speed_cells
-
-        assert isinstance(workload, SpeedWorkload)
-        cells = speed_cells(workload, entries)
-        values: list[str | None] = [speed_cell_text(cell) for cell in cells]
-        # the user's measurements of it, where there are any (checkgui's row)
-        from gpudesk.measurements.rows import cell_text, rows_across, stored_rows
-
-        measured = [cell_text(found) for found in rows_across(workload, cells, stored_rows())]
+        ids = tuple(entry.id for entry in entries)
+        ready = self._speed_ready
+        if ready is not None and ready[0] is workload and ready[1:3] == (ids, with_measured):
+            return ready[3]
+        pending = self._speed_pending
+        if pending is None or pending[0] is not workload or pending[1:] != (ids, with_measured):
+            self._start_speed_rows(workload, entries, with_measured)
+        label = f"tokens/s for {getattr(workload, 'label', '')}"
+        values: list[str | None] = [SPEED_PENDING] * len(entries)
         if with_measured:
             values.append(None)
-            measured.append(None)
-        label = f"tokens/s for {workload.label}"
-        rows = [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
-        if any(measured):
-            rows.append(
-                Row(
-                    "speed_measured",
-                    "measured tokens/s (yours, same workload)",
-                    "",
-                    MetricGroup.COMPUTE,
-                    RowKind.TEXT,
-                    tuple(measured),
-                )
-            )
-        return rows
+        return [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
+
+    def _start_speed_rows(
+        self, workload: object, entries: list[CatalogEntry], with_measured: bool
+    ) -> None:
+        if self._speed_worker is not None:
+            self._speed_worker.cancel()  # its result is for another key: dropped below
+        key = (workload, tuple(entry.id for entry in entries), with_measured)
+        self._speed_pending = key
+        chosen = list(entries)
+        worker = TaskWorker(
+            lambda _progress: speed_rows(workload, chosen, with_measured), owner=self
+        )
+        worker.finished.connect(lambda rows: self._on_speed_rows(key, rows))
+        worker.failed.connect(lambda message: self._on_speed_failed(key, message))
+        worker.done.connect(self._on_speed_worker_done)
+        self._speed_worker = worker
+        worker.start()
+
+    def _on_speed_rows(self, key: tuple[object, tuple[str, ...], bool], rows: object) -> None:
+        if key != self._speed_pending or not isinstance(rows, list):
+            return  # a newer workload or selection asked since
+        self._speed_pending = None
+        self._speed_ready = (*key, rows)
+        if len(self.entries()) >= MIN_COMPARED:
+            self._update_table()
+
+    def _on_speed_failed(self, key: tuple[object, tuple[str, ...], bool], message: str) -> None:
+        if key == self._speed_pending:
+            self._speed_pending = None
+            self.status_message.emit(f"tokens/s row not estimated: {message}")
+
+    def _on_speed_worker_done(self) -> None:
+        # an older worker ends after a newer one started: keep the newer's handle
+        if self._speed_worker is not None and not self._speed_worker.is_running():
+            self._speed_worker = None
 
     def _update_table(self) -> None:
         entries = self.entries()

@@ -452,6 +452,8 @@ def test_compare_gains_a_measured_row_where_measurements_exist(
         [README_JSON], ImportHints(resolve_gpu=lambda name: "rtx-4080"), state.entries(), store
     )
     view.recompute_now()  # the page sets the workload again, Compare rebuilds
+    # the rows come from Compare's worker
+    qtbot.waitUntil(lambda: "speed_measured" in {row.key for row in compare.comparison.rows})
     row = compare.comparison.row("speed_measured")
     assert row.label == "measured tokens/s (yours, same workload)"
     first, second = row.values

@@ -18,7 +18,7 @@ from gpudesk.speed.physics import ModelCosts
 from gpudesk.speed.planner import CostSettings, rank_catalog
 from gpudesk.speed.shapes import shape_for
 from gpudesk.ui import theme
-from gpudesk.ui.compare_view import CompareView
+from gpudesk.ui.compare_view import SPEED_PENDING, CompareView
 from gpudesk.ui.plan.speed_load import Refused, rank_under_load
 from gpudesk.ui.plan.speed_page import SpeedPage
 from gpudesk.ui.plan.view import PlanView
@@ -271,6 +271,9 @@ def test_compare_shows_the_serving_workloads_tokens_per_s(qtbot: QtBot, view: Pl
     qtbot.addWidget(compare)
     state.set_compare(["h100-sxm5", "l40s"])
     assert compare.comparison is not None
+    # estimated on Compare's worker: "estimating…" until then, the window never waits
+    assert compare.comparison.row("speed").values[0] == SPEED_PENDING
+    qtbot.waitUntil(lambda: compare.comparison.row("speed").values[0] != SPEED_PENDING)
     row = compare.comparison.row("speed")
     assert "serve, vllm, FP8" in row.label and "5 requests/s" in row.label
     by_id = {item.gpu_id: item for item in page.results}

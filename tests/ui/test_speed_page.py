@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.measured import MeasuredSeries
 from gpudesk.speed.planner import SpeedWorkload
-from gpudesk.ui.compare_view import CompareView
+from gpudesk.ui.compare_view import SPEED_PENDING, CompareView
 from gpudesk.ui.plan.view import PlanView
 from gpudesk.ui.state import AppState
 
@@ -93,6 +93,10 @@ def test_compare_gets_a_tokens_per_s_row(qtbot: QtBot, view: PlanView, state: Ap
     qtbot.addWidget(compare)
     state.set_compare(["rtx-4090", "h100-sxm5"])
     assert compare.comparison is not None
+    pending = compare.comparison.row("speed")  # at once, while the worker estimates
+    assert pending.label.startswith("tokens/s for Llama 3.1 8B")
+    assert set(pending.values) == {SPEED_PENDING}
+    qtbot.waitUntil(lambda: compare.comparison.row("speed").values[0] != SPEED_PENDING)
     row = compare.comparison.row("speed")
     assert row.label.startswith("tokens/s for Llama 3.1 8B")
     assert all(isinstance(value, str) and value[0].isdigit() for value in row.values)
