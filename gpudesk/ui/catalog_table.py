@@ -22,7 +22,9 @@ from gpudesk.ui.frozen_table import FrozenColumnsTableView
 
 _NAME_MAX_WIDTH_PX = 210
 #: Architecture names ("Xe HPC (Ponte Vecchio)") elide past this; the tooltip has it all.
-ARCHITECTURE_MAX_WIDTH_PX = 170
+#: 150 px: at 1366 px the vendor column grew 20 px for "Qualcomm" and pushed the price
+#: column off screen at 170.
+ARCHITECTURE_MAX_WIDTH_PX = 150
 #: Rows the column widths are measured on (Qt's resizeContentsPrecision).
 FIT_SAMPLE_ROWS = 200
 
