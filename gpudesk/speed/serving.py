@@ -496,6 +496,92 @@ def _jump_decodes(
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class ShareTarget:
+    """Bounds in ms (None: no bound) and the share of requests that must meet every one
+    (vLLM's goodput rule, as :meth:`ServingRun.share_meeting` counts it)."""
+
+    ttft_ms: float | None
+    tpot_ms: float | None
+    e2e_ms: float | None
+    share: float
+
+
+class _Decided(Exception):
+    """Raised inside a run once whether it meets its :class:`ShareTarget` is decided."""
+
+    def __init__(self, met: bool) -> None:
+        super().__init__(met)
+        self.met = met
+
+
+class _Judge:
+    """Counts the requests that met or missed a target as their figures become final: the
+    time to first token at the first token (a preemption later does not move it), the
+    time per output token and end-to-end latency at the finish, each computed as
+    :func:`_report` computes it. Once the met ones reach the share, or the missed ones
+    leave too few to reach it, no later request can change the verdict."""
+
+    __slots__ = ("met", "missed", "missed_first", "requests", "target")
+
+    def __init__(self, target: ShareTarget, requests: int) -> None:
+        self.target = target
+        self.requests = requests
+        self.met = 0
+        self.missed = 0
+        #: requests already counted as missed at their first token
+        self.missed_first: set[int] = set()
+
+    def first_token(self, request: _Request) -> None:
+        bound = self.target.ttft_ms
+        if bound is not None and (request.first_token - request.sent) * 1e3 > bound:
+            self.missed_first.add(request.index)
+            self._missed()
+
+    def finished(self, request: _Request) -> None:
+        if request.index in self.missed_first:
+            return
+        ttft = (request.first_token - request.sent) * 1e3
+        e2e = (request.finish - request.sent) * 1e3
+        tpot = (e2e - ttft) / (request.output - 1) if request.output > 1 else 0.0
+        target = self.target
+        if (
+            (target.ttft_ms is not None and ttft > target.ttft_ms)
+            or (target.tpot_ms is not None and tpot > target.tpot_ms)
+            or (target.e2e_ms is not None and e2e > target.e2e_ms)
+        ):
+            self._missed()
+            return
+        self.met += 1
+        # the same division share_meeting makes at the end: met only grows
+        if self.met / self.requests >= target.share:
+            raise _Decided(True)
+
+    def _missed(self) -> None:
+        self.missed += 1
+        # at most requests - missed can meet the target by the end
+        if (self.requests - self.missed) / self.requests < self.target.share:
+            raise _Decided(False)
+
+
+def meets_target(
+    config: SchedulerConfig, traffic: Traffic, step_cost: StepCost, target: ShareTarget
+) -> tuple[bool, ServingRun | None]:
+    """Whether at least ``target.share`` of the requests of :func:`simulate` meet every
+    bound of ``target``, stopping the run as soon as that is decided; the verdict is the
+    full run's. Also the run when it went to the end (None when it stopped early).
+
+    Raises:
+        SimulationError: as :func:`simulate`.
+    """
+    try:
+        run = _simulate(config, traffic, step_cost, _Judge(target, traffic.num_prompts))
+    except _Decided as decided:
+        return decided.met, None
+    share = run.share_meeting(ttft_ms=target.ttft_ms, tpot_ms=target.tpot_ms, e2e_ms=target.e2e_ms)
+    return share >= target.share, run
+
+
 def simulate(config: SchedulerConfig, traffic: Traffic, step_cost: StepCost) -> ServingRun:
     """Run ``traffic`` through one engine instance whose steps take ``step_cost``.
 
@@ -503,6 +589,12 @@ def simulate(config: SchedulerConfig, traffic: Traffic, step_cost: StepCost) -> 
         SimulationError: a limit out of range, or a request that can never run (it
             needs more KV blocks than the pool has).
     """
+    return _simulate(config, traffic, step_cost, None)
+
+
+def _simulate(
+    config: SchedulerConfig, traffic: Traffic, step_cost: StepCost, judge: _Judge | None
+) -> ServingRun:
     config.check()
     traffic.check()
     bs = config.block_size
@@ -540,6 +632,8 @@ def simulate(config: SchedulerConfig, traffic: Traffic, step_cost: StepCost) -> 
         if in_flight == cap:
             below_cap_since = now
         in_flight -= 1
+        if judge is not None:
+            judge.finished(request)
 
     while done < traffic.num_prompts:
         while next_send < traffic.num_prompts and in_flight < cap and arrivals[next_send] <= now:
@@ -629,6 +723,8 @@ def simulate(config: SchedulerConfig, traffic: Traffic, step_cost: StepCost) -> 
             # The prompt (or the tokens recomputed after a preemption) is in: a token.
             if request.generated == 0:
                 request.first_token = now
+                if judge is not None:
+                    judge.first_token(request)
             else:
                 odd_gaps.append(now - request.last_token)
             request.generated += 1
