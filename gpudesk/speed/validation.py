@@ -6,7 +6,7 @@ range, caps) by a fit that never saw its source: the fit of every other source
 A source never helps predict itself, so the table says how the model does on a
 publication it has not seen: |log(estimate / measured)| per row, its median per
 workload, the median estimate / measured, and the share of rows inside [low, high].
-``python -m gpudesk.speed.validation`` prints the table the README quotes.
+``python -m gpudesk.speed.validation`` prints the table docs/speed.md quotes.
 """
 
 from __future__ import annotations
