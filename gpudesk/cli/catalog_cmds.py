@@ -498,7 +498,7 @@ def run_validate(args: argparse.Namespace) -> int:
                 wrap_paragraph(
                     f"{directory}: does not exist yet; create {where} with "
                     f"'mkdir -p {directory}' and put one TOML file per GPU there "
-                    "(README: Updating a price or adding a GPU), then validate again",
+                    "(docs/catalog.md#updating-a-price-or-adding-a-gpu), then validate again",
                     subsequent_indent="    ",
                 )
             )

@@ -5,7 +5,7 @@ errors it expects into a :class:`~gpudesk.cli.common.CliError` with its own
 words and code (``--gpu: no GPU named ...``, exit 2); an error that escapes it
 (a :class:`~gpudesk.errors.GpuDeskError` raised deeper than the command looked)
 ends here: one line, ``gpudesk: <message>``, and the code of its first row
-below, as the README's exit codes say: 2 for input that cannot be used, 3 for
+below, as docs/commands.md's exit codes say: 2 for input that cannot be used, 3 for
 nothing to work on (no GPU, no Slurm, no Ray cluster), 130 for a stop the user
 asked for, 1 for any other failure. The traceback is printed with ``gpudesk
 --debug`` only.

@@ -135,6 +135,10 @@ def test_validate_names_a_missing_folder_and_how_to_create_it(
     assert main(["validate", "--strict", str(missing)]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert "does not exist yet" in out and f"mkdir -p {missing}" in out
+    # The pointer names the page and heading that hold the how-to today.
+    assert "(docs/catalog.md#updating-a-price-or-adding-a-gpu)" in out
+    catalog_doc = Path(__file__).parents[2] / "docs" / "catalog.md"
+    assert "## Updating a price or adding a GPU" in catalog_doc.read_text()
     folder = tmp_path / "file"
     folder.write_text("x")
     assert main(["validate", str(folder)]) == 1
