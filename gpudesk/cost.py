@@ -246,6 +246,9 @@ class CatalogCostFigures(BaseModel):
     #: e.g. "lowest $1.82 (Cudo Compute no-kristiansand-1, 2026-12-02), median $2.40
     #: across 5 providers"
     cloud_distribution: str = ""
+    #: for a chip rented in a bigger unit, what the default rate was divided from:
+    #: "from tpu-v6e-8 at $21.60/hour, 8 chips" ("" otherwise)
+    cloud_rate_divided_from: str = ""
 
     @property
     def cloud_hourly_usd(self) -> float | None:
@@ -277,6 +280,7 @@ def catalog_cost_figures(entry: CatalogEntry, today: dt.date | None = None) -> C
         cloud_median_usd=summary.median_usd,
         cloud_provider_count=len(summary.on_demand),
         cloud_distribution=distribution_words(summary),
+        cloud_rate_divided_from="" if summary.lowest is None else summary.lowest.divided_from(),
     )
 
 
@@ -301,11 +305,12 @@ def cost_inputs_for(
     figures = catalog_cost_figures(entry)
     what = f"{entry.name} ({entry.id})"
     if entry.status is Status.CLOUD_ONLY and purchase_usd is None:
-        rent = (
-            f"its rent is {figures.cloud_hourly_usd:,.2f} USD per chip-hour"
-            if figures.cloud_hourly_usd is not None
-            else "no public hourly rate for it is held"
-        )
+        if figures.cloud_hourly_usd is not None:
+            rent = f"its rent is {figures.cloud_hourly_usd:,.2f} USD per chip-hour"
+            if figures.cloud_rate_divided_from:
+                rent += f", {figures.cloud_rate_divided_from}"
+        else:
+            rent = "no public hourly rate for it is held"
         _raise(
             [
                 InputProblem(

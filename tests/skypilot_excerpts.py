@@ -6,6 +6,11 @@ Verbatim rows of skypilot-org/skypilot-catalog:
 - ``GCP_V9``: catalogs/v9/gcp/vms.csv at commit 2c3d7ea7d76b (as read 2026-12-02): machine
   rows (no accelerator) and GPU rows (no InstanceType) of zones us-central1-a and
   us-east4-a, and the A4 machine row whose Price is 0.0 in every zone of the file.
+- ``GCP_V9_TPU``: Cloud TPU slice rows of the same file and commit (read 2026-12-07):
+  one row per slice and zone, ``AcceleratorCount`` 1, the slice's price. Chosen to show
+  a chip-counted suffix (``v5litepod``, ``v6e``), a TensorCore-counted one (``v2``,
+  ``v5p``, the largest v5p slice too) and the 700.0 SkyPilot writes where it found no
+  v6e price (asia-east1-c; the spot price of southamerica-west1-a).
 """
 
 LAMBDA_V9 = (
@@ -54,4 +59,18 @@ GCP_V9 = (
     ",,,L4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 24576}}]},us-central1,us-central1-a,"
     "0.56004,0.2862\n"
     ",,,tpu-v6e-1,1,tpu-v6e-1,us-central1,us-central1-a,2.7,0.59266\n"
+)
+GCP_V9_TPU = (
+    "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+    "AvailabilityZone,Price,SpotPrice\n"
+    ",,,tpu-v2-8,1,tpu-v2-8,us-central1,us-central1-b,4.5,1.35\n"
+    ",,,tpu-v5litepod-8,1,tpu-v5litepod-8,us-central1,us-central1-a,9.6,2.38168\n"
+    ",,,tpu-v5litepod-8,1,tpu-v5litepod-8,us-east5,us-east5-a,9.6,4.8\n"
+    ",,,tpu-v5p-8,1,tpu-v5p-8,us-central1,us-central1-a,16.8,3.12196\n"
+    ",,,tpu-v5p-8,1,tpu-v5p-8,us-east5,us-east5-a,16.8,5.19981\n"
+    ",,,tpu-v5p-12288,1,tpu-v5p-12288,us-central1,us-central1-a,25804.8,4795.33056\n"
+    ",,,tpu-v6e-8,1,tpu-v6e-8,asia-east1,asia-east1-c,700.0,700.0\n"
+    ",,,tpu-v6e-8,1,tpu-v6e-8,southamerica-west1,southamerica-west1-a,21.6,700.0\n"
+    ",,,tpu-v6e-8,1,tpu-v6e-8,us-central1,us-central1-a,21.6,4.74132\n"
+    ",,,tpu-v6e-8,1,tpu-v6e-8,us-east4,us-east4-a,21.6,2.75929\n"
 )

@@ -29,8 +29,8 @@ from gpudesk.catalog.price_snapshots import (
     load_bundled_snapshots,
 )
 from gpudesk.catalog.prices import default_cloud_rate
-from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind, Status
-from gpudesk.catalog.skypilot import RATE_BASIS, rate_basis
+from gpudesk.catalog.schema import CatalogEntry, CloudRate, CloudRateKind, Kind, Status
+from gpudesk.catalog.skypilot import RATE_BASIS, TPU_RATE_BASIS, rate_basis, tpu_slice
 
 #: A rate seen longer ago than this is marked stale.
 RATE_STALE_AFTER_DAYS = 90
@@ -51,9 +51,31 @@ class ProviderRate:
     origin: str  # "skypilot" or "catalog"
     #: how the figure was derived and where it came from (for "How these figures were sourced")
     provenance: str
+    #: what one rate pays for: "GPU", or "chip" (a TPU slice's or a Trainium's chip)
+    unit: str = "GPU"
 
     def is_stale(self, today: dt.date) -> bool:
         return self.date is None or (today - self.date).days > RATE_STALE_AFTER_DAYS
+
+    @property
+    def from_tpu_slice(self) -> bool:
+        """True when the rate was divided from a Cloud TPU slice's price."""
+        return self.origin == "skypilot" and tpu_slice(self.instance_type) is not None
+
+    def words(self) -> str:
+        """The rate as a person reads it: "$2.99/GPU-hour", or for a chip rented in a
+        bigger unit "$2.70/chip-hour from tpu-v6e-8 at $21.60/hour, 8 chips"."""
+        rate = f"{format_usd(self.usd_per_gpu_hour)}/{self.unit}-hour"
+        divided = self.divided_from()
+        return f"{rate} {divided}" if divided else rate
+
+    def divided_from(self) -> str:
+        """For a chip's rate divided from a bigger unit, what it was divided from:
+        "from tpu-v6e-8 at $21.60/hour, 8 chips" ("" otherwise)."""
+        if self.unit != "chip" or self.gpu_count < 2 or not self.instance_type:
+            return ""
+        whole = self.usd_per_gpu_hour * self.gpu_count
+        return f"from {self.instance_type} at {format_usd(whole)}/hour, {self.gpu_count} chips"
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -67,6 +89,8 @@ class ProviderRate:
             "source": self.link,
             "origin": self.origin,
             "provenance": self.provenance,
+            "unit": self.unit,
+            "words": self.words(),
         }
 
 
@@ -120,6 +144,22 @@ class RateSummary:
         """Every rate, on-demand first, then marketplace, then spot."""
         return (*self.on_demand, *self.marketplace, *self.spot)
 
+    @property
+    def unit(self) -> str:
+        """What the rates pay for: "chip" when any is per chip, else "GPU"."""
+        return "chip" if any(rate.unit == "chip" for rate in self.rates) else "GPU"
+
+    @property
+    def basis(self) -> str:
+        """How a rate per unit is made from a listed price (said beside the rates)."""
+        if any(rate.from_tpu_slice for rate in self.rates):
+            return TPU_RATE_BASIS
+        if self.unit == "chip":
+            return (
+                "instance price divided by its chip count; the host's CPUs and memory are included"
+            )
+        return RATE_BASIS
+
     def as_json(self) -> dict[str, object]:
         median = self.median_usd
         return {
@@ -131,7 +171,8 @@ class RateSummary:
             "providers": [rate.as_json() for rate in self.rates],
             "provider_count": len({rate.provider for rate in self.rates}),
             "date": None if self.date is None else self.date.isoformat(),
-            "rate_basis": RATE_BASIS,
+            "rate_basis": self.basis,
+            "unit": self.unit,
         }
 
 
@@ -317,9 +358,13 @@ def _snapshot_rates(snapshot: Snapshot, gpu_id: str, cloud: str) -> Iterable[Pro
     )
     dated = "its commit's date" if snapshot.basis == "commit" else "the day the file was read"
     for offer in offers:
+        listed = (
+            f"{offer.instance_type} ({offer.gpu_count}x {offer.accelerator})"
+            if offer.instance_type != offer.accelerator
+            else f"{offer.accelerator} (a slice of {offer.gpu_count} chips)"
+        )
         provenance = (
-            f"SkyPilot catalog {where}: {offer.instance_type} "
-            f"({offer.gpu_count}x {offer.accelerator}) "
+            f"SkyPilot catalog {where}: {listed} "
             f"${offer.price_usd:g}/h in {offer.region}; {rate_basis(offer)}; dated by {dated}"
         )
         link = "" if source is None else source.link()
@@ -334,6 +379,7 @@ def _snapshot_rates(snapshot: Snapshot, gpu_id: str, cloud: str) -> Iterable[Pro
             link,
             "skypilot",
             provenance,
+            offer.unit,
         )
         spot = offer.spot_per_gpu_hour
         if spot is not None:
@@ -348,6 +394,7 @@ def _snapshot_rates(snapshot: Snapshot, gpu_id: str, cloud: str) -> Iterable[Pro
                 link,
                 "skypilot",
                 provenance.replace(f"${offer.price_usd:g}/h", f"spot ${offer.spot_usd:g}/h"),
+                offer.unit,
             )
 
 
@@ -366,9 +413,15 @@ def catalog_rates(entry: CatalogEntry) -> list[ProviderRate]:
             origin="catalog",
             provenance=(rate.note + "; " if rate.note else "")
             + f"catalog entry {entry.id}, entered by hand",
+            unit=entry_rate_unit(entry),
         )
         for rate in entry.cloud_rates
     ]
+
+
+def entry_rate_unit(entry: CatalogEntry) -> str:
+    """What an entry's rates pay for: a GPU (GPUs and SoCs), or a chip (TPU, NPU, ASIC)."""
+    return "GPU" if entry.kind in (Kind.GPU, Kind.SOC) else "chip"
 
 
 def _summarise(gpu_id: str, rates: Sequence[ProviderRate]) -> RateSummary:
@@ -484,8 +537,17 @@ def distribution_words(summary: RateSummary) -> str:
         part for part in (f"{low.provider} {low.region}".strip(), _date_text(low.date)) if part
     )
     count = len(summary.on_demand)
+    # A chip's rate says so, and where it was divided from ("from tpu-v6e-8 at ...").
+    lowest, per = (
+        (low.words(), "/chip-hour")
+        if low.unit == "chip"
+        else (
+            format_usd(low.usd_per_gpu_hour),
+            "",
+        )
+    )
     return (
-        f"lowest {format_usd(low.usd_per_gpu_hour)} ({where}), median {format_usd(median)} "
+        f"lowest {lowest} ({where}), median {format_usd(median)}{per} "
         f"across {count} provider{'s' if count != 1 else ''}"
     )
 

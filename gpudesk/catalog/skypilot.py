@@ -23,6 +23,12 @@ holds the GPUs' own price for its count and zone; a machine row (``a2-highgpu-1g
 ``n1-highmem-8``) has no accelerator and holds the host's CPUs and memory. The
 rate is the host's price plus its GPUs' price, both as listed for the same zone,
 divided by the GPU count (:func:`rate_basis`).
+
+Google Cloud's file also lists Cloud TPUs, one row per slice (``tpu-v6e-8``): no
+machine, ``AcceleratorCount`` 1, and the slice's price. A slice of a generation the
+catalog holds becomes an offer per chip: the slice's price divided by its chips,
+counted from the accelerator type's suffix as Google defines it for that generation
+(:data:`TPU_GENERATIONS`, :func:`tpu_slice`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ from dataclasses import dataclass, field
 
 #: Said wherever a per-GPU rate derived here is shown.
 RATE_BASIS = "instance price divided by its GPU count; the host's CPUs and memory are included"
+#: Said wherever a per-chip rate divided from a Cloud TPU slice is shown.
+TPU_RATE_BASIS = (
+    "a Cloud TPU slice's price divided by its chips (the accelerator type's suffix counts "
+    "chips for v5e and v6e, TensorCores for v2 to v5p and TPU7x, two per chip); the TPU "
+    "VMs' host CPUs and memory are included"
+)
 
 #: Columns a file must have (found by name; others are ignored).
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -273,6 +285,109 @@ MAPPING_RULES: tuple[MappingRule, ...] = (
 )
 
 
+#: Accelerator names (rules above) whose rows count chips that are not GPUs: their rate
+#: is per chip-hour (a trn2.48xlarge's price divided by its 16 Trainium2 chips).
+CHIP_ACCELERATORS: frozenset[str] = frozenset({"Trainium2", "Trainium3"})
+
+
+@dataclass(frozen=True)
+class TpuGeneration:
+    """One Cloud TPU generation as its accelerator types name it (``v6e`` in ``v6e-8``).
+
+    ``tensorcores_per_chip`` None: the type's suffix counts chips; otherwise it counts
+    TensorCores, this many per chip. ``catalog_id`` None: the catalog has no entry.
+    """
+
+    label: str
+    tensorcores_per_chip: int | None
+    catalog_id: str | None = None
+
+
+#: Cloud TPU generations by the version in their accelerator type. SkyPilot names a
+#: TPU row ``tpu-<accelerator type>`` (``f'tpu-{tpu["type"]}'`` in
+#: sky/catalog/data_fetchers/fetch_gcp.py of skypilot-org/skypilot, read 2026-12-07).
+#: What the suffix counts, from Google's Cloud TPU pages (docs.cloud.google.com/tpu/
+#: docs/<version>, read 2026-12-07):
+#: - v2 and v3: "the TPU version and the number of TPU cores" (``v2-8``, ``v3-128`` is
+#:   128 TensorCores); "each v3 TPU chip contains two TensorCores", a v2 Pod is 256
+#:   chips (512 TensorCores);
+#: - v4: TensorCore-based types (``v4-128``: 128 TensorCores, types-topologies page);
+#:   "each TPU v4 chip contains two TensorCores";
+#: - v5p: "v$VERSION_NUMBERp-$CORES_COUNT", ``v5p-32`` is 32 TensorCores (16 chips); the
+#:   2x2x1 topology is 8 cores, 4 chips;
+#: - v5e (``v5litepod``): "v$VERSION_NUMBER-$CHIP_COUNT"; 2x4 is 8 chips; one
+#:   TensorCore per chip;
+#: - v6e (Trillium): one TensorCore per chip, configured by chips like v5e (``v6e-8``,
+#:   8 chips per host); SkyPilot's fetcher prices v5e and v6e per chip, v5p per 2 cores;
+#: - TPU7x (Ironwood): "each TPU7x chip contains two TensorCores", VMs of 4 chips; a
+#:   single VM is created as ``--accelerator-type=tpu7x-8`` (AI-Hypercomputer/
+#:   accelerator-microbenchmarks, Ironwood/README.md), so the suffix counts TensorCores.
+#:   SkyPilot's catalog lists no TPU7x row yet (catalogs/v9/gcp/vms.csv @ 2c3d7ea7d76b).
+TPU_GENERATIONS: dict[str, TpuGeneration] = {
+    "v2": TpuGeneration("TPU v2", 2),
+    "v3": TpuGeneration("TPU v3", 2),
+    "v4": TpuGeneration("TPU v4", 2),
+    "v5litepod": TpuGeneration("TPU v5e", None),
+    "v5p": TpuGeneration("TPU v5p", 2),
+    "v6e": TpuGeneration("TPU v6e (Trillium)", None),
+    "tpu7x": TpuGeneration("TPU7x (Ironwood)", 2, "tpu-v7-ironwood"),
+}
+#: SkyPilot writes this Price (and SpotPrice) for a v6e slice whose price it did not
+#: find ("TPU_V6E_MAX_PRICE = 700", fetch_gcp.py): a placeholder, not a price.
+TPU_PLACEHOLDER_PRICES: dict[str, float] = {"v6e": 700.0}
+#: The most chips one slice may have (a TPU7x Pod is 9,216 chips).
+MAX_CHIPS_PER_SLICE = 9216
+_TPU_NAME = re.compile(r"^tpu-([a-z][a-z0-9]{0,19})-([0-9]{1,6})$")
+
+
+@dataclass(frozen=True)
+class TpuSlice:
+    """A Cloud TPU accelerator name read: its generation and its chips."""
+
+    name: str  # as SkyPilot lists it, "tpu-v6e-8"
+    version: str  # "v6e"
+    suffix: int  # 8
+    generation: TpuGeneration | None  # None: a generation this table does not know
+    chips: int | None  # None: unknown generation, or a suffix that is no whole chip count
+
+    @property
+    def label(self) -> str:
+        return self.generation.label if self.generation else f"TPU {self.version}"
+
+    @property
+    def counted_as(self) -> str:
+        """How the suffix became chips, for a person ("8 TensorCores, 2 per chip")."""
+        generation = self.generation
+        if generation is None or generation.tensorcores_per_chip is None:
+            return f"{self.suffix} chips"
+        return f"{self.suffix} TensorCores, {generation.tensorcores_per_chip} per chip"
+
+
+def is_tpu_name(accelerator: str) -> bool:
+    """True for a name in Google's TPU row form (``tpu-...``), well formed or not."""
+    return accelerator.casefold().startswith("tpu-")
+
+
+def tpu_slice(accelerator: str) -> TpuSlice | None:
+    """Read ``tpu-<version>-<suffix>``; None when the name is not of that form."""
+    match = _TPU_NAME.match(accelerator)
+    if match is None:
+        return None
+    version, suffix = match.group(1), int(match.group(2))
+    generation = TPU_GENERATIONS.get(version)
+    chips: int | None = None
+    if generation is not None and suffix > 0:
+        per_chip = generation.tensorcores_per_chip or 1
+        if suffix % per_chip == 0:
+            chips = suffix // per_chip
+    return TpuSlice(accelerator, version, suffix, generation, chips)
+
+
+def rate_unit(accelerator: str) -> str:
+    """What one rate of a row named ``accelerator`` pays for: "chip" or "GPU"."""
+    return "chip" if is_tpu_name(accelerator) or accelerator in CHIP_ACCELERATORS else "GPU"
+
+
 #: Google Cloud machine types whose GPUs are fixed, by the GPU rows' accelerator name
 #: and count: the pairing SkyPilot itself prices (``_ACC_INSTANCE_TYPE_DICTS`` in
 #: skypilot-org/skypilot sky/catalog/gcp_catalog.py at commit b9dd08e76883, read
@@ -328,7 +443,19 @@ _GCP_HOST_TYPES = frozenset(
 
 
 def rate_basis(offer: Offer) -> str:
-    """How ``offer``'s per-GPU rate was made, for its provenance."""
+    """How ``offer``'s per-GPU (or per-chip) rate was made, for its provenance."""
+    if offer.cloud == "gcp" and (tpu := tpu_slice(offer.accelerator)) is not None:
+        return (
+            f"Google Cloud lists a Cloud TPU slice's price: {offer.accelerator} at "
+            f"${offer.price_usd:g}/hour in one zone of {offer.region}, divided by its "
+            f"{offer.gpu_count} chips ({tpu.counted_as}); the TPU VMs' host CPUs and memory "
+            "are included"
+        )
+    if offer.accelerator in CHIP_ACCELERATORS:
+        return (
+            f"instance price divided by its {offer.gpu_count} {offer.accelerator} chips; "
+            "the host's CPUs and memory are included"
+        )
     if offer.cloud != "gcp":
         return RATE_BASIS
     n = offer.gpu_count
@@ -388,7 +515,13 @@ class Offer:
         return "marketplace" if self.cloud in MARKETPLACE_CLOUDS else "on_demand"
 
     @property
+    def unit(self) -> str:
+        """What one rate pays for: "GPU", or "chip" (a TPU slice's, a Trainium's)."""
+        return rate_unit(self.accelerator)
+
+    @property
     def usd_per_gpu_hour(self) -> float:
+        """Per GPU, or per chip where :attr:`unit` says so."""
         return self.price_usd / self.gpu_count
 
     @property
@@ -406,7 +539,7 @@ class _GcpRow:
     region: str
     price: float | None
     spot: float | None
-    count: int = 0  # GPUs (GPU rows)
+    count: int = 0  # GPUs (GPU rows), chips (TPU slice rows)
     vcpus: float | None = None  # host rows
     memory_gib: float | None = None
 
@@ -415,6 +548,7 @@ class _GcpRow:
 class _GcpRows:
     hosts: dict[str, list[_GcpRow]] = field(default_factory=dict)  # by zone
     gpus: list[_GcpRow] = field(default_factory=list)
+    tpus: list[_GcpRow] = field(default_factory=list)  # count: the slice's chips
 
 
 @dataclass(frozen=True)
@@ -617,10 +751,8 @@ def _keep_gcp_row(
     spot_text = cell("SpotPrice")
     spot = _number(spot_text) if spot_text else None
     if accelerator and not instance:
-        if accelerator.casefold().startswith("tpu-"):
-            # Cloud TPUs are listed the same way; they are not GPUs.
-            result.unmapped["TPU (tpu-*)"] += 1
-            result.unmapped_reasons.setdefault("TPU (tpu-*)", "a Cloud TPU, not a GPU")
+        if is_tpu_name(accelerator):
+            _keep_tpu_row(result, gcp, cell, accelerator, zone, region, price, line)
             return
         count = _number(cell("AcceleratorCount"))
         if count is None or count < 1 or count > MAX_GPUS_PER_INSTANCE or count != int(count):
@@ -649,12 +781,93 @@ def _keep_gcp_row(
         gcp.hosts.setdefault(zone, []).append(host)
 
 
+def _keep_tpu_row(
+    result: ParseResult,
+    gcp: _GcpRows,
+    cell: Callable[[str], str],
+    accelerator: str,
+    zone: str,
+    region: str,
+    price: float | None,
+    line: int,
+) -> None:
+    """Keep a Cloud TPU slice row of a generation the catalog holds; list the others."""
+    tpu = tpu_slice(accelerator)
+    if tpu is None:
+        result.problem(
+            line,
+            f"AcceleratorName {accelerator[:60]!r} is not a Cloud TPU accelerator type "
+            "(tpu-<version>-<size>)",
+        )
+        return
+    generation = tpu.generation
+    if generation is None or generation.catalog_id is None:
+        # One line per generation, not per slice size (v5p alone lists about 100).
+        key = f"tpu-{tpu.version}-*"
+        result.unmapped[key] += 1
+        reason = (
+            f"no catalog entry for {tpu.label}"
+            if generation is not None
+            else f"{tpu.label}: a Cloud TPU generation GPUDesk does not know"
+        )
+        result.unmapped_reasons.setdefault(key, reason)
+        return
+    chips = tpu.chips
+    if chips is None or chips > MAX_CHIPS_PER_SLICE:
+        result.problem(
+            line, f"{accelerator[:60]} is not a whole number of chips ({tpu.counted_as})"
+        )
+        return
+    if _number(cell("AcceleratorCount")) != 1:
+        result.problem(
+            line,
+            f"AcceleratorCount {cell('AcceleratorCount')[:40]!r} for a TPU slice "
+            "(Google Cloud's file lists one slice per row)",
+        )
+        return
+    placeholder = TPU_PLACEHOLDER_PRICES.get(tpu.version)
+    if price is None or price <= 0 or price / chips > MAX_USD_PER_GPU_HOUR:
+        result.problem(line, f"Price {cell('Price')[:40]!r} is not a positive hourly price")
+        return
+    if price == placeholder:
+        result.problem(
+            line,
+            f"Price {price:g} for {accelerator[:60]} is SkyPilot's placeholder for a "
+            f"{tpu.label} price it did not find, not a price",
+        )
+        return
+    spot = _number(cell("SpotPrice"))
+    if spot is not None and (
+        spot <= 0 or spot == placeholder or spot / chips > MAX_USD_PER_GPU_HOUR
+    ):
+        spot = None
+    gcp.tpus.append(_GcpRow(line, accelerator[:60], zone, region, price, spot, chips))
+
+
+def _tpu_offer(result: ParseResult, row: _GcpRow) -> Offer | None:
+    tpu = tpu_slice(row.name)
+    if tpu is None or tpu.generation is None or tpu.generation.catalog_id is None:
+        return None  # kept rows were checked; this keeps the type checker honest
+    assert row.price is not None
+    return Offer(
+        cloud=result.cloud,
+        gpu_id=tpu.generation.catalog_id,
+        accelerator=row.name,
+        instance_type=row.name,  # a slice has no machine type; its name says its size
+        region=row.region,
+        gpu_count=row.count,
+        price_usd=row.price,
+        spot_usd=row.spot,
+    )
+
+
 def _join_gcp(result: ParseResult, gcp: _GcpRows) -> None:
     """Each GPU row joined with its host in the same zone; one offer per host and region
     (the cheapest zone). A row that cannot be joined is a problem saying why."""
     best: dict[tuple[str, str, str], Offer] = {}
-    for gpu in gcp.gpus:
-        offer = _gcp_offer(result, gcp, gpu)
+    offers = [_gcp_offer(result, gcp, gpu) for gpu in gcp.gpus]
+    offers += [_tpu_offer(result, tpu) for tpu in gcp.tpus]
+    for offer in offers:
         if offer is None:
             continue
         key = (offer.gpu_id, offer.instance_type, offer.region)

@@ -88,8 +88,9 @@ def test_unjoinable_rows_are_problems_or_listed_never_rates() -> None:
     # A4's machine row lists Price 0.0: no B200 rate is made from the GPU row alone
     assert "a4-highgpu-8g has no positive price" in messages[b200_line]
     assert not any(o.gpu_id == "b200" for o in result.offers)
-    # a TPU is not a GPU: listed, not priced
-    assert result.unmapped["TPU (tpu-*)"] == 1
+    # a TPU slice of a generation the catalog lacks: listed with the generation, not priced
+    assert result.unmapped["tpu-v6e-*"] == 1
+    assert result.unmapped_reasons["tpu-v6e-*"] == "no catalog entry for TPU v6e (Trillium)"
     assert len(result.problems) == 1
 
 
