@@ -9,6 +9,7 @@ import pytest
 from catalog_factory import write_entry
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from gpudesk.catalog.loader import load_catalog
 from gpudesk.cli import main
 
 SEED_TOP_10 = (
@@ -612,7 +613,13 @@ def test_fit_gguf_with_llama_cpp_needs_no_bf16(capsys: pytest.CaptureFixture[str
     data = json.loads(out)
     assert data["workload"]["engine"] == "llama.cpp" and data["workload"]["dtype"] == "bf16"
     fits = {item["gpu_id"]: item["count"] for item in data["fits"]}
-    assert fits["gtx-1080"] == 1 and data["excluded"] == []
+    assert fits["gtx-1080"] == 1
+    # No GPU is excluded for its compute capability or dtype; the only exclusions are
+    # announced parts whose vendor has published no memory size (nothing to fit into).
+    unsized = {entry.id for entry in load_catalog().entries if entry.memory_gb is None}
+    excluded = {item["gpu_id"]: item["reason"] for item in data["excluded"]}
+    assert set(excluded) <= unsized, excluded
+    assert all("no memory size" in reason for reason in excluded.values()), excluded
     code, out, _ = run_cli(
         capsys, "speed", "--model", "llama-3.1-8b", "--quant", "q4_k_m", "--engine", "llama.cpp",
         "--mode", "decode", "--gpu", "gtx-1080", "--json", "--no-calibration",
