@@ -18,9 +18,11 @@ from collections.abc import Iterator
 
 import pytest
 import reach
+from catalog_factory import make_entry
 from hypothesis import given, settings, strategies as st
 from skypilot_excerpts import GCP_V9_TPU
 
+from gpudesk import cost
 from gpudesk.catalog import skypilot
 from gpudesk.catalog.price_snapshots import Snapshot, SnapshotSource
 from gpudesk.catalog.rate_book import RateBook
@@ -31,6 +33,7 @@ from gpudesk.catalog.skypilot import (
     rate_basis,
     tpu_slice,
 )
+from gpudesk.workload.errors import PlanningInputError
 
 HEADER = GCP_V9_TPU.splitlines()[0]
 
@@ -244,3 +247,29 @@ def test_any_tpu_name_never_crashes_nor_gives_a_free_or_negative_chip(
         assert offer.price_usd != skypilot.TPU_PLACEHOLDER_PRICES.get(tpu.version)
     for problem in result.problems:
         assert problem.message and str(problem).startswith("gcp/vms.csv")
+
+
+@pytest.mark.usefixtures("_with_entries")
+def test_cost_of_a_cloud_only_tpu_says_its_rent_per_chip_and_the_slice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = parse_vms_csv(GCP_V9_TPU.encode(), "gcp")
+    source = SnapshotSource("gcp", "catalogs/v9/gcp/vms.csv", "2c3d7ea7d76b" + "0" * 28)
+    snapshot = Snapshot(dt.date(2026, 12, 2), "retrieved", "test", {"gcp": source}, result.offers)
+    book = RateBook([snapshot])
+    monkeypatch.setattr(cost, "rate_summary", lambda entry: book.summary(entry.id, entry))
+    entry = make_entry(
+        "t-v6e",
+        name="TPU v6e test entry",
+        vendor="Google",
+        kind="tpu",
+        status="cloud-only",
+        status_date=dt.date(2026, 12, 1),
+        tdp_w=300,
+        price_unavailable={"date": dt.date(2026, 12, 1), "reason": "rented only"},
+    )
+    with pytest.raises(PlanningInputError) as raised:
+        cost.cost_inputs_for(entry)
+    words = str(raised.value)
+    assert "cloud-only" in words and "never sold" in words
+    assert "2.70 USD per chip-hour, from tpu-v6e-8 at $21.60/hour, 8 chips" in words
