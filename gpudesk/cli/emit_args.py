@@ -285,7 +285,11 @@ def _context_note(document: dict[str, Any], seq: int, model_context: int, offloa
 
 def _does_not_hold(entry: Any, report: Any, answer: Any, args: argparse.Namespace) -> str:
     """Why ``fit --emit`` prints no command: what each GPU needs against what it has, and
-    the longest context that would fit."""
+    the longest context that would fit; or, for a GPU the fit ruled out (no published
+    memory size, a dtype it cannot run), the fit's reason, as ``fit --gpu`` words it."""
+    excluded = answer.fit.excluded_reason if answer is not None else None
+    if excluded is not None:
+        return f"--emit: {entry.id} cannot run this workload: {excluded}"
     most = report.counts[-1]
     need = report.estimate.per_gpu_gb(most)
     usable = answer.fit.usable_gb if answer is not None else None

@@ -111,6 +111,28 @@ def test_a_given_seq_that_does_not_fit_is_refused_saying_why(
     assert document["gpu"]["count"] == 1
 
 
+@pytest.mark.parametrize(
+    ("gpu", "reason"),
+    [
+        # an announced part whose vendor has published no memory size
+        ("qualcomm-ai250", "its vendor has published no memory size yet"),
+        # transformers/vLLM in bf16 on a card without native bf16
+        ("gtx-1080", "no native bf16"),
+    ],
+)
+def test_an_excluded_gpu_is_refused_with_the_fits_reason(
+    capsys: pytest.CaptureFixture[str], gpu: str, reason: str
+) -> None:
+    code, out, err = run_cli(
+        capsys, "fit", "--model", "llama-3.1-8b", "--emit", "vllm", "--gpu", gpu
+    )
+    assert code == 2
+    assert "Launch (" not in out
+    assert f"--emit: {gpu} cannot run this workload: {reason}" in err
+    # not a memory comparison against a capacity it does not have or that is not the reason
+    assert "usable" not in err and "does not hold" not in err
+
+
 def test_a_given_seq_is_kept_with_part_in_host_memory(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
