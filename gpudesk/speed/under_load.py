@@ -9,7 +9,10 @@ with goodput and the highest request rate that meets an SLO.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from gpudesk.errors import GpuDeskError
@@ -18,9 +21,11 @@ from gpudesk.speed.serving import (
     DEFAULT_BLOCK_SIZE,
     SchedulerConfig,
     ServingRun,
+    ShareTarget,
     SimulationError,
     StepShape,
     Traffic,
+    meets_target,
     simulate,
 )
 from gpudesk.speed.step import step_seconds_fn
@@ -43,10 +48,13 @@ LLAMA_CPP_DEFAULTS_SOURCE = (
 #: GiB of one GPU from which vLLM picks its large defaults
 VLLM_LARGE_GPU_GIB = 70
 #: Highest-rate search: down from the saturated request rate by this factor at a time,
-#: to at most the saturated rate / RATE_SEARCH_SPAN, then bisected (to within 1.4%)
+#: to at most the saturated rate / RATE_SEARCH_SPAN, then bisected in log space until
+#: the rate found meets the SLO and one at most RATE_TOLERANCE times it does not (a
+#: factor RATE_BRACKET bisected RATE_SEARCH_STEPS times: 2.3%)
 RATE_BRACKET = 0.7
 RATE_SEARCH_SPAN = 1000.0
 RATE_SEARCH_STEPS = 4
+RATE_TOLERANCE = RATE_BRACKET ** (-(0.5**RATE_SEARCH_STEPS))
 #: Share of requests that must meet every SLO bound, unless ``p=`` says otherwise
 DEFAULT_SLO_SHARE = 0.9
 
@@ -267,11 +275,81 @@ def kv_blocks_for(pool_bytes: float, costs: ModelCosts, *, seq_in: int, seq_out:
 StepSeconds = Callable[[StepShape], float]
 
 
+class _Ranking:
+    """What :func:`ranking` keeps while it is open: the step function of each instance
+    (by its inputs) and the last :data:`RANKING_RUNS` runs (by scheduler, traffic and
+    step function)."""
+
+    def __init__(self, rate_tolerance: float) -> None:
+        self.rate_tolerance = rate_tolerance
+        self.steps: dict[tuple[object, ...], StepSeconds] = {}
+        self.runs: OrderedDict[tuple[SchedulerConfig, Traffic, StepSeconds], ServingRun] = (
+            OrderedDict()
+        )
+
+
+#: Runs kept while ranking: repeats come one after another (a run of 1,000 requests
+#: holds ~100 kB of per-request figures)
+RANKING_RUNS = 16
+_ranking: ContextVar[_Ranking | None] = ContextVar("ranking", default=None)
+
+
+@contextmanager
+def ranking(*, rate_tolerance: float = RATE_TOLERANCE) -> Iterator[None]:
+    """Within (one ranking of many GPUs), two exact savings: a simulation asked for again
+    (same limits, traffic and step inputs: the ranking runs the chosen layout on all the
+    requests, then again with the SLO) is not run again, and the highest-rate search's
+    runs stop as soon as whether they meet the SLO is decided
+    (:func:`~gpudesk.speed.serving.meets_target`), so its ``rate_curve`` lists only the
+    runs that went to the end; and one that is not: the highest-rate search stops at a
+    bracket ``rate_tolerance`` wide (:func:`max_rate_at_slo`). Scoped to one context (a
+    worker thread has its own); an inner one changes nothing."""
+    if _ranking.get() is not None:
+        yield
+        return
+    token = _ranking.set(_Ranking(rate_tolerance))
+    try:
+        yield
+    finally:
+        _ranking.reset(token)
+
+
+def _simulate(config: SchedulerConfig, traffic: Traffic, step: StepSeconds) -> ServingRun:
+    """:func:`simulate`, or the same run again while ranking."""
+    shared = _ranking.get()
+    if shared is None:
+        return simulate(config, traffic, step)
+    key = (config, traffic, step)
+    run = shared.runs.get(key)
+    if run is None:
+        run = simulate(config, traffic, step)
+        shared.runs[key] = run
+        while len(shared.runs) > RANKING_RUNS:
+            shared.runs.popitem(last=False)
+    else:
+        shared.runs.move_to_end(key)
+    return run
+
+
 def instance_step(
     costs: ModelCosts, gpus: Gpus, eff: Efficiency, layout: Layout, *, hop_s: float = 0.0
 ) -> StepSeconds:
     """Seconds of one step of one instance: ``gpus`` is the tensor-parallel group; with
-    pipeline stages each step passes through every stage in turn (``hop_s`` each)."""
+    pipeline stages each step passes through every stage in turn (``hop_s`` each).
+    While ranking (:func:`ranking`), the same inputs give the same function."""
+    shared = _ranking.get()
+    if shared is None:
+        return _instance_step(costs, gpus, eff, layout, hop_s)
+    key = (costs, gpus, eff, layout, hop_s)
+    step = shared.steps.get(key)
+    if step is None:
+        step = shared.steps[key] = _instance_step(costs, gpus, eff, layout, hop_s)
+    return step
+
+
+def _instance_step(
+    costs: ModelCosts, gpus: Gpus, eff: Efficiency, layout: Layout, hop_s: float
+) -> StepSeconds:
     hops = (layout.pp - 1) * hop_s
     one_pass = step_seconds_fn(costs, gpus, eff, expert_parallel=layout.ep)
     if not hops:
@@ -322,7 +400,7 @@ def serve_under_load(
         kv_blocks=kv_blocks // layout.pp,
         prefix_hit=load.prefix_hit,
     )
-    run = simulate(config, _traffic(load, layout, load.rate), step)
+    run = _simulate(config, _traffic(load, layout, load.rate), step)
     result = LoadResult(
         layout=layout,
         limits=limits,
@@ -334,11 +412,7 @@ def serve_under_load(
     if load.slo is None:
         return result
     slo = load.slo
-
-    def share_at(run_at: ServingRun) -> float:
-        return run_at.share_meeting(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, e2e_ms=slo.e2e_ms)
-
-    share = share_at(run)
+    share = run.share_meeting(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, e2e_ms=slo.e2e_ms)
     goodput = share * run.requests_per_s * copies
     result = replace(result, goodput_rps=goodput, slo_share_met=share)
     if not find_max_rate:
@@ -346,29 +420,59 @@ def serve_under_load(
     search = load
     if load.search_prompts is not None:
         search = replace(load, num_prompts=min(load.num_prompts, load.search_prompts))
-    best, curve = max_rate_at_slo(config, search, layout, step)
+    # the run just made is the search's run at the requested rate when it has as many
+    # requests: one rate the search need not simulate again
+    known = ((load.rate, run),) if search == load and not math.isinf(load.rate) else ()
+    best, curve = max_rate_at_slo(config, search, layout, step, known=known)
     return replace(result, max_rate_at_slo=best, rate_curve=curve)
 
 
+CurvePoint = tuple[float, float, float, float, float, float]
+
+
 def max_rate_at_slo(
-    config: SchedulerConfig, load: LoadSpec, layout: Layout, step: StepSeconds
-) -> tuple[float | None, tuple[tuple[float, float, float, float, float, float], ...]]:
+    config: SchedulerConfig,
+    load: LoadSpec,
+    layout: Layout,
+    step: StepSeconds,
+    *,
+    known: Sequence[tuple[float, ServingRun]] = (),
+) -> tuple[float | None, tuple[CurvePoint, ...]]:
     """The highest Poisson request rate (whole deployment) at which at least the SLO's
-    share of requests meets every bound. No rate above the saturated request rate (all
-    sent at once) can be served, so the search steps down from it by x
-    :data:`RATE_BRACKET` until a rate meets the SLO, then bisects that bracket
-    :data:`RATE_SEARCH_STEPS` times (in log space); None when no rate down to the
-    saturated rate / :data:`RATE_SEARCH_SPAN` meets it.
+    share of requests meets every bound, taking the share to fall as the rate rises.
+
+    No rate above the saturated request rate (all sent at once) can be served: when that
+    rate meets the SLO it is the answer. Otherwise the search steps down by
+    :data:`RATE_BRACKET` from the lowest rate known to miss until a rate meets the SLO,
+    then bisects that bracket in log space until it is at most :data:`RATE_TOLERANCE`
+    wide (while :func:`ranking`, its ``rate_tolerance``), and answers its lower end;
+    None when not even the saturated rate / :data:`RATE_SEARCH_SPAN` (requests that
+    barely overlap) meets it.
+
+    ``known``: runs of ``load`` already made at some rates (the requested rate's run),
+    which bound the search without being simulated again: below a known rate that misses
+    the SLO the search starts from the request rate that run served (a run that fell
+    behind served less than it was sent), and the saturated run is needed only when the
+    answer is above every rate a known run served (the saturated rate caps the answer).
+    While :func:`ranking`, simulations asked for twice run once and the runs at the rates
+    tried stop once their verdict is decided (and are not in the rates tried).
 
     Also the rates tried: (rate, share met, TTFT p50, TTFT p90, TPOT p50, TPOT p90).
     """
     assert load.slo is not None
     slo = load.slo
     copies = layout.dp * layout.pp
-    tried: dict[float, tuple[float, float, float, float, float, float]] = {}
+    tried: dict[float, CurvePoint] = {}
+    target = ShareTarget(slo.ttft_ms, slo.tpot_ms, slo.e2e_ms, slo.share)
+    ranked = _ranking.get()
+    tolerance = RATE_TOLERANCE if ranked is None else ranked.rate_tolerance
 
-    def meets(rate: float) -> bool:
-        run = simulate(config, _traffic(load, layout, rate), step)
+    def meets(rate: float, run: ServingRun | None = None) -> bool:
+        traffic = _traffic(load, layout, rate)
+        if run is None and ranked is not None:
+            return meets_target(config, traffic, step, target)
+        if run is None:
+            run = _simulate(config, traffic, step)
         share = run.share_meeting(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, e2e_ms=slo.e2e_ms)
         tried[rate] = (
             rate,
@@ -380,25 +484,47 @@ def max_rate_at_slo(
         )
         return share >= slo.share
 
-    saturated = simulate(config, _traffic(load, layout, math.inf), step).requests_per_s * copies
-    high = saturated
-    if meets(high):
-        return high, tuple(tried[rate] for rate in sorted(tried))
-    floor = saturated / RATE_SEARCH_SPAN
-    if not meets(floor):  # requests that barely overlap miss it too: no rate meets it
-        return None, tuple(tried[rate] for rate in sorted(tried))
-    low = high * RATE_BRACKET
-    while low > floor and not meets(low):
-        high = low
-        low *= RATE_BRACKET
-    low = max(low, floor)
-    for _ in range(RATE_SEARCH_STEPS):
+    def curve() -> tuple[CurvePoint, ...]:
+        return tuple(tried[rate] for rate in sorted(tried))
+
+    def saturated_rate() -> float:
+        run = _simulate(config, _traffic(load, layout, math.inf), step)
+        return run.requests_per_s * copies
+
+    low: float | None = None  # the highest rate known to meet the SLO
+    high: float | None = None  # the lowest rate known to miss it
+    #: the most requests/s a known run served: the saturated rate is at least about this
+    served = max((run.requests_per_s * copies for _, run in known), default=0.0)
+    for rate, run in known:
+        if meets(rate, run):
+            low = rate if low is None else max(low, rate)
+        else:
+            high = rate if high is None else min(high, rate)
+    saturated: float | None = None
+    if high is None:
+        saturated = saturated_rate()
+        if (low is not None and low >= saturated) or meets(saturated):
+            return saturated, curve()
+        high = saturated
+    if low is None:
+        floor = (saturated or served) / RATE_SEARCH_SPAN
+        if not meets(floor):  # requests that barely overlap miss it too: no rate meets it
+            return None, curve()
+        rate = served if 0 < served < high else high * RATE_BRACKET
+        while rate > floor and not meets(rate):
+            high = rate
+            rate *= RATE_BRACKET
+        low = max(rate, floor)
+    # (1 + 1e-9): a bracket of RATE_BRACKET is bisected RATE_SEARCH_STEPS times, not more
+    while high / low > tolerance * (1 + 1e-9):
         middle = math.sqrt(low * high)
         if meets(middle):
             low = middle
         else:
             high = middle
-    return low, tuple(tried[rate] for rate in sorted(tried))
+    if saturated is None and low > served:
+        low = min(low, saturated_rate())
+    return low, curve()
 
 
 __all__ = [
@@ -415,5 +541,6 @@ __all__ = [
     "layouts_for",
     "max_rate_at_slo",
     "parse_slo",
+    "ranking",
     "serve_under_load",
 ]
