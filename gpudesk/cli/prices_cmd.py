@@ -127,7 +127,8 @@ def run_prices(args: argparse.Namespace) -> int:
 def _print_one(entry: CatalogEntry, summary: RateSummary, today: dt.date, *, spot: bool) -> None:
     from gpudesk.cli.textwidth import wrap_paragraph
 
-    print(wrap_paragraph(f"{entry.name}: cloud rates per GPU-hour"))
+    unit = summary.unit  # "GPU", or "chip" for a TPU slice or a Trainium instance
+    print(wrap_paragraph(f"{entry.name}: cloud rates per {unit}-hour"))
     lines = _summary_lines(summary)
     if not lines:
         no_rate = "no rate found (see 'gpudesk show' for the entry's price notes)"
@@ -136,13 +137,13 @@ def _print_one(entry: CatalogEntry, summary: RateSummary, today: dt.date, *, spo
     for line in lines:
         print(wrap_paragraph(line, indent="  ", subsequent_indent="    "))
     rates = summary.spot if spot else summary.rates
-    headers = ["Provider", "Kind", "$/GPU-h", "Region", "Date", "Instance", "Source"]
+    headers = ["Provider", "Kind", f"$/{unit}-h", "Region", "Date", "Instance", "Source"]
     rows = [_rate_row(rate, today) for rate in rates]
     headers, rows, _ = fit_columns(headers, rows, terminal_width())
     print()
     print(format_table(headers, rows, right_aligned={2}))
     print()
-    print(wrap_paragraph(f"A rate per GPU-hour is the {RATE_BASIS}."))
+    print(wrap_paragraph(f"A rate per {unit}-hour is the {summary.basis}."))
 
 
 def _summary_lines(summary: RateSummary) -> list[str]:

@@ -28,7 +28,6 @@ from gpudesk.catalog.rate_book import (
     rate_summary,
 )
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.catalog.skypilot import RATE_BASIS
 from gpudesk.markup import linkify
 from gpudesk.ui import theme
 
@@ -198,14 +197,14 @@ def _rate_date_text(rate: ProviderRate, today: dt.date) -> str:
 
 
 def _cloud_rates_html(summary: RateSummary, today: dt.date, muted: str) -> str:
-    """One line per rate: provider · kind · $/GPU-h · region · date · page."""
+    """One line per rate: provider · kind · $/GPU-h (or /chip-h) · region · date · page."""
     default = summary.lowest
     lines = []
     for rate in summary.rates:
         parts = [
             f"<b>{html.escape(rate.provider)}</b>",
             _RATE_KINDS.get(rate.kind, html.escape(rate.kind)),
-            f"{html.escape(format_usd(rate.usd_per_gpu_hour))}/GPU-h",
+            f"{html.escape(format_usd(rate.usd_per_gpu_hour))}/{rate.unit}-h",
         ]
         if rate.region:
             parts.append(html.escape(rate.region))
@@ -219,7 +218,7 @@ def _cloud_rates_html(summary: RateSummary, today: dt.date, muted: str) -> str:
     head = distribution_words(summary)
     intro = (
         f"<p style='margin:0; color:{muted}'>On demand: {html.escape(head)}. "
-        f"Per GPU: {html.escape(RATE_BASIS)}.</p>"
+        f"Per {summary.unit}: {html.escape(summary.basis)}.</p>"
         if head
         else ""
     )
@@ -255,7 +254,7 @@ def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, mut
     low = summary.lowest
     if low is not None:
         rent = (
-            f"rent from {html.escape(format_usd(low.usd_per_gpu_hour))}/GPU-h on demand "
+            f"rent from {html.escape(format_usd(low.usd_per_gpu_hour))}/{low.unit}-h on demand "
             f"({html.escape(low.provider)})"
         )
         if summary.median_usd is not None and len(summary.on_demand) > 1:
@@ -264,7 +263,7 @@ def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, mut
     elif summary.lowest_any is not None:
         any_rate = summary.lowest_any
         money.append(
-            f"rent from {html.escape(format_usd(any_rate.usd_per_gpu_hour))}/GPU-h "
+            f"rent from {html.escape(format_usd(any_rate.usd_per_gpu_hour))}/{any_rate.unit}-h "
             f"({html.escape(_RATE_KINDS.get(any_rate.kind, any_rate.kind))}, "
             f"{html.escape(any_rate.provider)})"
         )

@@ -273,3 +273,20 @@ def test_cost_of_a_cloud_only_tpu_says_its_rent_per_chip_and_the_slice(
     words = str(raised.value)
     assert "cloud-only" in words and "never sold" in words
     assert "2.70 USD per chip-hour, from tpu-v6e-8 at $21.60/hour, 8 chips" in words
+
+
+@pytest.mark.usefixtures("_with_entries")
+def test_prices_prints_a_tpu_rate_per_chip_hour(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpudesk prices` for a TPU says chip-hours, in its heading, its column and the
+    basis (it said "per GPU-hour" and "$/GPU-h")."""
+    from gpudesk.cli.prices_cmd import _print_one
+
+    result = parse_vms_csv(GCP_V9_TPU.encode(), "gcp")
+    source = SnapshotSource("gcp", "catalogs/v9/gcp/vms.csv", "2c3d7ea7d76b" + "0" * 28)
+    snapshot = Snapshot(dt.date(2026, 12, 2), "retrieved", "test", {"gcp": source}, result.offers)
+    summary = RateBook([snapshot]).summary("t-v6e")
+    _print_one(make_entry("t-v6e"), summary, dt.date(2026, 12, 3), spot=False)
+    out = capsys.readouterr().out
+    assert "cloud rates per chip-hour" in out and "$/chip-h" in out
+    assert "GPU-h" not in out
+    assert "A rate per chip-hour is the" in out
