@@ -592,22 +592,46 @@ def kernel_precision(rates: DeviceRates, request: SpeedRequest) -> Precision:
     00108827, ``ggml_cuda_mul_mat_cublas``). GeForce cards run FP16-accumulate tensor math
     at twice the FP32-accumulate rate the catalog's 16-bit figure is (RTX 4090: 330.3 vs
     165.2 TFLOPS dense, NVIDIA Ada whitepaper); professional and data-centre cards at the
-    same rate (:attr:`DeviceRates.fp16_acc16_tflops`). Everything else is a share of the
-    dense 16-bit (FP32-accumulate) peak, a format's own gain being in its curve. Quantised
-    GGUF weights stay on that peak although MMQ multiplies them on int8 tensor cores: as a
-    share of the int8 peak (4x the 16-bit one on GeForce, 2x elsewhere) the out-of-source
-    llama.cpp CUDA Q4_K_M estimates fell from 0.57 to 0.33 of measured on an RTX 4090 and
-    from 0.83 to 0.40 on an A100 SXM (prefill median miss x1.30 -> x1.68), so MMQ is not
-    bound by the int8 rate.
+    same rate (:attr:`DeviceRates.fp16_acc16_tflops`). Quantised GGUF weights in a
+    prompt-sized batch are shares of that peak too: on Volta, and in builds before June
+    2024, llama.cpp dequantises them and multiplies in cuBLAS FP16; where a current
+    build's MMQ kernels multiply them on int8 tensor cores the share may pass it
+    (:func:`int8_mmq`, :func:`share_cap`). Everything else is a share of the dense 16-bit
+    (FP32-accumulate) peak, a format's own gain being in its curve.
     """
     if (
         request.engine is Engine.LLAMA_CPP
-        and request.quant is QuantFormat.FP16
+        and (request.quant is QuantFormat.FP16 or request.quant.is_gguf)
         and rates.vendor == "nvidia"
         and backend_for(rates.vendor, request.backend) is Backend.CUDA
     ):
         return Precision.FP16_ACC16
     return Precision.FP16
+
+
+def int8_mmq(rates: DeviceRates, request: SpeedRequest, *, older_build: bool = False) -> bool:
+    """Whether llama.cpp multiplies ``request``'s prompt on int8 tensor cores.
+
+    Its CUDA backend's quantised matmul (MMQ) runs on int8 tensor cores from Turing on
+    (:data:`~gpudesk.speed.hardware.INT8_MMA_FAMILIES`); since PR #8075 (2024-06-23) it is
+    the default there, while Volta (FP16 tensor cores, no int8 MMA) dequantises a batch of
+    64 or more into cuBLAS FP16 (``ggml_cuda_should_use_mmq``, ggml-org/llama.cpp
+    ggml/src/ggml-cuda/mmq.cu at 027ef876). ``older_build``: a build before
+    :data:`~gpudesk.speed.data.CURRENT_BUILDS_FROM`; the data's are all from before that PR
+    (XiongjieDai's May 2024 tables, PR #4766's January 2024 ones), so they ran cuBLAS
+    FP16. PR #24127's llama-bench table (one 2026 build, Llama 3 8B, pp512) shows both
+    paths: an RTX 4090 at 12,394 tokens/s with Q4_K_S at a micro-batch of 512, where the
+    May 2024 build measured 7,139 with Q4_K_M; a V100-PCIE-32GB at 3,331 with Q5_0, its
+    micro-batch-64 row below its micro-batch-32 one (822 vs 1,062 tokens/s with Q5_1)
+    where cuBLAS takes over from MMQ.
+    """
+    return (
+        request.engine is Engine.LLAMA_CPP
+        and request.quant.is_gguf
+        and rates.has_int8_mma
+        and backend_for(rates.vendor, request.backend) is Backend.CUDA
+        and not older_build
+    )
 
 
 def fitted_gpus(rates: DeviceRates, request: SpeedRequest) -> Gpus:
@@ -631,12 +655,27 @@ def compute_cap(rates: DeviceRates, precision: Precision) -> float:
     return 1.0
 
 
-def within_peak(eff: Efficiency, rates: DeviceRates, precision: Precision) -> Efficiency:
+def share_cap(rates: DeviceRates, request: SpeedRequest, *, older_build: bool = False) -> float:
+    """The most a fitted compute share of the kernels' peak (:func:`kernel_precision`)
+    may be: the int8 peak over it where MMQ runs on int8 tensor cores (:func:`int8_mmq`:
+    2 on every such GPU, GeForce's int8 being twice its FP16-accumulate rate as elsewhere),
+    else :func:`compute_cap` of the format's precision."""
+    if int8_mmq(rates, request, older_build=older_build):
+        peak = rates.peak_tflops(kernel_precision(rates, request))
+        return max(1.0, rates.int8_tops / peak) if peak > 0 else 1.0
+    engine = None if request.mode is Mode.TRAIN else request.engine
+    return compute_cap(rates, compute_precision(request.quant, rates, engine))
+
+
+def within_peak(
+    eff: Efficiency, rates: DeviceRates, precision: Precision, *, cap: float | None = None
+) -> Efficiency:
     """``eff`` with its compute share of the peak the kernels run at
     (:func:`kernel_precision`) at most 1, or for FP8 tensor cores the FP8 peak over the
-    16-bit one: no curve makes a GPU beat its datasheet, and the cap is the same share
-    for every GPU of a format."""
-    cap = compute_cap(rates, precision)
+    16-bit one (``cap``: :func:`share_cap`'s, where the request is known): no curve
+    makes a GPU beat its datasheet, and the cap is the same share for every GPU of a
+    format."""
+    cap = compute_cap(rates, precision) if cap is None else cap
     if eff.compute <= cap:
         return eff
     return replace(eff, compute=cap)
@@ -715,7 +754,9 @@ def estimate_speed(
     gpus = _gpus(rates, request, precision)
     fit = fitted_gpus(rates, request)
     if request.mode is not Mode.TRAIN:
-        eff = with_dispatch(within_peak(eff, rates, precision), rates.vendor)
+        eff = with_dispatch(
+            within_peak(eff, rates, precision, cap=share_cap(rates, request)), rates.vendor
+        )
         if request.mode is not Mode.SERVE:
             _check_link(rates, fit)
     assert request.seq_in is not None and request.seq_out is not None
@@ -810,11 +851,15 @@ def _share_words(
     kind: Precision = Precision.FP16,
 ) -> str:
     """A compute share of the dense 16-bit peak (or of the FP16-accumulate one the
-    kernels run at, ``kind``) in words; above 100% (FP8 matmuls outrun 16-bit ones) also
-    as a share of the FP8 peak, so that it does not read as a slip."""
+    kernels run at, ``kind``) in words; above 100% (FP8 matmuls outrun 16-bit ones, int8
+    MMQ outruns cuBLAS FP16) also as a share of the FP8 or int8 peak, so that it does not
+    read as a slip."""
     peak = rates.fp16_tflops if peak_tflops is None else peak_tflops
     what = "FP16 with FP16 accumulation" if kind is Precision.FP16_ACC16 else "16-bit"
     words = f"{share:.0%} of {peak:,.0f} TFLOPS dense {what}"
+    if kind is Precision.FP16_ACC16 and share > 1 and rates.int8_tops > peak:
+        int8 = rates.int8_tops
+        return words + f" ({share * peak / int8:.0%} of the {int8:,.0f} TOPS dense int8 peak)"
     if share > 1 and rates.fp16_tflops > 0 and rates.fp8_tflops > rates.fp16_tflops:
         ratio = rates.fp8_tflops / rates.fp16_tflops
         words += f" ({share / ratio:.0%} of the {peak * ratio:,.0f} TFLOPS dense FP8 peak)"

@@ -52,6 +52,7 @@ from gpudesk.speed.estimate import (
     kv_pool_bytes,
     model_costs,
     prefill_chunk,
+    share_cap,
     within_peak,
 )
 from gpudesk.speed.hardware import DeviceRates, Precision, rates_for
@@ -237,22 +238,35 @@ def older_step_s(row: Row, eff: Efficiency) -> float:
     return row.costs.layers * eff.older_layer_s
 
 
+def row_cap(row: Row, *, current: bool = False) -> float:
+    """The most ``row``'s compute share may be, for the build it measured (an older
+    llama.cpp build dequantised GGUF prompts into cuBLAS FP16 where a current one runs
+    int8 MMQ: :func:`~gpudesk.speed.estimate.share_cap`); ``current``: a current build."""
+    if row.request is None:
+        return compute_cap(row.rates, row.precision)
+    older = row.measurement.older_build and not current
+    return share_cap(row.rates, row.request, older_build=older)
+
+
 def older_factor(row: Row, eff: Efficiency) -> float:
-    """How many times a current build's decode step ``row``'s older llama.cpp build took
-    (1 for every other row)."""
-    extra = older_step_s(row, eff)
-    if extra == 0:
+    """How many times longer ``row``'s older llama.cpp build took than a current build
+    (its decode steps' cost per layer, its prompts' kernels); 1 for every other row."""
+    if not row.measurement.older_build or row.request is None:
         return 1.0
-    request = row.request
-    assert request is not None and request.context is not None
-    gpus = fitted_gpus(row.rates, request)
-    eff = within_peak(eff, row.rates, row.precision)
-    step = decode_step(row.costs, gpus, eff, batch=request.batch, context=request.context)
-    return 1 + extra / step.total_s
+    current = _predict(row, eff, current=True)
+    measured_build = _predict(row, eff, current=False)
+    if row.measurement.unit == "s":
+        return measured_build / current
+    return current / measured_build
 
 
 def predict(row: Row, eff: Efficiency) -> float:
     """The model's figure for ``row`` in the row's unit, at efficiency ``eff``."""
+    return _predict(row, eff, current=False)
+
+
+def _predict(row: Row, eff: Efficiency, *, current: bool) -> float:
+    """:func:`predict`; ``current``: as a current llama.cpp build would run the row."""
     item = row.measurement
     if item.workload is Workload.MATMUL:
         return row.rates.peak_tflops(row.precision) * eff.compute
@@ -261,11 +275,12 @@ def predict(row: Row, eff: Efficiency) -> float:
     request = row.request
     assert request is not None and request.seq_in is not None and request.seq_out is not None
     gpus = fitted_gpus(row.rates, request)
-    eff = within_peak(eff, row.rates, row.precision)
+    eff = within_peak(eff, row.rates, row.precision, cap=row_cap(row, current=current))
     if item.workload is Workload.DECODE:
         assert request.context is not None
         step = decode_step(row.costs, gpus, eff, batch=request.batch, context=request.context)
-        return request.batch / (step.total_s + older_step_s(row, eff))
+        extra = 0.0 if current else older_step_s(row, eff)
+        return request.batch / (step.total_s + extra)
     if item.workload is Workload.PREFILL:
         times = prefill_time(
             row.costs,
@@ -483,7 +498,7 @@ class RowBatch:
                 "f1_matmul": 2.0 * costs.matmul_params_active * tokens,
                 "f1_attention": costs.attention_flops_prefill(tokens),
                 "x1": max(1.0, tokens) * costs.hidden,
-                "cap": compute_cap(row.rates, row.precision),
+                "cap": row_cap(row),
                 "hbm": 1.0 if gpus.hbm else 0.0,
                 "older": 1.0 if item.older_build else 0.0,
                 "prompt_tokens": request.batch * tokens,

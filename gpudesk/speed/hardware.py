@@ -46,6 +46,17 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
 )
 
 
+#: NVIDIA generations whose tensor cores multiply int8 (mma.sync s8): Turing (compute
+#: capability 7.5) and later. llama.cpp's quantised matmul (MMQ) runs on them there;
+#: Volta (7.0) has FP16 tensor cores only, so from a batch of 64 llama.cpp dequantises
+#: and multiplies in cuBLAS FP16 instead (``ggml_cuda_should_use_mmq``: ``true`` when
+#: ``turing_mma_available(cc)``, else on NVIDIA ``!fp16_mma_hardware_available(cc) ||
+#: ne11 < MMQ_DP4A_MAX_BATCH_SIZE``; ggml-org/llama.cpp ggml/src/ggml-cuda/mmq.cu at
+#: 027ef876; the rule since PR #8075, 2024-06-23, "unless there is no int8 tensor core
+#: MMQ implementation available but FP16 tensor cores are (V100, RDNA3)").
+INT8_MMA_FAMILIES = ("turing", "ampere", "ada", "hopper", "blackwell")
+
+
 def family_of(entry: CatalogEntry) -> str:
     """The GPU generation ("ampere", "hopper", "cdna", ...); "other" when unknown."""
     architecture = (entry.architecture or "").lower()  # an announced part may not name it
@@ -221,6 +232,16 @@ class DeviceRates(BaseModel):
     #: set when a benchmark of this machine replaced the datasheet figures
     calibrated_at: dt.datetime | None = None
     calibration_note: str | None = None
+
+    @property
+    def has_int8_mma(self) -> bool:
+        """Int8 tensor-core matrix multiplies (NVIDIA Turing and later, with a published
+        int8 tensor rate): where llama.cpp's MMQ kernels run on them."""
+        return (
+            self.vendor == "nvidia"
+            and self.family in INT8_MMA_FAMILIES
+            and self.int8_tops > self.fp16_tflops
+        )
 
     @property
     def group(self) -> str:

@@ -14,9 +14,12 @@ from gpudesk.speed.estimate import (
     Mode,
     SpeedInputError,
     SpeedRequest,
+    _share_words,
     backend_for,
+    int8_mmq,
     kernel_precision,
     model_costs,
+    share_cap,
 )
 from gpudesk.speed.hardware import DeviceRates, Precision, rates_for
 from gpudesk.speed.planner import estimate_for, missing_figures
@@ -24,7 +27,7 @@ from gpudesk.speed.shapes import shape_for
 from gpudesk.workload.quant import QuantFormat
 
 
-def _catalog_rates():  # type: ignore[no-untyped-def]
+def _catalog_rates() -> list[DeviceRates]:
     # announced parts whose vendor published no figures yet are never estimated
     return [
         rates_for(entry)
@@ -129,9 +132,52 @@ def test_llama_cpp_cuda_f16_runs_at_the_fp16_accumulate_rate() -> None:
         f16.model_copy(update={"quant": QuantFormat.BF16}),
         f16.model_copy(update={"backend": Backend.VULKAN}),
         f16.model_copy(update={"engine": Engine.VLLM}),
-        f16.model_copy(update={"quant": QuantFormat.Q4_K_M}),
+        f16.model_copy(update={"quant": QuantFormat.AWQ}),
     ):
         assert kernel_precision(by_id["rtx-4090"], request) is Precision.FP16
+    # GGUF prompts are shares of the same FP16-accumulate peak (cuBLAS FP16 after
+    # dequantising, or int8 MMQ beyond it: test_llama_cpp_mmq_runs_on_int8_tensor_cores)
+    q4 = f16.model_copy(update={"quant": QuantFormat.Q4_K_M})
+    assert kernel_precision(by_id["rtx-4090"], q4) is Precision.FP16_ACC16
+    assert (
+        kernel_precision(by_id["rtx-4090"], q4.model_copy(update={"backend": Backend.VULKAN}))
+        is Precision.FP16
+    )
+
+
+def test_llama_cpp_mmq_runs_on_int8_tensor_cores_from_turing_on() -> None:
+    # ggml_cuda_should_use_mmq (ggml-cuda/mmq.cu at 027ef876): MMQ on int8 tensor cores
+    # from Turing; Volta dequantises a prompt-sized batch into cuBLAS FP16; builds before
+    # PR #8075 (June 2024) did so everywhere
+    by_id = {item.gpu_id: item for item in _catalog_rates()}
+    q4 = SpeedRequest(mode=Mode.PREFILL, engine=Engine.LLAMA_CPP, quant=QuantFormat.Q4_K_M)
+    for gpu in ("rtx-2080-ti", "t4", "rtx-3090", "a100-80gb-pcie", "rtx-4090", "l40s", "h100-pcie"):
+        assert int8_mmq(by_id[gpu], q4), gpu
+        # the int8 peak is twice the FP16-accumulate one on GeForce and elsewhere alike
+        assert share_cap(by_id[gpu], q4) == pytest.approx(2.0, rel=0.02), gpu
+        assert share_cap(by_id[gpu], q4, older_build=True) == 1.0
+        assert not int8_mmq(by_id[gpu], q4, older_build=True)
+    for gpu in ("v100-pcie-16gb", "v100-sxm2-32gb"):
+        assert not int8_mmq(by_id[gpu], q4), gpu
+        assert share_cap(by_id[gpu], q4) == 1.0
+    # F16 weights, other backends, other vendors and other engines: no int8 MMQ
+    rtx = by_id["rtx-4090"]
+    assert not int8_mmq(rtx, q4.model_copy(update={"quant": QuantFormat.FP16}))
+    assert not int8_mmq(rtx, q4.model_copy(update={"backend": Backend.VULKAN}))
+    assert not int8_mmq(by_id["rx-7900-xtx"], q4)
+    assert (
+        share_cap(rtx, q4.model_copy(update={"engine": Engine.VLLM, "quant": QuantFormat.BF16}))
+        == 1.0
+    )
+
+
+def test_mmq_share_above_the_fp16_peak_is_also_said_of_the_int8_peak() -> None:
+    rtx = {item.gpu_id: item for item in _catalog_rates()}["rtx-4090"]
+    words = _share_words(1.5, rtx, rtx.fp16_acc16_tflops, Precision.FP16_ACC16)
+    assert words == (
+        "150% of 330 TFLOPS dense FP16 with FP16 accumulation (75% of the 661 TOPS dense int8 peak)"
+    )
+    assert "int8" not in _share_words(0.5, rtx, rtx.fp16_acc16_tflops, Precision.FP16_ACC16)
 
 
 def test_rtx_4090_prefills_f16_faster_than_a100_pcie_with_llama_cpp() -> None:
@@ -202,3 +248,36 @@ def test_training_layout_must_divide_the_gpus() -> None:
     assert caught.value.field == "tp"
     with pytest.raises(SpeedInputError):
         SpeedRequest(mode=Mode.TRAIN, count=16, tp=4, pp=8).resolved()
+
+
+def test_an_older_build_prompt_row_is_held_to_cublas_fp16_and_a_current_one_is_not() -> None:
+    # The 2024 builds dequantised GGUF prompts into cuBLAS FP16 (at most its peak); a
+    # current build's int8 MMQ may pass it, so with a share above 1 the older row took
+    # longer, and on a V100 (no int8 MMA) the two builds run the same path.
+    from gpudesk.speed.fitting import START, fresh_rows, older_factor, predict, replace
+
+    rows = fresh_rows()
+
+    def row_of(gpu: str, quant: str, source: str):  # type: ignore[no-untyped-def]
+        (found,) = [
+            row
+            for row in rows
+            if row.measurement.workload.value == "prefill"
+            and row.rates.gpu_id == gpu
+            and row.measurement.quant == quant
+            and source in row.source
+            and row.measurement.seq_in == 512
+            and row.measurement.model in ("llama-3.1-8b", "llama-2-7b")
+        ]
+        return found
+
+    geforce = row_of("rtx-4090", "q4_0", "pull/4766")
+    volta = row_of("v100-pcie-16gb", "q8_0", "pull/4280")
+    assert geforce.measurement.older_build and volta.measurement.older_build
+    eager = replace(START, compute=1.6, gemm_half=1.0)
+    assert older_factor(geforce, eager) > 1.3
+    assert older_factor(volta, eager) == pytest.approx(1.0)
+    # below the FP16-accumulate peak both builds are held to the same share
+    modest = replace(START, compute=0.5)
+    assert older_factor(geforce, modest) == pytest.approx(1.0)
+    assert predict(geforce, eager) == pytest.approx(predict(geforce, replace(eager, compute=1.0)))
