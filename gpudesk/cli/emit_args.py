@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from gpudesk.cli.common import EXIT_USAGE, CliError
-from gpudesk.cli.fit_output import gib_text
+from gpudesk.units import gib_text
 
 ENGINES = ("vllm", "sglang", "llama.cpp", "ollama")
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudesk.cli.common import format_table
 from gpudesk.cli.textwidth import terminal_table
+from gpudesk.units import GB_PER_GIB_TEXT, gib, gib_text
 
 if TYPE_CHECKING:
     from gpudesk.memory.breakdown import MemoryEstimate
@@ -30,19 +31,10 @@ USABLE_NOTE = (
 
 #: The breakdown's heading: the one unit of memory sizes, and where the other appears.
 MEMORY_HEADING = (
-    "Memory in GiB = 2^30 bytes (a GPU's '24 GB' is 24 GiB; nvidia-smi counts MiB); "
-    "the formulas count in GB = 10^9 bytes: 1 GiB = 1.074 GB"
+    "Memory in GiB = 2^30 bytes, as GPUs are sold (a '24 GB' card holds 24 GiB) and "
+    f"nvidia-smi counts; 1 GiB = {GB_PER_GIB_TEXT} GB of 10^9 bytes, the unit model "
+    "downloads are sized in"
 )
-
-
-def gib(value_gb: float) -> float:
-    """A size in GB (10^9 bytes, the memory model's unit) in GiB, the unit fit prints."""
-    return value_gb * 1e9 / 2**30
-
-
-def gib_text(value_gb: float, decimals: int = 1, *, sign: bool = False) -> str:
-    """ "19.2 GiB" (or "+4.8 GiB" with ``sign``) for a size given in GB (10^9 bytes)."""
-    return f"{gib(value_gb):{'+' if sign else ''},.{decimals}f} GiB"
 
 
 def _wrap(text: str, indent: str, subsequent: str | None = None) -> str:

@@ -68,9 +68,9 @@ SHAPE_FLAGS = {
 
 FIT_DESCRIPTION = (
     "Estimate the GPU memory a model needs (weights, gradients, optimizer states, "
-    "activations, KV cache, framework overhead; GB = 10^9 bytes) and list the catalog "
-    "GPUs that hold it on 1, 2, 4 or 8 cards (an SoC: one). A GPU sold as '24 GB' holds "
-    "24 GiB; what a workload may use is that less what the driver keeps, times the "
+    "activations, KV cache, framework overhead; in GiB = 2^30 bytes) and list the "
+    "catalog GPUs that hold it on 1, 2, 4 or 8 cards (an SoC: one). A GPU sold as '24 GB' "
+    "holds 24 GiB; what a workload may use is that less what the driver keeps, times the "
     "engine's share (vLLM 0.9); on a Mac, the GPU wired limit."
 )
 #: what the model is (one of them; the model-file flags follow)
@@ -384,7 +384,7 @@ def add_apple_wired_limit(parser: argparse.ArgumentParser) -> None:
         type=int,
         metavar="MIB",
         help="Apple silicon: the GPU wired limit you set with sudo sysctl "
-        "iogpu.wired_limit_mb=MIB (default: macOS's, 2/3 of memory up to 36 GB, 3/4 above)",
+        "iogpu.wired_limit_mb=MIB (default: macOS's, 2/3 of memory up to 36 GiB, 3/4 above)",
     )
 
 

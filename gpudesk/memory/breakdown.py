@@ -1,8 +1,10 @@
 """How much GPU memory a workload needs, part by part, with the formula of each part.
 
-GB here means 10^9 bytes everywhere (so 7B parameters in bf16 are 14.0 GB). The catalog's
-``memory_gb`` is the vendor's GB, which is GiB: :mod:`gpudesk.memory.usable` turns it
-into the bytes a workload may use. Each part's ``source`` cites its rule.
+The ``*_gb`` fields count in GB = 10^9 bytes (so 7B parameters in bf16 are 14.0 GB);
+the formulas, written for people, end in GiB = 2^30 bytes (13.04 GiB), the unit every
+screen and command shows memory in (:mod:`gpudesk.units`). The catalog's ``memory_gb``
+is the vendor's GB, which is GiB: :mod:`gpudesk.memory.usable` turns it into the bytes
+a workload may use. Each part's ``source`` cites its rule.
 
 - **weights**: the model's tensors in their stored format (:mod:`gpudesk.workload.quant`:
   plain dtypes, NF4, AWQ/GPTQ, FP8, MXFP4, GGUF mixes), plus LoRA adapters (fp32 as PEFT
@@ -43,13 +45,15 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from gpudesk.units import (
+    GB as GB,  # memory.fit reads the model's unit here too
+    gib_text,
+)
 from gpudesk.workload import citations
 from gpudesk.workload.architecture import ModelShape, TensorGroup, TensorRole
 from gpudesk.workload.errors import InputProblem, PlanningInputError
 from gpudesk.workload.presets import ModelArchitecture, ModelKind, format_param_count
 from gpudesk.workload.quant import QuantFormat, WeightBytes, weight_bytes
-
-GB = 1e9  # bytes; decimal (the catalog's memory_gb is GiB: see memory/usable.py)
 
 #: CUDA context of a PyTorch process with lazy module loading (CUDA 11.7+).
 OVERHEAD_FIXED_GB = 0.5
@@ -386,7 +390,8 @@ def _gb(value_bytes: float) -> float:
 
 
 def _fmt_gb(value_gb: float) -> str:
-    return f"{value_gb:.2f} GB"
+    """A formula's amount, counted in GB (10^9 bytes), as people read it: "13.04 GiB"."""
+    return gib_text(value_gb, 2)
 
 
 def _fmt_count(value: float) -> str:
@@ -657,7 +662,7 @@ def _weights_part(
             host = stored.input_embedding_bytes * scale
             base -= host
             formula += (
-                f"; the {_gb(host):.2f} GB input embedding table stays in host memory (llama.cpp)"
+                f"; the {_fmt_gb(_gb(host))} input embedding table stays in host memory (llama.cpp)"
             )
         source = fmt.source
         if not fmt.is_plain and not fmt.is_gguf:
@@ -784,7 +789,7 @@ def _training_parts(
             paged /= dp
         host, opt_bytes = paged, opt_bytes - paged
         opt_text += (
-            f"; the {_gb(paged):.2f} GB of paged states live in unified memory that is "
+            f"; the {_fmt_gb(_gb(paged))} of paged states live in unified memory that is "
             "evicted to host memory when the GPU runs short, so they are not required on it"
         )
         opt_source += f"; {citations.PAGED_OPTIMIZERS}"
@@ -863,7 +868,7 @@ def _training_activations(
         formula += ", fp32 values"
     if tp > 1:
         formula += f", / {tp} (tensor + sequence parallel)"
-    formula += "; an approximation "
+    formula += "; an approximation"
     if spec.workload in (Workload.LORA, Workload.QLORA):
         notes.append(
             "LoRA does not shrink activations: gradients still flow through every "
@@ -1145,15 +1150,20 @@ def estimate_memory(model: ModelArchitecture, spec: WorkloadSpec) -> MemoryEstim
     # backend it runs on (an Apple row must not read "CUDA context").
     fixed_text = {
         Engine.TRANSFORMERS: "the CUDA context",
-        Engine.VLLM: "the CUDA context + 0.5 GB of CUDA graphs",
+        Engine.VLLM: "the CUDA context (0.5) and CUDA graphs (0.5)",
         Engine.TENSORRT_LLM: "the CUDA context",
         Engine.LLAMA_CPP: "the GPU runtime's context (CUDA, ROCm, Vulkan, Metal or SYCL, "
         "no PyTorch)",
     }[engine]
-    formula = f"{fixed:g} GB per GPU for {fixed_text}"
+    # GPUDesk's round figure is quoted as chosen (decimal GB, as its source says), then
+    # converted once: the sum reads in GiB like every other part.
+    formula = f"{fixed:g} GB (10^9 bytes) = {_fmt_gb(fixed)} per GPU for {fixed_text}"
     if fragmentation:
-        formula += f" + {FRAGMENTATION_FRACTION:.0%} of {what} (allocator fragmentation)"
-    formula += f" = {_fmt_gb(overhead_gb)}; GPUDesk's choice, counted once per GPU"
+        formula += (
+            f" + {FRAGMENTATION_FRACTION:.0%} of {what} (allocator fragmentation)"
+            f" = {_fmt_gb(overhead_gb)}"
+        )
+    formula += "; GPUDesk's choice, counted once per GPU"
     overhead = MemoryPart(
         key=PartKey.OVERHEAD, gb=overhead_gb, formula=formula, source=citations.FRAMEWORK_OVERHEAD
     )
@@ -1166,7 +1176,7 @@ def estimate_memory(model: ModelArchitecture, spec: WorkloadSpec) -> MemoryEstim
         )
     host = weights.host_gb + optimizer.host_gb
     if host:
-        notes.append(f"{host:.2f} GB live in host memory instead of the GPU (not counted).")
+        notes.append(f"{_fmt_gb(host)} live in host memory instead of the GPU (not counted).")
     return MemoryEstimate(
         model=model,
         spec=spec,

@@ -45,8 +45,14 @@ def test_fit_prints_every_size_in_gib(capsys: pytest.CaptureFixture[str]) -> Non
     row = next(line.split() for line in table if line.split()[0] == "rtx-4090")
     # a "24 GB" card holds 24 GiB: as sold and usable read the same number
     assert row[1:3] == ["24", "24.0"], row
-    heading = " ".join(_block(out, "Memory in GiB")).split()
-    assert "1 GiB = 1.074 GB" in " ".join(heading)
+    breakdown = _block(out, "Memory in GiB")
+    heading = " ".join(" ".join(breakdown).split())
+    assert "1 GiB = 1.074 GB" in heading
+    # the formulas end in GiB too; GB only where a decimal figure is quoted and labelled:
+    # the heading's 1.074, the Total's '= ... GB', GPUDesk's overhead figure
+    formulas = " ".join(" ".join(line for line in breakdown[2:] if "Total" not in line).split())
+    assert len(re.findall(r" = [\d.]+ GiB", formulas)) >= 4, formulas
+    assert set(_FIGURE.findall(formulas.replace("GB (10^9 bytes)", ""))) == {"GiB"}, formulas
 
 
 def test_fit_gpu_answers_in_gib(capsys: pytest.CaptureFixture[str]) -> None:

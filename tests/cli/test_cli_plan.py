@@ -42,7 +42,7 @@ def test_fit_7b_bf16_lists_the_4090_and_not_the_1080(capsys: pytest.CaptureFixtu
     fits_section = out.split("Fits on one GPU", 1)[1].split("\n\n", 1)[0]
     assert "rtx-4090" in fits_section
     assert "gtx-1080" not in fits_section
-    assert "14.00 GB" in out  # the weights
+    assert "= 13.04 GiB" in out  # the weights: 14.0e9 bytes
     assert "upper bound" in out
 
     code, out, _ = run_cli(

@@ -1,9 +1,11 @@
 """Each memory rule against a hand-computed case, with the rule's source named.
 
-GB = 10^9 bytes throughout.
+GB = 10^9 bytes throughout (the estimate's ``gb`` fields); the formulas read in GiB.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -77,7 +79,7 @@ def test_7b_bf16_weights_are_14_gb() -> None:
     """7e9 x 2 bytes = 14.0e9 bytes = 14.0 GB (EleutherAI, Transformer Math 101)."""
     estimate = estimate_memory(generic_architecture(7_000_000_000), WorkloadSpec(dtype=DType.BF16))
     assert estimate.part(PartKey.WEIGHTS).gb == pytest.approx(14.0, abs=1e-9)
-    assert "14.00 GB" in estimate.part(PartKey.WEIGHTS).formula
+    assert estimate.part(PartKey.WEIGHTS).formula.endswith("= 13.04 GiB")  # 14.0e9 / 2^30
 
 
 @pytest.mark.parametrize(
@@ -371,6 +373,42 @@ def test_every_part_has_formula_and_source() -> None:
         estimate = estimate_memory(find_preset("qwen2.5-7b"), WorkloadSpec(workload=workload))
         for part in estimate.parts:
             assert part.formula and part.source, (workload, part.key)
+
+
+#: a figure with a decimal unit: "14.00 GB", not "GB/s"
+_DECIMAL_FIGURE = re.compile(r"\d GB(?![/\w])")
+
+
+@pytest.mark.parametrize(
+    ("preset", "spec"),
+    [
+        ("qwen2.5-7b", WorkloadSpec(workload=Workload.INFERENCE)),
+        ("qwen2.5-7b", WorkloadSpec(workload=Workload.INFERENCE, engine=Engine.VLLM)),
+        # llama.cpp keeps Llama's untied input embeddings in host memory
+        ("llama-3.1-8b", WorkloadSpec(workload=Workload.INFERENCE, engine=Engine.LLAMA_CPP)),
+        ("qwen2.5-7b", WorkloadSpec(workload=Workload.TRAIN)),
+        ("qwen2.5-7b", WorkloadSpec(workload=Workload.TRAIN, offload_optimizer=True)),
+        ("qwen2.5-7b", WorkloadSpec(workload=Workload.QLORA, optimizer=Optimizer.PAGED_ADAMW)),
+        ("resnet-50", WorkloadSpec(workload=Workload.TRAIN, batch=32)),
+    ],
+)
+def test_formulas_and_notes_end_in_gib(preset: str, spec: WorkloadSpec) -> None:
+    """Issue 42 item 9: the formulas' amounts read in GiB, the unit beside them on every
+    screen; GB appears only as GPUDesk's own overhead figure, quoted as chosen."""
+    estimate = estimate_memory(find_preset(preset), spec)
+    amounts = 0
+    for part in estimate.parts:
+        if part.gb:
+            assert re.search(r" = [\d,]+\.\d\d GiB", part.formula), (part.key, part.formula)
+            amounts += 1
+        text = part.formula.replace("GB (10^9 bytes)", "")
+        assert not _DECIMAL_FIGURE.search(text), (part.key, part.formula)
+    assert amounts >= 3
+    assert "GB (10^9 bytes) = " in estimate.part(PartKey.OVERHEAD).formula
+    for note in estimate.notes:
+        assert not _DECIMAL_FIGURE.search(note), note
+    if estimate.host_gb:
+        assert any(re.search(r"[\d.]+ GiB live in host memory", n) for n in estimate.notes)
 
 
 def test_decode_bytes_read_active_experts_only_for_moe() -> None:

@@ -49,9 +49,13 @@ def test_every_memory_figure_on_the_page_is_gib(page: FitPage) -> None:
     assert "GiB" in axis and "GB" not in axis.replace("GiB", "")
     tree.setCurrentItem(tree.topLevelItem(0))
     assert _units(page.gpu_text.toPlainText()) == {"GiB"}, page.gpu_text.toPlainText()
-    # the breakdown's amounts (the formulas count in 10^9 bytes, and say "GB" there)
+    # the breakdown's amounts, and what each formula comes to, read in GiB too
     amounts = re.findall(r"<b>([\d,.]+)&nbsp;(\w+)</b>", breakdown_html(report.estimate))
     assert amounts and {unit for _, unit in amounts} == {"GiB"}
+    results = [
+        re.findall(r" = [\d,.]+ ([GM]i?B)\b", part.formula) for part in report.estimate.parts
+    ]
+    assert sum(map(len, results)) >= 4 and {unit for found in results for unit in found} == {"GiB"}
 
 
 def test_the_figures_are_the_gib_of_the_bytes(page: FitPage) -> None:

@@ -70,7 +70,7 @@ def test_default_7b_bf16_inference(view: PlanView) -> None:
     assert view.fit_page.report.estimate.part(PartKey.WEIGHTS).gb == pytest.approx(14.0)
     assert _fit_ids(view) == ["card-24", "rented", "big-80", "card-16"]
     assert "old-8" not in view.fitting_ids
-    assert "14.00 GB" in view.fit_page.formula_view.toPlainText()
+    assert "= 13.04 GiB" in view.fit_page.formula_view.toPlainText()  # 14.0e9 bytes
     assert "Transformer Math 101" in view.fit_page.formula_view.toPlainText()
     # The stacked bar: one segment per non-zero part, laid end to end.
     opts = view.fit_page.bar_item.opts

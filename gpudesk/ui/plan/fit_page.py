@@ -38,10 +38,10 @@ from gpudesk.ui.plan.fit_results import (
     breakdown_html,
     fit_item,
     fits_summary,
-    gib,
     total_html,
 )
 from gpudesk.ui.state import AppState
+from gpudesk.units import gib
 from gpudesk.workload.errors import PlanningInputError
 
 __all__ = ["PART_COLORS", "FitPage"]

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QTreeWidgetItem
 from gpudesk.markup import linkify
 from gpudesk.memory.breakdown import MemoryEstimate, PartKey
 from gpudesk.memory.fit import FitReport, GpuFit
-from gpudesk.memory.usable import GB, GIB
 from gpudesk.ui import theme
 from gpudesk.ui.plan.fit_form import WORKLOAD_TEXT
+from gpudesk.units import GB_PER_GIB_TEXT, gib, gib_text
 
 #: One color per memory part, the same in the bar and its legend.
 PART_COLORS: dict[PartKey, str] = {
@@ -47,19 +47,9 @@ FIT_HEADERS = ["GPU", "GPUs", "Usable / GPU", "Need / GPU", "Headroom", "Decode 
 GIB_NOTE = (
     "Memory is in GiB (2³⁰ bytes), the unit GPUs are sold in: a card sold as '80 GB' "
     "holds 80 GiB (nvidia-smi totals an A100 80GB at 81,920 MiB), and PyTorch and the "
-    "engines' logs count in GiB too. 1 GiB = 1.074 GB of 10⁹ bytes, the unit model "
-    "downloads are sized in and the formulas count in."
+    f"engines' logs count in GiB too. 1 GiB = {GB_PER_GIB_TEXT} GB of 10⁹ bytes, the unit "
+    "model downloads are sized in."
 )
-
-
-def gib(value_gb: float) -> float:
-    """A size in GB (10⁹ bytes, the memory model's unit) in GiB, the page's unit."""
-    return value_gb * GB / GIB
-
-
-def gib_text(value_gb: float, decimals: int = 1) -> str:
-    """ "19.2 GiB" for a size given in GB (10⁹ bytes)."""
-    return f"{gib(value_gb):,.{decimals}f} GiB"
 
 
 class FitColumn:
