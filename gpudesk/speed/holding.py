@@ -46,6 +46,7 @@ from gpudesk.memory.vllm_pool import (
 from gpudesk.speed.data import Checkpointing
 from gpudesk.speed.estimate import KvFormat, Mode, SpeedRequest, TrainMethod
 from gpudesk.speed.physics import ModelCosts
+from gpudesk.units import GB, gib_text
 from gpudesk.workload.presets import architecture_from_shape
 from gpudesk.workload.quant import QuantFormat, weight_bytes
 
@@ -122,7 +123,9 @@ def memory_estimate(costs: ModelCosts, request: SpeedRequest) -> MemoryEstimate 
     part = MemoryPart(
         key=PartKey.WEIGHTS,
         gb=held / 1e9,
-        formula=f"{costs.in_memory_bytes:,.0f} bytes of weights as given = {held / 1e9:.2f} GB",
+        formula=(
+            f"{costs.in_memory_bytes:,.0f} bytes of weights as given = {gib_text(held / GB, 2)}"
+        ),
         source=weights.source,
         host_gb=weights.host_gb,
     )
@@ -263,7 +266,8 @@ def need_words(
     *,
     apple_wired_limit_mb: int | None = None,
 ) -> str:
-    """ "needs 17.5 GB per GPU, each may use 17.2 GB (16 GB as sold = 16 GiB ...)"."""
+    """ "needs 17.5 GiB per GPU, each may use 16.0 GiB (16 GB as sold = 16 GiB ...)", in
+    GiB like ``fit`` and the planner's own words."""
     usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
     if usable.max_devices is not None and count > usable.max_devices:
         return f"one machine has {usable.max_devices} of it (an SoC), not {count}"
@@ -271,8 +275,8 @@ def need_words(
     if reason is not None:
         return reason
     return (
-        f"the workload needs {estimate.per_gpu_gb(count):,.1f} GB per GPU, each may use "
-        f"{usable.usable_gb:,.1f} GB ({usable.basis})"
+        f"the workload needs {gib_text(estimate.per_gpu_gb(count))} per GPU, each may use "
+        f"{gib_text(usable.usable_gb)} ({usable.basis})"
     )
 
 

@@ -80,3 +80,25 @@ def test_fleet_show_says_gib_to_a_tenth(capsys: pytest.CaptureFixture[str], tmp_
     code, out, err = run_cli(capsys, "fleet", "show", str(path))
     assert code == 0, err
     assert out.count("79.6 GiB") == 2, out  # 81,559 MiB, as the Fleet tab shows it
+
+
+def test_speed_refusal_says_gib_like_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    """speed's 'does not hold' counts in GiB, as fit and the planner do (it read 'needs
+    144.9 GB per GPU, each may use 23.2 GB' beside fit's '134.9 GiB')."""
+    code, _, err = run_cli(
+        capsys, "speed", "--model", "llama-3.1-70b", "--gpu", "rtx-4090", "--count", "1",
+        "--engine", "vllm", "--no-calibration",
+    )  # fmt: skip
+    assert code == 2
+    words = " ".join(err.split())
+    found = re.search(
+        r"needs ([\d.]+) GiB per GPU, each may use ([\d.]+) GiB \(24 GB as sold", words
+    )
+    assert found is not None, words
+    # the same figures as fit's for that GPU
+    _, out, _ = run_cli(
+        capsys, "fit", "--model", "llama-3.1-70b", "--engine", "vllm", "--gpu", "rtx-4090",
+        "--json",
+    )  # fmt: skip
+    answer = json.loads(out)["gpu"]
+    assert float(found.group(2)) == pytest.approx(answer["usable_gib"], abs=0.05)
