@@ -153,7 +153,9 @@ METRICS: dict[str, Metric] = {
     metric.key: metric
     for metric in (
         _metric("release_year", "Year", "", _G.IDENTITY, None, 0),
-        _metric("memory_gb", "Memory", "GB", _G.MEMORY, True, 0),
+        # The vendor's "80 GB" is 80 GiB (nvidia-smi totals an A100 80GB at 81,920 MiB):
+        # the figure as sold, labelled in the unit every screen shows memory in.
+        _metric("memory_gb", "Memory", "GiB", _G.MEMORY, True, 0),
         _metric("bandwidth_gbs", "Bandwidth", "GB/s", _G.MEMORY, True, 0),
         _metric("memory_bus_bits", "Memory bus", "bit", _G.MEMORY, None, 0),
         _metric("l2_cache_mb", "L2 cache", "MB", _G.MEMORY, True, 0),
@@ -182,7 +184,7 @@ METRICS: dict[str, Metric] = {
             True,
             2,
         ),
-        _metric("memory_gb_per_kusd", "Memory per price", "GB per 1k USD", _G.DERIVED, True, 2),
+        _metric("memory_gb_per_kusd", "Memory per price", "GiB per 1k USD", _G.DERIVED, True, 2),
         _metric("fp32_tflops_per_w", "FP32 per watt", "TFLOPS/W", _G.DERIVED, True, 3),
         _metric(
             "fp16_tensor_tflops_per_w",

@@ -81,7 +81,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="also list announced parts (not on sale yet; hidden by default)",
     )
-    listing.add_argument("--min-memory-gb", type=float, metavar="N", help="at least N GB of memory")
+    listing.add_argument(
+        "--min-memory-gb",
+        type=float,
+        metavar="N",
+        help="at least N GiB of memory (as sold: a vendor's 'N GB')",
+    )
     listing.add_argument(
         "--max-price-usd", type=float, metavar="N", help="priced at most N USD (unpriced GPUs drop)"
     )
@@ -237,6 +242,8 @@ def run_list(args: argparse.Namespace) -> int:
                     "known) listed last, not ranked"
                 )
             )
+        if MEMORY_HEADER_COMPACT in headers or METRICS["memory_gb"].header in headers:
+            print(wrap_paragraph(MEMORY_FOOTNOTE))
         price_shown = any(cell.endswith("*") for row in rows for cell in row)
         if price_shown:
             print(f"* price seen more than {STALE_AFTER_MONTHS} months ago, may be out of date")
@@ -286,9 +293,12 @@ def _json_record(entry: CatalogEntry, today: dt.date) -> dict[str, Any]:
     return record
 
 
+#: Under a list that shows memory: the unit, and the vendor's "GB" it is the same as.
+MEMORY_FOOTNOTE = "Memory in GiB, as sold: a vendor's '80 GB' is 80 GiB, 81,920 MiB in nvidia-smi"
+
 #: Short headers for a narrow terminal (units stay).
 _COMPACT_HEADERS = {
-    "memory_gb": "Mem GB",
+    "memory_gb": "Mem GiB",
     "bandwidth_gbs": "BW GB/s",
     "fp32_tflops": "FP32 TF",
     "fp16_tensor_tflops": "FP16 TC TF",
@@ -308,11 +318,12 @@ _COMPACT_HEADERS = {
     "fp8_tensor_tflops": "FP8 TC TF",
     "int8_tensor_tops": "INT8 TOPS",
     "mig_max_instances": "MIG",
-    "memory_gb_per_kusd": "GB/kUSD",
+    "memory_gb_per_kusd": "GiB/kUSD",
     "fp32_tflops_per_w": "FP32 TF/W",
     "fp16_tensor_tflops_per_w": "TC TF/W",
     "cloud_hourly_usd": "USD/h",
 }
+MEMORY_HEADER_COMPACT = _COMPACT_HEADERS["memory_gb"]
 _COMPACT_NAME_CHARS = 26
 #: The list's number columns (right-aligned): every metric's header, long and short.
 _NUMERIC_HEADERS = frozenset(
@@ -420,8 +431,8 @@ def run_show(args: argparse.Namespace) -> int:
             shown += indent + _wrap(entry.interconnect.source, text_width, indent)
         elif key in METRICS:
             shown = f"{METRICS[key].format(float(value))} {METRICS[key].unit}".rstrip()
-            if key == "memory_gb":  # as sold; fit, detect and the fleet count in GiB
-                shown += f" (= {float(value):g} GiB: GPU vendors' GB are GiB)"
+            if key == "memory_gb":  # the figure as sold, which is GiB
+                shown += f" (sold as '{float(value):g} GB': GPU vendors' GB are GiB)"
         elif isinstance(value, bool):
             shown = "yes" if value else "no"
         elif isinstance(value, list):

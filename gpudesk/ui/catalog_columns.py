@@ -51,6 +51,7 @@ class Column:
         display: the cell text, None when the value is missing ("n/a").
         sort_key: the value the column sorts on, None when missing.
         visible_by_default: shown on first start.
+        note: what the header's tooltip adds to ``tooltip`` (memory's unit, explained).
     """
 
     key: str
@@ -60,10 +61,16 @@ class Column:
     display: Callable[[CatalogEntry], str | None]
     sort_key: Callable[[CatalogEntry], SortKey | None]
     visible_by_default: bool = True
+    note: str = ""
 
     @property
     def numeric(self) -> bool:
         return self.kind is ColumnKind.NUMBER
+
+    @property
+    def header_tooltip(self) -> str:
+        """The header's tooltip: the full header with its unit, and the note if any."""
+        return f"{self.tooltip}\n{self.note}" if self.note else self.tooltip
 
 
 #: Two-line headers where "label (unit)" would make a column too wide; the
@@ -77,7 +84,7 @@ _SHORT_HEADERS = {
     "fp8_tensor_tflops": "FP8 tensor\n(dense TFLOPS)",
     "int8_tensor_tops": "INT8 tensor\n(dense TOPS)",
     "fp16_tensor_tflops_per_kusd": "FP16 tensor\n(dense TFLOPS/1k USD)",
-    "memory_gb_per_kusd": "Memory\n(GB/1k USD)",
+    "memory_gb_per_kusd": "Memory\n(GiB/1k USD)",
     "fp32_tflops_per_w": "FP32 per W\n(TFLOPS/W)",
     "fp16_tensor_tflops_per_w": "FP16 tensor\nper W (dense TFLOPS/W)",
     "l2_cache_mb": "L2 cache\n(MB)",
@@ -87,6 +94,16 @@ _SHORT_HEADERS = {
     "cloud_hourly_usd": "Cloud rate\n(USD/h)",
     "price_usd": "Price\n(USD)",
 }
+
+
+#: Where a user sets the catalog's memory beside a vendor's "80 GB": one unit, explained.
+MEMORY_AS_SOLD_TIP = (
+    "The memory as sold, in GiB (2³⁰ bytes): a vendor's '80 GB' is 80 GiB "
+    "(nvidia-smi totals an A100 80GB at 81,920 MiB), the unit Will it fit?, "
+    "the Devices tab and the Fleet tab count in."
+)
+#: The tooltips that add the explanation to the metric's own header.
+_TOOLTIP_NOTES = {"memory_gb": MEMORY_AS_SOLD_TIP, "memory_gb_per_kusd": MEMORY_AS_SOLD_TIP}
 
 
 def _metric_column(key: str, *, visible: bool = True) -> Column:
@@ -107,6 +124,7 @@ def _metric_column(key: str, *, visible: bool = True) -> Column:
         display=display,
         sort_key=metric.value,
         visible_by_default=visible,
+        note=_TOOLTIP_NOTES.get(key, ""),
     )
 
 

@@ -121,7 +121,7 @@ class CatalogTableModel(QAbstractTableModel):
         # Plain ints: converting an enum for each of thousands of cells per paint is not free.
         self._alignments = [int(_alignment(column.kind).value) for column in COLUMNS]
         self._headers = [column.header for column in COLUMNS]
-        self._header_tips = [column.tooltip for column in COLUMNS]
+        self._header_tips = [column.header_tooltip for column in COLUMNS]
         self._initial_orders = [int(_initial_order(column).value) for column in COLUMNS]
         self._header_by_role: dict[int, list[Any]] = {
             _DISPLAY: self._headers,

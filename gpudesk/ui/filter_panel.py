@@ -106,8 +106,10 @@ class FilterPanel(QWidget):
         self.min_memory.setRange(0, 2048)
         self.min_memory.setSingleStep(8)
         self.min_memory.setSpecialValueText("any")
-        self.min_memory.setSuffix(" GB")
-        self.min_memory.setToolTip("Memory at least this many GB")
+        self.min_memory.setSuffix(" GiB")
+        self.min_memory.setToolTip(
+            "Memory at least this many GiB, as sold: a vendor's '80 GB' is 80 GiB"
+        )
         self.min_memory.valueChanged.connect(self._emit)
         limits.addRow("Memory ≥", self.min_memory)
         self.max_price = QSpinBox()

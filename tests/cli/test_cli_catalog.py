@@ -55,10 +55,11 @@ def test_list_table_and_csv(
     monkeypatch.setenv("COLUMNS", "200")  # wide enough for the long headings
     code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv")
     assert code == 0
-    assert "Zqxv Only GPU" in out and "Memory (GB)" in out
+    assert "Zqxv Only GPU" in out and "Memory (GiB)" in out
+    assert "a vendor's '80 GB' is 80 GiB" in out  # the unit, explained under the table
     monkeypatch.setenv("COLUMNS", "80")  # the short ones
     code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv")
-    assert code == 0 and "Mem GB" in out and "Memory (GB)" not in out
+    assert code == 0 and "Mem GiB" in out and "Memory (GiB)" not in out
     assert "1 of" in out
     code, out, _ = run_cli(capsys, "--catalog", str(tmp_path), "list", "--search", "zqxv", "--csv")
     lines = out.strip().splitlines()

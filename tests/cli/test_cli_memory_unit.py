@@ -70,7 +70,9 @@ def test_show_explains_the_vendors_gb(capsys: pytest.CaptureFixture[str]) -> Non
     code, out, _ = run_cli(capsys, "show", "h100-sxm5")
     assert code == 0
     line = next(line for line in out.splitlines() if line.startswith("memory_gb"))
-    assert line.split(None, 1)[1] == "80 GB (= 80 GiB: GPU vendors' GB are GiB)"
+    assert line.split(None, 1)[1] == "80 GiB (sold as '80 GB': GPU vendors' GB are GiB)"
+    per_price = next(line for line in out.splitlines() if line.startswith("memory_gb_per_kusd"))
+    assert per_price.endswith(" GiB per 1k USD"), per_price
 
 
 def test_fleet_show_says_gib_to_a_tenth(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

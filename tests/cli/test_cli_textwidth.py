@@ -122,7 +122,7 @@ def test_compare_on_a_terminal_prints_the_table_a_pipe_keeps_json(
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert "RTX 4090" in lines[0] and "H100 SXM5" in lines[0]
-    assert any(line.startswith("  Memory (GB)") and "80 *" in line for line in lines)
+    assert any(line.startswith("  Memory (GiB)") and "80 *" in line for line in lines)
     assert "* best in row" in out
     assert main(["compare", "rtx-4090", "h100-sxm5", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["gpus"]) == 2

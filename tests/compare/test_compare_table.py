@@ -199,7 +199,7 @@ def test_text_copy_marks_best_and_drops_empty_rows(trio: list) -> None:
     text = build_comparison(trio).to_text()
     lines = text.splitlines()
     assert lines[0].split() == ["Small", "Big", "Huge"]
-    memory = next(line for line in lines if line.strip().startswith("Memory (GB)"))
+    memory = next(line for line in lines if line.strip().startswith("Memory (GiB)"))
     assert memory.endswith("94 *")
     assert "Boost clock" not in text  # no GPU has it
     assert "* best in row" in text

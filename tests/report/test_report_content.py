@@ -51,9 +51,9 @@ def test_best_for_is_computed_from_the_figures() -> None:
     lines = best_for_lines([entry("alpha-100"), entry("beta-200"), entry("gamma-300")])
     memory = _line(lines, "memory_gb")
     assert memory.winner_names == ("Gamma 300",)
-    assert memory.value_text == "94 GB"
+    assert memory.value_text == "94 GiB"
     assert memory.runner_up_name == "Beta 200"
-    assert memory.runner_up_value == "80 GB"
+    assert memory.runner_up_value == "80 GiB"
     fp64 = _line(lines, "fp64_tflops")
     assert fp64.winner_ids == ("gamma-300",)
     assert fp64.value_text == "30.00 TFLOPS"
@@ -81,7 +81,7 @@ def test_best_for_needs_two_values_and_names_every_tied_gpu() -> None:
     memory = _line(lines, "memory_gb")
     assert memory.winner_names == ("Alpha 100", "Beta 200")
     assert memory.runner_up_name == ""
-    assert "Alpha 100 and Beta 200 (24 GB)" in memory.text
+    assert "Alpha 100 and Beta 200 (24 GiB)" in memory.text
 
 
 def test_same_kind_prices_have_no_caveat() -> None:
@@ -114,7 +114,7 @@ def test_spec_table_has_units_best_marks_and_na() -> None:
     report = _report("alpha-100", "beta-200", "gamma-300")
     assert report.spec_columns == ("Alpha 100", "Beta 200", "Gamma 300")
     rows = {row.label: row for group in report.spec_groups for row in group.rows}
-    memory = rows["Memory (GB)"]
+    memory = rows["Memory (GiB)"]
     assert [cell.text for cell in memory.cells] == ["24", "80", "94"]
     assert [cell.best for cell in memory.cells] == [False, False, True]
     assert memory.numeric

@@ -65,7 +65,7 @@ def test_gpu_names_units_and_key_figures_are_text(
     text = " ".join(texts)
     for name in ("Alpha 100", "Beta 200", "Gamma 300"):
         assert name in text
-    for unit in ("Memory (GB)", "Bandwidth (GB/s)", "FP32 (TFLOPS)", "TDP (W)", "Price (USD)"):
+    for unit in ("Memory (GiB)", "Bandwidth (GB/s)", "FP32 (TFLOPS)", "TDP (W)", "Price (USD)"):
         assert unit in text
     # figures from the table, the best-for lines and the notes
     for figure in ("3,900", "835.5", "1,599", "28,000", "30.00", "n/a", "94 GB"):

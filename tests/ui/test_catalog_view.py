@@ -14,7 +14,7 @@ from ui_catalog_fixtures import small_catalog
 
 from gpudesk.catalog.query import CatalogFilter
 from gpudesk.catalog.schema import Segment
-from gpudesk.ui.catalog_columns import column_index
+from gpudesk.ui.catalog_columns import COLUMNS, column_index
 from gpudesk.ui.catalog_model import ENTRY_ID_ROLE
 from gpudesk.ui.catalog_view import CatalogView
 from gpudesk.ui.state import AppState
@@ -152,7 +152,15 @@ def test_cells_are_formatted_aligned_and_greyed_when_missing(view: CatalogView) 
     alignment = Qt.AlignmentFlag(first_price.data(Qt.ItemDataRole.TextAlignmentRole))
     assert alignment & Qt.AlignmentFlag.AlignRight
     header = proxy.headerData(column_index("memory_gb"), Qt.Orientation.Horizontal)
-    assert "(GB)" in header
+    assert "(GiB)" in header
+    # the one unit, explained where a user sets it beside a vendor's "80 GB"
+    tip = proxy.headerData(
+        column_index("memory_gb"), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
+    )
+    assert tip.startswith("Memory (GiB)\n") and "a vendor's '80 GB' is 80 GiB" in tip
+    # a missing cell's tooltip names the column, without the header's explanation
+    assert "80 GB" not in COLUMNS[column_index("memory_gb")].tooltip
+    assert view.filters.min_memory.suffix() == " GiB"
 
 
 def test_details_pane_shows_the_selected_entry(view: CatalogView) -> None:

@@ -232,7 +232,7 @@ def test_radar_hover_shows_raw_value_and_unit(view: CompareView, state: AppState
     assert pixel is not None
     text = item.tooltip_at(QPointF(pixel.x() + 2, pixel.y() + 1))
     assert text is not None
-    assert text.splitlines()[:2] == ["Big GPU", "Memory: 80 GB"]
+    assert text.splitlines()[:2] == ["Big GPU", "Memory: 80 GiB"]
     assert item.tooltip_at(QPointF(3, 3)) is None
 
 
@@ -297,7 +297,7 @@ def test_copy_as_text_and_csv_export(view: CompareView, state: AppState, tmp_pat
     view.export_csv(target)
     lines = target.read_text("utf-8").splitlines()
     assert lines[0].startswith("group,key,label,unit,Small GPU,Big GPU")
-    assert any(line.startswith("Memory,memory_gb,Memory,GB,24,80,big") for line in lines)
+    assert any(line.startswith("Memory,memory_gb,Memory,GiB,24,80,big") for line in lines)
 
 
 def test_measured_series_in_radar_table_and_bars(view: CompareView, state: AppState) -> None:

@@ -411,6 +411,8 @@ def test_a_random_weight_file_over_the_limit_is_refused_in_words(
     view = _plan(qtbot, state, store, "llama-3.1-8b")
     _decode(view, 16, 16)
     panel = view.speed_page.measured_panel
+    # a file's size, in GB of 10^9 bytes like --max-file-gb, and said so beside GiB memory
+    assert panel.limit_spin.suffix() == " GB" and "10⁹ bytes" in panel.limit_spin.toolTip()
     panel.limit_spin.setValue(0.5)
     panel.verify_button.click()
     qtbot.waitUntil(lambda: not panel.busy, timeout=20_000)

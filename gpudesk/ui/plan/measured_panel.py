@@ -45,6 +45,12 @@ from gpudesk.ui.step_progress import StepProgressBar
 from gpudesk.ui.worker import TaskWorker, wired_worker
 
 NO_MEASUREMENT = "no measurement of this yet"
+#: The file-size limit's tooltip: a file, so GB of 10^9 bytes, said as such (memory is GiB).
+FILE_LIMIT_TIP = (
+    "The largest random-weight GGUF the measurement may write, in GB of 10⁹ bytes: "
+    "a file's size, as model downloads are given and as --max-file-gb counts it "
+    "(memory sizes elsewhere are GiB; 2 GB = 1.86 GiB)"
+)
 
 
 class _Col:
@@ -109,7 +115,9 @@ class MeasuredPanel(QWidget):
         buttons.addWidget(self.weights_button)
         self.limit_spin = forms.number_spin(0.01, 10_000, 2, 0.5, " GB", 2.0)
         self.limit_spin.setPrefix("up to ")
-        self.limit_spin.setToolTip("The largest random-weight GGUF the measurement may write")
+        # A file's size, not a GPU's memory: in GB of 10^9 bytes, as model files are sized
+        # for download and as the CLI's --max-file-gb counts it.
+        self.limit_spin.setToolTip(FILE_LIMIT_TIP)
         buttons.addWidget(self.limit_spin)
         buttons.addStretch(1)
         layout.addLayout(buttons)
