@@ -35,7 +35,7 @@ from gpudesk.speed.under_load import (
 )
 
 #: the ranking's bracket (planner.RANK_RATE_TOLERANCE)
-WIDE = RATE_BRACKET ** (-(0.5**3))
+WIDE = RATE_BRACKET ** (-(0.5**2))
 
 
 def step(shape: StepShape) -> float:
