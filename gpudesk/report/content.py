@@ -304,12 +304,13 @@ def _describe(entry: CatalogEntry) -> str:
 
 
 def _memory_words(entry: CatalogEntry) -> str:
-    """ "128 GB GDDR7"; an announced part whose vendor gave no size says so (never 0 GB)."""
+    """ "128 GiB GDDR7" (the vendor's "128 GB", in the unit the tables use); an announced
+    part whose vendor gave no size says so (never 0 GiB)."""
     if entry.memory_gb is None:
         if entry.memory_type:
             return f"{entry.memory_type}, size not published"
         return "memory size not published"
-    return f"{entry.memory_gb:g} GB {entry.memory_type or ''}".rstrip()
+    return f"{entry.memory_gb:g} GiB {entry.memory_type or ''}".rstrip()
 
 
 def _gpu_summaries(

@@ -179,8 +179,8 @@ def field_text(entry: CatalogEntry, name: str) -> str | None:
         return f"{value.reason} (as of {value.date.isoformat()})"
     if name == "sparsity_speedup":
         return f"{value:g}×"
-    if name == "price_system_memory_gb":
-        return f"{value:g} GB"
+    if name == "price_system_memory_gb":  # as sold ("24 GB" unified memory is 24 GiB)
+        return f"{value:g} GiB"
     if isinstance(value, tuple):
         return ", ".join(str(item) for item in value)
     return str(value)
@@ -237,7 +237,8 @@ def _summary_html(entry: CatalogEntry, summary: RateSummary, today: dt.date, mut
             f"{memory_type}, size not published" if memory_type else "memory size not published"
         ]
     else:
-        facts = [f"{entry.memory_gb:g} GB {memory_type}".rstrip()]
+        # as sold, in the unit the catalog's Memory column and every screen use
+        facts = [f"{entry.memory_gb:g} GiB {memory_type}".rstrip()]
     bandwidth = entry.bandwidth_gbs
     facts.append("bandwidth not published" if bandwidth is None else f"{bandwidth:,.0f} GB/s")
     tensor = entry.bf16_tensor_tflops or entry.fp16_tensor_tflops

@@ -97,7 +97,7 @@ def test_summary_lists_each_gpu_with_what_it_is_best_for() -> None:
     assert "most memory" in gpus["Gamma 300"].best_for
     assert "lowest price" in gpus["Alpha 100"].best_for
     assert gpus["Beta 200"].best_for == ()
-    assert "80 GB" in gpus["Beta 200"].description
+    assert "80 GiB" in gpus["Beta 200"].description
 
 
 def test_header_facts_name_version_and_catalog_date() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from catalog_factory import make_entry
@@ -262,8 +263,10 @@ def test_a_system_price_shows_the_memory_of_the_computer_priced() -> None:
         price_system="Mac mini (2024), M4 Pro, 24 GB",
         price_system_memory_gb=24,
     )
-    assert details_pane.field_text(entry, "price_system_memory_gb") == "24 GB"
+    # memory in one unit on the pane: the chip's and the computer's, as sold, in GiB
+    assert details_pane.field_text(entry, "price_system_memory_gb") == "24 GiB"
     page = entry_details_html(entry)
+    assert "64 GiB" in page and not re.search(r"\d GB(?![/\w])", page.replace("24 GB", "")), page
     assert "Memory of the computer priced" in page
     # a chip's own price has no such row
     assert "Memory of the computer priced" not in entry_details_html(_entry())
