@@ -89,7 +89,7 @@ def _priced_memory(entry: CatalogEntry) -> TextValue:
     memory = priced_memory_gb(entry)
     if memory is None:
         return "not recorded (memory per price n/a)"
-    return f"{memory:g} GB"
+    return f"{memory:g} GiB"  # as sold, in the unit of the Memory row above
 
 
 _G = MetricGroup

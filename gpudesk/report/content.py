@@ -45,7 +45,7 @@ class BestFor:
         metric_key: the :data:`METRICS` key the line is computed from.
         winner_ids: the leading GPU(s); several on a tie.
         winner_names: their names, same order.
-        value_text: the leading value with its unit ("94 GB").
+        value_text: the leading value with its unit ("94 GiB").
         runner_up_name: the next-best GPU, or "" when there is none.
         runner_up_value: its value with the unit, or "".
         caveat: why the line needs care (prices of different kinds), or "".

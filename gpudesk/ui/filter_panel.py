@@ -135,7 +135,7 @@ class FilterPanel(QWidget):
         for spin in (self.min_memory, self.max_price, self.min_year, self.max_year):
             # The widest value ("1,000,000 USD") must not set the panel's width.
             spin.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-            spin.setMinimumWidth(spin.fontMetrics().horizontalAdvance("12,000 GB") + 30)
+            spin.setMinimumWidth(spin.fontMetrics().horizontalAdvance("12,000 GiB") + 30)
         layout.addWidget(limits_box)
 
         feature_box = QGroupBox("Required features")

@@ -171,5 +171,7 @@ def test_every_bundled_system_price_records_the_priced_machine_memory() -> None:
     assert m4_pro is not None and rtx_4090 is not None
     assert memory_gb_per_kusd(m4_pro) == pytest.approx(24 / 1.399)
     comparison = build_comparison([m4_pro, rtx_4090])
-    assert comparison.value_text(comparison.row("priced_memory"), 0) == "24 GB"
+    assert (
+        comparison.value_text(comparison.row("priced_memory"), 0) == "24 GiB"
+    )  # as sold, like the Memory row
     assert comparison.value_text(comparison.row("memory_gb_per_kusd"), 0) == "17.16"

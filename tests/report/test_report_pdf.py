@@ -68,7 +68,7 @@ def test_gpu_names_units_and_key_figures_are_text(
     for unit in ("Memory (GiB)", "Bandwidth (GB/s)", "FP32 (TFLOPS)", "TDP (W)", "Price (USD)"):
         assert unit in text
     # figures from the table, the best-for lines and the notes
-    for figure in ("3,900", "835.5", "1,599", "28,000", "30.00", "n/a", "94 GB"):
+    for figure in ("3,900", "835.5", "1,599", "28,000", "30.00", "n/a", "94 GiB"):
         assert figure in text
     assert "Most memory" in text
     assert "What the figures mean" in text  # no "fi" ligature: the text stays searchable
