@@ -18,6 +18,8 @@ GIB = 2**30
 MIB = 2**20
 #: how many GB one GiB is, as text for a note that sets the two side by side
 GB_PER_GIB_TEXT = f"{GIB / GB:.3f}"
+#: Said where a size as sold, in GiB, stands beside a product name's "80GB".
+VENDOR_GB_IS_GIB = "a vendor's '80 GB' is 80 GiB (nvidia-smi totals an A100 80GB at 81,920 MiB)"
 
 
 def gib(value_gb: float) -> float:

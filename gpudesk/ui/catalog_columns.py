@@ -25,6 +25,7 @@ from gpudesk.catalog.query import (
 from gpudesk.catalog.rate_book import RATE_STALE_AFTER_DAYS, distribution_words, rate_summary
 from gpudesk.catalog.schema import CatalogEntry, Kind, Status
 from gpudesk.compare.limits import MAX_COMPARED
+from gpudesk.units import VENDOR_GB_IS_GIB
 
 MISSING_TEXT = "n/a"
 
@@ -98,8 +99,7 @@ _SHORT_HEADERS = {
 
 #: Where a user sets the catalog's memory beside a vendor's "80 GB": one unit, explained.
 MEMORY_AS_SOLD_TIP = (
-    "The memory as sold, in GiB (2³⁰ bytes): a vendor's '80 GB' is 80 GiB "
-    "(nvidia-smi totals an A100 80GB at 81,920 MiB), the unit Will it fit?, "
+    f"The memory as sold, in GiB (2³⁰ bytes): {VENDOR_GB_IS_GIB}, the unit Will it fit?, "
     "the Devices tab and the Fleet tab count in."
 )
 #: The tooltips that add the explanation to the metric's own header.

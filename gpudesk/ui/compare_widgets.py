@@ -22,8 +22,11 @@ from gpudesk.compare.radar import DEFAULT_RADAR_AXES, MAX_AXES, MIN_AXES, RADAR_
 from gpudesk.compare.stale import stale_marks
 from gpudesk.compare.table import STALE_SIGN, Comparison, Row, RowKind
 from gpudesk.render.text import plain_tooltip
+from gpudesk.units import VENDOR_GB_IS_GIB
 
 _GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Rows whose memory figure a user sets beside a vendor's "80 GB": their labels explain GiB.
+_MEMORY_ROWS = frozenset({"memory_gb", "memory_gb_per_kusd", "priced_memory"})
 #: (row key, GPU id) -> the warning in words (moved to gpudesk.compare.stale)
 stale_cells = stale_marks
 #: what the sign means, for the note under the table
@@ -122,6 +125,8 @@ class CompareTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return line.upper() if isinstance(line, str) else line.header
         if role == Qt.ItemDataRole.ToolTipRole and isinstance(line, Row):
+            if line.key in _MEMORY_ROWS:  # beside names like "H100 SXM5 80GB"
+                return f"{line.header}\nMemory as sold, in GiB: {VENDOR_GB_IS_GIB}"
             return line.header  # the label may be elided
         if role == Qt.ItemDataRole.FontRole and isinstance(line, str):
             font = QFont()

@@ -236,6 +236,20 @@ def test_radar_hover_shows_raw_value_and_unit(view: CompareView, state: AppState
     assert item.tooltip_at(QPointF(3, 3)) is None
 
 
+def test_memory_rows_explain_the_vendors_gb(view: CompareView, state: AppState) -> None:
+    """Memory reads GiB beside names like "H100 SXM5 80GB": its row label says why."""
+    state.set_compare(["small", "big"])
+    model = view.table_model
+    tips = {
+        str(model.headerData(row, Qt.Orientation.Vertical)): model.headerData(
+            row, Qt.Orientation.Vertical, Qt.ItemDataRole.ToolTipRole
+        )
+        for row in range(model.rowCount())
+    }
+    assert "a vendor's '80 GB' is 80 GiB" in tips["Memory (GiB)"]
+    assert "80 GB" not in tips["Bandwidth (GB/s)"]
+
+
 def test_radar_labels_stay_inside_the_chart(view: CompareView, state: AppState) -> None:
     state.set_compare(["small", "big", "huge", "nopricegpu", "flagship"])
     item = view.radar.item
