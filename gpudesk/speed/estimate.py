@@ -181,6 +181,9 @@ class SpeedRequest(BaseModel):
     slo_share: float = 0.9
     #: serve with an SLO: requests per rate in the highest-rate search (None: num_prompts)
     slo_search_prompts: int | None = None
+    #: serve with an SLO: search the highest rate meeting it (False: the share meeting it
+    #: at the requested rate only, the ranking's cheap comparison of layouts and counts)
+    slo_rate_search: bool = True
     #: serve: the engine's scheduler limits (None: the engine's defaults for the GPU)
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
@@ -1072,7 +1075,9 @@ def _serve(
     )
     step = instance_step(costs, fit, eff, layout, hop_s=PIPELINE_HOP_S)
     try:
-        result = serve_under_load(step, layout, limits, blocks, load)
+        result = serve_under_load(
+            step, layout, limits, blocks, load, find_max_rate=request.slo_rate_search
+        )
     except SimulationError as error:
         raise NotRunnable(f"{rates.name} × {layout.gpus}: {error}") from error
     run = result.run

@@ -557,14 +557,14 @@ def best_estimates(
     # is judged against the SLO (its highest-rate search on RANK_SLO_PROMPTS requests).
     explore = request
     if request.mode is Mode.SERVE and (request.has_slo or request.num_prompts > RANK_PROMPTS):
-        explore = request.model_copy(
-            update={
-                "slo_ttft_ms": None,
-                "slo_tpot_ms": None,
-                "slo_e2e_ms": None,
-                "num_prompts": min(request.num_prompts, RANK_PROMPTS),
-            }
-        )
+        shorter: dict[str, object] = {"num_prompts": min(request.num_prompts, RANK_PROMPTS)}
+        if _finite(request):
+            # at a rate, layouts and counts are compared by the share of requests meeting
+            # the SLO at that rate (no highest-rate search): the run makes it for free
+            shorter["slo_rate_search"] = False
+        else:
+            shorter.update(slo_ttft_ms=None, slo_tpot_ms=None, slo_e2e_ms=None)
+        explore = request.model_copy(update=shorter)
     # a deployment run again with the same traffic (the chosen one, then with the SLO)
     # is simulated once, the SLO search's runs stop once their verdict is decided, and
     # the search stops at a bracket RANK_RATE_TOLERANCE wide
@@ -582,7 +582,7 @@ def best_estimates(
                     )
                 except NotRunnable:
                     continue
-                keeps_up = request.mode is Mode.SERVE and _keeps_up(found, explore)
+                keeps_up = request.mode is Mode.SERVE and _serves(found, explore)
                 if (
                     best is None
                     or keeps_up
@@ -606,7 +606,7 @@ def best_estimates(
                 # the SLO ranking but kept an A100 PCIe x 4 (TP-2 DP-2) that falls behind
                 # over 1,000 requests at 4 req/s, where x 8 as TP-2 DP-4 keeps up.
                 for count in counts:
-                    if count <= best.count or _keeps_up(best, request) or not _finite(request):
+                    if count <= best.count or _serves(best, request) or not _finite(request):
                         continue
                     if not holds_at(
                         entry, estimate, count, apple_wired_limit_mb=apple_wired_limit_mb
@@ -624,7 +624,7 @@ def best_estimates(
                         )
                     except NotRunnable:
                         continue
-                    if _keeps_up(larger, request):
+                    if _serves(larger, request):
                         best = larger
                 if request.has_slo:
                     # judged against the SLO once, on the count kept: its run on all the
@@ -676,6 +676,18 @@ def _keeps_up(found: SpeedEstimate, request: SpeedRequest) -> bool:
     if not _finite(request) or found.scheduler is None:
         return False
     return bool(found.scheduler.get("keeps_up"))
+
+
+def _serves(found: SpeedEstimate, request: SpeedRequest) -> bool:
+    """Serving at a finite rate: ``found`` keeps up (:func:`_keeps_up`) and, with an SLO,
+    at least its share of the requests meets every bound at that rate. The fewest GPUs
+    that serve the traffic so are the answer: 2 copies of one GPU may keep up with the
+    rate yet decode too slowly for the SLO, where one instance over 4 GPUs meets it."""
+    if not _keeps_up(found, request):
+        return False
+    if found.goodput_rps is None or not found.requests_per_s:
+        return True
+    return found.goodput_rps / found.requests_per_s >= request.slo_share - 1e-9
 
 
 def _judged(
@@ -745,6 +757,10 @@ def _better(found: SpeedEstimate, best: SpeedEstimate | None) -> bool:
         found_rate, best_rate = found.max_rate_at_slo or -1.0, best.max_rate_at_slo or -1.0
         if abs(found_rate - best_rate) > 0.02 * max(found_rate, best_rate, 1e-9):
             return found_rate > best_rate
+        # no highest rate searched (the ranking's exploration): goodput at the rate
+        found_good, best_good = found.goodput_rps or 0.0, best.goodput_rps or 0.0
+        if abs(found_good - best_good) > 0.02 * max(found_good, best_good, 1e-9):
+            return found_good > best_good
     if abs(found.tokens_per_s - best.tokens_per_s) > 0.02 * best.tokens_per_s:
         return found.tokens_per_s > best.tokens_per_s
     found_e2e = (found.latency or {}).get("e2e_ms", {}).get("p50", 0.0)

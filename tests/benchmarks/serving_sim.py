@@ -12,7 +12,8 @@ fitted step model), rankings of the bundled catalog as ``gpudesk speed --mode se
 runs them (the SLO one as ``--rate 4 --slo ttft=500,tpot=50``).
 
 What the ranking's shortcuts move: it tries each count and layout on
-planner.RANK_PROMPTS (100) requests, runs the chosen one on all of them, and with an SLO
+planner.RANK_PROMPTS (100) requests (with an SLO at a rate: by the share meeting it at that
+rate, the fewest GPUs that keep up and meet it), runs the chosen one on all of them, and with an SLO
 searches the highest rate on planner.RANK_SLO_PROMPTS (all 1,000) requests per rate,
 stopping at a bracket planner.RANK_RATE_TOLERANCE (9.3%) wide where one GPU's estimate
 stops at 2.3%; its runs stop once their verdict is decided, and a run asked for twice is

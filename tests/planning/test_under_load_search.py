@@ -296,3 +296,29 @@ def test_the_slo_ranking_searches_once_per_gpu_and_near_one_gpus_answer(
         assert one.max_rate_at_slo is not None
         assert one.goodput_rps == item.goodput_rps
         assert abs(item.max_rate_at_slo / one.max_rate_at_slo - 1) <= RANK_RATE_TOLERANCE - 1
+
+
+def test_at_a_rate_the_slo_ranking_keeps_the_fewest_gpus_that_meet_it() -> None:
+    """Two MI300X copies keep up with 4 requests/s of Llama 3.1 70B but decode each request
+    too slowly for a 50 ms TPOT; one instance over four meets the SLO for nearly all of
+    them. The ranking compares layouts and counts by the share meeting the SLO at the rate
+    (from runs it makes anyway), so it keeps the four, not the two that only keep up."""
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.speed.estimate import KvFormat, Mode, SpeedRequest, model_costs
+    from gpudesk.speed.planner import rank_catalog
+    from gpudesk.speed.shapes import shape_for
+    from gpudesk.workload.quant import QuantFormat
+
+    by_id = {entry.id: entry for entry in load_catalog().entries}
+    costs = model_costs(shape_for("llama-3.1-70b"), QuantFormat.FP8, KvFormat.FP16)
+    request = SpeedRequest(
+        mode=Mode.SERVE, quant=QuantFormat.FP8, seq_in=1000, seq_out=1000, rate=4.0,
+        slo_ttft_ms=500.0, slo_tpot_ms=50.0,
+    )  # fmt: skip
+    (judged,) = rank_catalog([by_id["mi300x"]], costs, request).results
+    assert judged.goodput_rps is not None and judged.requests_per_s
+    assert judged.goodput_rps / judged.requests_per_s >= 0.9
+    assert judged.layout is not None and judged.layout["tp"] >= 2
+    without = request.model_copy(update={"slo_ttft_ms": None, "slo_tpot_ms": None})
+    (plain,) = rank_catalog([by_id["mi300x"]], costs, without).results
+    assert plain.count <= judged.count  # keeping up alone needs no more GPUs
