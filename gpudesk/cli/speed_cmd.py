@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import TYPE_CHECKING, Any
 
 from gpudesk.cli.common import (
@@ -19,6 +20,7 @@ from gpudesk.cli.common import (
 from gpudesk.cli.emit_args import add_emit_arguments
 from gpudesk.cli.flag_tables import Flag, add_flags
 from gpudesk.cli.model_file_args import add_model_file_arguments
+from gpudesk.cli.output import write_control
 from gpudesk.cli.speed_output import (
     DEFAULT_ENGINE,
     RESULT_KEYS as RESULT_KEYS,
@@ -455,6 +457,28 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
     return resolved
 
 
+class RankProgress:
+    """Ranking under load takes seconds: which GPU it is at, on one rewritten line of a
+    terminal's stderr (nothing when stderr is a file or a pipe, or for other modes)."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shown = 0
+
+    def show(self, done: int, total: int, name: str) -> None:
+        if not self.enabled:
+            return
+        write_control(sys.stderr, "\r\x1b[K")  # ours; the message below is plain text
+        sys.stderr.write(f"ranking under load: {name} ({done + 1} of {total})"[:79])
+        sys.stderr.flush()
+        self.shown += 1
+
+    def close(self) -> None:
+        if self.enabled and self.shown:
+            write_control(sys.stderr, "\r\x1b[K")
+            sys.stderr.flush()
+
+
 _SERVE_ONLY = (
     ("rate", "--rate"),
     ("slo", "--slo"),
@@ -641,16 +665,21 @@ def _estimates(
     settings = CostSettings(cloud_hourly_usd=args.cloud_hourly, years=args.years)
     calibrated = calibrations(args, catalog.entries)
     if not args.gpu:
-        ranked = rank_catalog(
-            catalog.entries,
-            costs,
-            request,
-            max_count=_layout_count(args) or args.count or 8,
-            settings=settings,
-            calibrated=calibrated,
-            apple_wired_limit_mb=wired,
-            hosts=host_memories(args, calibrated),
-        )
+        progress = RankProgress(enabled=request.mode.value == "serve" and sys.stderr.isatty())
+        try:
+            ranked = rank_catalog(
+                catalog.entries,
+                costs,
+                request,
+                max_count=_layout_count(args) or args.count or 8,
+                settings=settings,
+                calibrated=calibrated,
+                apple_wired_limit_mb=wired,
+                hosts=host_memories(args, calibrated),
+                on_gpu=progress.show,
+            )
+        finally:
+            progress.close()
         return list(ranked.results), list(ranked.not_holding), list(ranked.not_supported)
     entries = []
     for name in args.gpu:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
@@ -476,6 +476,7 @@ def rank_catalog(
     fitted: FittedParams | None = None,
     apple_wired_limit_mb: int | None = None,
     hosts: dict[str, HostMemory] | None = None,
+    on_gpu: Callable[[int, int, str], None] | None = None,
 ) -> RankedEstimates:
     """Each catalog GPU on the fewest of 1, 2, 4, 8 (up to ``max_count``) cards that hold
     the workload (``fit``'s test), estimated and priced; sorted by tokens/s, fastest first.
@@ -487,7 +488,8 @@ def rank_catalog(
     grows with the GPUs, so fewer cards would only rank slower sets above faster ones.
     llama.cpp decode that no count holds (or with ``gpu_layers`` / ``cpu_moe`` set) runs
     on one GPU with part of the model in host memory (``hosts``: this machine's host
-    bandwidth for its own GPU; others get the stated default).
+    bandwidth for its own GPU; others get the stated default). ``on_gpu(done, total,
+    name)`` is told before each GPU is estimated (a ranking under load takes seconds).
 
     :func:`best_estimates` estimates each GPU.
     """
@@ -502,6 +504,7 @@ def rank_catalog(
         fitted=fitted,
         apple_wired_limit_mb=apple_wired_limit_mb,
         hosts=hosts,
+        on_gpu=on_gpu,
     )
     results = [best for best in found if best is not None]
     missing = []
@@ -539,10 +542,12 @@ def best_estimates(
     fitted: FittedParams | None = None,
     apple_wired_limit_mb: int | None = None,
     hosts: dict[str, HostMemory] | None = None,
+    on_gpu: Callable[[int, int, str], None] | None = None,
 ) -> list[SpeedEstimate | None]:
     """Per entry, in the order given, :func:`rank_catalog`'s estimate (same counts, same
     pricing), or None where no count holds the workload; the memory the workload needs is
-    estimated once for them all, and no other GPU is estimated.
+    estimated once for them all, and no other GPU is estimated. ``on_gpu(done, total,
+    name)`` is told before each entry is estimated.
     """
     settings = settings or CostSettings()
     counts = [count for count in DEFAULT_COUNTS if count <= max_count] or [max_count]
@@ -569,7 +574,9 @@ def best_estimates(
     # is simulated once, the SLO search's runs stop once their verdict is decided, and
     # the search stops at a bracket RANK_RATE_TOLERANCE wide
     with ranking(rate_tolerance=RANK_RATE_TOLERANCE):
-        for entry in entries:
+        for done, entry in enumerate(entries):
+            if on_gpu is not None:
+                on_gpu(done, len(entries), entry.name)
             rates = (calibrated or {}).get(entry.id) or rates_for(entry)
             best: SpeedEstimate | None = None
             for count in [] if forced else counts:
