@@ -242,6 +242,8 @@ def _generation(family: Family, words: str) -> str:
     """The generation token the plugin pages name ("v6e", "trainium2", "910"), or ""."""
     if family is Family.TPU:
         match = re.search(r"\bv(\d+)\s*([a-z]?)\b", words)
+        if match is None:  # Google's newer naming: "TPU7x"
+            match = re.search(r"\btpu\s*(\d+)\s*([a-z]?)\b", words)
         return f"v{match.group(1)}{match.group(2)}" if match else ""
     if family is Family.NEURON:
         match = re.search(r"(trainium|inferentia)\s*(\d?)", words)
@@ -405,7 +407,8 @@ def _tensorrt_llm_weights(device: Device, quant: QuantFormat) -> Support:
 
 
 _VLLM_AMD = frozenset({"cdna2", "cdna3", "cdna4", "rdna3", "rdna3.5", "rdna4"})
-_VLLM_TPU = frozenset({"v4", "v5e", "v5p", "v6e"})
+#: v7 / v7x: Ironwood (tpu-inference's docs since its pull request #1377, 2025-12-29)
+_VLLM_TPU = frozenset({"v4", "v5e", "v5p", "v6e", "v7", "v7x"})
 _VLLM_NEURON = frozenset({"trainium1", "trainium2", "inferentia2"})
 
 
@@ -467,7 +470,7 @@ def _vllm_platform(device: Device) -> Support | None:
         if device.generation not in _VLLM_TPU:
             return _no(
                 "vllm-plugins",
-                f"vLLM's TPU pages list TPU v4, v5e, v5p and v6e, not {device.name}",
+                f"vLLM's TPU pages list TPU v4, v5e, v5p, v6e and v7x, not {device.name}",
             )
         return None
     if family is Family.NEURON:

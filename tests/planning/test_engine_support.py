@@ -364,11 +364,16 @@ def test_tpu_and_trainium_run_vllm_only() -> None:
         for engine in (Engine.LLAMA_CPP, Engine.TENSORRT_LLM):
             refused = engine_support(device, engine, quant=QuantFormat.BF16, kv=KvFormat.FP16)
             assert not refused.supported and refused.reason
+    # Ironwood under Google's newer name: vLLM's tpu-inference lists v7x (its PR #1377)
     ironwood = variant(
         "gaudi-3", vendor="Google", name="TPU7x (Ironwood)", id="tpu7x", architecture="Ironwood"
     )
-    refused = engine_support(ironwood, Engine.VLLM, quant=QuantFormat.BF16, kv=KvFormat.FP16)
-    assert not refused.supported and refused.reason is not None and "v6e" in refused.reason
+    assert engine_support(ironwood, Engine.VLLM, quant=QuantFormat.BF16, kv=KvFormat.FP16).supported
+    later = variant(
+        "gaudi-3", vendor="Google", name="TPU v9 (made up)", id="tpu-v9", architecture="TPU v9"
+    )
+    refused = engine_support(later, Engine.VLLM, quant=QuantFormat.BF16, kv=KvFormat.FP16)
+    assert not refused.supported and refused.reason is not None and "v7x" in refused.reason
 
 
 def test_ascend_runs_vllm_ascend_and_llama_cpp_cann() -> None:
