@@ -407,7 +407,10 @@ class _Engine:
 
 
 #: A jump over pure-decode steps interpolates their durations in this many groups
-JUMP_GROUPS = 4
+JUMP_GROUPS = 2
+#: the fewest steps worth a jump: a jump costs JUMP_GROUPS + 1 step times and the block
+#: arithmetic, so a shorter one is no cheaper than stepping
+MIN_JUMP_STEPS = 2 * JUMP_GROUPS
 
 
 def _new_blocks(engine: _Engine, steps: int) -> int:
@@ -454,7 +457,7 @@ def _jump_decodes(
     if not engine.finishing:
         return False
     steps = engine.finishing[0][0] - engine.step - 1
-    if steps < 2 * JUMP_GROUPS:
+    if steps < MIN_JUMP_STEPS:
         return False
 
     def shape_at(offset: int) -> StepShape:
@@ -466,7 +469,7 @@ def _jump_decodes(
     if (
         arriving
         and engine.last_duration > 0
-        and (arrivals[next_send] - now) / engine.last_duration < 2 * JUMP_GROUPS
+        and (arrivals[next_send] - now) / engine.last_duration < MIN_JUMP_STEPS
     ):
         return False
     first = step_cost(shape_at(0))
@@ -477,7 +480,7 @@ def _jump_decodes(
     cycles_free = engine.free_blocks // decodes
     if _new_blocks(engine, steps) > engine.free_blocks:
         steps = min(steps, cycles_free * engine.bs)
-    if steps < 2 * JUMP_GROUPS:
+    if steps < MIN_JUMP_STEPS:
         return False
     need = _new_blocks(engine, steps)
     group = steps // JUMP_GROUPS
