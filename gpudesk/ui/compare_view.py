@@ -64,11 +64,22 @@ def speed_rows(workload: object, entries: list[CatalogEntry], with_measured: boo
     """The "tokens/s for ..." row (and the user's measured row, where there are
     measurements of it) for ``entries``: plain Python, run on a worker."""
     from gpudesk.measurements.rows import cell_text, rows_across, stored_rows
-    from gpudesk.speed.planner import SpeedWorkload, speed_cell_text, speed_cells
+    from gpudesk.speed.planner import (
+        SpeedWorkload,
+        speed_cell_text,
+        speed_cells,
+        split_supported,
+    )
 
     assert isinstance(workload, SpeedWorkload)
     cells = speed_cells(workload, entries)
-    values: list[str | None] = [speed_cell_text(cell) for cell in cells]
+    # a GPU the engine cannot run the workload on is said so, with why: "does not fit"
+    # would send the user to a bigger card that the engine cannot run it on either
+    refused = dict(split_supported(entries, workload.request)[1])
+    values: list[str | None] = [
+        f"not supported: {refused[entry.id]}" if entry.id in refused else speed_cell_text(cell)
+        for entry, cell in zip(entries, cells, strict=True)
+    ]
     measured = [cell_text(found) for found in rows_across(workload, cells, stored_rows())]
     if with_measured:
         values.append(None)

@@ -323,3 +323,33 @@ def test_rank_under_load_stops_when_cancelled(small: Catalog) -> None:
         rank_under_load(
             small.entries, costs, request, progress, max_count=8, settings=CostSettings()
         )
+
+
+def test_compare_says_not_supported_where_the_engine_cannot_run_the_workload() -> None:
+    """llama.cpp has no FP8: Compare's row said "does not fit on 8" for every GPU, which
+    sends the user to a bigger card; it says "not supported" and why."""
+    from gpudesk.catalog.loader import load_catalog
+    from gpudesk.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
+    from gpudesk.speed.planner import SpeedWorkload
+    from gpudesk.speed.shapes import shape_for
+    from gpudesk.ui.compare_view import speed_rows
+    from gpudesk.workload.quant import QuantFormat
+
+    by_id = {entry.id: entry for entry in load_catalog().entries}
+    entries = [by_id["h100-sxm5"], by_id["rtx-4090"]]
+    costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.FP8, KvFormat.FP16)
+    fp8 = SpeedWorkload(
+        model_name="Llama 3.1 8B",
+        costs=costs,
+        request=SpeedRequest(mode=Mode.DECODE, engine=Engine.LLAMA_CPP, quant=QuantFormat.FP8),
+    )
+    (row,) = speed_rows(fp8, entries, False)[:1]
+    assert all(
+        isinstance(value, str) and value.startswith("not supported: ") for value in row.values
+    )
+    assert all("fit" not in str(value) for value in row.values)
+    q4 = fp8.model_copy(
+        update={"request": fp8.request.model_copy(update={"quant": QuantFormat.Q4_K_M})}
+    )
+    (ok,) = speed_rows(q4, entries, False)[:1]
+    assert all(isinstance(value, str) and value[0].isdigit() for value in ok.values)
