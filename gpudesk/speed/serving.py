@@ -510,8 +510,9 @@ class ShareTarget:
     share: float
 
 
-class _Decided(Exception):
-    """Raised inside a run once whether it meets its :class:`ShareTarget` is decided."""
+class _Decided(GpuDeskError):
+    """Raised inside a run once whether it meets its :class:`ShareTarget` is decided
+    (control flow, caught by the run: never reaches a user)."""
 
     def __init__(self, met: bool) -> None:
         super().__init__(met)

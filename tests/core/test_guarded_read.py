@@ -306,6 +306,8 @@ RAW_READERS = {
     "speed/fitting.py": "a bundled resource",
     "speed/support.py": "a bundled resource (the engine-support table)",
     "speed/serving_validation.py": "a bundled resource (the published serving runs)",
+    "speed/physics.py": "a bundled resource (the MoE dispatch costs, moe_dispatch.json)",
+    "speed/moe_fit.py": "a bundled resource (moe_dispatch.json's grid, read and rewritten)",
     "bench/reference.py": "a bundled resource",
     "bench/typical.py": "a bundled resource",
     "cli/desktop_cmd.py": "bundled resources",
