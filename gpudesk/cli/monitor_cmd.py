@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import datetime as dt
 import json
+import logging
 import os
 import select
 import sys
@@ -96,6 +97,38 @@ def _quit_pressed(descriptor: int | None, timeout_s: float) -> bool:
     return False
 
 
+class ScreenNotes(logging.Handler):
+    """GPUDesk's warnings while the screen is shown ("gpu0 lost: ..."), kept for the
+    screen's last lines: written to stderr they landed over the screen until the next
+    redraw, and the redraw then wiped them."""
+
+    KEPT = 3
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.notes: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = " ".join(record.getMessage().split())  # one line, whatever it held
+        self.notes = [*self.notes, text][-self.KEPT :]
+
+    def lines(self, width: int = 80) -> list[str]:
+        return [f"note: {note}"[: width - 1] for note in self.notes]
+
+    @classmethod
+    @contextlib.contextmanager
+    def installed(cls) -> Iterator[ScreenNotes]:
+        """Catch the ``gpudesk`` loggers' warnings (and so keep them off stderr) until
+        the block ends."""
+        handler = cls()
+        logger = logging.getLogger("gpudesk")
+        logger.addHandler(handler)
+        try:
+            yield handler
+        finally:
+            logger.removeHandler(handler)
+
+
 def run_monitor(args: argparse.Namespace) -> int:
     from gpudesk.telemetry.collector import Collector
     from gpudesk.telemetry.sources import open_sources
@@ -109,7 +142,8 @@ def run_monitor(args: argparse.Namespace) -> int:
     shown = 0
     try:
         collector.wait_first(min(args.interval * 5, 10.0))
-        with _keys() as keys:
+        notes_kept = ScreenNotes.installed() if terminal else contextlib.nullcontext(None)
+        with _keys() as keys, notes_kept as notes:
             while True:
                 snapshot = collector.snapshot()
                 if args.json:
@@ -119,7 +153,10 @@ def run_monitor(args: argparse.Namespace) -> int:
                     if terminal:
                         write_control(sys.stdout, _CLEAR)
                     clock_text = dt.datetime.now().strftime("%H:%M:%S")
-                    sys.stdout.write("\n".join(screen_lines(snapshot, clock_text)) + "\n")
+                    lines = screen_lines(snapshot, clock_text)
+                    if notes is not None:
+                        lines = [*lines, *notes.lines()]
+                    sys.stdout.write("\n".join(lines) + "\n")
                     if not terminal:
                         sys.stdout.write("\n")
                 sys.stdout.flush()
