@@ -31,12 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.catalog.metrics import MetricGroup
 from gpudesk.catalog.names import short_name
 from gpudesk.catalog.schema import CatalogEntry
 from gpudesk.compare.limits import MAX_COMPARED, MIN_COMPARED
 from gpudesk.compare.radar import NormalisationChoice
-from gpudesk.compare.table import Comparison, Row, RowKind, build_comparison
+from gpudesk.compare.table import Comparison, Row, build_comparison
 from gpudesk.render.colors import gpu_colors
 from gpudesk.render.export import export_chart
 from gpudesk.render.style import ChartStyle, chart_style, measured_color
@@ -44,6 +43,7 @@ from gpudesk.storage import atomic_write_text
 from gpudesk.ui import theme
 from gpudesk.ui.compare_charts import PLOT_KEYS, CompareCharts
 from gpudesk.ui.compare_layout import LAYOUT_WORDS, ROW_LABEL_MAX_PX, ChartLayout, CompareLayout
+from gpudesk.ui.compare_speed_row import pending_rows, speed_rows
 from gpudesk.ui.compare_widgets import (
     STALE_WORDS,
     AxisPicker,
@@ -55,50 +55,6 @@ from gpudesk.ui.state import AppState
 from gpudesk.ui.worker import TaskWorker
 
 __all__ = ["PLOT_KEYS", "AxisPicker", "ChartLayout", "CompareTableModel", "CompareView"]
-
-#: a "tokens/s for ..." cell while its estimate runs on the worker
-SPEED_PENDING = "estimating…"
-
-
-def speed_rows(workload: object, entries: list[CatalogEntry], with_measured: bool) -> list[Row]:
-    """The "tokens/s for ..." row (and the user's measured row, where there are
-    measurements of it) for ``entries``: plain Python, run on a worker."""
-    from gpudesk.measurements.rows import cell_text, rows_across, stored_rows
-    from gpudesk.speed.planner import (
-        SpeedWorkload,
-        speed_cell_text,
-        speed_cells,
-        split_supported,
-    )
-
-    assert isinstance(workload, SpeedWorkload)
-    cells = speed_cells(workload, entries)
-    # a GPU the engine cannot run the workload on is said so, with why: "does not fit"
-    # would send the user to a bigger card that the engine cannot run it on either
-    refused = dict(split_supported(entries, workload.request)[1])
-    values: list[str | None] = [
-        f"not supported: {refused[entry.id]}" if entry.id in refused else speed_cell_text(cell)
-        for entry, cell in zip(entries, cells, strict=True)
-    ]
-    measured = [cell_text(found) for found in rows_across(workload, cells, stored_rows())]
-    if with_measured:
-        values.append(None)
-        measured.append(None)
-    label = f"tokens/s for {workload.label}"
-    rows = [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
-    if any(measured):
-        rows.append(
-            Row(
-                "speed_measured",
-                "measured tokens/s (yours, same workload)",
-                "",
-                MetricGroup.COMPUTE,
-                RowKind.TEXT,
-                tuple(measured),
-            )
-        )
-    return rows
-
 
 EMPTY_MESSAGE = (
     f"Mark {MIN_COMPARED}-{MAX_COMPARED} GPUs in the Catalog tab (Ctrl+D) to compare them here."
@@ -377,11 +333,7 @@ class CompareView(CompareLayout):
         pending = self._speed_pending
         if pending is None or pending[0] is not workload or pending[1:] != (ids, with_measured):
             self._start_speed_rows(workload, entries, with_measured)
-        label = f"tokens/s for {getattr(workload, 'label', '')}"
-        values: list[str | None] = [SPEED_PENDING] * len(entries)
-        if with_measured:
-            values.append(None)
-        return [Row("speed", label, "", MetricGroup.COMPUTE, RowKind.TEXT, tuple(values))]
+        return pending_rows(workload, len(entries), with_measured)
 
     def _start_speed_rows(
         self, workload: object, entries: list[CatalogEntry], with_measured: bool

@@ -18,7 +18,8 @@ from gpudesk.speed.physics import ModelCosts
 from gpudesk.speed.planner import CostSettings, rank_catalog
 from gpudesk.speed.shapes import shape_for
 from gpudesk.ui import theme
-from gpudesk.ui.compare_view import SPEED_PENDING, CompareView
+from gpudesk.ui.compare_speed_row import SPEED_PENDING
+from gpudesk.ui.compare_view import CompareView
 from gpudesk.ui.plan.speed_load import Refused, rank_under_load
 from gpudesk.ui.plan.speed_page import SpeedPage
 from gpudesk.ui.plan.view import PlanView
@@ -332,7 +333,7 @@ def test_compare_says_not_supported_where_the_engine_cannot_run_the_workload() -
     from gpudesk.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
     from gpudesk.speed.planner import SpeedWorkload
     from gpudesk.speed.shapes import shape_for
-    from gpudesk.ui.compare_view import speed_rows
+    from gpudesk.ui.compare_speed_row import speed_rows
     from gpudesk.workload.quant import QuantFormat
 
     by_id = {entry.id: entry for entry in load_catalog().entries}

@@ -12,7 +12,8 @@ from pytestqt.qtbot import QtBot
 from gpudesk.catalog.loader import load_catalog
 from gpudesk.measured import MeasuredSeries
 from gpudesk.speed.planner import SpeedWorkload
-from gpudesk.ui.compare_view import SPEED_PENDING, CompareView
+from gpudesk.ui.compare_speed_row import SPEED_PENDING
+from gpudesk.ui.compare_view import CompareView
 from gpudesk.ui.plan.view import PlanView
 from gpudesk.ui.state import AppState
 
