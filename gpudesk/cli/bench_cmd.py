@@ -20,7 +20,7 @@ from gpudesk.cli.common import (
     path_argument,
     write_output,
 )
-from gpudesk.cli.output import write_control
+from gpudesk.cli.output import StderrProgress
 from gpudesk.cli.textwidth import error_text, terminal_table
 
 if TYPE_CHECKING:
@@ -102,27 +102,6 @@ def _list_backends(as_json: bool) -> int:
     return EXIT_OK
 
 
-class _StderrProgress:
-    """Progress on one rewritten terminal line; silent when stderr is not a terminal."""
-
-    def __init__(self) -> None:
-        from gpudesk.progress import ProgressState
-
-        self._tty = sys.stderr.isatty()
-        self.state = ProgressState(on_report=self._show)
-
-    def _show(self, fraction: float, message: str) -> None:
-        if self._tty:
-            write_control(sys.stderr, "\r\x1b[K")  # ours; the message is scrubbed
-            sys.stderr.write(f"[{fraction:4.0%}] {message}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self._tty:
-            write_control(sys.stderr, "\r\x1b[K")
-            sys.stderr.flush()
-
-
 def run_bench(args: argparse.Namespace) -> int:
     if args.list_backends:
         return _list_backends(args.json)
@@ -156,7 +135,7 @@ def run_bench(args: argparse.Namespace) -> int:
         )
 
     catalog = load_catalog_for(args, report_problems=False)
-    progress = _StderrProgress()
+    progress = StderrProgress()
     try:
         result = run_benchmark(plan, backend, progress.state, catalog=catalog.entries)
     finally:

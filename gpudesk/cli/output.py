@@ -62,3 +62,26 @@ def scrubbed_streams() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+class StderrProgress:
+    """Progress on one rewritten terminal line of stderr (``[ 40%] message``, cut to 79
+    columns); silent when stderr is not a terminal or ``enabled`` is False.
+    ``state`` is a :class:`~gpudesk.progress.ProgressState` reporting to it."""
+
+    def __init__(self, *, enabled: bool | None = None) -> None:
+        from gpudesk.progress import ProgressState
+
+        self._tty = sys.stderr.isatty() if enabled is None else enabled
+        self.state = ProgressState(on_report=self.show)
+
+    def show(self, fraction: float, message: str) -> None:
+        if self._tty:
+            write_control(sys.stderr, "\r\x1b[K")  # ours; the message is scrubbed
+            sys.stderr.write(f"[{fraction:4.0%}] {message}"[:79])
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self._tty:
+            write_control(sys.stderr, "\r\x1b[K")
+            sys.stderr.flush()

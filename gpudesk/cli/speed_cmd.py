@@ -20,7 +20,7 @@ from gpudesk.cli.common import (
 from gpudesk.cli.emit_args import add_emit_arguments
 from gpudesk.cli.flag_tables import Flag, add_flags
 from gpudesk.cli.model_file_args import add_model_file_arguments
-from gpudesk.cli.output import write_control
+from gpudesk.cli.output import StderrProgress
 from gpudesk.cli.speed_output import (
     DEFAULT_ENGINE,
     RESULT_KEYS as RESULT_KEYS,
@@ -457,26 +457,16 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
     return resolved
 
 
-class RankProgress:
+class RankProgress(StderrProgress):
     """Ranking under load takes seconds: which GPU it is at, on one rewritten line of a
     terminal's stderr (nothing when stderr is a file or a pipe, or for other modes)."""
 
     def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self.shown = 0
+        super().__init__(enabled=enabled)
 
-    def show(self, done: int, total: int, name: str) -> None:
-        if not self.enabled:
-            return
-        write_control(sys.stderr, "\r\x1b[K")  # ours; the message below is plain text
-        sys.stderr.write(f"ranking under load: {name} ({done + 1} of {total})"[:79])
-        sys.stderr.flush()
-        self.shown += 1
-
-    def close(self) -> None:
-        if self.enabled and self.shown:
-            write_control(sys.stderr, "\r\x1b[K")
-            sys.stderr.flush()
+    def gpu(self, done: int, total: int, name: str) -> None:
+        """``rank_catalog``'s ``on_gpu``."""
+        self.show(done / max(1, total), f"ranking under load: {name} ({done + 1} of {total})")
 
 
 _SERVE_ONLY = (
@@ -676,7 +666,7 @@ def _estimates(
                 calibrated=calibrated,
                 apple_wired_limit_mb=wired,
                 hosts=host_memories(args, calibrated),
-                on_gpu=progress.show,
+                on_gpu=progress.gpu,
             )
         finally:
             progress.close()

@@ -18,8 +18,8 @@ def test_progress_rewrites_one_line_and_clears_it(monkeypatch: pytest.MonkeyPatc
     terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
     progress = RankProgress(enabled=True)
-    progress.show(0, 3, "NVIDIA H100 SXM5 80GB")
-    progress.show(2, 3, "AMD Instinct MI300X")
+    progress.gpu(0, 3, "NVIDIA H100 SXM5 80GB")
+    progress.gpu(2, 3, "AMD Instinct MI300X")
     progress.close()
     text = terminal.getvalue()
     assert "ranking under load: NVIDIA H100 SXM5 80GB (1 of 3)" in text
@@ -32,7 +32,7 @@ def test_progress_is_silent_when_disabled(monkeypatch: pytest.MonkeyPatch) -> No
     terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
     progress = RankProgress(enabled=False)
-    progress.show(0, 1, "x")
+    progress.gpu(0, 1, "x")
     progress.close()
     assert terminal.getvalue() == ""
 
