@@ -34,9 +34,9 @@ VARIANTS = [
     # Qwen 2.5 Coder 7B: "qwen2 7B" does not say Qwen2 or Qwen2.5, and no count is given
     ("qwen2 7B Q8_0", None, None, "q8_0", "PR15616"),
     ("llama 1B Q4_K - Medium", "1.10 B", "tinyllama-1.1b", "q4_k_m", "GG54"),
-    # Llama 3.2 3B: no preset has its 3.21 B parameters
-    ("llama 3B Q4_K - Medium", "3.21 B", None, "q4_k_m", "GG54"),
-    ("gpt-oss 120B Q4_K - Medium", None, None, "q4_k_m", "GG34"),
+    # Llama 3.2 3B: "llama 3B" is no preset's name; its 3.21 B parameters place it
+    ("llama 3B Q4_K - Medium", "3.21 B", "llama-3.2-3b", "q4_k_m", "GG54"),
+    ("gpt-oss 120B Q4_K - Medium", None, "gpt-oss-120b", "q4_k_m", "GG34"),
     # Q1_0 is a weight format GPUDesk does not estimate
     ("qwen3 8B Q1_0", "8.19 B", "qwen3-8b", None, "PR21629"),
     ("llama ?B Q4_K - Medium", "3.61 B", None, "q4_k_m", "IK345"),
@@ -75,7 +75,8 @@ def test_the_exact_count_of_llama_bench_json_places_a_size_label_that_is_off() -
         ("tinyllama-1.1b-1t-openorca.Q4_K_M", "tinyllama-1.1b"),
         ("qwen2.5:0.5b-instruct-fp16", "qwen2.5-0.5b"),
         ("Phi-4-mini-instruct-Q4_K_M", "phi-4-mini"),
-        ("Llama-3.2-3B-Instruct-Q4_K_M", None),
+        ("Llama-3.2-3B-Instruct-Q4_K_M", "llama-3.2-3b"),
+        ("Llama-3.2-11B-Vision-Instruct", None),
         ("my-finetune", None),
     ],
 )
