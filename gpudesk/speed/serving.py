@@ -13,7 +13,10 @@ their sources):
 - KV blocks of ``block_size`` tokens: a request holds ``ceil(tokens / block_size)``; when
   a running request needs a block and none is free, the most recently admitted request is
   preempted: its blocks are freed and it goes back to the head of the queue to recompute
-  its prompt and the tokens it had generated;
+  its prompt and the tokens it had generated. TensorRT-LLM's default policy
+  (GUARANTEED_NO_EVICT, ``SchedulerConfig.reserve_output``) instead admits a request only
+  when blocks for its prompt and whole output are free and holds them from the start, so
+  it never preempts;
 - prefix caching: a stated share of each prompt (whole blocks) is found in the cache and
   not computed (none for random prompts);
 - requests are sent as ``vllm bench serve`` sends them: at Poisson arrival times of
@@ -70,6 +73,11 @@ class SchedulerConfig:
     long_prefill_token_threshold: int = 0
     #: share of each prompt found in the prefix cache (whole blocks), 0 to 1
     prefix_hit: float = 0.0
+    #: admit a request only while blocks for its prompt and every output token are free,
+    #: and hold them from the start: TensorRT-LLM's default capacity policy
+    #: (GUARANTEED_NO_EVICT), which never preempts; False: vLLM's, which admits on the
+    #: prompt's blocks and preempts when a decode finds none free
+    reserve_output: bool = False
 
     def check(self) -> None:
         if self.max_num_seqs < 1:
@@ -353,8 +361,24 @@ class _Engine:
         return len(self.decoding) + len(self.prefilling)
 
     def decode_blocks_needed(self) -> int:
-        """Decoders whose next token starts a new block this step."""
+        """Decoders whose next token starts a new block this step (none when every
+        request's blocks were reserved at admission)."""
+        if self.config.reserve_output:
+            return 0
         return self.residue[(-self.step) % self.bs]
+
+    def blocks_to_admit(self, request: _Request, tokens: int) -> int:
+        """Blocks admitting ``request`` with ``tokens`` of its prompt in takes: those
+        tokens', or under a reserving policy its whole life's."""
+        if self.config.reserve_output:
+            return _blocks(request.prompt + request.output, self.bs)
+        return _blocks(tokens, self.bs)
+
+    def blocks_held(self, request: _Request, kv_tokens: int) -> int:
+        """Blocks a finishing ``request`` gives back."""
+        if self.config.reserve_output:
+            return _blocks(request.prompt + request.output, self.bs)
+        return _blocks(kv_tokens, self.bs)
 
     def start_decoding(self, request: _Request) -> None:
         # KV tokens before the next step (self.step + 1) are ``computed``.
@@ -445,7 +469,7 @@ def _jump_decodes(
         head = engine.waiting[0]
         budget = engine.config.max_num_batched_tokens - decodes
         first_chunk = min(head.to_compute, max(budget, 0))
-        if budget > 0 and _blocks(first_chunk, engine.bs) <= engine.free_blocks:
+        if budget > 0 and engine.blocks_to_admit(head, first_chunk) <= engine.free_blocks:
             return False  # it would be admitted: step by step
         # it waits for blocks, which only a finish gives back (the jump stops before one)
     while engine.finishing:
@@ -477,12 +501,13 @@ def _jump_decodes(
         return False
     if arriving:
         steps = min(steps, math.floor((arrivals[next_send] - now) / first))
+    reserved = engine.config.reserve_output
     cycles_free = engine.free_blocks // decodes
-    if _new_blocks(engine, steps) > engine.free_blocks:
+    if not reserved and _new_blocks(engine, steps) > engine.free_blocks:
         steps = min(steps, cycles_free * engine.bs)
     if steps < MIN_JUMP_STEPS:
         return False
-    need = _new_blocks(engine, steps)
+    need = 0 if reserved else _new_blocks(engine, steps)
     group = steps // JUMP_GROUPS
     elapsed = 0.0
     done = 0
@@ -674,6 +699,8 @@ def _simulate(
             if chunk <= 0:
                 break
             extra = _blocks(request.computed + chunk, bs) - _blocks(request.computed, bs)
+            if config.reserve_output:
+                extra = 0  # held since admission
             while extra > engine.free_blocks and request.running:
                 engine.preempt_last(now)
                 preempted = True
@@ -688,7 +715,7 @@ def _simulate(
                 fresh = request.generated == 0 and request.computed == 0
                 start = hit_tokens[request.index] if fresh else 0
                 chunk = min(request.to_compute - start, budget, threshold)
-                blocks = _blocks(start + chunk, bs)
+                blocks = engine.blocks_to_admit(request, start + chunk)
                 if blocks > engine.free_blocks:
                     break
                 engine.waiting.popleft()
@@ -734,7 +761,7 @@ def _simulate(
             request.last_token = now
             engine.prefilling.remove(request)
             if request.generated >= request.output:
-                engine.free_blocks += _blocks(request.computed, bs)
+                engine.free_blocks += engine.blocks_held(request, request.computed)
                 retire(request)
                 continue
             engine.start_decoding(request)
@@ -745,7 +772,7 @@ def _simulate(
                 continue
             kv_tokens = request.base + engine.step + 1
             engine.stop_decoding(request, kv_tokens)
-            engine.free_blocks += _blocks(kv_tokens, bs)
+            engine.free_blocks += engine.blocks_held(request, kv_tokens)
             request.generated = request.output
             request.last_token = now
             retire(request)

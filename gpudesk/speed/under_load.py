@@ -39,7 +39,10 @@ VLLM_DEFAULTS_SOURCE = (
 )
 TRTLLM_DEFAULTS_SOURCE = (
     "TensorRT-LLM LlmArgs/BuildConfig defaults max_batch_size 2048, max_num_tokens 8192 "
-    "(the release this app models; other releases differ)"
+    "(the release this app models; other releases differ); capacity policy "
+    "GUARANTEED_NO_EVICT, the default (SchedulerConfig, TensorRT-LLM 1.3/1.4 API reference; "
+    "'Useful Runtime Options'): a request starts only when KV blocks for its prompt and "
+    "whole output are free, and is never preempted"
 )
 LLAMA_CPP_DEFAULTS_SOURCE = (
     "llama-server: --parallel -1 (auto) gives 4 slots, n_batch 2048 (ggml-org/llama.cpp "
@@ -186,6 +189,8 @@ class EngineLimits:
     max_num_seqs: int
     max_num_batched_tokens: int
     source: str
+    #: blocks for the whole output are reserved at admission (no preemption)
+    reserve_output: bool = False
 
 
 def engine_limits(
@@ -216,7 +221,7 @@ def engine_limits(
         source += "; max_num_seqs as given"
     elif engine == "vllm":
         seqs = min(seqs, budget)
-    return EngineLimits(seqs, budget, source)
+    return EngineLimits(seqs, budget, source, reserve_output=engine == "tensorrt-llm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,6 +404,7 @@ def serve_under_load(
         max_num_batched_tokens=limits.max_num_batched_tokens,
         kv_blocks=kv_blocks // layout.pp,
         prefix_hit=load.prefix_hit,
+        reserve_output=limits.reserve_output,
     )
     run = _simulate(config, _traffic(load, layout, load.rate), step)
     result = LoadResult(

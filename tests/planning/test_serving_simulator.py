@@ -77,6 +77,22 @@ def test_a_full_pool_preempts_the_newest_request_and_recomputes_it() -> None:
     assert max(ttft for ttft, _, _ in run.per_request_ms) == pytest.approx(STEP * 1e3)
 
 
+def test_tensorrt_llms_policy_reserves_the_whole_output_and_never_preempts() -> None:
+    # the same two requests and pool: GUARANTEED_NO_EVICT admits the second only when
+    # the first has finished and given back its 5 blocks (72 tokens of 16)
+    run = simulate(
+        _config(kv_blocks=6, block_size=16, reserve_output=True),
+        Traffic(num_prompts=2, seq_in=32, seq_out=40),
+        constant,
+    )
+    assert run.preemptions == 0
+    assert run.peak_running == 1
+    ttfts = sorted(ttft for ttft, _, _ in run.per_request_ms)
+    # the first: a prompt step and 39 decode steps; the second starts in the step after
+    assert ttfts == pytest.approx([STEP * 1e3, 41 * STEP * 1e3])
+    assert run.output_tokens == 80
+
+
 def test_a_request_larger_than_the_pool_is_refused_with_the_figures() -> None:
     with pytest.raises(SimulationError, match="needs 7 KV blocks"):
         simulate(_config(kv_blocks=6), Traffic(num_prompts=1, seq_in=100, seq_out=2), constant)
@@ -106,8 +122,9 @@ def test_light_traffic_waits_for_no_one() -> None:
     assert run.requests_per_s == pytest.approx(0.5, rel=0.4)
 
 
+@pytest.mark.parametrize("reserve", [False, True], ids=["vllm", "tensorrt-llm"])
 def test_jumping_over_decode_steps_gives_what_stepping_does(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, reserve: bool
 ) -> None:
     def growing(shape: StepShape) -> float:
         return (
@@ -118,7 +135,9 @@ def test_jumping_over_decode_steps_gives_what_stepping_does(
         )
 
     traffic = Traffic(num_prompts=120, seq_in=200, seq_out=300, rate=3.0, seed=1)
-    config = _config(max_num_seqs=32, max_num_batched_tokens=2048, kv_blocks=600)
+    config = _config(
+        max_num_seqs=32, max_num_batched_tokens=2048, kv_blocks=600, reserve_output=reserve
+    )
     fast = simulate(config, traffic, growing)
     monkeypatch.setattr(serving, "_jump_decodes", lambda *args: False)
     slow = simulate(config, traffic, growing)
@@ -154,6 +173,7 @@ def test_weighted_percentile_is_the_percentile_of_the_repeated_values(
     concurrency=st.one_of(st.none(), st.integers(1, 6)),
     spread=st.sampled_from([0.0, 0.5]),
     hit=st.sampled_from([0.0, 0.5]),
+    reserve=st.booleans(),
 )
 def test_any_traffic_runs_within_the_engine_limits_or_is_refused(
     seqs: int,
@@ -167,6 +187,7 @@ def test_any_traffic_runs_within_the_engine_limits_or_is_refused(
     concurrency: int | None,
     spread: float,
     hit: float,
+    reserve: bool,
 ) -> None:
     config = SchedulerConfig(
         max_num_seqs=seqs,
@@ -174,6 +195,7 @@ def test_any_traffic_runs_within_the_engine_limits_or_is_refused(
         kv_blocks=blocks,
         block_size=block_size,
         prefix_hit=hit,
+        reserve_output=reserve,
     )
     traffic = Traffic(
         num_prompts=prompts,
@@ -205,6 +227,8 @@ def test_any_traffic_runs_within_the_engine_limits_or_is_refused(
         assert tpot >= 0
     lengths = serving.request_lengths(traffic)
     assert run.output_tokens == sum(output for _, output in lengths)
+    if reserve:
+        assert run.preemptions == 0
 
 
 def _model_costs(name: str) -> ModelCosts:

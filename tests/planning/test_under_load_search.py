@@ -322,3 +322,12 @@ def test_at_a_rate_the_slo_ranking_keeps_the_fewest_gpus_that_meet_it() -> None:
     without = request.model_copy(update={"slo_ttft_ms": None, "slo_tpot_ms": None})
     (plain,) = rank_catalog([by_id["mi300x"]], costs, without).results
     assert plain.count <= judged.count  # keeping up alone needs no more GPUs
+
+
+def test_only_tensorrt_llm_reserves_a_requests_whole_output() -> None:
+    from gpudesk.speed.under_load import engine_limits
+
+    trt = engine_limits("tensorrt-llm", gpu_name="NVIDIA H200", memory_gb=141)
+    assert trt.reserve_output and "GUARANTEED_NO_EVICT" in trt.source
+    for engine in ("vllm", "llama.cpp", "transformers"):
+        assert not engine_limits(engine, gpu_name="NVIDIA H200", memory_gb=141).reserve_output
