@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from gpudesk.catalog.schema import CatalogEntry
-from gpudesk.memory.breakdown import GB, DType, Engine, MemoryEstimate, Workload
+from gpudesk.memory.breakdown import GB, MAX_SEQ, DType, Engine, MemoryEstimate, Workload
 from gpudesk.memory.offload import DEFAULT_HOST, HostMemory, Offload, plan_offload
 from gpudesk.memory.usable import GIB, UsableMemory, usable_memory
 from gpudesk.workload import citations
@@ -337,6 +337,8 @@ def fit_longest_context(
     """The fewest of ``counts`` GPUs of ``entry`` that hold the workload at its shortest
     context, and the longest context (up to ``max_context``) those hold; None when no
     count does, or the GPU cannot run it (:func:`exclusion`)."""
+    # a model may declare more context than an estimate accepts (Llama 4 Scout: 10,485,760)
+    max_context = min(max_context, MAX_SEQ)
     shortest = estimate_at(min(CONTEXT_STEP, max_context))
     if exclusion(entry, shortest) is not None:
         return None

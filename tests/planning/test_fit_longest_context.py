@@ -97,3 +97,15 @@ def test_a_context_shorter_than_one_step_is_checked_as_is() -> None:
     usable = usable_for(entry, estimate_at(100))
     assert largest_context(estimate_at, usable, 1, 100) == 100
     assert largest_context(estimate_at, usable, 1, 0) is None
+
+
+def test_a_model_declaring_more_context_than_an_estimate_takes_is_searched_up_to_the_cap() -> None:
+    # Llama 4 Scout declares 10,485,760 tokens, above the 10,000,000 an estimate accepts:
+    # the search stops at the cap instead of failing on the model's own context
+    from gpudesk.memory.breakdown import MAX_SEQ
+
+    model, estimate_at = _estimator("llama-4-scout-17b-16e", "q4_k_m", Engine.LLAMA_CPP)
+    assert model.shape is not None and model.shape.context > MAX_SEQ
+    found = fit_longest_context(_entry("h100-sxm5"), estimate_at, (1, 2, 4, 8), model.shape.context)
+    assert found is not None
+    assert CONTEXT_STEP <= found.context <= MAX_SEQ
