@@ -93,6 +93,10 @@ class Measurement(BaseModel):
     #: CURRENT_BUILDS_FROM adds the fitted older-build cost per layer (estimates are for
     #: current builds)
     build_year: int | None = Field(default=None, ge=2023, le=2100)
+    #: llama.cpp ran FlashAttention (``-fa 1``); None: the run's default, which for
+    #: llama-bench was off until PR #23714 (2026) made it ``auto``: every llama-bench row
+    #: here without ``-fa 1`` materialised each prompt's attention scores
+    flash_attention: bool | None = None
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -127,6 +131,12 @@ class Measurement(BaseModel):
             and self.build_year is not None
             and self.build_year < CURRENT_BUILDS_FROM
         )
+
+    @property
+    def unfused_attention(self) -> bool:
+        """A llama.cpp run without FlashAttention (llama-bench's default for every build
+        measured here): its prompts wrote, softmaxed and re-read every attention score."""
+        return self.engine == "llama.cpp" and self.flash_attention is not True
 
     @property
     def label(self) -> str:

@@ -58,15 +58,21 @@ from gpudesk.speed.estimate import (
 from gpudesk.speed.hardware import DeviceRates, Precision, rates_for
 from gpudesk.speed.physics import (
     Efficiency,
+    Gpus,
     ModelCosts,
     decode_step,
+    kv_read_factor,
     max_sequences,
     prefill_time,
-    serve_times,
     tp_comm_s,
     train_flops_per_token,
+    unfused_scores_bytes,
+    unfused_scores_s,
 )
+from gpudesk.speed.serving import StepShape
 from gpudesk.speed.shapes import shape_for
+from gpudesk.speed.step import attention_pairs, step_time
+from gpudesk.speed.under_load import engine_limits
 from gpudesk.workload.errors import PlanningInputError
 from gpudesk.workload.quant import QuantFormat
 
@@ -249,9 +255,11 @@ def row_cap(row: Row, *, current: bool = False) -> float:
 
 
 def older_factor(row: Row, eff: Efficiency) -> float:
-    """How many times longer ``row``'s older llama.cpp build took than a current build
-    (its decode steps' cost per layer, its prompts' kernels); 1 for every other row."""
-    if not row.measurement.older_build or row.request is None:
+    """How many times longer ``row``'s llama.cpp run took than a current build with its
+    defaults would (an older build's decode steps' cost per layer and prompt kernels; a
+    run without FlashAttention's attention scores); 1 for every other row."""
+    item = row.measurement
+    if not (item.older_build or item.unfused_attention) or row.request is None:
         return 1.0
     current = _predict(row, eff, current=True)
     measured_build = _predict(row, eff, current=False)
@@ -282,26 +290,67 @@ def _predict(row: Row, eff: Efficiency, *, current: bool) -> float:
         extra = 0.0 if current else older_step_s(row, eff)
         return request.batch / (step.total_s + extra)
     if item.workload is Workload.PREFILL:
+        chunk = prefill_chunk(request.engine)
         times = prefill_time(
-            row.costs,
-            gpus,
-            eff,
-            tokens=request.seq_in,
-            batch=request.batch,
-            chunk=prefill_chunk(request.engine),
+            row.costs, gpus, eff, tokens=request.seq_in, batch=request.batch, chunk=chunk
         )
+        seconds = times.total_s
+        if item.unfused_attention and not current:
+            # a current llama.cpp runs FlashAttention (``-fa auto``); this run did not
+            seconds += request.batch * unfused_scores_s(
+                row.costs, gpus, eff, tokens=request.seq_in, chunk=chunk
+            )
         if item.unit == "s":
-            return times.total_s
-        return request.batch * request.seq_in / times.total_s
-    concurrency = max(1, serve_concurrency(row.rates, row.costs, request))
-    return serve_times(
-        row.costs,
-        gpus,
-        eff,
-        concurrency=concurrency,
-        seq_in=request.seq_in,
-        seq_out=request.seq_out,
-    ).output_tokens_per_s
+            return seconds
+        return request.batch * request.seq_in / seconds
+    steady = steady_state(row)
+    mixed = step_time(row.costs, gpus, eff, steady.mixed).total_s
+    plain = step_time(row.costs, gpus, eff, steady.decoding).total_s
+    return steady.decodes / (steady.busy * mixed + (1 - steady.busy) * plain)
+
+
+@dataclass(frozen=True, slots=True)
+class SteadyState:
+    """The steps a saturated engine repeats (the simulator's scheduler, on average): every
+    step decodes ``decodes`` sequences; a ``busy`` share of them also computes a prompt
+    chunk, within the token budget, as fast as finished requests free their places."""
+
+    decodes: int
+    busy: float
+    mixed: StepShape
+    decoding: StepShape
+
+
+def steady_state(row: Row) -> SteadyState:
+    """``row``'s serving run as its engine runs it saturated: ``concurrency`` requests at
+    most (and the engine's ``max_num_seqs``), prompts chunked within its token budget
+    (:func:`~gpudesk.speed.under_load.engine_limits`). Per output token a request needs
+    ``seq_in / seq_out`` prompt tokens, so decodes + prompt tokens fit the budget."""
+    request = row.request
+    assert request is not None and request.seq_in is not None and request.seq_out is not None
+    seq_in, seq_out = request.seq_in, request.seq_out
+    limits = engine_limits(
+        request.engine.value, gpu_name=row.rates.name, memory_gb=row.rates.memory_gb
+    )
+    budget = limits.max_num_batched_tokens
+    running = min(max(1, serve_concurrency(row.rates, row.costs, request)), limits.max_num_seqs)
+    if limits.reserve_output:
+        # an engine that holds each request's whole KV from the start runs fewer at once
+        pool = kv_pool_bytes(row.rates, row.costs, request.count)
+        whole = row.costs.kv_bytes(seq_in + seq_out)
+        if whole > 0:
+            running = max(1, min(running, math.floor(pool / whole)))
+    decodes = max(1, round(min(running, budget * seq_out / (seq_in + seq_out))))
+    prompt_per_step = decodes * seq_in / seq_out
+    room = max(1, budget - decodes)
+    chunk = min(seq_in, room)
+    busy = prompt_per_step / chunk
+    if busy > 1:  # the budget binds: every step carries prompt tokens
+        chunk, busy = min(room, max(1, round(prompt_per_step))), 1.0
+    context = decodes * (seq_in + seq_out / 2)
+    # a chunk's tokens attend, on average over the prompt, to half of it
+    mixed = StepShape(chunk, chunk * seq_in / 2, 1, decodes, context)
+    return SteadyState(decodes, busy, mixed, StepShape(0, 0.0, 0, decodes, context))
 
 
 def log_error(row: Row, eff: Efficiency) -> float:
@@ -429,7 +478,6 @@ class RowBatch:
                 "flops",
                 "peak_one",
                 "f_step",
-                "x_step",
                 "layers",
                 "batch",
                 "hops",
@@ -438,18 +486,14 @@ class RowBatch:
                 "x_prefill",
                 "passes",
                 "in_memory",
-                "seq_out",
-                "concurrency",
-                "f1_matmul",
-                "f1_attention",
-                "x1",
                 "cap",
                 "hbm",
                 "older",
+                "scores",
                 "prompt_tokens",
                 "comm_step",
                 "comm_prefill",
-                "comm_one",
+                *STEADY_COLUMNS,
                 "value",
                 "sign",
             ]
@@ -464,11 +508,6 @@ class RowBatch:
             kind = {Workload.DECODE: 0.0, Workload.PREFILL: 1.0, Workload.SERVE: 2.0}[item.workload]
             batch = float(request.batch)
             context = float(request.context)
-            concurrency = 1.0
-            if item.workload is Workload.SERVE:
-                concurrency = float(max(1, serve_concurrency(row.rates, costs, request)))
-                batch = concurrency
-                context = request.seq_in + request.seq_out / 2
             chunk = prefill_chunk(request.engine)
             tokens = float(request.seq_in)
             in_flight = (
@@ -482,7 +521,6 @@ class RowBatch:
                 "flops": gpus.flops_s,
                 "peak_one": gpus.peak_tflops,
                 "f_step": batch * costs.decode_flops(context),
-                "x_step": batch * costs.hidden,
                 "layers": float(costs.layers),
                 "batch": batch,
                 "hops": float(gpus.count - 1) if gpus.layer_split else 0.0,
@@ -493,21 +531,19 @@ class RowBatch:
                 if chunk is None
                 else float(max(1, math.ceil(request.batch * tokens / chunk))),
                 "in_memory": costs.in_memory_bytes,
-                "seq_out": float(request.seq_out),
-                "concurrency": concurrency,
-                "f1_matmul": 2.0 * costs.matmul_params_active * tokens,
-                "f1_attention": costs.attention_flops_prefill(tokens),
-                "x1": max(1.0, tokens) * costs.hidden,
                 "cap": row_cap(row),
                 "hbm": 1.0 if gpus.hbm else 0.0,
                 "older": 1.0 if item.older_build else 0.0,
+                "scores": request.batch * unfused_scores_bytes(costs, tokens=tokens, chunk=chunk)
+                if item.unfused_attention and item.workload is Workload.PREFILL
+                else 0.0,
                 "prompt_tokens": request.batch * tokens,
                 "comm_step": tp_comm_s(costs, gpus, batch),
                 "comm_prefill": tp_comm_s(costs, gpus, request.batch * tokens),
-                "comm_one": tp_comm_s(costs, gpus, tokens),
                 "value": item.value,
                 "sign": -1.0 if item.unit == "s" else 1.0,
             }
+            values.update(_steady_columns(row, gpus))
             for name, figure in values.items():
                 columns[name].append(float(figure))
         self.size = len(rows)
@@ -542,15 +578,79 @@ class RowBatch:
             np.maximum(p_memory, p_compute)
             + a["passes"] * a["layers"] * eff.layer_s
             + a["comm_prefill"]
+            + a["scores"] / (a["bw"] * bandwidth)
         )
         prefill = np.where(self.seconds, p_time, a["prompt_tokens"] / p_time)
-        one = (a["f1_matmul"] + a["f1_attention"] / eff.attention) / (
-            a["flops"] * share(a["x1"])
-        ) + a["comm_one"]
-        cycle = a["concurrency"] * one + a["seq_out"] * step
-        serve = a["concurrency"] * a["seq_out"] / cycle
+        # serving: the steady state's two steps (step.step_time's terms, vectorised)
+        fixed = a["layers"] * eff.layer_s + a["s_decodes"] * eff.sequence_s + a["hops"] * eff.hop_s
+        kv_read = eff.kv_factor * a["s_kv"]
+        decode_attention = a["s_decode_attention"] / (a["flops"] * plain)
+        plain_step = (
+            np.maximum(
+                (a["s_weights_plain"] + kv_read) / (a["bw"] * bandwidth),
+                a["s_decode_matmul"] / (a["flops"] * plain) + decode_attention,
+            )
+            + fixed
+            + a["s_comm_plain"]
+        )
+        mixed_share = share(a["s_x_mixed"])
+        mixed_step = (
+            np.maximum(
+                (a["s_weights_mixed"] + kv_read) / (a["bw"] * bandwidth),
+                a["s_prompt_matmul"] / (a["flops"] * mixed_share)
+                + a["s_prompt_attention"] / (a["flops"] * mixed_share * eff.attention)
+                + decode_attention,
+            )
+            + fixed
+            + a["s_comm_mixed"]
+        )
+        busy = a["s_busy"]
+        serve = a["s_decodes"] / (busy * mixed_step + (1 - busy) * plain_step)
         predicted = np.where(self.decode, decode, np.where(self.prefill, prefill, serve))
         return np.log(predicted / a["value"]) * a["sign"]
+
+
+#: :class:`RowBatch`'s columns of a serving row's steady state
+STEADY_COLUMNS = (
+    "s_decodes",
+    "s_busy",
+    "s_weights_mixed",
+    "s_weights_plain",
+    "s_kv",
+    "s_decode_attention",
+    "s_decode_matmul",
+    "s_prompt_matmul",
+    "s_prompt_attention",
+    "s_x_mixed",
+    "s_comm_mixed",
+    "s_comm_plain",
+)
+
+
+def _steady_columns(row: Row, gpus: Gpus) -> dict[str, float]:
+    """:class:`RowBatch`'s figures of a serving row's steady state (zeros for others)."""
+    if row.measurement.workload is not Workload.SERVE:
+        # unused for other rows; one decode and one token keep the arithmetic finite
+        return {**dict.fromkeys(STEADY_COLUMNS, 0.0), "s_decodes": 1.0, "s_x_mixed": 1.0}
+    costs = row.costs
+    steady = steady_state(row)
+    decodes = steady.decodes
+    tokens = steady.mixed.prefill_tokens + decodes
+    context = steady.decoding.decode_context / decodes
+    return {
+        "s_decodes": float(decodes),
+        "s_busy": steady.busy,
+        "s_weights_mixed": costs.weights_read(max(1, tokens)),
+        "s_weights_plain": costs.weights_read(decodes),
+        "s_kv": decodes * costs.kv_bytes(context) * kv_read_factor(costs, gpus),
+        "s_decode_attention": decodes * costs.attention_flops_decode(context),
+        "s_decode_matmul": 2.0 * costs.matmul_params_active * decodes,
+        "s_prompt_matmul": 2.0 * costs.matmul_params_active * tokens,
+        "s_prompt_attention": 4.0 * costs.attention_width * attention_pairs(costs, steady.mixed),
+        "s_x_mixed": max(1.0, tokens) * costs.hidden,
+        "s_comm_mixed": tp_comm_s(costs, gpus, tokens),
+        "s_comm_plain": tp_comm_s(costs, gpus, decodes),
+    }
 
 
 def fit_efficiency(
@@ -630,7 +730,9 @@ def _parents(key: str) -> list[str]:
 
 #: Engines whose prompt attention is FlashAttention (vLLM's and SGLang's CUDA backends):
 #: their attention share starts from FlashAttention-2's, not from the pooled curve's,
-#: which llama.cpp's own kernels set. Dao, 'FlashAttention-2', 2023 (arXiv:2307.08691):
+#: which llama.cpp's rows set (they ran without FlashAttention; their scores' traffic is
+#: charged apart, :func:`~gpudesk.speed.physics.unfused_scores_s`, so the pooled share
+#: is that of the FLOPs alone). Dao, 'FlashAttention-2', 2023 (arXiv:2307.08691):
 #: the forward pass reaches 50-73% of the A100's peak, where its GEMMs reach about 80%
 #: (the same paper's baseline): 0.5 / 0.8, the low end (chunked prompts attend to paged
 #: KV), as a share of the GEMM's. The engine's own rows still move it.

@@ -258,6 +258,19 @@ class DeviceRates(BaseModel):
         }[precision]
 
 
+#: GeForce cards measured running FP16/BF16 with FP32 accumulation faster than the half
+#: rate their whitepaper gives (TFLOPS, and the measurement): the rate an engine's 16-bit
+#: GEMMs (FP32 accumulate) run at on them. main-horse, "Things I learned digging into 5090
+#: perf" (main-horse.github.io/posts/5090-mm-perf): mmapeak's mma.sync bf16 and f16 with
+#: 32-bit accumulation reach 370.6 TFLOPS on an RTX 5090 against the 209.5 listed, and
+#: torch.matmul in bf16 reaches 224.3 TFLOPS at (16384, 8192, 1280), above the listed
+#: peak itself. (The RTX 5060 Ti measures at half rate: the rule is per chip, not per
+#: generation.)
+MEASURED_FP32_ACCUMULATE_TFLOPS: dict[str, tuple[float, str]] = {
+    "rtx-5090": (370.6, "bf16 tensor, FP32 accumulate as measured (mma, main-horse 2025)"),
+}
+
+
 def rates_for(entry: CatalogEntry) -> DeviceRates:
     """The datasheet rates of a catalog GPU.
 
@@ -305,6 +318,9 @@ def rates_for(entry: CatalogEntry) -> DeviceRates:
         # stored rate; their int8 / 2 differing by a percent (L40S 366.5 vs 362.05) is a
         # rounding of the datasheets, not a faster path.
         acc16 = entry.int8_tensor_tops / 2
+    if entry.id in MEASURED_FP32_ACCUMULATE_TFLOPS:
+        measured, kind = MEASURED_FP32_ACCUMULATE_TFLOPS[entry.id]
+        fp16 = min(measured, acc16)
     return DeviceRates(
         gpu_id=entry.id,
         name=entry.name,

@@ -480,6 +480,44 @@ def prefill_time(
     return StepTimes(memory, compute, overhead, comm_s=comm)
 
 
+#: Bytes each attention score costs when llama.cpp runs without FlashAttention: ggml's
+#: graph writes K x Q as F32, the softmax reads and writes it, and V x softmax reads it
+#: again (llm_build_kqv's non-FA branch: mul_mat, soft_max_ext, mul_mat), four passes of
+#: 4 bytes; a lower bound (the F16 cast before cuBLAS adds more)
+UNFUSED_SCORE_BYTES = 16.0
+
+
+def unfused_scores_bytes(costs: ModelCosts, *, tokens: float, chunk: int | None) -> float:
+    """Bytes of attention scores a prompt of ``tokens`` moves without FlashAttention.
+
+    Each micro-batch of ``chunk`` tokens scores every query head against every cached
+    token up to its end (ggml computes the masked rectangle whole), in every layer;
+    sliding-window layers score at most their window.
+    """
+    if costs.shape is None or tokens <= 0:
+        return 0.0
+    step = chunk or tokens
+    pairs_full = pairs_sliding = 0.0
+    done = 0.0
+    while done < tokens:
+        size = min(step, tokens - done)
+        done += size
+        pairs_full += size * done
+        window = costs.sliding_window if costs.sliding_window is not None else done
+        pairs_sliding += size * min(done, window)
+    pairs = costs.full_layers * pairs_full + costs.sliding_layers * pairs_sliding
+    return UNFUSED_SCORE_BYTES * costs.shape.heads * pairs
+
+
+def unfused_scores_s(
+    costs: ModelCosts, gpus: Gpus, eff: Efficiency, *, tokens: float, chunk: int | None
+) -> float:
+    """Seconds those scores take at the bandwidth share a stream reaches (their own
+    kernels: they do not overlap the matmuls). Tensor parallelism splits the heads."""
+    moved = unfused_scores_bytes(costs, tokens=tokens, chunk=chunk)
+    return moved / (gpus.bandwidth_bytes_s * eff.bandwidth_share(gpus))
+
+
 def prefill_bound_s(costs: ModelCosts, gpus: Gpus, *, tokens: float, batch: int = 1) -> float:
     compute = batch * costs.prefill_flops(tokens) / gpus.flops_s
     memory = costs.in_memory_bytes / gpus.bandwidth_bytes_s
@@ -518,10 +556,14 @@ def serve_times(
     seq_in: int,
     seq_out: int,
 ) -> ServeTimes:
-    """Output throughput of ``concurrency`` sequences decoding together.
+    """Output throughput of ``concurrency`` sequences decoding together, each prompt
+    computed alone: the roofline bound of a serving estimate (at full efficiency every
+    GEMM shape reaches the peak, so batching prompts changes nothing). The fit and the
+    estimate run the engine's steps instead (:func:`gpudesk.speed.fitting.steady_state`,
+    the simulator).
 
     While decoding, the sequences hold ``seq_in + seq_out / 2`` tokens of KV cache on
-    average; each request's prompt is computed at the engine's matmul efficiency.
+    average.
     """
     context = seq_in + seq_out / 2
     step = decode_step(costs, gpus, eff, batch=concurrency, context=context)

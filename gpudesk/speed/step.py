@@ -40,7 +40,7 @@ from gpudesk.speed.physics import (
 from gpudesk.speed.serving import StepShape
 
 
-def _attention_pairs(costs: ModelCosts, shape: StepShape) -> float:
+def attention_pairs(costs: ModelCosts, shape: StepShape) -> float:
     """Layer-weighted (query, key) pairs of the prompt tokens, sliding layers capped."""
     if shape.prefill_tokens <= 0:
         return 0.0
@@ -93,7 +93,7 @@ def step_time(
     if shape.prefill_tokens > 0:
         share = eff.matmul_share(tokens, costs.hidden, gpus.peak_tflops)
         matmul = 2.0 * costs.matmul_params_active * tokens / (gpus.flops_s * share)
-        prompt_attention = 4.0 * costs.attention_width * _attention_pairs(costs, shape)
+        prompt_attention = 4.0 * costs.attention_width * attention_pairs(costs, shape)
         compute = (
             matmul
             + prompt_attention / (gpus.flops_s * share * eff.attention)

@@ -1,5 +1,7 @@
-"""vLLM's prompt attention starts from FlashAttention-2's published share, not from the
-pooled curve that llama.cpp's own kernels set."""
+"""Prompt attention's share of the GEMM's: vLLM's starts from FlashAttention-2's
+published share; llama.cpp's, once the scores its llama-bench runs wrote and re-read
+without FlashAttention are charged as memory traffic, comes out near it too (it was 0.28
+when that traffic hid in the share)."""
 
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ def _fitted() -> dict[str, dict[str, float]]:
     return table
 
 
-def test_vllms_curve_keeps_it_and_llama_cpps_does_not_take_it() -> None:
+def test_vllms_curve_keeps_flash_attentions_share() -> None:
     fitted = _fitted()
-    vllm = fitted["vllm/*/*"]["attention"]
-    pooled = fitted["*/*/*"]["attention"]
-    # four vLLM rows of short prompts barely move the prior; the pooled curve is far below
-    assert vllm == pytest.approx(FLASH_ATTENTION_SHARE, rel=0.1)
-    assert pooled < 0.5 * FLASH_ATTENTION_SHARE
-    assert fitted["llama.cpp/*/*"]["attention"] < 0.8 * FLASH_ATTENTION_SHARE
+    # four vLLM rows of short prompts barely move the prior
+    assert fitted["vllm/*/*"]["attention"] == pytest.approx(FLASH_ATTENTION_SHARE, rel=0.1)
+
+
+def test_llama_cpps_share_is_of_the_flops_once_unfused_scores_are_charged() -> None:
+    fitted = _fitted()
+    for key in ("llama.cpp/*/*", "llama.cpp-cuda/nvidia/*", "*/*/*"):
+        assert 0.8 * FLASH_ATTENTION_SHARE < fitted[key]["attention"] <= 1.0, key

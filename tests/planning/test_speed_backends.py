@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
@@ -254,7 +255,7 @@ def test_an_older_build_prompt_row_is_held_to_cublas_fp16_and_a_current_one_is_n
     # The 2024 builds dequantised GGUF prompts into cuBLAS FP16 (at most its peak); a
     # current build's int8 MMQ may pass it, so with a share above 1 the older row took
     # longer, and on a V100 (no int8 MMA) the two builds run the same path.
-    from gpudesk.speed.fitting import START, fresh_rows, older_factor, predict, replace
+    from gpudesk.speed.fitting import START, Row, fresh_rows, older_factor, predict, replace
 
     rows = fresh_rows()
 
@@ -271,8 +272,13 @@ def test_an_older_build_prompt_row_is_held_to_cublas_fp16_and_a_current_one_is_n
         ]
         return found
 
-    geforce = row_of("rtx-4090", "q4_0", "pull/4766")
-    volta = row_of("v100-pcie-16gb", "q8_0", "pull/4280")
+    def with_flash_attention(row: Row) -> Row:
+        # the build's kernels alone: these llama-bench runs also lacked FlashAttention
+        measured = row.measurement.model_copy(update={"flash_attention": True})
+        return dataclasses.replace(row, measurement=measured)
+
+    geforce = with_flash_attention(row_of("rtx-4090", "q4_0", "pull/4766"))
+    volta = with_flash_attention(row_of("v100-pcie-16gb", "q8_0", "pull/4280"))
     assert geforce.measurement.older_build and volta.measurement.older_build
     eager = replace(START, compute=1.6, gemm_half=1.0)
     assert older_factor(geforce, eager) > 1.3
@@ -281,3 +287,18 @@ def test_an_older_build_prompt_row_is_held_to_cublas_fp16_and_a_current_one_is_n
     modest = replace(START, compute=0.5)
     assert older_factor(geforce, modest) == pytest.approx(1.0)
     assert predict(geforce, eager) == pytest.approx(predict(geforce, replace(eager, compute=1.0)))
+
+
+def test_an_rtx_5090_runs_fp32_accumulate_at_the_rate_measured_on_it() -> None:
+    by_id = {item.gpu_id: item for item in _catalog_rates()}
+    bf16 = SpeedRequest(mode=Mode.PREFILL, engine=Engine.VLLM, quant=QuantFormat.BF16)
+    # whitepaper 209.5 (half of 419); mma.sync measured 370.6 (main-horse): vLLM's bf16
+    # GEMMs use the measured rate, never above the FP16-accumulate one
+    rtx5090 = by_id["rtx-5090"]
+    assert rtx5090.peak_tflops(kernel_precision(rtx5090, bf16)) == pytest.approx(370.6)
+    assert rtx5090.fp16_tflops <= rtx5090.fp16_acc16_tflops
+    assert "measured" in rtx5090.fp16_kind
+    # a GeForce card without such a measurement keeps the whitepaper's half rate
+    assert by_id["rtx-4090"].peak_tflops(kernel_precision(by_id["rtx-4090"], bf16)) == (
+        pytest.approx(165.2, rel=1e-3)
+    )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 from hypothesis import given, strategies as st
 
 from gpudesk.speed.data import CURRENT_BUILDS_FROM, Measurement, Workload
+from gpudesk.speed.estimate import KvFormat, model_costs
 from gpudesk.speed.fitting import (
     START,
     Row,
@@ -18,8 +20,11 @@ from gpudesk.speed.fitting import (
     predict,
     replace,
 )
+from gpudesk.speed.physics import unfused_scores_bytes
 from gpudesk.speed.planner import estimate_for
+from gpudesk.speed.shapes import shape_for
 from gpudesk.speed.validation import check_row
+from gpudesk.workload.quant import QuantFormat
 
 
 def _decode(engine: str, build_year: int | None) -> Measurement:
@@ -105,3 +110,54 @@ def test_validation_checks_an_older_row_against_an_older_build(rows: list[Row]) 
     assert factor > 1
     assert checked.estimate == pytest.approx(current.tokens_per_s / factor)
     assert math.isclose(checked.high / checked.low, current.high / current.low)
+
+
+def test_scores_without_flash_attention_count_every_micro_batch_against_its_cache() -> None:
+    # llama-bench pp4096 of Llama 3.1 8B in 512-token micro-batches: batch i scores 512
+    # queries against 512 x i cached tokens, 32 heads, 32 layers, 16 bytes a score
+    costs = model_costs(shape_for("llama-3.1-8b"), QuantFormat.FP16, KvFormat.FP16)
+    expected = 16 * 32 * 32 * sum(512 * 512 * i for i in range(1, 9))
+    assert unfused_scores_bytes(costs, tokens=4096, chunk=512) == pytest.approx(expected)
+    # a whole prompt in one pass scores the full square; a partial last batch its share
+    assert unfused_scores_bytes(costs, tokens=1000, chunk=None) == pytest.approx(
+        16 * 32 * 32 * 1000 * 1000
+    )
+    assert unfused_scores_bytes(costs, tokens=600, chunk=512) == pytest.approx(
+        16 * 32 * 32 * (512 * 512 + 88 * 600)
+    )
+
+
+def test_a_llama_bench_prompt_row_without_flash_attention_took_longer_the_longer_it_was() -> None:
+    rows = fresh_rows()
+    eff = START
+
+    def factor(seq_in: int, *, flash: bool | None) -> float:
+        (row,) = [
+            row
+            for row in rows
+            if row.measurement.workload is Workload.PREFILL
+            and row.rates.gpu_id == "a100-80gb-pcie"
+            and row.measurement.quant == "fp16"
+            and row.measurement.model == "llama-3.1-8b"
+            and row.measurement.seq_in == seq_in
+        ]
+        assert row.measurement.flash_attention is None  # llama-bench's default: off
+        measured = row.measurement.model_copy(update={"flash_attention": flash})
+        return older_factor(dataclasses.replace(row, measurement=measured), eff)
+
+    short, long = factor(512, flash=None), factor(4096, flash=None)
+    assert 1.0 < short < long
+    # with -fa 1 the same rows ran as a current build does
+    assert factor(512, flash=True) == pytest.approx(1.0)
+    assert factor(4096, flash=True) == pytest.approx(1.0)
+
+
+def test_only_llama_cpp_runs_lack_flash_attention_by_default() -> None:
+    rows = fresh_rows()
+    assert all(
+        row.measurement.unfused_attention == (row.measurement.engine == "llama.cpp")
+        for row in rows
+        if row.measurement.flash_attention is None
+    )
+    stated = [row for row in rows if row.measurement.flash_attention]
+    assert stated and not any(row.measurement.unfused_attention for row in stated)

@@ -220,3 +220,31 @@ def test_moe_at_scale_and_blackwell_fp8_training_hold_out_of_source(checked) -> 
     assert len(chosen) == 6
     for item in chosen:
         assert abs(item.log_ratio) < math.log(1.5), (item.row.measurement, item.estimate)
+
+
+def test_the_fits_serving_rows_run_as_the_simulator_runs_them() -> None:
+    # issue 41 point 2: the fit prices a serve row by the engine's steady state (prompts
+    # batched within the token budget beside the decodes), not each prompt alone, and that
+    # steady state follows the scheduler simulator the estimates run
+    from gpudesk.speed.fitting import predict, steady_state
+    from gpudesk.speed.under_load import engine_limits
+    from gpudesk.speed.validation import check_row
+
+    fitted = fitted_params()
+    rows = [row for row in fresh_rows() if row.measurement.workload is Workload.SERVE]
+    assert len(rows) >= 40
+    ratios = []
+    for row in rows:
+        eff, _ = fitted.efficiency_for_row(row)
+        ratios.append(predict(row, eff) / check_row(row, fitted).estimate)
+        steady = steady_state(row)
+        assert row.request is not None
+        budget = engine_limits(
+            row.request.engine.value, gpu_name=row.rates.name, memory_gb=row.rates.memory_gb
+        ).max_num_batched_tokens
+        # a step never carries more than the engine's budget of tokens
+        assert steady.decodes + steady.mixed.prefill_tokens <= budget
+        assert 0 < steady.busy <= 1
+    ratios.sort()
+    assert 0.95 <= statistics.median(ratios) <= 1.05
+    assert ratios[0] >= 0.75 and ratios[-1] <= 1.25
