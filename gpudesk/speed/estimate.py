@@ -55,6 +55,7 @@ KV_POOL_MEMORY_FRACTION = 0.9
 class Engine(StrEnum):
     LLAMA_CPP = "llama.cpp"
     VLLM = "vllm"
+    SGLANG = "sglang"
     TENSORRT_LLM = "tensorrt-llm"
     TRANSFORMERS = "transformers"
 
@@ -76,9 +77,16 @@ class Engine(StrEnum):
 
 
 #: vLLM EngineArgs max_num_seqs default 256; TensorRT-LLM LlmArgs max_batch_size 2048.
+#: SGLang has no fixed default: with --max-running-requests unset the scheduler takes
+#: min(clamp(pool tokens / context_len x 512, 2048, 4096), pool tokens // 2)
+#: (sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_memory_pool
+#: and managers/scheduler.py, v0.5.x); 2048 whenever the pool holds fewer than four
+#: contexts, which is the usual case (:func:`gpudesk.speed.under_load.engine_limits`
+#: computes it from the pool).
 _MAX_SEQS: dict[Engine, int | None] = {
     Engine.LLAMA_CPP: None,
     Engine.VLLM: 256,
+    Engine.SGLANG: 2048,
     Engine.TENSORRT_LLM: 2048,
     Engine.TRANSFORMERS: None,
 }

@@ -125,11 +125,17 @@ class Row:
         return curve_key(self.request, self.rates)
 
 
+#: Engines priced with another engine's fitted curve: measurements.toml has no SGLang
+#: rows, and SGLang runs decode in CUDA graphs with FlashInfer/FlashAttention kernels as
+#: vLLM does, so it takes vLLM's step efficiencies (its basis says so).
+CURVE_OF = {Engine.SGLANG: Engine.VLLM}
+
+
 def engine_key(request: SpeedRequest, rates: DeviceRates) -> str:
     """ "llama.cpp-cuda", "llama.cpp-vulkan", "vllm", ...: an engine and its backend."""
     if request.engine is Engine.LLAMA_CPP:
         return f"{request.engine.value}-{backend_for(rates.vendor, request.backend).value}"
-    return request.engine.value
+    return CURVE_OF.get(request.engine, request.engine).value
 
 
 def curve_key(request: SpeedRequest, rates: DeviceRates) -> str:
