@@ -310,6 +310,8 @@ def engine_support(
         return _tensorrt_llm(device, quant, kv)
     if engine is Engine.VLLM:
         return _vllm(device, quant, kv)
+    if engine is Engine.SGLANG:
+        return _sglang(device, quant, kv)
     if engine is Engine.LLAMA_CPP:
         return _llama_cpp(device, quant, kv, backend)
     return _transformers(device, quant, kv)
@@ -641,6 +643,155 @@ def _vllm_kv(device: Device, kv: KvFormat) -> Support | None:
     if kv in _PLAIN_KV:
         return None
     return _no("vllm-kv", f"vLLM has no {kv.value} KV cache: try --kv-quant fp8")
+
+
+# -- SGLang --
+
+
+def _sglang(device: Device, quant: QuantFormat, kv: KvFormat) -> Support:
+    refused = _sglang_platform(device)
+    if refused is not None:
+        return refused
+    weights = _sglang_weights(device, quant)
+    if not weights.supported:
+        return weights
+    kv_refused = _sglang_kv(device, kv)
+    return kv_refused if kv_refused is not None else weights
+
+
+def _sglang_platform(device: Device) -> Support | None:
+    family = device.family
+    if family is Family.NVIDIA:
+        if device.capability is None:
+            return _unplaced(device, "SGLang")
+        if not device.capability_at_least(7, 5):
+            return _no(
+                "sglang-cuda",
+                f"SGLang needs NVIDIA compute capability 7.5 (sm75) or later; {device.name} "
+                f"is {device.capability_text}: try --engine vllm",
+            )
+        return None
+    if family is Family.AMD:
+        if device.amd not in ("cdna3", "cdna4"):
+            return _no(
+                "sglang-rocm",
+                "SGLang's ROCm kernels build for MI300-series (gfx942) and MI350-series "
+                f"(gfx950) GPUs only, not {device.name}: try --engine vllm",
+            )
+        return None
+    if family is Family.ASCEND and device.generation.startswith("910"):
+        return None
+    other = "llama.cpp" if family in (Family.APPLE, Family.QUALCOMM, Family.CPU) else "vllm"
+    return _no(
+        "sglang-platforms",
+        f"GPUDesk estimates SGLang on NVIDIA GPUs, AMD Instinct MI300/MI350 and Ascend 910 "
+        f"NPUs, not {device.name}: try --engine {other}",
+    )
+
+
+def _sglang_weights(device: Device, quant: QuantFormat) -> Support:
+    family = device.family
+    if quant.is_gguf:
+        return _no(
+            "sglang-formats",
+            "GPUDesk prices GGUF files as llama.cpp runs them: try --engine llama.cpp, or "
+            "--quant awq/gptq/fp8 with SGLang",
+        )
+    if quant.is_plain:
+        if quant is QuantFormat.BF16:
+            refused = _bf16_refused(device, "sglang-cuda")
+            if refused is not None:
+                return refused
+        return _yes(_sglang_platform_row(device), _plain_path(device, quant))
+    if family is Family.NVIDIA:
+        return _sglang_nvidia_weights(device, quant)
+    if family is Family.AMD:
+        if quant is QuantFormat.FP8:
+            return _yes("sglang-fp8", "FP8 matrix cores (aiter or Triton)")
+        if quant is QuantFormat.MXFP4:
+            if device.amd == "cdna4":
+                return _yes("sglang-mxfp4", "MXFP4 matrix cores (aiter, CDNA 4)")
+            return _yes("sglang-mxfp4", "MXFP4 via aiter kernels (16-bit math)")
+        if quant is QuantFormat.INT8:
+            return _yes("sglang-int", "int8 matrix cores (W8A8)")
+        if quant in (QuantFormat.AWQ, QuantFormat.GPTQ):
+            return _yes(
+                "sglang-int", f"{quant.value.upper()} via Triton dequantisation (16-bit math)"
+            )
+    elif family is Family.ASCEND and quant in (QuantFormat.AWQ, QuantFormat.GPTQ):
+        return _yes("sglang-int", f"{quant.value.upper()} CANN kernel (16-bit math)")
+    return _no(
+        "sglang-formats",
+        f"SGLang's quantization table has no {quant.label} kernel for {device.name}: "
+        "try --quant bf16",
+    )
+
+
+def _sglang_platform_row(device: Device) -> str:
+    return {Family.NVIDIA: "sglang-cuda", Family.AMD: "sglang-rocm"}.get(
+        device.family, "sglang-platforms"
+    )
+
+
+def _sglang_nvidia_weights(device: Device, quant: QuantFormat) -> Support:
+    name, capability = device.name, device.capability_text
+    if quant is QuantFormat.FP8:
+        if device.capability_at_least(8, 9):
+            return _yes("sglang-fp8", "FP8 tensor cores")
+        if device.capability_at_least(8, 0):
+            return _yes("sglang-fp8", "Marlin FP8 weight-only kernel (16-bit math)")
+        return _no(
+            "sglang-fp8",
+            f"SGLang computes FP8 from compute capability 8.9 and runs FP8 weights through "
+            f"Marlin from 8.0; {name} is {capability}: try --quant awq or --quant fp16",
+        )
+    if quant is QuantFormat.MXFP4:
+        if (10, 0) <= (device.capability or (0, 0)) < (11, 0):
+            return _yes("sglang-mxfp4", "MXFP4 via FlashInfer (Blackwell)")
+        if device.capability_at_least(9, 0):
+            return _yes("sglang-mxfp4", "MXFP4 via Triton kernels (16-bit math)")
+        return _no(
+            "sglang-mxfp4",
+            f"GPUDesk ranks SGLang's MXFP4 from compute capability 9.0 (Hopper); {name} is "
+            f"{capability}: try --engine vllm (Marlin) or --quant bf16",
+        )
+    if quant is QuantFormat.INT8:
+        return _yes("sglang-int", "int8 tensor cores (W8A8)")
+    if quant in (QuantFormat.AWQ, QuantFormat.GPTQ, QuantFormat.INT4):
+        if device.capability_at_least(8, 0):
+            return _yes("sglang-int", "Marlin INT4 kernel (16-bit math)")
+        if quant is QuantFormat.INT4:
+            return _no(
+                "sglang-int",
+                f"INT4 W4A16 runs through Marlin from Ampere; {name} is {capability}: "
+                "try --quant gptq",
+            )
+        return _yes("sglang-int", f"{quant.value.upper()} INT4 kernel (16-bit math)")
+    if quant is QuantFormat.NF4:
+        return _yes("sglang-int", "bitsandbytes NF4 kernel (16-bit math)")
+    return _no(
+        "sglang-formats",
+        f"SGLang's quantization table has no {quant.label} kernel: try --quant awq",
+    )
+
+
+def _sglang_kv(device: Device, kv: KvFormat) -> Support | None:
+    if kv in _LLAMA_KV:
+        return _no("sglang-kv", f"{kv.value} is a llama.cpp KV cache format: try --kv-quant fp8")
+    if kv is KvFormat.BF16:
+        return _bf16_refused(device, "sglang-cuda", kv=True)
+    if kv is KvFormat.FP8:
+        if device.family is Family.AMD or device.capability_at_least(8, 0):
+            return None
+        where = device.capability_text if device.family is Family.NVIDIA else "not a GPU"
+        return _no(
+            "sglang-kv",
+            f"GPUDesk ranks SGLang's FP8 KV cache on NVIDIA GPUs from compute capability 8.0 "
+            f"and on AMD GPUs; {device.name} is {where}: try --kv-quant fp16",
+        )
+    if kv in _PLAIN_KV:
+        return None
+    return _no("sglang-kv", f"SGLang has no {kv.value} KV cache: try --kv-quant fp8")
 
 
 # -- llama.cpp --

@@ -179,6 +179,51 @@ def test_turing_and_volta_are_not_ranked_for_fp8_in_vllm() -> None:
         assert decision.reason is not None and "Marlin from 8.0" in decision.reason
 
 
+def test_sglang_runs_from_turing_and_on_instinct_mi300_and_mi350_only() -> None:
+    """SGLang's quickstart asks for sm75+; its ROCm kernels build for gfx942 and gfx950."""
+    refused = {
+        "v100-sxm2-32gb": "compute capability 7.5",
+        "gtx-1080": "compute capability 7.5",
+        "mi210": "gfx942",
+        "rx-7900-xtx": "gfx942",
+        "apple-m4-max-40c": "--engine llama.cpp",
+        "data-center-gpu-max-1550": "--engine vllm",
+        "gaudi-3": "--engine vllm",
+    }
+    for gpu_id, words in refused.items():
+        decision = engine_support(
+            entry(gpu_id), Engine.SGLANG, quant=QuantFormat.FP16, kv=KvFormat.FP16
+        )
+        check_shape(decision)
+        assert not decision.supported, gpu_id
+        assert decision.reason is not None and words in decision.reason, decision.reason
+        assert decision.source.startswith("sglang: ")
+    for gpu_id in ("t4", "a100-80gb-sxm4", "h100-sxm5", "b200", "mi300x", "mi355x"):
+        decision = engine_support(
+            entry(gpu_id), Engine.SGLANG, quant=QuantFormat.FP16, kv=KvFormat.FP16
+        )
+        assert decision.supported, gpu_id
+
+
+def test_sglang_fp8_paths_follow_its_kernels() -> None:
+    h100 = engine_support(entry("h100-sxm5"), Engine.SGLANG, quant=QuantFormat.FP8, kv=KvFormat.FP8)
+    assert h100.weight_path == "FP8 tensor cores"
+    a100 = engine_support(
+        entry("a100-80gb-sxm4"), Engine.SGLANG, quant=QuantFormat.FP8, kv=KvFormat.FP16
+    )
+    assert a100.weight_path is not None and "Marlin" in a100.weight_path
+    t4 = engine_support(entry("t4"), Engine.SGLANG, quant=QuantFormat.FP8, kv=KvFormat.FP16)
+    assert not t4.supported and t4.reason is not None and "Marlin from 8.0" in t4.reason
+    mi300 = engine_support(entry("mi300x"), Engine.SGLANG, quant=QuantFormat.FP8, kv=KvFormat.FP8)
+    assert mi300.supported and mi300.weight_path is not None and "FP8" in mi300.weight_path
+    gguf = engine_support(
+        entry("h100-sxm5"), Engine.SGLANG, quant=QuantFormat.Q4_K_M, kv=KvFormat.FP16
+    )
+    assert not gguf.supported and gguf.reason is not None and "llama.cpp" in gguf.reason
+    t4_bf16 = engine_support(entry("t4"), Engine.SGLANG, quant=QuantFormat.BF16, kv=KvFormat.FP16)
+    assert not t4_bf16.supported and t4_bf16.reason is not None and "--quant fp16" in t4_bf16.reason
+
+
 def test_apple_chips_are_not_ranked_for_vllm_and_are_for_llama_cpp() -> None:
     apple = [item for item in catalog().values() if item.vendor.casefold() == "apple"]
     assert len(apple) >= 20
@@ -477,6 +522,7 @@ def test_any_entry_and_combination_gets_a_decision_with_a_reason_iff_refused(
     assert decision.source.split(":", 1)[0] in {
         "tensorrt-llm",
         "vllm",
+        "sglang",
         "llama.cpp",
         "transformers",
         "any",
@@ -495,7 +541,7 @@ def test_every_row_the_code_names_exists_and_every_row_is_used() -> None:
     assert named == set(support_rows()), set(support_rows()) - named
     for row in support_rows().values():
         assert row.source.strip() and row.claim.strip()
-        assert row.engine in {"tensorrt-llm", "vllm", "llama.cpp", "transformers", "any"}
+        assert row.engine in {"tensorrt-llm", "vllm", "sglang", "llama.cpp", "transformers", "any"}
 
 
 def test_the_docs_page_shows_every_row_and_its_source() -> None:
@@ -617,7 +663,7 @@ def test_a_format_the_table_does_not_know_is_refused_everywhere() -> None:
                 entry(gpu_id), engine, quant=QuantFormat.FP16, kv=FutureFormat()
             )  # type: ignore[arg-type]
             decisions.append(unknown_cache)
-    assert len(decisions) == 5 * 4 * 3
+    assert len(decisions) == 5 * len(Engine) * 3
     for decision in decisions:
         check_shape(decision)
         assert not decision.supported
