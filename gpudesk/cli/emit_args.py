@@ -36,7 +36,8 @@ def add_emit_arguments(parser: argparse.ArgumentParser, *, with_gpu: bool) -> No
         type=float,
         metavar="U",
         help="with --emit: vLLM's share of GPU memory / SGLang's --mem-fraction-static "
-        "(default 0.9)",
+        "(default 0.9); speed --mode serve: the same share for the simulated KV pool "
+        "(default: the engine's, vLLM 0.9, SGLang's by GPU memory)",
     )
     group.add_argument(
         "--vllm-version",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from gpudesk.speed.physics import ModelCosts
 
 _MODES = ("decode", "prefill", "serve", "train")
-_ENGINES = ("llama.cpp", "vllm", "tensorrt-llm", "transformers")
+_ENGINES = ("llama.cpp", "vllm", "sglang", "tensorrt-llm", "transformers")
 _DTYPES = ("fp32", "bf16", "fp16")
 _QUANTS = tuple(
     [
@@ -247,7 +247,8 @@ SPEED_FLAGS: tuple[Flag, ...] = (
             "type": int,
             "metavar": "N",
             "help": "serve: the engine's cap on requests running at once (default: the "
-            "engine's for the GPU, vLLM 256 or 1024)",
+            "engine's for the GPU, vLLM 256 or 1024; SGLang's --max-running-requests, "
+            "2048-4096 from its KV pool)",
         },
     ),
     (
@@ -255,7 +256,8 @@ SPEED_FLAGS: tuple[Flag, ...] = (
         {
             "type": int,
             "metavar": "N",
-            "help": "serve: tokens per engine step (default: the engine's, vLLM 2048 or 8192)",
+            "help": "serve: tokens per engine step (default: the engine's, vLLM 2048 or 8192; "
+            "SGLang's --chunked-prefill-size, 2048 to 16384 by GPU memory)",
         },
     ),
     (

@@ -22,7 +22,7 @@ from gpudesk.engines.launch import (
     verify_command,
     vllm_kv_pool,
 )
-from gpudesk.engines.sglang_pool import (
+from gpudesk.memory.sglang_pool import (
     SOURCES as SGLANG_SOURCES,
     SglangKvPool,
     predicted_sglang_pool,

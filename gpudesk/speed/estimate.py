@@ -1059,12 +1059,18 @@ def _serve(
             f"{seq_in + seq_out:,}-token sequence beside "
             f"{costs.in_memory_bytes / 1e9:.1f} GB of weights"
         )
+    # SGLang derives its running cap from the pool and the model's context length
+    context_len = request.max_model_len or (
+        costs.shape.context if costs.shape is not None else seq_in + seq_out
+    )
     limits = engine_limits(
         request.engine.value,
         gpu_name=rates.name,
         memory_gb=rates.memory_gb,
         max_num_seqs=request.max_num_seqs,
         max_num_batched_tokens=request.max_num_batched_tokens,
+        kv_tokens=blocks * 16,
+        context_len=context_len,
     )
     slo = (
         Slo(request.slo_ttft_ms, request.slo_tpot_ms, request.slo_e2e_ms, request.slo_share)
@@ -1147,6 +1153,12 @@ def _serve(
         f"{_share_words(eff.compute, rates, fit.flops_s / 1e12, kernel_precision(rates, request))}"
         f"; prompts are batched into the same steps{comm_words}; {eff_basis}"
     )
+    if request.engine is Engine.SGLANG:
+        basis += (
+            "; SGLang is priced with vLLM's fitted step efficiencies (no published SGLang "
+            "measurement in the fit) and scheduled by vLLM V1's rules with SGLang's limits "
+            "and KV pool"
+        )
     scheduler: dict[str, object] = {
         "max_num_seqs": limits.max_num_seqs,
         "max_num_batched_tokens": limits.max_num_batched_tokens,

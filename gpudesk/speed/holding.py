@@ -14,7 +14,11 @@ The workload each mode needs memory for:
 - **serve**: one sequence of ``seq_in + seq_out`` tokens: more only fill the KV pool
   (:func:`kv_pool_bytes`), which sets how many decode together. For vLLM the pool is
   vLLM's own (:func:`vllm_instance_pool`, :mod:`gpudesk.memory.vllm_pool`: the arithmetic
-  ``--emit vllm`` prints), at any ``gpu_memory_utilization`` and tensor-parallel size.
+  ``--emit vllm`` prints), at any ``gpu_memory_utilization`` and tensor-parallel size;
+  for SGLang SGLang's own (:func:`sglang_instance_pool`, the arithmetic ``--emit sglang``
+  prints) at its default ``mem_fraction_static`` for the GPU. SGLang's other memory
+  (weights, CUDA context and graphs) is ``fit``'s vLLM model: both run PyTorch's CUDA
+  or ROCm build with CUDA graphs, and ``fit`` has no SGLang engine of its own.
 - **train**: the method (full, LoRA, QLoRA) at micro-batch ``batch`` and sequence
   ``seq_in``, with activation checkpointing when recomputation is full.
 """
@@ -35,6 +39,7 @@ from gpudesk.memory.breakdown import (
 )
 from gpudesk.memory.fit import check_count, exclusion, offload_for, usable_for
 from gpudesk.memory.offload import DEFAULT_HOST, HostMemory, Offload
+from gpudesk.memory.sglang_pool import SglangKvPool, predicted_sglang_pool
 from gpudesk.memory.vllm_pool import (
     DEFAULT_UTILISATION,
     VllmEra,
@@ -44,8 +49,9 @@ from gpudesk.memory.vllm_pool import (
     vllm_kv_pool,
 )
 from gpudesk.speed.data import Checkpointing
-from gpudesk.speed.estimate import KvFormat, Mode, SpeedRequest, TrainMethod
+from gpudesk.speed.estimate import Engine as SpeedEngine, KvFormat, Mode, SpeedRequest, TrainMethod
 from gpudesk.speed.physics import ModelCosts
+from gpudesk.speed.under_load import sglang_mem_fraction_static
 from gpudesk.units import GB, gib_text
 from gpudesk.workload.presets import architecture_from_shape
 from gpudesk.workload.quant import QuantFormat, weight_bytes
@@ -92,8 +98,12 @@ def memory_spec(request: SpeedRequest) -> WorkloadSpec:
         seq=request.seq_in + request.seq_out,
         kv_dtype=_KV_DTYPES[request.kv_quant],
         quant=quant,
-        engine=Engine(request.engine.value),
+        engine=_MEMORY_ENGINE.get(request.engine) or Engine(request.engine.value),
     )
+
+
+#: Speed engines whose memory ``fit`` models as another engine's (see the module)
+_MEMORY_ENGINE = {SpeedEngine.SGLANG: Engine.VLLM}
 
 
 def memory_estimate(costs: ModelCosts, request: SpeedRequest) -> MemoryEstimate | None:
@@ -164,6 +174,7 @@ def kv_pool_bytes(
     tp: int | None = None,
     max_num_seqs: int | None = None,
     vllm_version: str | None = None,
+    engine: SpeedEngine | None = None,
 ) -> float:
     """Bytes of KV cache that ``count`` GPUs hold together, all instances summed.
 
@@ -186,9 +197,28 @@ def kv_pool_bytes(
     fragmentation), times ``count``; TensorRT-LLM takes 0.9 of what is left
     (kv_cache_free_gpu_mem_fraction).
 
+    SGLang (``engine``; its memory spec says vLLM): each instance's pool as SGLang sizes
+    it (:func:`sglang_instance_pool`), ``gpu_memory_utilization`` standing for
+    ``--mem-fraction-static`` (default: SGLang's for the GPU and layout).
+
     Raises:
         ValueError: ``tp`` does not divide ``count``, or ``vllm_version`` is not one.
     """
+    if engine is SpeedEngine.SGLANG and estimate.model.shape is not None:
+        per_instance = tp or count
+        if per_instance < 1 or count % per_instance:
+            raise ValueError(f"tp {per_instance} does not divide {count} GPUs")
+        sglang = sglang_instance_pool(
+            entry,
+            estimate,
+            tp=per_instance,
+            apple_wired_limit_mb=apple_wired_limit_mb,
+            mem_fraction_static=gpu_memory_utilization,
+            chunked_prefill_size=max_num_batched_tokens,
+        )
+        assert estimate.spec.kv_dtype is not None
+        per_token = kv_bytes_per_token(estimate.model.shape, 1, estimate.spec.kv_dtype.bytes)
+        return float(sglang.tokens * per_token * (count // per_instance))
     if estimate.spec.engine is Engine.VLLM and estimate.model.shape is not None:
         per_instance = tp or count
         if per_instance < 1 or count % per_instance:
@@ -256,6 +286,43 @@ def vllm_instance_pool(
         sampler_seqs=max_num_seqs,
         nvlink=bool(getattr(entry, "nvlink", False)),
         era=era,
+    )
+
+
+def sglang_instance_pool(
+    entry: CatalogEntry,
+    estimate: MemoryEstimate,
+    *,
+    tp: int = 1,
+    apple_wired_limit_mb: int | None = None,
+    mem_fraction_static: float | None = None,
+    chunked_prefill_size: int | None = None,
+) -> SglangKvPool:
+    """The KV pool of one SGLang instance over ``tp`` of ``entry``, as SGLang would log it
+    (``.tokens`` is its ``max_total_num_tokens``): the arithmetic ``--emit sglang`` prints
+    (:func:`gpudesk.engines.sglang_pool.predicted_sglang_pool`) at
+    ``mem_fraction_static`` (default: SGLang's own for the GPU's memory, ``tp`` and
+    ``chunked_prefill_size``, :func:`gpudesk.speed.under_load.sglang_mem_fraction_static`).
+
+    Raises:
+        ValueError: ``estimate`` has no transformer shape.
+    """
+    shape = estimate.model.shape
+    if shape is None or estimate.spec.kv_dtype is None or estimate.spec.seq is None:
+        raise ValueError(f"{estimate.model.name} has no KV cache for SGLang to pool")
+    usable = usable_for(entry, estimate, apple_wired_limit_mb=apple_wired_limit_mb)
+    weights_gb = estimate.part(PartKey.WEIGHTS).gb * (estimate.fixed_gpus or 1)
+    fraction = mem_fraction_static or sglang_mem_fraction_static(
+        usable.runtime_total_bytes / 2**30, tp=tp, chunked_prefill_size=chunked_prefill_size
+    )
+    return predicted_sglang_pool(
+        shape,
+        weights_gb * 1e9,
+        nvidia_smi_total_bytes=usable.runtime_total_bytes,
+        tensor_parallel=tp,
+        mem_fraction_static=fraction,
+        kv_dtype_bytes=estimate.spec.kv_dtype.bytes,
+        max_model_len=estimate.spec.seq,
     )
 
 

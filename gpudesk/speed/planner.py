@@ -180,6 +180,7 @@ def _serve_pool(
         gpu_memory_utilization=request.gpu_memory_utilization,
         max_num_batched_tokens=request.max_num_batched_tokens,
         max_num_seqs=request.max_num_seqs,
+        engine=request.engine,
     )
     resolved = request.resolved()
     assert resolved.seq_in is not None and resolved.seq_out is not None

@@ -16,9 +16,11 @@ Choices where a run leaves something open, applied to every row alike:
   simulated as its mean with the matching spread.
 - A run without a stated number of requests is simulated with 10 x its concurrency
   (InferenceX's recipes), else 1,000.
-- SGLang runs use the same scheduler rules with SGLang's default chunked-prefill size
-  for the GPU's memory as the step's token budget (sglang server_args.py, 0.5.4) and the
-  vLLM step efficiencies: GPUDesk has no SGLang fit.
+- SGLang runs are estimated as ``speed --engine sglang`` estimates them: SGLang's
+  chunked-prefill size, running cap and KV pool for the GPU
+  (:func:`gpudesk.speed.under_load.engine_limits`,
+  :func:`gpudesk.speed.holding.sglang_instance_pool`), scheduled by vLLM V1's rules and
+  priced with vLLM's step efficiencies: GPUDesk has no SGLang fit.
 - TTFT and TPOT are compared at the median where the source prints one, else at the mean
   (counted apart).
 - Runs published before :data:`SIMULATED_BUILDS_FROM` ran engine builds older than the
@@ -36,9 +38,6 @@ from importlib import resources
 from typing import Any
 
 SERVING_RUNS_FILE = "serving_runs.toml"
-#: SGLang 0.5.4 server_args.py: chunked_prefill_size by GPU memory (GB upper bounds)
-_SGLANG_CHUNK = ((20, 2048), (35, 2048), (60, 4096), (90, 8192), (160, 8192))
-_SGLANG_LARGE_CHUNK = 16384
 #: The simulator follows vLLM V1's scheduler, the default from vLLM 0.8.0 (vLLM pull
 #: request #13726, released 2025-03-18): a run published before then ran an older build
 #: (V0's scheduler; for DeepSeek-R1, builds from before FlashMLA and DeepGEMM were released
@@ -117,13 +116,6 @@ def _lengths(run: dict[str, Any]) -> tuple[int, int] | None:
     return None
 
 
-def _sglang_budget(memory_gb: float) -> int:
-    for bound, chunk in _SGLANG_CHUNK:
-        if memory_gb < bound:
-            return chunk
-    return _SGLANG_LARGE_CHUNK
-
-
 def _ratio(estimate: float | None, measured: float | None) -> float | None:
     if estimate is None or measured is None or measured <= 0 or estimate <= 0:
         return None
@@ -162,12 +154,21 @@ def check_run(run: dict[str, Any], entries: dict[str, Any]) -> ServingCheck:
     if lengths is None:
         return ServingCheck(**common, skipped="no prompt and output lengths")
     seq_in, seq_out, spread = length_draw(run, lengths)
-    engine = Engine.TENSORRT_LLM if run["engine"] == "tensorrt-llm" else Engine.VLLM
+    engine = {"tensorrt-llm": Engine.TENSORRT_LLM, "sglang": Engine.SGLANG}.get(
+        run["engine"], Engine.VLLM
+    )
     server = run.get("server", {})
-    budget = server.get("max_num_batched_tokens") or server.get("max_num_tokens")
-    if run["engine"] == "sglang":
-        budget = server.get("chunked_prefill_size") or _sglang_budget(entry.memory_gb)
-    seqs = server.get("max_num_seqs") or server.get("max_batch_size")
+    # each engine's own name for the step's token budget and the running cap, as stated
+    budget = (
+        server.get("max_num_batched_tokens")
+        or server.get("max_num_tokens")
+        or server.get("chunked_prefill_size")
+    )
+    seqs = (
+        server.get("max_num_seqs")
+        or server.get("max_batch_size")
+        or server.get("max_running_requests")
+    )
     concurrency = run.get("max_concurrency")
     prompts = run.get("num_prompts") or run.get("completed")
     if prompts is None:

@@ -50,6 +50,35 @@ LLAMA_CPP_DEFAULTS_SOURCE = (
 )
 #: GiB of one GPU from which vLLM picks its large defaults
 VLLM_LARGE_GPU_GIB = 70
+#: The SGLang releases whose defaults are modelled: the chunk table as in 0.5.4 (what
+#: the serving validation used first), the reserve formula as read in a late-2025
+#: server_args.py of the 0.5 series (it cites SGLang pull request #15927); the newest
+#: releases raise the chunk below 35 GiB to 4096 and moved this code to arg_groups/
+SGLANG_VERSION = "0.5"
+SGLANG_DEFAULTS_SOURCE = (
+    "SGLang 0.5 series python/sglang/srt/server_args.py "
+    "ServerArgs._handle_gpu_memory_settings: "
+    "chunked_prefill_size 2048 below 35 GiB of GPU memory, 4096 below 60, 8192 below 160, "
+    "16384 above; mem_fraction_static = (memory - reserved) / memory with reserved = "
+    "512 MiB + 1.5 x max(chunk, 2048) MiB + 2 x cuda_graph_max_bs MiB + tp x pp / 8 GiB, "
+    "at least 10 GiB above 60 GiB; schedule_policy 'fcfs'; max_running_requests unset: "
+    "min(clamp(pool tokens / context_len x 512, 2048, 4096), pool tokens // 2) "
+    "(model_executor/model_runner.py init_memory_pool, managers/scheduler.py). Admission "
+    "and preemption follow vLLM V1's rules here: SGLang's own (prefill-first steps, "
+    "new_token_ratio reservation, retraction) are not simulated"
+)
+#: SGLang 0.5 server_args.py _handle_gpu_memory_settings, by GPU memory (GiB upper
+#: bounds): (chunked_prefill_size, cuda_graph_max_bs below tp 4, at tp 4 and above)
+SGLANG_BY_MEMORY: tuple[tuple[int, int, int, int], ...] = (
+    (20, 2048, 8, 8),
+    (35, 2048, 24, 80),
+    (60, 4096, 32, 160),
+    (90, 8192, 256, 512),
+    (160, 8192, 256, 512),
+)
+SGLANG_LARGE = (16384, 512, 512)
+#: SGLang's max_running_requests when unset: the estimate from the pool, clamped
+SGLANG_RUNNING_FLOOR, SGLANG_RUNNING_CEILING = 2048, 4096
 #: Highest-rate search: down from the saturated request rate by this factor at a time,
 #: to at most the saturated rate / RATE_SEARCH_SPAN, then bisected in log space until
 #: the rate found meets the SLO and one at most RATE_TOLERANCE times it does not (a
@@ -182,6 +211,42 @@ def parse_slo(text: str) -> Slo:
     return Slo(**values)
 
 
+def _sglang_row(memory_gib: float, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) SGLang picks for a GPU of ``memory_gib``."""
+    for bound, chunk, small_tp, large_tp in SGLANG_BY_MEMORY:
+        if memory_gib < bound:
+            return chunk, small_tp if tp < 4 else large_tp
+    chunk, small_tp, large_tp = SGLANG_LARGE
+    return chunk, small_tp if tp < 4 else large_tp
+
+
+def sglang_chunked_prefill(memory_gib: float) -> int:
+    """SGLang's default ``chunked_prefill_size`` on one GPU of ``memory_gib`` GiB."""
+    return _sglang_row(memory_gib, 1)[0]
+
+
+def sglang_mem_fraction_static(
+    memory_gib: float, *, tp: int = 1, pp: int = 1, chunked_prefill_size: int | None = None
+) -> float:
+    """SGLang's default ``mem_fraction_static`` (its KV pool share, with the weights) on a
+    GPU of ``memory_gib`` GiB in a ``tp`` x ``pp`` instance (see
+    :data:`SGLANG_DEFAULTS_SOURCE`; no speculative decoding, no DP attention)."""
+    chunk, graph_bs = _sglang_row(memory_gib, tp)
+    chunk = chunked_prefill_size or chunk
+    memory_mib = memory_gib * 1024
+    reserved_mib = 512 + max(chunk, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
+    if memory_gib > 60:
+        reserved_mib = max(reserved_mib, 10 * 1024)
+    return round((memory_mib - reserved_mib) / memory_mib, 3)
+
+
+def sglang_max_running_requests(pool_tokens: int, context_len: int) -> int:
+    """SGLang's ``max_running_requests`` when unset, from its pool and context length."""
+    estimated = int(pool_tokens / max(1, context_len) * 512)
+    estimated = min(max(estimated, SGLANG_RUNNING_FLOOR), SGLANG_RUNNING_CEILING)
+    return max(1, min(estimated, pool_tokens // 2))
+
+
 @dataclass(frozen=True, slots=True)
 class EngineLimits:
     """An engine's scheduler limits for one GPU, and where they come from."""
@@ -200,13 +265,26 @@ def engine_limits(
     memory_gb: float,
     max_num_seqs: int | None = None,
     max_num_batched_tokens: int | None = None,
+    kv_tokens: int | None = None,
+    context_len: int | None = None,
 ) -> EngineLimits:
     """The scheduler limits ``engine`` starts with on a GPU of ``memory_gb`` (one device),
-    as its ``serve`` entry point picks them, with the user's values in their place."""
+    as its ``serve`` entry point picks them, with the user's values in their place.
+
+    SGLang: the token budget is its chunked-prefill size for the GPU's memory (the
+    catalog's GB read as GiB, as GPU memory is sized: an "80 GB" H100 has 79.6 GiB);
+    its running cap comes from the instance's pool (``kv_tokens``) and the model's
+    ``context_len`` (:func:`sglang_max_running_requests`; 2048 without them)."""
     if engine == "vllm":
         large = memory_gb * 1e9 / 2**30 >= VLLM_LARGE_GPU_GIB and "a100" not in gpu_name.lower()
         seqs, budget = (1024, 8192) if large else (256, 2048)
         source = VLLM_DEFAULTS_SOURCE
+    elif engine == "sglang":
+        budget = sglang_chunked_prefill(memory_gb)
+        seqs = SGLANG_RUNNING_FLOOR
+        if kv_tokens is not None and context_len is not None:
+            seqs = sglang_max_running_requests(kv_tokens, context_len)
+        source = SGLANG_DEFAULTS_SOURCE
     elif engine == "tensorrt-llm":
         seqs, budget, source = 2048, 8192, TRTLLM_DEFAULTS_SOURCE
     elif engine == "llama.cpp":
@@ -219,7 +297,8 @@ def engine_limits(
     if max_num_seqs is not None:
         seqs = max_num_seqs
         source += "; max_num_seqs as given"
-    elif engine == "vllm":
+    elif engine in ("vllm", "sglang"):
+        # the simulator gives every running decode its token within the budget
         seqs = min(seqs, budget)
     return EngineLimits(seqs, budget, source, reserve_output=engine == "tensorrt-llm")
 
@@ -549,4 +628,7 @@ __all__ = [
     "parse_slo",
     "ranking",
     "serve_under_load",
+    "sglang_chunked_prefill",
+    "sglang_max_running_requests",
+    "sglang_mem_fraction_static",
 ]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from gpudesk.cli import main
-from gpudesk.engines.sglang_pool import GIB, sglang_kv_pool
+from gpudesk.memory.sglang_pool import GIB, sglang_kv_pool
 
 # QwQ-32B (64 layers, 8 KV heads of 128) at TP 4 on four L4s, SGLang 0.4.3.post4,
 # mem_fraction_static=0.85 (didier-durand/llms-in-clouds docs/sglang.md @ 3e1df42a):

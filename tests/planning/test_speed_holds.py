@@ -92,7 +92,10 @@ def _fit_estimate(model_id: str, request: SpeedRequest) -> MemoryEstimate:
         spec = WorkloadSpec(
             dtype=dtype,
             quant=q,
-            engine=Engine(request.engine.value),
+            # fit has no SGLang engine: SGLang's memory is vLLM's (speed.holding)
+            engine=Engine.VLLM
+            if request.engine is SpeedEngine.SGLANG
+            else Engine(request.engine.value),
             batch=1 if request.mode is Mode.SERVE else request.batch,
             seq=request.seq_in + request.seq_out,
             kv_dtype=KV[request.kv_quant.value],
@@ -103,6 +106,7 @@ def _fit_estimate(model_id: str, request: SpeedRequest) -> MemoryEstimate:
 _INFERENCE_QUANTS = {
     SpeedEngine.LLAMA_CPP: ["q4_k_m", "q8_0", "fp16", "mxfp4"],
     SpeedEngine.VLLM: ["bf16", "fp8", "awq", "mxfp4"],
+    SpeedEngine.SGLANG: ["bf16", "fp8", "awq", "mxfp4"],
     SpeedEngine.TENSORRT_LLM: ["bf16", "fp8", "int4"],
     SpeedEngine.TRANSFORMERS: ["bf16", "fp16", "nf4"],
 }

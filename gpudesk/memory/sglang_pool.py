@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpudesk.engines.launch import kv_bytes_per_token
+from gpudesk.memory.vllm_pool import kv_bytes_per_token
 from gpudesk.workload.architecture import ModelShape
 
 GIB = 2**30
