@@ -607,8 +607,11 @@ def kernel_precision(rates: DeviceRates, request: SpeedRequest) -> Precision:
     prompt-sized batch are shares of that peak too: on Volta, and in builds before June
     2024, llama.cpp dequantises them and multiplies in cuBLAS FP16; where a current
     build's MMQ kernels multiply them on int8 tensor cores the share may pass it
-    (:func:`int8_mmq`, :func:`share_cap`). Everything else is a share of the dense 16-bit
-    (FP32-accumulate) peak, a format's own gain being in its curve.
+    (:func:`int8_mmq`, :func:`share_cap`). FP8 weights on FP8 tensor cores (the other
+    engines, :func:`compute_precision`) are shares of the dense FP8 peak: a share is what
+    a kernel reaches of the rate its instructions run at, so one curve's figure carries
+    from FP8 rows to 16-bit ones of the same engine and never passes 1. Everything else
+    is a share of the dense 16-bit (FP32-accumulate) peak.
     """
     if (
         request.engine is Engine.LLAMA_CPP
@@ -617,6 +620,9 @@ def kernel_precision(rates: DeviceRates, request: SpeedRequest) -> Precision:
         and backend_for(rates.vendor, request.backend) is Backend.CUDA
     ):
         return Precision.FP16_ACC16
+    engine = None if request.mode is Mode.TRAIN else request.engine
+    if compute_precision(request.quant, rates, engine) is Precision.FP8:
+        return Precision.FP8
     return Precision.FP16
 
 
@@ -674,6 +680,8 @@ def share_cap(rates: DeviceRates, request: SpeedRequest, *, older_build: bool = 
     if int8_mmq(rates, request, older_build=older_build):
         peak = rates.peak_tflops(kernel_precision(rates, request))
         return max(1.0, rates.int8_tops / peak) if peak > 0 else 1.0
+    if kernel_precision(rates, request) is Precision.FP8:
+        return 1.0
     engine = None if request.mode is Mode.TRAIN else request.engine
     return compute_cap(rates, compute_precision(request.quant, rates, engine))
 
@@ -861,13 +869,17 @@ def _share_words(
     peak_tflops: float | None = None,
     kind: Precision = Precision.FP16,
 ) -> str:
-    """A compute share of the dense 16-bit peak (or of the FP16-accumulate one the
-    kernels run at, ``kind``) in words; above 100% (FP8 matmuls outrun 16-bit ones, int8
-    MMQ outruns cuBLAS FP16) also as a share of the FP8 or int8 peak, so that it does not
-    read as a slip."""
+    """A compute share of the dense peak the kernels run at (``kind``: 16-bit, FP16 with
+    FP16 accumulation, or FP8) in words; above 100% (int8 MMQ outruns cuBLAS FP16, an FP8
+    training share of the 16-bit peak) also as a share of the int8 or FP8 peak, so that
+    it does not read as a slip."""
     peak = rates.fp16_tflops if peak_tflops is None else peak_tflops
-    what = "FP16 with FP16 accumulation" if kind is Precision.FP16_ACC16 else "16-bit"
+    what = {Precision.FP16_ACC16: "FP16 with FP16 accumulation", Precision.FP8: "FP8"}.get(
+        kind, "16-bit"
+    )
     words = f"{share:.0%} of {peak:,.0f} TFLOPS dense {what}"
+    if kind is Precision.FP8:
+        return words
     if kind is Precision.FP16_ACC16 and share > 1 and rates.int8_tops > peak:
         int8 = rates.int8_tops
         return words + f" ({share * peak / int8:.0%} of the {int8:,.0f} TOPS dense int8 peak)"
