@@ -525,3 +525,41 @@ def test_the_default_engine_is_said_in_speed_and_fit(
     with pytest.raises(SystemExit):
         main(["cost", "--help"])
     assert "catalog's example" not in capsys.readouterr().out
+
+
+def test_sglang_serves_with_its_own_limits_and_pool(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--engine sglang --mode serve``: a layout, latency percentiles, SGLang's scheduler
+    limits and KV pool, and a basis that says it is priced with vLLM's efficiencies."""
+    args = (
+        *("speed", "--model", "llama-3.1-8b", "--mode", "serve", "--gpu", "h100-sxm5"),
+        *("--rate", "4", "--num-prompts", "200", "--no-calibration"),
+    )
+    sglang = _json(capsys, *args, "--engine", "sglang")
+    (result,) = sglang["results"]
+    assert result["layout"] == {"tp": 1, "pp": 1, "dp": 1, "ep": 1}
+    for key in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
+        assert 0 < result["latency"][key]["p50"] <= result["latency"][key]["p99"]
+    assert result["requests_per_s"] == pytest.approx(4, rel=0.35)
+    scheduler = result["scheduler"]
+    assert scheduler["max_num_batched_tokens"] == 8192  # SGLang's chunk for an 80 GB GPU
+    assert scheduler["max_num_seqs"] == 2048
+    assert "SGLang" in scheduler["source"]
+    assert "vLLM's fitted step efficiencies" in result["basis"]
+    assert sglang["not_supported"] == []
+    vllm = _json(capsys, *args, "--engine", "vllm")["results"][0]
+    # SGLang keeps about 0.835 of an H100 for weights and pool where vLLM keeps 0.9
+    assert 0.8 < scheduler["kv_pool_gb"] / vllm["scheduler"]["kv_pool_gb"] < 1
+
+
+def test_sglang_lists_the_gpus_it_does_not_run_on(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        capsys,
+        *("speed", "--model", "llama-3.1-8b", "--mode", "serve", "--engine", "sglang"),
+        *("--quant", "fp16", "--num-prompts", "100", "--no-calibration"),
+        *("--gpu", "h100-sxm5", "--gpu", "v100-sxm2-32gb", "--gpu", "apple-m4-max-40c"),
+    )
+    assert [item["gpu_id"] for item in data["results"]] == ["h100-sxm5"]
+    reasons = {item["gpu_id"]: item["reason"] for item in data["not_supported"]}
+    assert set(reasons) == {"v100-sxm2-32gb", "apple-m4-max-40c"}
+    assert "7.5" in reasons["v100-sxm2-32gb"] and "--engine vllm" in reasons["v100-sxm2-32gb"]
+    assert "--engine llama.cpp" in reasons["apple-m4-max-40c"]

@@ -150,6 +150,24 @@ def test_not_supported_gpus_are_listed_with_the_reason_never_ranked(
     assert not any("T4" in name or "V100" in name for name in names)
 
 
+def test_sglang_is_offered_and_refuses_what_it_does_not_run(qtbot: QtBot, view: PlanView) -> None:
+    page = view.speed_page
+    _serve(page)
+    form = page.form
+    offered = [form.engine_combo.itemData(i) for i in range(form.engine_combo.count())]
+    assert "sglang" in offered
+    form.engine_combo.setCurrentIndex(form.engine_combo.findData("sglang"))
+    form.quant_combo.setCurrentIndex(form.quant_combo.findData("bf16"))
+    assert form.current_request().engine is Engine.SGLANG
+    page.recompute_now()
+    _settle(qtbot, page)
+    # bf16 needs 8.0 (the T4), SGLang needs sm75 (the V100)
+    assert {gpu_id for gpu_id, _ in page.not_supported} == REFUSED
+    listed = page.not_supported_view.toPlainText()
+    assert "SGLang needs NVIDIA compute capability 7.5" in listed
+    assert page.results and "SGLang is priced with vLLM" in page.results[0].basis
+
+
 def test_the_table_shows_the_layout_and_latencies_and_the_slo_columns(
     qtbot: QtBot, view: PlanView
 ) -> None:

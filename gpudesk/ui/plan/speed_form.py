@@ -275,7 +275,9 @@ class SpeedForm(QWidget):
         self.max_seqs_spin = QSpinBox()
         self.max_seqs_spin.setRange(0, 4096)
         self.max_seqs_spin.setSpecialValueText("engine's default")
-        self.max_seqs_spin.setToolTip("The engine's cap on sequences running at once")
+        self.max_seqs_spin.setToolTip(
+            "The engine's cap on sequences running at once (SGLang: --max-running-requests)"
+        )
         self.max_seqs_spin.valueChanged.connect(self._on_edited)
         form.addRow("max_num_seqs", self.max_seqs_spin)
 
@@ -284,7 +286,8 @@ class SpeedForm(QWidget):
         self.max_tokens_spin.setSingleStep(1024)
         self.max_tokens_spin.setSpecialValueText("engine's default")
         self.max_tokens_spin.setToolTip(
-            "The engine's per-step token budget, shared by decodes and prompt chunks"
+            "The engine's per-step token budget, shared by decodes and prompt chunks "
+            "(SGLang: --chunked-prefill-size)"
         )
         self.max_tokens_spin.valueChanged.connect(self._on_edited)
         form.addRow("max_num_batched_tokens", self.max_tokens_spin)
