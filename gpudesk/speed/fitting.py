@@ -736,17 +736,35 @@ def _parents(key: str) -> list[str]:
 
 #: Engines whose prompt attention is FlashAttention (vLLM's and SGLang's CUDA backends):
 #: their attention share starts from FlashAttention-2's, not from the pooled curve's,
-#: which llama.cpp's rows set (they ran without FlashAttention; their scores' traffic is
-#: charged apart, :func:`~gpudesk.speed.physics.unfused_scores_s`, so the pooled share
-#: is that of the FLOPs alone). Dao, 'FlashAttention-2', 2023 (arXiv:2307.08691):
+#: which llama.cpp's rows set (they ran without
+#: FlashAttention; their scores' traffic is charged apart,
+#: :func:`~gpudesk.speed.physics.unfused_scores_s`, so the pooled share is that of the
+#: FLOPs alone). Dao, 'FlashAttention-2', 2023 (arXiv:2307.08691):
 #: the forward pass reaches 50-73% of the A100's peak, where its GEMMs reach about 80%
 #: (the same paper's baseline): 0.5 / 0.8, the low end (chunked prompts attend to paged
 #: KV), as a share of the GEMM's. The engine's own rows still move it.
 FLASH_ATTENTION_ENGINES = frozenset({"vllm", "sglang"})
 FLASH_ATTENTION_SHARE = 0.5 / 0.8
+#: Engines whose matrix multiplies are the vendor's GEMM library (cuBLAS/cuBLASLt,
+#: CUTLASS, hipBLASLt): their compute share starts from the share published matmul
+#: benchmarks reach (the fit's "matmul" rows, every generation pooled), not from the
+#: pooled inference curve's, which llama.cpp's own kernels set. Their rows still move it.
+LIBRARY_GEMM_ENGINES = frozenset({"vllm", "sglang", "tensorrt-llm"})
 
 
-def _fit_inference(rows: Sequence[Row]) -> dict[str, Any]:
+def _achieved_shares(matmul: Sequence[Row]) -> list[float]:
+    """The share of the dense peak each matmul row reached."""
+    unit = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
+    return [row.measurement.value / predict(row, unit) for row in matmul]
+
+
+def _matmul_share(rows: Sequence[Row]) -> float | None:
+    """The pooled share of the dense peak the matmul rows reach (None: no such rows)."""
+    matmul = [row for row in rows if row.measurement.workload is Workload.MATMUL]
+    return _geometric_fit(_achieved_shares(matmul), 0.5, 0.0) if matmul else None
+
+
+def _fit_inference(rows: Sequence[Row], matmul_share: float | None = None) -> dict[str, Any]:
     """Every curve with rows, each pulled towards its parent (partial pooling); a level
     whose rows are its parent's rows takes the parent's figures without a refit."""
     table: dict[str, Any] = {}
@@ -764,8 +782,12 @@ def _fit_inference(rows: Sequence[Row]) -> dict[str, Any]:
         else:
             parent = next(level for level in _parents(key) if level in members)
             prior = fitted[parent]
-            if key.split("/")[0] in FLASH_ATTENTION_ENGINES and parent == _key("*", "*", "*"):
+            engine = key.split("/")[0]
+            from_pool = parent == _key("*", "*", "*")
+            if engine in FLASH_ATTENTION_ENGINES and from_pool:
                 prior = replace(prior, attention=FLASH_ATTENTION_SHARE)
+            if engine in LIBRARY_GEMM_ENGINES and from_pool and matmul_share is not None:
+                prior = replace(prior, compute=matmul_share)
             if len(members[parent]) == len(chosen) and prior == fitted[parent]:
                 eff = fitted[parent]
             else:
@@ -906,14 +928,13 @@ def fit_all(rows: Sequence[Row], *, spreads: bool = True) -> dict[str, Any]:
     training = [row for row in rows if not row.measurement.held_out]
     result: dict[str, Any] = {"inference": {}, "train": {}, "matmul": {}, "spread": {}}
     inference = [row for row in training if row.request is not None]
-    result["inference"] = _fit_inference(inference)
+    result["inference"] = _fit_inference(inference, _matmul_share(training))
     train_rows = [row for row in training if row.measurement.workload is Workload.TRAIN]
     if train_rows:
         result["train"] = _fit_train(train_rows)
     matmul = [row for row in training if row.measurement.workload is Workload.MATMUL]
     if matmul:
-        unit = Efficiency(bandwidth=1.0, compute=1.0, layer_s=0.0)
-        achieved = [row.measurement.value / predict(row, unit) for row in matmul]
+        achieved = _achieved_shares(matmul)
         overall = _geometric_fit(achieved, 0.5, 0.0)
         result["matmul"][_key("*", "*")] = {"utilisation": overall, "rows": len(matmul)}
         groups: dict[str, list[float]] = {}
