@@ -43,8 +43,10 @@ import random
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from gpudesk.errors import GpuDeskError
+from gpudesk.speed import sharegpt_lengths
 
 #: vLLM's default KV block size on GPUs (CacheConfig.block_size, 16 tokens).
 DEFAULT_BLOCK_SIZE = 16
@@ -54,6 +56,9 @@ PERCENTILES = (50, 90, 99)
 MAX_PROMPTS = 100_000
 #: The most steps one simulation runs: a guard against a step model that returns ~0.
 MAX_STEPS = 5_000_000
+#: How request lengths are drawn, by ``vllm bench serve``'s ``--dataset-name``.
+Dataset = Literal["random", "sharegpt"]
+DATASETS: tuple[str, ...] = get_args(Dataset)
 
 
 class SimulationError(GpuDeskError, ValueError):
@@ -97,11 +102,19 @@ class SchedulerConfig:
             raise SimulationError("long_prefill_token_threshold must be 0 or more")
 
 
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number (an int, not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True, slots=True)
 class Traffic:
     """What the client sends: ``num_prompts`` requests of ``seq_in`` prompt and
-    ``seq_out`` output tokens (each drawn uniformly within ``±length_spread`` of them,
-    as ``vllm bench serve``'s random dataset with ``--random-range-ratio``)."""
+    ``seq_out`` output tokens, drawn as ``vllm bench serve``'s dataset ``dataset`` draws
+    them: ``"random"``, each uniformly within ``±length_spread`` of them (its
+    ``--random-range-ratio``; 0: all alike); ``"sharegpt"``, ShareGPT's heavy-tailed
+    shape within the client's filters, averaging them
+    (:mod:`gpudesk.speed.sharegpt_lengths`)."""
 
     num_prompts: int
     seq_in: int
@@ -112,10 +125,18 @@ class Traffic:
     concurrency: int | None = None
     length_spread: float = 0.0
     seed: int = 0
+    dataset: Dataset = "random"
 
     def check(self) -> None:
-        if not 1 <= self.num_prompts <= MAX_PROMPTS:
-            raise SimulationError(f"num_prompts {self.num_prompts} must be 1 to {MAX_PROMPTS:,}")
+        if not (_whole(self.num_prompts) and 1 <= self.num_prompts <= MAX_PROMPTS):
+            raise SimulationError(
+                f"num_prompts {self.num_prompts} must be a whole number from 1 to {MAX_PROMPTS:,}"
+            )
+        if not (_whole(self.seq_in) and _whole(self.seq_out)):
+            raise SimulationError(
+                f"prompt and output lengths ({self.seq_in}, {self.seq_out}) must be whole "
+                "numbers of tokens"
+            )
         if self.seq_in < 1 or self.seq_out < 1:
             raise SimulationError("prompt and output lengths must be at least 1 token")
         if not (self.rate > 0 and not math.isnan(self.rate)):
@@ -124,6 +145,31 @@ class Traffic:
             raise SimulationError(f"concurrency {self.concurrency} must be at least 1")
         if not 0 <= self.length_spread < 1:
             raise SimulationError(f"length spread {self.length_spread} must be 0 to below 1")
+        if self.dataset not in DATASETS:
+            raise SimulationError(
+                f"dataset {self.dataset!r} is not one of {', '.join(map(repr, DATASETS))}"
+            )
+        if self.dataset == "sharegpt":
+            self._check_sharegpt()
+
+    def _check_sharegpt(self) -> None:
+        if self.length_spread:
+            raise SimulationError(
+                "length spread applies to the random dataset; ShareGPT lengths have their "
+                "own spread"
+            )
+        for name, mean, most in (
+            ("prompt", self.seq_in, sharegpt_lengths.MAX_MEAN_PROMPT_TOKENS),
+            ("output", self.seq_out, sharegpt_lengths.MAX_MEAN_OUTPUT_TOKENS),
+        ):
+            if not sharegpt_lengths.MIN_MEAN_TOKENS <= mean <= most:
+                raise SimulationError(
+                    f"ShareGPT {name}s averaging {mean:,} tokens cannot be drawn: within "
+                    f"vLLM's filter (each {sharegpt_lengths.MIN_TOKENS} to "
+                    f"{sharegpt_lengths.MAX_PROMPT_TOKENS:,} prompt tokens, prompt + output "
+                    f"at most {sharegpt_lengths.MAX_TOTAL_TOKENS:,}) the mean must be "
+                    f"{sharegpt_lengths.MIN_MEAN_TOKENS} to {most:,}"
+                )
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +316,10 @@ def arrival_times(traffic: Traffic) -> list[float]:
 
 def request_lengths(traffic: Traffic) -> list[tuple[int, int]]:
     """(prompt, output) tokens of each request."""
+    if traffic.dataset == "sharegpt":
+        return sharegpt_lengths.draw_lengths(
+            traffic.seq_in, traffic.seq_out, traffic.num_prompts, random.Random(traffic.seed + 1)
+        )
     if traffic.length_spread == 0:
         return [(traffic.seq_in, traffic.seq_out)] * traffic.num_prompts
     draw = random.Random(traffic.seed + 1)
