@@ -6,10 +6,11 @@ process's CPU seconds, so other load on the machine does not count), each figure
 median of ``--repeat`` runs (default 5) with its min..max, after one warm-up run that
 loads the catalog and the fit.
 
-Workload: Llama 3.1 70B, FP8 weights, 1,000 prompt + 1,000 output tokens, vLLM's
-scheduler with its defaults for the GPU; simulations on one H100 TP-8 instance (the
-fitted step model), rankings of the bundled catalog as ``gpudesk speed --mode serve``
-runs them (the SLO one as ``--rate 4 --slo ttft=500,tpot=50``).
+Workload: Llama 3.1 70B, FP8 weights, 1,000 prompt + 1,000 output tokens (and once
+ShareGPT-shaped lengths averaging 217 + 201), vLLM's scheduler with its defaults for the
+GPU; simulations on one H100 TP-8 instance (the fitted step model), rankings of the
+bundled catalog as ``gpudesk speed --mode serve`` runs them (the SLO one as
+``--rate 4 --slo ttft=500,tpot=50``).
 
 What the ranking's shortcuts move: it tries each count and layout on
 planner.RANK_PROMPTS (100) requests (with an SLO at a rate: by the share meeting it at that
@@ -113,6 +114,12 @@ def main() -> int:
         samples = _cpu_seconds(lambda traffic=traffic: simulate(config, traffic, step), args.repeat)
         label = "all at once" if math.isinf(rate) else f"{rate:g} req/s"
         figures.append(_figure(f"simulate 1,000 requests, {label}", samples, SIMULATION_TARGET_S))
+    # ShareGPT-shaped lengths at the means GPUStack's ShareGPT runs print (217 / 201)
+    sharegpt = Traffic(num_prompts=1000, seq_in=217, seq_out=201, dataset="sharegpt")
+    samples = _cpu_seconds(lambda: simulate(config, sharegpt, step), args.repeat)
+    figures.append(
+        _figure("simulate 1,000 ShareGPT requests, all at once", samples, SIMULATION_TARGET_S)
+    )
 
     plain = SpeedRequest(mode=Mode.SERVE, quant=QuantFormat.FP8, seq_in=1000, seq_out=1000)
     rankings = {
