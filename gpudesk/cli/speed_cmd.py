@@ -81,6 +81,7 @@ FLAG_FOR_FIELD = {
     "rate": "--rate",
     "num_prompts": "--num-prompts",
     "random_range_ratio": "--random-range-ratio",
+    "dataset": "--dataset",
     "slo": "--slo",
     "max_num_seqs": "--max-num-seqs",
     "max_num_batched_tokens": "--max-num-batched-tokens",
@@ -221,6 +222,17 @@ SPEED_FLAGS: tuple[Flag, ...] = (
             "default": 1000,
             "metavar": "N",
             "help": "serve: requests in the simulated benchmark (default 1000)",
+        },
+    ),
+    (
+        ("--dataset",),
+        {
+            "choices": ("random", "sharegpt"),
+            "default": "random",
+            "help": "serve: how request lengths are drawn, as vllm bench serve's "
+            "--dataset-name: random (--seq-in/--seq-out, spread by --random-range-ratio) or "
+            "sharegpt (ShareGPT's heavy-tailed lengths averaging --seq-in and --seq-out, "
+            "which must be 5 to 1000; default random)",
         },
     ),
     (
@@ -432,6 +444,7 @@ def _request(args: argparse.Namespace) -> SpeedRequest:
         rate=None if args.rate is None or math.isinf(args.rate) else args.rate,
         num_prompts=args.num_prompts,
         random_range_ratio=args.random_range_ratio,
+        dataset=args.dataset,
         slo_ttft_ms=slo.ttft_ms if slo else None,
         slo_tpot_ms=slo.tpot_ms if slo else None,
         slo_e2e_ms=slo.e2e_ms if slo else None,
@@ -491,6 +504,8 @@ def _check_serving_flags(args: argparse.Namespace) -> None:
             raise _usage("--num-prompts applies to --mode serve")
         if args.random_range_ratio != 0.0:
             raise _usage("--random-range-ratio applies to --mode serve")
+        if args.dataset != "random":
+            raise _usage("--dataset applies to --mode serve")
     if args.mode == "train" and args.dp is not None:
         raise _usage(
             "--dp applies to --mode serve and decode (training's data parallelism "

@@ -182,6 +182,11 @@ class SpeedRequest(BaseModel):
     #: serve: each prompt and output length drawn uniformly within this share of
     #: ``seq_in`` and ``seq_out`` either side (``vllm bench serve --random-range-ratio``)
     random_range_ratio: float = 0.0
+    #: serve: how prompt and output lengths are drawn around ``seq_in`` and ``seq_out``
+    #: (``vllm bench serve --dataset-name``): "random" (``random_range_ratio``) or
+    #: "sharegpt" (ShareGPT's heavy-tailed shape averaging them,
+    #: :mod:`gpudesk.speed.sharegpt_lengths`)
+    dataset: str = "random"
     #: serve: SLO bounds in ms (None: no bound) and the share of requests to meet them
     slo_ttft_ms: float | None = None
     slo_tpot_ms: float | None = None
@@ -335,6 +340,7 @@ class SpeedRequest(BaseModel):
                 "random_range_ratio",
                 f"random range ratio {self.random_range_ratio!r} must be from 0 to below 1",
             )
+        self._check_dataset()
         if self.rate is not None and not (
             (math.isfinite(self.rate) and 0 < self.rate <= 1e6) or math.isinf(self.rate)
         ):
@@ -365,6 +371,34 @@ class SpeedRequest(BaseModel):
                 "gpu_memory_utilization",
                 f"gpu_memory_utilization {self.gpu_memory_utilization:g} must be above 0 and ≤ 1",
             )
+
+    def _check_dataset(self) -> None:
+        from gpudesk.speed import sharegpt_lengths
+        from gpudesk.speed.serving import DATASETS
+
+        if self.dataset not in DATASETS:
+            raise SpeedInputError(
+                "dataset", f"dataset {self.dataset!r} is not one of {', '.join(DATASETS)}"
+            )
+        if self.dataset != "sharegpt":
+            return
+        if self.random_range_ratio:
+            raise SpeedInputError(
+                "random_range_ratio",
+                "--random-range-ratio applies to the random dataset; ShareGPT lengths have "
+                "their own spread",
+            )
+        low = sharegpt_lengths.MIN_MEAN_TOKENS
+        for name, value, high in (
+            ("seq_in", self.seq_in, sharegpt_lengths.MAX_MEAN_PROMPT_TOKENS),
+            ("seq_out", self.seq_out, sharegpt_lengths.MAX_MEAN_OUTPUT_TOKENS),
+        ):
+            if value is not None and not low <= value <= high:
+                raise SpeedInputError(
+                    name,
+                    f"ShareGPT requests average {low} to {high:,} tokens ({name} {value:,}): "
+                    "its client keeps prompts up to 1,024 and prompt + output up to 2,048",
+                )
 
     @property
     def has_slo(self) -> bool:
@@ -1097,6 +1131,7 @@ def _serve(
         concurrency=request.concurrency,
         slo=slo,
         length_spread=float(request.random_range_ratio),
+        dataset="sharegpt" if request.dataset == "sharegpt" else "random",
         search_prompts=request.slo_search_prompts,
     )
     step = instance_step(costs, fit, eff, layout, hop_s=PIPELINE_HOP_S)
@@ -1154,7 +1189,8 @@ def _serve(
     basis = (
         f"{reported.words if not request.engine.splits_layers else _gpu_words(fit)}; "
         "the engine's scheduler simulated step by step over "
-        f"{request.num_prompts:,} requests of {seq_in:,} + {seq_out:,} tokens ({rate_words}"
+        f"{request.num_prompts:,} requests of {seq_in:,} + {seq_out:,} tokens"
+        f"{' on average, ShareGPT-shaped' if request.dataset == 'sharegpt' else ''} ({rate_words}"
         f"{cap_words}): max_num_seqs {limits.max_num_seqs:,}, max_num_batched_tokens "
         f"{limits.max_num_batched_tokens:,} ({limits.source}), a KV pool of "
         f"{pool / 1e9:,.1f} GB = {blocks:,} blocks of 16 tokens per copy; "
@@ -1179,6 +1215,7 @@ def _serve(
         "kv_pool_gb": round(pool / 1e9, 3),
         "num_prompts": request.num_prompts,
         "random_range_ratio": request.random_range_ratio,
+        "dataset": request.dataset,
         "slo_search_prompts": request.slo_search_prompts or request.num_prompts,
         "preemptions": run.preemptions,
         "mean_running": round(run.mean_running, 2),

@@ -9,7 +9,10 @@ source. ``python -m gpudesk.speed.serving_validation`` prints the table.
 Choices where a run leaves something open, applied to every row alike:
 
 - ShareGPT-style runs give only token totals: their mean prompt and output lengths are
-  the totals over the completed requests (the simulator then uses fixed lengths).
+  the totals over the completed requests, and the simulator draws ShareGPT-shaped
+  lengths averaging them (``speed --dataset sharegpt``,
+  :mod:`gpudesk.speed.sharegpt_lengths`): a burst of them ends with a tail of long
+  answers at small batch, as the real one does.
 - Random-prompt runs draw lengths as their client does: ``random_range_ratio`` as
   ``vllm bench serve`` (uniform within len x (1 ± r)); ``random_range_low`` as SGLang's
   ``bench_serving`` (uniform in [low x len, len], ``--random-range-ratio`` 0 by default),
@@ -116,6 +119,11 @@ def _lengths(run: dict[str, Any]) -> tuple[int, int] | None:
     return None
 
 
+def _sharegpt_means(run: dict[str, Any]) -> bool:
+    """Whether ``run``'s lengths are ShareGPT's, known only by their means (from totals)."""
+    return run.get("dataset") == "sharegpt" and not run.get("input_len")
+
+
 def _ratio(estimate: float | None, measured: float | None) -> float | None:
     if estimate is None or measured is None or measured <= 0 or estimate <= 0:
         return None
@@ -190,6 +198,7 @@ def check_run(run: dict[str, Any], entries: dict[str, Any]) -> ServingCheck:
             seq_in=seq_in,
             seq_out=seq_out,
             random_range_ratio=spread,
+            dataset="sharegpt" if _sharegpt_means(run) else "random",
             num_prompts=int(min(prompts, 5000)),
             rate=rate,
             concurrency=concurrency,

@@ -19,6 +19,7 @@ from gpudesk.errors import GpuDeskError
 from gpudesk.speed.physics import Efficiency, Gpus, ModelCosts
 from gpudesk.speed.serving import (
     DEFAULT_BLOCK_SIZE,
+    Dataset,
     SchedulerConfig,
     ServingRun,
     ShareTarget,
@@ -314,6 +315,8 @@ class LoadSpec:
     concurrency: int | None = None
     slo: Slo | None = None
     length_spread: float = 0.0
+    #: how lengths are drawn (:class:`~gpudesk.speed.serving.Traffic`'s ``dataset``)
+    dataset: Dataset = "random"
     prefix_hit: float = 0.0
     seed: int = 0
     #: requests per simulated rate in the highest-rate search (None: num_prompts)
@@ -456,6 +459,7 @@ def _traffic(load: LoadSpec, layout: Layout, rate: float) -> Traffic:
         concurrency=None if load.concurrency is None else max(1, load.concurrency // copies),
         length_spread=load.length_spread,
         seed=load.seed,
+        dataset=load.dataset,
     )
 
 

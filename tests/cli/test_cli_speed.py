@@ -381,6 +381,26 @@ def test_drawn_lengths_keep_the_mean_and_say_their_spread(
     )
 
 
+def test_sharegpt_lengths_keep_the_means_and_drain_a_burst_with_a_tail(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--dataset sharegpt as vllm bench serve's: heavy-tailed lengths averaging --seq-in and
+    --seq-out; a burst sent at once ends with long answers at small batch, so it drains
+    more slowly than the same means fixed, and the JSON says which lengths were drawn."""
+    args = (
+        *("speed", "--model", "llama-3.1-8b", "--mode", "serve", "--gpu", "h100-sxm5"),
+        *("--seq-in", "217", "--seq-out", "202", "--num-prompts", "1000", "--no-calibration"),
+    )
+    fixed = _json(capsys, *args)["results"][0]
+    shaped = _json(capsys, *args, "--dataset", "sharegpt")["results"][0]
+    assert fixed["scheduler"]["dataset"] == "random"
+    assert shaped["scheduler"]["dataset"] == "sharegpt"
+    per_request = shaped["tokens_per_s"] / shaped["requests_per_s"]
+    assert per_request == pytest.approx(202, rel=0.03)
+    assert shaped["tokens_per_s"] < 0.9 * fixed["tokens_per_s"]
+    assert shaped["latency"]["e2e_ms"]["p99"] > fixed["latency"]["e2e_ms"]["p99"]
+
+
 @pytest.mark.parametrize(
     ("extra", "named"),
     [
@@ -396,6 +416,10 @@ def test_drawn_lengths_keep_the_mean_and_say_their_spread(
         (("--random-range-ratio", "1"), "--random-range-ratio"),
         (("--random-range-ratio", "-0.1"), "--random-range-ratio"),
         (("--random-range-ratio", "nan"), "--random-range-ratio"),
+        (("--dataset", "sharegpt", "--seq-in", "2000"), "--seq-in"),
+        (("--dataset", "sharegpt", "--seq-out", "4"), "--seq-out"),
+        (("--dataset", "sharegpt", "--random-range-ratio", "0.5"), "--random-range-ratio"),
+        (("--dataset", "alpaca"), "--dataset"),
     ],
 )
 def test_serving_flags_out_of_range_are_refused_by_name(
@@ -414,6 +438,7 @@ def test_serving_flags_with_another_mode_are_refused(capsys: pytest.CaptureFixtu
         ("--slo", "ttft=5"),
         ("--max-num-seqs", "8"),
         ("--random-range-ratio", "0.5"),
+        ("--dataset", "sharegpt"),
     ):
         code, _, err = run_cli(
             capsys, "speed", "--model", "llama-3.1-8b", "--mode", "decode", flag, value

@@ -180,3 +180,36 @@ def test_a_burst_of_sharegpt_requests_drains_through_its_long_answers() -> None:
     assert shaped.duration_s > 1.5 * fixed.duration_s
     assert shaped.mean_running < 0.6 * fixed.mean_running
     assert shaped.e2e_ms.p99 > 2 * shaped.e2e_ms.p50
+
+
+@pytest.mark.reaches(accepted=10)
+@given(
+    dataset=st.sampled_from(["random", "sharegpt"]) | st.text(max_size=12),
+    seq_in=st.integers(-5, 5000),
+    seq_out=st.integers(-5, 5000),
+    spread=st.sampled_from([0.0, 0.25]),
+)
+def test_a_speed_requests_dataset_is_checked_by_name(
+    dataset: str, seq_in: int, seq_out: int, spread: float
+) -> None:
+    """``speed --dataset`` and the lengths it averages come from the command line: a
+    request is either accepted as the simulator can draw it, or refused naming the flag."""
+    from gpudesk.speed.estimate import Mode, SpeedInputError, SpeedRequest
+
+    try:
+        request = SpeedRequest(
+            mode=Mode.SERVE,
+            seq_in=seq_in,
+            seq_out=seq_out,
+            dataset=dataset,
+            random_range_ratio=spread,
+        ).resolved()
+    except SpeedInputError as refused:
+        assert refused.field in ("dataset", "seq_in", "seq_out", "random_range_ratio")
+        return
+    reach.reached("accepted")
+    assert request.dataset in ("random", "sharegpt")
+    if request.dataset == "sharegpt":
+        traffic = _sharegpt(seq_in, seq_out, prompts=50)
+        traffic.check()
+        assert all(prompt >= 1 and output >= 1 for prompt, output in request_lengths(traffic))

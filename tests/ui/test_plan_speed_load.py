@@ -13,7 +13,14 @@ from pytestqt.qtbot import QtBot
 from gpudesk.catalog.loader import Catalog, load_catalog
 from gpudesk.progress import Cancelled, ProgressState
 from gpudesk.render.style import DARK, LIGHT
-from gpudesk.speed.estimate import Engine, KvFormat, Mode, SpeedRequest, model_costs
+from gpudesk.speed.estimate import (
+    Engine,
+    KvFormat,
+    Mode,
+    SpeedInputError,
+    SpeedRequest,
+    model_costs,
+)
 from gpudesk.speed.physics import ModelCosts
 from gpudesk.speed.planner import CostSettings, rank_catalog
 from gpudesk.speed.shapes import shape_for
@@ -95,6 +102,21 @@ def test_the_serving_controls_make_the_request(view: PlanView) -> None:
     assert not form.load_box.isVisibleTo(form)
     assert form.current_request().rate is None
     assert form.count_combo.isEnabled()  # decode has no serving layout: "up to N" again
+
+
+def test_sharegpt_lengths_are_a_choice_of_the_request(view: PlanView) -> None:
+    """Lengths: fixed at the prompt and output lengths (the default, as --dataset random
+    without a spread) or ShareGPT-shaped averaging them (--dataset sharegpt); a mean
+    ShareGPT cannot have is refused naming the field."""
+    form = view.speed_page.form
+    _serve(view.speed_page)
+    assert form.current_request().dataset == "random"
+    form.lengths_combo.setCurrentIndex(form.lengths_combo.findData("sharegpt"))
+    assert form.current_request().dataset == "sharegpt"
+    form.seq_in_spin.setValue(4096)
+    with pytest.raises(SpeedInputError) as refused:
+        form.current_request()
+    assert refused.value.field == "seq_in" and "1,000" in str(refused.value)
 
 
 def test_expert_parallel_alone_is_refused_in_words(qtbot: QtBot, view: PlanView) -> None:

@@ -239,6 +239,18 @@ class SpeedForm(QWidget):
         self.prompts_spin.valueChanged.connect(self._on_edited)
         form.addRow("Requests", self.prompts_spin)
 
+        self.lengths_combo = QComboBox()
+        self.lengths_combo.addItem("Fixed at prompt / output", "random")
+        self.lengths_combo.addItem("ShareGPT-shaped, averaging them", "sharegpt")
+        self.lengths_combo.setToolTip(
+            "How request lengths are drawn (speed --dataset, vllm bench serve "
+            "--dataset-name): every request at the prompt and output lengths above, or "
+            "ShareGPT's heavy-tailed lengths averaging them (5 to 1,000 tokens each), as "
+            "a ShareGPT benchmark sends them"
+        )
+        self.lengths_combo.currentIndexChanged.connect(self._on_edited)
+        form.addRow("Lengths", self.lengths_combo)
+
         self.slo_ttft_spin = self._ms_spin("TTFT bound: time to first token")
         form.addRow("SLO TTFT", self.slo_ttft_spin)
         self.slo_tpot_spin = self._ms_spin("TPOT bound: time per output token after the first")
@@ -391,6 +403,7 @@ class SpeedForm(QWidget):
             "rate": self.rate_spin.value() or None,
             "concurrency": self.concurrency_spin.value() or None,
             "num_prompts": self.prompts_spin.value(),
+            "dataset": self.lengths_combo.currentData(),
             "slo_ttft_ms": self.slo_ttft_spin.value() or None,
             "slo_tpot_ms": self.slo_tpot_spin.value() or None,
             "slo_e2e_ms": self.slo_e2e_spin.value() or None,
