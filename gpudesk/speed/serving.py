@@ -488,13 +488,17 @@ MIN_JUMP_STEPS = 2 * JUMP_GROUPS
 
 
 def _new_blocks(engine: _Engine, steps: int) -> int:
-    """KV blocks the decoders need over the next ``steps`` steps."""
-    bs, start = engine.bs, engine.step
-    total = 0
-    for residue, count in enumerate(engine.residue):
-        if count:
-            # a decoder of this residue needs a block at steps t with (residue + t) % bs == 0
-            total += count * ((start + steps + residue) // bs - (start + residue) // bs)
+    """KV blocks the decoders need over the next ``steps`` steps.
+
+    A decoder of residue r needs a block at each step s with (r + s) % bs == 0: every
+    decoder one per whole ``bs`` steps, and over the rest the decoders of the residues
+    those steps pick (the simulator's hottest arithmetic, so no loop over all residues).
+    """
+    bs, start, residue = engine.bs, engine.step, engine.residue
+    cycles, rest = divmod(steps, bs)
+    total = cycles * len(engine.decoding)
+    for step in range(start + 1, start + rest + 1):
+        total += residue[-step % bs]
     return total
 
 
@@ -534,10 +538,6 @@ def _jump_decodes(
     if steps < MIN_JUMP_STEPS:
         return False
 
-    def shape_at(offset: int) -> StepShape:
-        step = engine.step + 1 + offset
-        return StepShape(0, 0.0, 0, decodes, engine.decoding_base_sum + decodes * step)
-
     arriving = can_send and next_send < len(arrivals) and decodes < engine.config.max_num_seqs
     # cheap first: the last step's length says whether an arrival is too close
     if (
@@ -546,27 +546,50 @@ def _jump_decodes(
         and (arrivals[next_send] - now) / engine.last_duration < MIN_JUMP_STEPS
     ):
         return False
-    first = step_cost(shape_at(0))
-    if not first > 0 or math.isinf(first):
-        return False
-    if arriving:
-        steps = min(steps, math.floor((arrivals[next_send] - now) / first))
     reserved = engine.config.reserve_output
     cycles_free = engine.free_blocks // decodes
-    if not reserved and _new_blocks(engine, steps) > engine.free_blocks:
-        steps = min(steps, cycles_free * engine.bs)
+
+    def shape_at(offset: int) -> StepShape:
+        step = engine.step + 1 + offset
+        return StepShape(0, 0.0, 0, decodes, engine.decoding_base_sum + decodes * step)
+
+    # cheap first too: a nearly full pool (fewer free blocks than decoders) stops every
+    # jump whose decoders need more blocks than are free (a need that only grows with the
+    # steps), whatever the step time says
+    if (
+        not reserved
+        and cycles_free * engine.bs < MIN_JUMP_STEPS
+        and _new_blocks(engine, MIN_JUMP_STEPS) > engine.free_blocks
+    ):
+        return False
+    if arriving:
+        # the first step's length bounds the jump before the next arrival
+        first = step_cost(shape_at(0))
+        if not first > 0 or math.isinf(first):
+            return False
+        steps = min(steps, math.floor((arrivals[next_send] - now) / first))
     if steps < MIN_JUMP_STEPS:
         return False
     need = 0 if reserved else _new_blocks(engine, steps)
+    if need > engine.free_blocks:
+        steps = min(steps, cycles_free * engine.bs)
+        if steps < MIN_JUMP_STEPS:
+            return False
+        need = _new_blocks(engine, steps)
     group = steps // JUMP_GROUPS
-    elapsed = 0.0
+    middles: list[tuple[int, float]] = []
     done = 0
     for index in range(JUMP_GROUPS):
         size = group if index < JUMP_GROUPS - 1 else steps - done
         middle = step_cost(shape_at(done + size // 2))
+        if not middle > 0 or math.isinf(middle):
+            return False  # a single step raises it
+        middles.append((size, middle))
+        done += size
+    elapsed = 0.0
+    for size, middle in middles:
         elapsed += size * middle
         itl_counts[middle] = itl_counts.get(middle, 0) + size * decodes
-        done += size
     engine.free_blocks -= need
     engine.step += steps
     engine.now = now + elapsed
@@ -720,10 +743,17 @@ def _simulate(
             engine.waiting.append(request)
             next_send += 1
             in_flight += 1
-        if not engine.running and not engine.waiting:
+        if not engine.decoding and not engine.prefilling and not engine.waiting:
             now = max(now, arrivals[next_send])
             continue
-        if _jump_decodes(engine, step_cost, arrivals, next_send, in_flight < cap, now, itl_counts):
+        # (only pure-decode steps can be jumped: the cheap half of its test inline)
+        if (
+            engine.decoding
+            and not engine.prefilling
+            and _jump_decodes(
+                engine, step_cost, arrivals, next_send, in_flight < cap, now, itl_counts
+            )
+        ):
             now = engine.now
             running_sum += engine.jumped_running
             continue
