@@ -300,7 +300,7 @@ def sglang_instance_pool(
 ) -> SglangKvPool:
     """The KV pool of one SGLang instance over ``tp`` of ``entry``, as SGLang would log it
     (``.tokens`` is its ``max_total_num_tokens``): the arithmetic ``--emit sglang`` prints
-    (:func:`gpudesk.engines.sglang_pool.predicted_sglang_pool`) at
+    (:func:`gpudesk.memory.sglang_pool.predicted_sglang_pool`) at
     ``mem_fraction_static`` (default: SGLang's own for the GPU's memory, ``tp`` and
     ``chunked_prefill_size``, :func:`gpudesk.speed.under_load.sglang_mem_fraction_static`).
 

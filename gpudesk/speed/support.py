@@ -538,18 +538,26 @@ def _vllm_platform_row(device: Device) -> str:
     }.get(device.family, "vllm-plugins")
 
 
+def _nvidia_fp8(device: Device, row: str, engine: str) -> Support:
+    """FP8 weights on an NVIDIA GPU for vLLM and SGLang alike: FP8 tensor cores from
+    compute capability 8.9, the Marlin weight-only kernel from 8.0 (both engines ship
+    it, each row cites its own source)."""
+    if device.capability_at_least(8, 9):
+        return _yes(row, "FP8 tensor cores")
+    if device.capability_at_least(8, 0):
+        return _yes(row, "Marlin FP8 weight-only kernel (16-bit math)")
+    return _no(
+        row,
+        f"{engine} computes FP8 from compute capability 8.9 and runs FP8 weights through "
+        f"Marlin from 8.0; {device.name} is {device.capability_text}: try --quant awq or "
+        "--quant fp16",
+    )
+
+
 def _vllm_nvidia_weights(device: Device, quant: QuantFormat) -> Support:
     name, capability = device.name, device.capability_text
     if quant is QuantFormat.FP8:
-        if device.capability_at_least(8, 9):
-            return _yes("vllm-fp8", "FP8 tensor cores")
-        if device.capability_at_least(8, 0):
-            return _yes("vllm-fp8", "Marlin FP8 weight-only kernel (16-bit math)")
-        return _no(
-            "vllm-fp8",
-            f"vLLM computes FP8 from compute capability 8.9 and runs FP8 weights through "
-            f"Marlin from 8.0; {name} is {capability}: try --quant awq or --quant fp16",
-        )
+        return _nvidia_fp8(device, "vllm-fp8", "vLLM")
     if quant is QuantFormat.MXFP4:
         if (10, 0) <= (device.capability or (0, 0)) < (11, 0):
             return _yes("vllm-mxfp4", "MXFP4 via FlashInfer (Blackwell)")
@@ -736,15 +744,7 @@ def _sglang_platform_row(device: Device) -> str:
 def _sglang_nvidia_weights(device: Device, quant: QuantFormat) -> Support:
     name, capability = device.name, device.capability_text
     if quant is QuantFormat.FP8:
-        if device.capability_at_least(8, 9):
-            return _yes("sglang-fp8", "FP8 tensor cores")
-        if device.capability_at_least(8, 0):
-            return _yes("sglang-fp8", "Marlin FP8 weight-only kernel (16-bit math)")
-        return _no(
-            "sglang-fp8",
-            f"SGLang computes FP8 from compute capability 8.9 and runs FP8 weights through "
-            f"Marlin from 8.0; {name} is {capability}: try --quant awq or --quant fp16",
-        )
+        return _nvidia_fp8(device, "sglang-fp8", "SGLang")
     if quant is QuantFormat.MXFP4:
         if (10, 0) <= (device.capability or (0, 0)) < (11, 0):
             return _yes("sglang-mxfp4", "MXFP4 via FlashInfer (Blackwell)")
